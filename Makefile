@@ -1,0 +1,50 @@
+# Trawler: `make demo` to see it crawl, `make test` to check everything it promises.
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+GO ?= go
+# The stack's addresses (TEMPORAL_ADDRESS, DATABASE_URL, TRAWLER_S3_*), unless already set.
+WITH_ENV = eval "$$(scripts/stack.sh env)" &&
+GO_TEST_FLAGS ?= -count=1 -timeout 30m
+
+.PHONY: all build up down status logs migrate demo test test-unit fmt-check vet bench clean
+
+all: build
+
+build:
+	$(GO) build -o bin/trawler ./starter
+	$(GO) build -o bin/trawler-worker ./workers
+
+## The local stack: Temporal dev server, PostgreSQL, MinIO (natively, state in .dev/).
+up:
+	scripts/stack.sh up
+down:
+	scripts/stack.sh down
+status:
+	scripts/stack.sh status
+logs:
+	scripts/stack.sh logs
+
+migrate: build up
+	$(WITH_ENV) bin/trawler migrate
+
+demo: build up
+	$(WITH_ENV) scripts/demo.sh
+
+## Everything, against the real stack (started here if it is not up).
+test: fmt-check vet up
+	$(WITH_ENV) $(GO) test $(GO_TEST_FLAGS) ./...
+	scripts/stack_test.sh
+
+## Only the tests that need no services.
+test-unit:
+	$(GO) test -count=1 ./internal/config/...
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+clean:
+	rm -rf bin

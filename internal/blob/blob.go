@@ -1,0 +1,174 @@
+// Package blob owns Trawler's object storage in MinIO/S3: raw bodies, compressed and
+// content-addressed so an identical body is stored once, plus any other keyed object
+// (extracted text, WARC files). Bodies never travel through Temporal payloads; activities
+// pass the keys this package returns.
+package blob
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
+)
+
+// Store is a bucket in MinIO/S3.
+type Store struct {
+	client *minio.Client
+	bucket string
+}
+
+// Options says where the bucket is.
+type Options struct {
+	Endpoint, AccessKey, SecretKey, Bucket string
+	UseSSL                                 bool
+}
+
+// New connects to the endpoint and creates the bucket when it does not exist yet.
+func New(ctx context.Context, o Options) (*Store, error) {
+	client, err := minio.New(o.Endpoint, &minio.Options{
+		Creds:  credentials.NewStaticV4(o.AccessKey, o.SecretKey, ""),
+		Secure: o.UseSSL,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("blob: client for %s: %w", o.Endpoint, err)
+	}
+	s := &Store{client: client, bucket: o.Bucket}
+	if err := s.ensureBucket(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Store) ensureBucket(ctx context.Context) error {
+	exists, err := s.client.BucketExists(ctx, s.bucket)
+	if err != nil {
+		return fmt.Errorf("blob: check bucket %q at %s: %w", s.bucket, s.client.EndpointURL().Host, err)
+	}
+	if exists {
+		return nil
+	}
+	if err := s.client.MakeBucket(ctx, s.bucket, minio.MakeBucketOptions{}); err != nil {
+		// Another process may have created it between the check and the make.
+		if resp := minio.ToErrorResponse(err); resp.Code == "BucketAlreadyOwnedByYou" || resp.Code == "BucketAlreadyExists" {
+			return nil
+		}
+		return fmt.Errorf("blob: create bucket %q: %w", s.bucket, err)
+	}
+	return nil
+}
+
+// Bucket names the bucket.
+func (s *Store) Bucket() string { return s.bucket }
+
+// ContentHash is the SHA-256 of a body, the identity content addressing uses.
+func ContentHash(body []byte) [32]byte { return sha256.Sum256(body) }
+
+// BodyKey is the key a body with hash h is stored under.
+func BodyKey(h [32]byte) string {
+	x := hex.EncodeToString(h[:])
+	return "bodies/" + x[:2] + "/" + x[2:4] + "/" + x + ".gz"
+}
+
+// PutBody stores body gzip-compressed under its content hash. It returns the key and whether
+// this call wrote it (false: an identical body was already stored, and nothing was written).
+func (s *Store) PutBody(ctx context.Context, body []byte) (key string, written bool, err error) {
+	key = BodyKey(ContentHash(body))
+	exists, err := s.Exists(ctx, key)
+	if err != nil {
+		return "", false, err
+	}
+	if exists {
+		return key, false, nil
+	}
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if _, err := zw.Write(body); err != nil {
+		return "", false, fmt.Errorf("blob: compress body: %w", err)
+	}
+	if err := zw.Close(); err != nil {
+		return "", false, fmt.Errorf("blob: compress body: %w", err)
+	}
+	if err := s.Put(ctx, key, buf.Bytes(), "application/gzip"); err != nil {
+		return "", false, err
+	}
+	return key, true, nil
+}
+
+// GetBody reads and decompresses a body stored by PutBody, refusing more than limit bytes.
+func (s *Store) GetBody(ctx context.Context, key string, limit int64) ([]byte, error) {
+	obj, err := s.client.GetObject(ctx, s.bucket, key, minio.GetObjectOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("blob: get %s: %w", key, err)
+	}
+	defer obj.Close()
+	zr, err := gzip.NewReader(obj)
+	if err != nil {
+		return nil, fmt.Errorf("blob: read %s: %w", key, err)
+	}
+	body, err := io.ReadAll(io.LimitReader(zr, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("blob: read %s: %w", key, err)
+	}
+	if int64(len(body)) > limit {
+		return nil, fmt.Errorf("blob: %s is larger than %d bytes", key, limit)
+	}
+	return body, nil
+}
+
+// Put writes an object as is.
+func (s *Store) Put(ctx context.Context, key string, data []byte, contentType string) error {
+	_, err := s.client.PutObject(ctx, s.bucket, key, bytes.NewReader(data), int64(len(data)),
+		minio.PutObjectOptions{ContentType: contentType})
+	if err != nil {
+		return fmt.Errorf("blob: put %s: %w", key, err)
+	}
+	return nil
+}
+
+// Get reads an object whole, refusing more than limit bytes.
+func (s *Store) Get(ctx context.Context, key string, limit int64) ([]byte, error) {
+	obj, err := s.client.GetObject(ctx, s.bucket, key, minio.GetObjectOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("blob: get %s: %w", key, err)
+	}
+	defer obj.Close()
+	data, err := io.ReadAll(io.LimitReader(obj, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("blob: get %s: %w", key, err)
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("blob: %s is larger than %d bytes", key, limit)
+	}
+	return data, nil
+}
+
+// Exists reports whether key is stored.
+func (s *Store) Exists(ctx context.Context, key string) (bool, error) {
+	_, err := s.client.StatObject(ctx, s.bucket, key, minio.StatObjectOptions{})
+	if err == nil {
+		return true, nil
+	}
+	if minio.ToErrorResponse(err).Code == "NoSuchKey" {
+		return false, nil
+	}
+	var resp minio.ErrorResponse
+	if errors.As(err, &resp) && resp.StatusCode == 404 {
+		return false, nil
+	}
+	return false, fmt.Errorf("blob: stat %s: %w", key, err)
+}
+
+// Ping checks that the bucket is reachable.
+func (s *Store) Ping(ctx context.Context) error {
+	if _, err := s.client.BucketExists(ctx, s.bucket); err != nil {
+		return fmt.Errorf("blob: ping %s: %w", s.client.EndpointURL().Host, err)
+	}
+	return nil
+}

@@ -1,0 +1,120 @@
+// Package config owns Trawler's settings: one Config filled from defaults, then the
+// environment (TRAWLER_* and the conventional TEMPORAL_ADDRESS, DATABASE_URL), then flags.
+// Every setting is declared once in the table in settings.go, which also feeds the README's
+// configuration table and the docker-compose consistency test.
+package config
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Config is every setting a Trawler process reads. Zero values are never used: Load fills
+// each field from its setting's default first.
+type Config struct {
+	TemporalAddress   string
+	TemporalNamespace string
+	TaskQueue         string
+	FetchTaskQueue    string
+	ProcessTaskQueue  string
+
+	DatabaseURL string
+
+	S3Endpoint  string
+	S3AccessKey string
+	S3SecretKey string
+	S3Bucket    string
+	S3UseSSL    bool
+
+	UserAgent string
+	ConnectTo []ConnectRule
+
+	Roles              []string
+	FetchConcurrency   int
+	ProcessConcurrency int
+	ShutdownTimeout    time.Duration
+
+	LogLevel  string
+	LogFormat string
+}
+
+// Load builds a Config for a process: defaults, then getenv, then the flags in args.
+// The flags are registered on fs (so -h lists them with their environment names).
+// An invalid value fails with an error naming the setting, its source and the value.
+func Load(fs *flag.FlagSet, args []string, getenv func(string) string) (*Config, error) {
+	c := &Config{}
+	for _, s := range settings {
+		if err := s.set(c, s.Default); err != nil {
+			return nil, fmt.Errorf("config: default of %s is invalid: %w", s.Env, err)
+		}
+	}
+	var errs []error
+	for _, s := range settings {
+		if v := getenv(s.Env); v != "" {
+			if err := s.set(c, v); err != nil {
+				errs = append(errs, fmt.Errorf("invalid %s=%q: %w", s.Env, redact(s, v), err))
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("config: %w", errors.Join(errs...))
+	}
+	if fs != nil {
+		for _, s := range settings {
+			fs.Var(&flagValue{c: c, s: s}, s.Flag, fmt.Sprintf("%s (env %s, default %q)", s.Usage, s.Env, redact(s, s.Default)))
+		}
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.validate(); err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	return c, nil
+}
+
+// HasRole reports whether this process serves role (workflow, fetch or process).
+func (c *Config) HasRole(role string) bool {
+	for _, r := range c.Roles {
+		if r == role {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *Config) validate() error {
+	var errs []error
+	if c.FetchTaskQueue == c.TaskQueue || c.ProcessTaskQueue == c.TaskQueue {
+		errs = append(errs, errors.New("TRAWLER_FETCH_TASK_QUEUE and TRAWLER_PROCESS_TASK_QUEUE must differ from TRAWLER_TASK_QUEUE"))
+	}
+	if strings.TrimSpace(c.UserAgent) == "" {
+		errs = append(errs, errors.New("TRAWLER_USER_AGENT must not be empty"))
+	}
+	return errors.Join(errs...)
+}
+
+// flagValue adapts a setting to flag.Value so a flag overrides env and default.
+type flagValue struct {
+	c *Config
+	s setting
+}
+
+func (f *flagValue) String() string { return "" }
+
+func (f *flagValue) Set(v string) error {
+	if err := f.s.set(f.c, v); err != nil {
+		return fmt.Errorf("invalid --%s %q: %w", f.s.Flag, redact(f.s, v), err)
+	}
+	return nil
+}
+
+func redact(s setting, v string) string {
+	if s.Secret && v != "" {
+		return "***"
+	}
+	return v
+}

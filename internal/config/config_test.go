@@ -1,0 +1,110 @@
+package config
+
+import (
+	"flag"
+	"io"
+	"strings"
+	"testing"
+	"time"
+)
+
+func env(kv map[string]string) func(string) string {
+	return func(k string) string { return kv[k] }
+}
+
+func load(t *testing.T, kv map[string]string, args ...string) (*Config, error) {
+	t.Helper()
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return Load(fs, args, env(kv))
+}
+
+func TestDefaultsMatchLocalStack(t *testing.T) {
+	c, err := load(t, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.TemporalAddress != "127.0.0.1:7233" || c.S3Endpoint != "127.0.0.1:9000" ||
+		!strings.Contains(c.DatabaseURL, "127.0.0.1:55432") {
+		t.Fatalf("defaults do not match scripts/stack.sh: %+v", c)
+	}
+	if len(c.Roles) != 3 || !c.HasRole(RoleFetch) {
+		t.Fatalf("default roles = %v", c.Roles)
+	}
+	if c.ShutdownTimeout != 30*time.Second {
+		t.Fatalf("shutdown timeout = %v", c.ShutdownTimeout)
+	}
+}
+
+func TestFlagOverridesEnvOverridesDefault(t *testing.T) {
+	c, err := load(t, map[string]string{"TRAWLER_FETCH_CONCURRENCY": "50", "TRAWLER_PROCESS_CONCURRENCY": "3"},
+		"--fetch-concurrency", "500")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.FetchConcurrency != 500 {
+		t.Errorf("flag did not win: %d", c.FetchConcurrency)
+	}
+	if c.ProcessConcurrency != 3 {
+		t.Errorf("env did not win over default: %d", c.ProcessConcurrency)
+	}
+}
+
+func TestBadValuesNameTheSetting(t *testing.T) {
+	cases := []struct {
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{env: map[string]string{"TEMPORAL_ADDRESS": "nohost"}, want: "TEMPORAL_ADDRESS"},
+		{env: map[string]string{"TRAWLER_FETCH_CONCURRENCY": "-1"}, want: "TRAWLER_FETCH_CONCURRENCY"},
+		{env: map[string]string{"TRAWLER_ROLES": "fetch,crawl"}, want: `unknown role "crawl"`},
+		{env: map[string]string{"TRAWLER_SHUTDOWN_TIMEOUT": "soon"}, want: "TRAWLER_SHUTDOWN_TIMEOUT"},
+		{env: map[string]string{"TRAWLER_S3_BUCKET": "Bad_Bucket"}, want: "TRAWLER_S3_BUCKET"},
+		{env: map[string]string{"TRAWLER_CONNECT_TO": "*.test"}, want: "TRAWLER_CONNECT_TO"},
+		{env: map[string]string{"DATABASE_URL": "mysql://x"}, want: "DATABASE_URL"},
+		{args: []string{"--log-level", "loud"}, want: "--log-level"},
+		{args: []string{"--temporal-address", "h:99999"}, want: "--temporal-address"},
+	}
+	for _, tc := range cases {
+		_, err := load(t, tc.env, tc.args...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("env %v args %v: err = %v, want it to mention %q", tc.env, tc.args, err, tc.want)
+		}
+	}
+}
+
+func TestSecretsAreNotEchoed(t *testing.T) {
+	_, err := load(t, map[string]string{"DATABASE_URL": "mysql://user:hunter2@db"})
+	if err == nil || strings.Contains(err.Error(), "hunter2") {
+		t.Fatalf("err = %v: must fail without echoing the secret", err)
+	}
+}
+
+func TestConnectTo(t *testing.T) {
+	rules, err := ParseConnectTo(" *.test=127.0.0.1:18080 , exact.example=[::1]:8080,*=10.0.0.1:80")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rules) != 3 {
+		t.Fatalf("rules = %v", rules)
+	}
+	for _, tc := range []struct {
+		rule int
+		host string
+		want bool
+	}{
+		{0, "h0001.test", true}, {0, "a.b.test", true}, {0, "test", false}, {0, "xtest", false},
+		{1, "exact.example", true}, {1, "sub.exact.example", false},
+		{2, "anything", true},
+	} {
+		if got := rules[tc.rule].Match(tc.host); got != tc.want {
+			t.Errorf("%v.Match(%q) = %v", rules[tc.rule], tc.host, got)
+		}
+	}
+	for _, bad := range []string{"*.test", "=1.2.3.4:80", "a*b=1.2.3.4:80", "*x=1.2.3.4:80", "h=1.2.3.4", "h=1.2.3.4:0"} {
+		if _, err := ParseConnectTo(bad); err == nil {
+			t.Errorf("ParseConnectTo(%q) accepted", bad)
+		}
+	}
+}

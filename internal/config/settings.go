@@ -1,0 +1,184 @@
+package config
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// setting declares one configuration value: its flag, environment name, default and parser.
+type setting struct {
+	Flag    string
+	Env     string
+	Default string
+	Usage   string
+	Secret  bool
+	set     func(c *Config, v string) error
+}
+
+// Setting is the public, documentation view of a setting.
+type Setting struct {
+	Flag, Env, Default, Usage string
+}
+
+// Settings lists every setting in declaration order, secrets' defaults included (they are
+// development credentials, the same ones scripts/stack.sh starts MinIO with).
+func Settings() []Setting {
+	out := make([]Setting, len(settings))
+	for i, s := range settings {
+		out[i] = Setting{Flag: s.Flag, Env: s.Env, Default: s.Default, Usage: s.Usage}
+	}
+	return out
+}
+
+var settings = []setting{
+	{Flag: "temporal-address", Env: "TEMPORAL_ADDRESS", Default: "127.0.0.1:7233", Usage: "Temporal frontend host:port",
+		set: func(c *Config, v string) error { return hostPort(&c.TemporalAddress, v) }},
+	{Flag: "temporal-namespace", Env: "TEMPORAL_NAMESPACE", Default: "default", Usage: "Temporal namespace",
+		set: func(c *Config, v string) error { return nonEmpty(&c.TemporalNamespace, v) }},
+	{Flag: "task-queue", Env: "TRAWLER_TASK_QUEUE", Default: "trawler", Usage: "task queue for workflow tasks",
+		set: func(c *Config, v string) error { return nonEmpty(&c.TaskQueue, v) }},
+	{Flag: "fetch-task-queue", Env: "TRAWLER_FETCH_TASK_QUEUE", Default: "trawler-fetch", Usage: "task queue for fetch activities (I/O bound)",
+		set: func(c *Config, v string) error { return nonEmpty(&c.FetchTaskQueue, v) }},
+	{Flag: "process-task-queue", Env: "TRAWLER_PROCESS_TASK_QUEUE", Default: "trawler-process", Usage: "task queue for page processing (CPU bound)",
+		set: func(c *Config, v string) error { return nonEmpty(&c.ProcessTaskQueue, v) }},
+	{Flag: "database-url", Env: "DATABASE_URL", Default: "postgres://trawler@127.0.0.1:55432/trawler?sslmode=disable", Usage: "PostgreSQL connection URL", Secret: true,
+		set: func(c *Config, v string) error { return prefixed(&c.DatabaseURL, v, "postgres://", "postgresql://") }},
+	{Flag: "s3-endpoint", Env: "TRAWLER_S3_ENDPOINT", Default: "127.0.0.1:9000", Usage: "MinIO/S3 endpoint host:port",
+		set: func(c *Config, v string) error { return hostPort(&c.S3Endpoint, v) }},
+	{Flag: "s3-access-key", Env: "TRAWLER_S3_ACCESS_KEY", Default: "trawler", Usage: "MinIO/S3 access key",
+		set: func(c *Config, v string) error { return nonEmpty(&c.S3AccessKey, v) }},
+	{Flag: "s3-secret-key", Env: "TRAWLER_S3_SECRET_KEY", Default: "trawler-dev-secret", Usage: "MinIO/S3 secret key", Secret: true,
+		set: func(c *Config, v string) error { return nonEmpty(&c.S3SecretKey, v) }},
+	{Flag: "s3-bucket", Env: "TRAWLER_S3_BUCKET", Default: "trawler", Usage: "bucket for bodies, text and WARC files (created at start)",
+		set: func(c *Config, v string) error { return bucketName(&c.S3Bucket, v) }},
+	{Flag: "s3-ssl", Env: "TRAWLER_S3_SSL", Default: "false", Usage: "use HTTPS to reach MinIO/S3",
+		set: func(c *Config, v string) error { return boolean(&c.S3UseSSL, v) }},
+	{Flag: "user-agent", Env: "TRAWLER_USER_AGENT", Default: "TrawlerBot/0.1 (+https://github.com/trawlerdev/trawler)", Usage: "User-Agent sent with every request; its first token is the robots.txt product token",
+		set: func(c *Config, v string) error { return nonEmpty(&c.UserAgent, v) }},
+	{Flag: "connect-to", Env: "TRAWLER_CONNECT_TO", Default: "", Usage: "dial overrides PATTERN=HOST:PORT[,...] like curl --connect-to, e.g. '*.test=127.0.0.1:18080'; also opts those targets out of the private-address guard",
+		set: func(c *Config, v string) error {
+			rules, err := ParseConnectTo(v)
+			c.ConnectTo = rules
+			return err
+		}},
+	{Flag: "roles", Env: "TRAWLER_ROLES", Default: "workflow,fetch,process", Usage: "worker roles to serve: any of workflow, fetch, process",
+		set: func(c *Config, v string) error { return roles(&c.Roles, v) }},
+	{Flag: "fetch-concurrency", Env: "TRAWLER_FETCH_CONCURRENCY", Default: "200", Usage: "concurrent fetch activities per worker process",
+		set: func(c *Config, v string) error { return positiveInt(&c.FetchConcurrency, v) }},
+	{Flag: "process-concurrency", Env: "TRAWLER_PROCESS_CONCURRENCY", Default: "8", Usage: "concurrent processing activities per worker process",
+		set: func(c *Config, v string) error { return positiveInt(&c.ProcessConcurrency, v) }},
+	{Flag: "shutdown-timeout", Env: "TRAWLER_SHUTDOWN_TIMEOUT", Default: "30s", Usage: "how long a stopping worker lets in-flight activities finish",
+		set: func(c *Config, v string) error { return duration(&c.ShutdownTimeout, v) }},
+	{Flag: "log-level", Env: "TRAWLER_LOG_LEVEL", Default: "info", Usage: "debug, info, warn or error",
+		set: func(c *Config, v string) error { return oneOf(&c.LogLevel, v, "debug", "info", "warn", "error") }},
+	{Flag: "log-format", Env: "TRAWLER_LOG_FORMAT", Default: "text", Usage: "text or json",
+		set: func(c *Config, v string) error { return oneOf(&c.LogFormat, v, "text", "json") }},
+}
+
+func nonEmpty(dst *string, v string) error {
+	if strings.TrimSpace(v) == "" {
+		return fmt.Errorf("must not be empty")
+	}
+	*dst = v
+	return nil
+}
+
+func hostPort(dst *string, v string) error {
+	host, port, ok := strings.Cut(v, ":")
+	if !ok || host == "" || strings.Contains(v, "/") {
+		return fmt.Errorf("want host:port")
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("port %q is not a number from 1 to 65535", port)
+	}
+	*dst = v
+	return nil
+}
+
+func prefixed(dst *string, v string, prefixes ...string) error {
+	for _, p := range prefixes {
+		if strings.HasPrefix(v, p) {
+			*dst = v
+			return nil
+		}
+	}
+	return fmt.Errorf("must start with %s", strings.Join(prefixes, " or "))
+}
+
+func bucketName(dst *string, v string) error {
+	if len(v) < 3 || len(v) > 63 || strings.ToLower(v) != v || strings.ContainsAny(v, "_/ ") {
+		return fmt.Errorf("want an S3 bucket name: 3-63 lower-case letters, digits, dots or hyphens")
+	}
+	*dst = v
+	return nil
+}
+
+func boolean(dst *bool, v string) error {
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return fmt.Errorf("want true or false")
+	}
+	*dst = b
+	return nil
+}
+
+func positiveInt(dst *int, v string) error {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return fmt.Errorf("want a whole number ≥ 1")
+	}
+	*dst = n
+	return nil
+}
+
+func duration(dst *time.Duration, v string) error {
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return fmt.Errorf("want a duration such as 30s or 2m")
+	}
+	*dst = d
+	return nil
+}
+
+func oneOf(dst *string, v string, allowed ...string) error {
+	for _, a := range allowed {
+		if v == a {
+			*dst = v
+			return nil
+		}
+	}
+	return fmt.Errorf("want one of %s", strings.Join(allowed, ", "))
+}
+
+// Roles a worker process can serve.
+const (
+	RoleWorkflow = "workflow"
+	RoleFetch    = "fetch"
+	RoleProcess  = "process"
+)
+
+func roles(dst *[]string, v string) error {
+	var out []string
+	seen := map[string]bool{}
+	for _, r := range strings.Split(v, ",") {
+		r = strings.TrimSpace(r)
+		switch r {
+		case RoleWorkflow, RoleFetch, RoleProcess:
+		case "":
+			continue
+		default:
+			return fmt.Errorf("unknown role %q (want workflow, fetch or process)", r)
+		}
+		if !seen[r] {
+			seen[r] = true
+			out = append(out, r)
+		}
+	}
+	if len(out) == 0 {
+		return fmt.Errorf("want at least one role")
+	}
+	*dst = out
+	return nil
+}

@@ -1,0 +1,39 @@
+// Package store owns Trawler's PostgreSQL access: the connection pool and the schema
+// migrations from package schema. Queries for each part of the crawl live beside it, one
+// file per table family.
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Open connects to Postgres and checks the connection, retrying briefly so a process started
+// together with the database does not fail on the first refused connection.
+func Open(ctx context.Context, url string) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("store: parse DATABASE_URL: %w", err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("store: connect: %w", err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		pingCtx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		err = pool.Ping(pingCtx)
+		cancel()
+		if err == nil {
+			return pool, nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			pool.Close()
+			return nil, fmt.Errorf("store: postgres at %s:%d not reachable: %w", cfg.ConnConfig.Host, cfg.ConnConfig.Port, err)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}

@@ -1,0 +1,223 @@
+#!/usr/bin/env bash
+# The local stack, natively (no Docker): Temporal dev server, PostgreSQL and MinIO.
+#   scripts/stack.sh up|down|status|logs|env
+# State lives in .dev/ (data, logs, PID files); binaries in .tools/bin (scripts/tools.sh).
+# `up` is idempotent: a service that is already healthy is left alone.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+dev="$root/.dev"
+run="$dev/run"
+logs="$dev/log"
+bin="$root/.tools/bin"
+
+TEMPORAL_PORT=${TRAWLER_TEMPORAL_PORT:-7233}
+TEMPORAL_UI_PORT=${TRAWLER_TEMPORAL_UI_PORT:-8233}
+PG_PORT=${TRAWLER_PG_PORT:-55432}
+MINIO_PORT=${TRAWLER_MINIO_PORT:-9000}
+MINIO_CONSOLE_PORT=${TRAWLER_MINIO_CONSOLE_PORT:-9001}
+LOCAL_DATABASE_URL="postgres://trawler@127.0.0.1:$PG_PORT/trawler?sslmode=disable"
+# external_db: the user pointed DATABASE_URL at their own server (not at ours, as `env` prints).
+external_db() { [[ -n "${DATABASE_URL:-}" && "$DATABASE_URL" != "$LOCAL_DATABASE_URL" ]]; }
+export MINIO_ROOT_USER=${TRAWLER_S3_ACCESS_KEY:-trawler}
+export MINIO_ROOT_PASSWORD=${TRAWLER_S3_SECRET_KEY:-trawler-dev-secret}
+
+say() { printf 'stack: %s\n' "$*" >&2; }
+die() { say "$*"; exit 1; }
+
+running() { local st; st=$(ps -o stat= -p "$1" 2>/dev/null) && [[ "$st" != Z* ]]; }
+alive() { [[ -f "$run/$1.pid" ]] && running "$(cat "$run/$1.pid")"; }
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# wait_for NAME SECONDS CHECK...: polls CHECK until it succeeds; on timeout names the log.
+wait_for() {
+  local name=$1 secs=$2; shift 2
+  local i
+  for ((i = 0; i < secs * 5; i++)); do
+    if "$@" >/dev/null 2>&1; then return 0; fi
+    if [[ "$name" != postgres ]] && ! alive "$name"; then
+      say "$name exited during start-up; last lines of $logs/$name.log:"
+      tail -n 20 "$logs/$name.log" >&2 || true
+      return 1
+    fi
+    sleep 0.2
+  done
+  say "$name is not healthy after ${secs}s; read its log in $logs (postgres: $(dirname "$(pg_data)")/postgres.log):"
+  tail -n 20 "$logs/$name.log" >&2 || true
+  return 1
+}
+
+# start NAME CMD...: runs CMD detached in its own session, PID in .dev/run/NAME.pid.
+start() {
+  local name=$1; shift
+  setsid "$@" >>"$logs/$name.log" 2>&1 </dev/null &
+  echo $! >"$run/$name.pid"
+}
+
+# ---- Temporal -------------------------------------------------------------------------------
+temporal_healthy() { "$bin/temporal" operator cluster health --address "127.0.0.1:$TEMPORAL_PORT" --command-timeout 3s; }
+
+temporal_up() {
+  if alive temporal && temporal_healthy >/dev/null 2>&1; then say "temporal: already up"; return; fi
+  start temporal "$bin/temporal" server start-dev \
+    --ip 127.0.0.1 --port "$TEMPORAL_PORT" --ui-port "$TEMPORAL_UI_PORT" \
+    --db-filename "$dev/temporal.db" \
+    --sqlite-pragma journal_mode=wal \
+    --dynamic-config-value system.enableActivityEagerExecution=true \
+    --dynamic-config-value limit.maxIDLength=1000 \
+    --search-attribute Host=Keyword --search-attribute CrawlID=Keyword \
+    --search-attribute HostState=Keyword \
+    --log-level warn
+  wait_for temporal 90 temporal_healthy || die "temporal failed to start"
+  say "temporal: up on 127.0.0.1:$TEMPORAL_PORT (UI http://127.0.0.1:$TEMPORAL_UI_PORT)"
+}
+
+# ---- PostgreSQL -----------------------------------------------------------------------------
+pg_bindir() {
+  if command -v initdb >/dev/null 2>&1; then dirname "$(readlink -f "$(command -v initdb)")"; return; fi
+  local d
+  for d in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V -r); do
+    [[ -x "$d/initdb" ]] && { echo "$d"; return; }
+  done
+  return 1
+}
+
+# as_pg CMD...: initdb and postgres refuse to run as root, so root runs them as 'postgres'.
+as_pg() {
+  if [[ $(id -u) == 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+# pg_data: the cluster lives in .dev/pg unless the 'postgres' user cannot reach it (a clone under
+# a private directory such as mktemp -d), then in a per-clone directory under /var/tmp.
+pg_data() {
+  if [[ $(id -u) != 0 ]] || runuser -u postgres -- test -x "$dev"; then echo "$dev/pg/data"; return; fi
+  echo "/var/tmp/trawler-pg-$(printf '%s' "$root" | sha1sum | cut -c1-12)/data"
+}
+
+pg_healthy() { "$PGBIN/pg_isready" -q -h 127.0.0.1 -p "$PG_PORT"; }
+
+postgres_up() {
+  if external_db; then say "postgres: using DATABASE_URL, not starting one"; return; fi
+  if ! PGBIN=$(pg_bindir); then
+    if [[ $(id -u) == 0 ]]; then
+      say "postgres: no server binaries; installing Debian's postgresql package"
+      (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null) \
+        || die "postgres: apt-get install postgresql failed"
+      PGBIN=$(pg_bindir) || die "postgres: still no initdb after installing postgresql"
+    else
+      die "postgres: no PostgreSQL server binaries (initdb). Install them (Debian: apt-get install postgresql) or set DATABASE_URL."
+    fi
+  fi
+  export PGBIN
+  if pg_healthy; then pg_createdb; say "postgres: already up"; return; fi
+  local data sock pglog
+  data=$(pg_data)
+  sock="$(dirname "$data")/sock"
+  pglog="$(dirname "$data")/postgres.log"
+  mkdir -p "$sock" "$data"
+  [[ $(id -u) == 0 ]] && chown postgres "$sock" "$data" "$(dirname "$data")"
+  ln -sfn "$pglog" "$logs/postgres.log" 2>/dev/null || true
+  if [[ ! -f "$data/PG_VERSION" ]]; then
+    as_pg "$PGBIN/initdb" -D "$data" -U trawler --auth=trust -E UTF8 --locale=C.UTF-8 >"$logs/initdb.log" 2>&1 \
+      || { tail -n 20 "$logs/initdb.log" >&2; die "postgres: initdb failed (see $logs/initdb.log)"; }
+  fi
+  as_pg "$PGBIN/pg_ctl" -D "$data" -l "$pglog" -w -t 60 start \
+    -o "-c listen_addresses=127.0.0.1 -p $PG_PORT -k $sock -c max_connections=200 -c shared_buffers=256MB -c fsync=${TRAWLER_PG_FSYNC:-on}" \
+    >/dev/null || { tail -n 20 "$pglog" >&2; die "postgres: failed to start (see $pglog)"; }
+  head -n 1 "$data/postmaster.pid" >"$run/postgres.pid"
+  wait_for postgres 30 pg_healthy || die "postgres failed to start"
+  pg_createdb
+  say "postgres: up on 127.0.0.1:$PG_PORT"
+}
+
+pg_createdb() {
+  if ! "$PGBIN/psql" -h 127.0.0.1 -p "$PG_PORT" -U trawler -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname='trawler'" | grep -q 1; then
+    "$PGBIN/createdb" -h 127.0.0.1 -p "$PG_PORT" -U trawler trawler || die "postgres: createdb trawler failed"
+  fi
+}
+
+postgres_down() {
+  local data
+  data=$(pg_data)
+  [[ -f "$data/postmaster.pid" ]] || { rm -f "$run/postgres.pid"; return; }
+  PGBIN=$(pg_bindir) || return
+  as_pg "$PGBIN/pg_ctl" -D "$data" -m fast -w stop >/dev/null 2>&1 || true
+  rm -f "$run/postgres.pid"
+  say "postgres: stopped"
+}
+
+# ---- MinIO ----------------------------------------------------------------------------------
+minio_healthy() { curl -fsS -m 2 "http://127.0.0.1:$MINIO_PORT/minio/health/live"; }
+
+minio_up() {
+  if alive minio && minio_healthy >/dev/null 2>&1; then say "minio: already up"; return; fi
+  mkdir -p "$dev/minio"
+  MINIO_BROWSER=on MINIO_UPDATE=off start minio "$bin/minio" server "$dev/minio" \
+    --address "127.0.0.1:$MINIO_PORT" --console-address "127.0.0.1:$MINIO_CONSOLE_PORT" --quiet
+  wait_for minio 60 minio_healthy || die "minio failed to start"
+  say "minio: up on 127.0.0.1:$MINIO_PORT (console http://127.0.0.1:$MINIO_CONSOLE_PORT)"
+}
+
+# ---- generic --------------------------------------------------------------------------------
+stop_pidfile() {
+  local name=$1
+  if alive "$name"; then
+    local pid
+    pid=$(cat "$run/$name.pid")
+    kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 1 50); do running "$pid" || break; sleep 0.2; done
+    kill -KILL -- "-$pid" 2>/dev/null || true
+    say "$name: stopped"
+  fi
+  rm -f "$run/$name.pid"
+}
+
+status_line() {
+  local name=$1 healthy=$2 addr=$3
+  local pid="-"
+  [[ -f "$run/$name.pid" ]] && pid=$(cat "$run/$name.pid")
+  if $healthy >/dev/null 2>&1; then printf '%-9s up     pid %-8s %s\n' "$name" "$pid" "$addr"
+  else printf '%-9s down   pid %-8s %s\n' "$name" "$pid" "$addr"; fi
+}
+
+print_env() {
+  cat <<ENV
+export TEMPORAL_ADDRESS=127.0.0.1:$TEMPORAL_PORT
+export DATABASE_URL='${DATABASE_URL:-$LOCAL_DATABASE_URL}'
+export TRAWLER_S3_ENDPOINT=127.0.0.1:$MINIO_PORT
+export TRAWLER_S3_ACCESS_KEY=$MINIO_ROOT_USER
+export TRAWLER_S3_SECRET_KEY=$MINIO_ROOT_PASSWORD
+ENV
+}
+
+mkdir -p "$run" "$logs"
+case "${1:-}" in
+  up)
+    "$root/scripts/tools.sh"
+    postgres_up
+    minio_up
+    temporal_up
+    ;;
+  down)
+    stop_pidfile temporal
+    stop_pidfile minio
+    postgres_down
+    ;;
+  status)
+    PGBIN=$(pg_bindir || echo /usr/bin)
+    export PGBIN
+    status_line temporal temporal_healthy "127.0.0.1:$TEMPORAL_PORT  UI http://127.0.0.1:$TEMPORAL_UI_PORT"
+    if external_db; then echo "postgres  external (DATABASE_URL)"
+    else status_line postgres pg_healthy "127.0.0.1:$PG_PORT"; fi
+    status_line minio minio_healthy "127.0.0.1:$MINIO_PORT  console http://127.0.0.1:$MINIO_CONSOLE_PORT"
+    ;;
+  logs)
+    exec tail -n 50 -F "$logs"/temporal.log "$(dirname "$(pg_data)")/postgres.log" "$logs"/minio.log
+    ;;
+  env)
+    print_env
+    ;;
+  *)
+    echo "usage: $0 up|down|status|logs|env" >&2
+    exit 2
+    ;;
+esac

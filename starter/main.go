@@ -1,0 +1,64 @@
+// Command trawler is the operator's CLI: it applies migrations, checks the deployment, and
+// starts, watches and steers crawls through Temporal.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"syscall"
+)
+
+// command is one subcommand: it parses its own flags (plus the shared config flags) from args.
+type command struct {
+	summary string
+	run     func(ctx context.Context, args []string, stdout io.Writer) error
+}
+
+var commands = map[string]command{
+	"migrate": {"apply pending schema migrations to DATABASE_URL", runMigrate},
+	"check":   {"run a health-check workflow through the workers on every task queue", runCheck},
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := dispatch(ctx, os.Args[1:], os.Stdout)
+	stop()
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "trawler:", err)
+		os.Exit(1)
+	}
+}
+
+func dispatch(ctx context.Context, args []string, stdout io.Writer) error {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		usage(stdout)
+		return nil
+	}
+	cmd, ok := commands[args[0]]
+	if !ok {
+		usage(os.Stderr)
+		return fmt.Errorf("unknown command %q", args[0])
+	}
+	return cmd.run(ctx, args[1:], stdout)
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: trawler COMMAND [flags]   (trawler COMMAND -h lists a command's flags)")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+	}
+}

@@ -1,0 +1,63 @@
+// Command trawler-worker runs Trawler's Temporal workers. One binary serves any subset of the
+// roles (workflow, fetch, process) so fetch and processing capacity scale separately:
+//
+//	trawler-worker --roles fetch --fetch-concurrency 500
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/trawlerdev/trawler/internal/app"
+	"github.com/trawlerdev/trawler/internal/config"
+	"github.com/trawlerdev/trawler/internal/runner"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "trawler-worker:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	fs := flag.NewFlagSet("trawler-worker", flag.ContinueOnError)
+	cfg, err := config.Load(fs, os.Args[1:], os.Getenv)
+	if err != nil {
+		return err
+	}
+	log := app.NewLogger(cfg)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	db, err := app.OpenDB(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	blobs, err := app.OpenBlob(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	tc, err := app.DialTemporal(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer tc.Close()
+
+	r, err := runner.Start(tc, cfg, runner.Deps{DB: db, Blob: blobs})
+	if err != nil {
+		return err
+	}
+	log.Info("worker started", "roles", cfg.Roles, "temporal", cfg.TemporalAddress,
+		"taskQueue", cfg.TaskQueue, "fetchQueue", cfg.FetchTaskQueue, "processQueue", cfg.ProcessTaskQueue)
+	<-ctx.Done()
+	log.Info("stopping: letting in-flight activities finish", "timeout", cfg.ShutdownTimeout)
+	r.Stop()
+	log.Info("worker stopped")
+	return nil
+}
