@@ -21,7 +21,7 @@ type HealthCheckResult struct {
 
 // QueueHealth is the answer from a worker polling one task queue.
 type QueueHealth struct {
-	TaskQueue string                   `json:"taskQueue"`
+	TaskQueue string                  `json:"taskQueue"`
 	Report    activities.HealthReport `json:"report"`
 }
 
