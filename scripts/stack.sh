@@ -83,7 +83,8 @@ pg_bindir() {
 
 # as_pg CMD...: initdb and postgres refuse to run as root, so root runs them as 'postgres'.
 as_pg() {
-  if [[ $(id -u) == 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi
+  # From /: the postgres user may not be allowed into the caller's working directory.
+  if [[ $(id -u) == 0 ]]; then (cd / && runuser -u postgres -- "$@"); else "$@"; fi
 }
 
 # pg_data: the cluster lives in .dev/pg unless the 'postgres' user cannot reach it (a clone under
