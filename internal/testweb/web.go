@@ -1,0 +1,277 @@
+package testweb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+)
+
+// ControlHost serves the audit, the truth and resets; it is never audited.
+const ControlHost = "control.test"
+
+// Config shapes the web. DefaultConfig gives the values the flags of ./testweb default to.
+type Config struct {
+	Hosts        int    // generic hosts h0000.test, h0001.test, …
+	Pages        int    // pages per generic host
+	Seed         uint64 // everything is deterministic from it
+	Specials     bool   // serve the special hosts (trap.test, redirect.test, …)
+	ProductToken string // the crawler's robots.txt product token, lower case
+
+	DefaultDelay time.Duration // required gap between request starts where robots.txt sets none
+	Tolerance    time.Duration // slack on gaps and Retry-After for scheduling jitter
+	MaxInFlight  int           // allowed concurrent requests per host
+
+	SlowRobots   time.Duration // how long the slow robots.txt profile takes to answer
+	RetryAfter   time.Duration // how long retry.test asks crawlers to wait
+	ChangePeriod time.Duration // how often etag.test's changing pages change
+
+	RingSize       int // recent requests kept for Requests()
+	MaxTrackedURLs int // distinct URLs tracked for repeat detection; past it, counted untracked
+}
+
+// DefaultConfig is a small web with every special host.
+func DefaultConfig() Config {
+	return Config{
+		Hosts: 50, Pages: 20, Seed: 1, Specials: true, ProductToken: "trawlerbot",
+		DefaultDelay: time.Second, Tolerance: 20 * time.Millisecond, MaxInFlight: 1,
+		SlowRobots: 3 * time.Second, RetryAfter: 5 * time.Second, ChangePeriod: time.Minute,
+		RingSize: 100_000, MaxTrackedURLs: 4_000_000,
+	}
+}
+
+// site is one virtual host.
+type site interface {
+	robots() robotsSpec
+	// serve answers every request but robots.txt.
+	serve(w http.ResponseWriter, r *http.Request)
+	// page tells the truth computation what path holds.
+	page(path, query string) pageInfo
+	// sitemapPages lists the URLs the host's sitemaps announce.
+	sitemapPages() []string
+}
+
+// robotsSpec is what a host answers for /robots.txt and what a compliant crawler must apply.
+type robotsSpec struct {
+	profile  string
+	status   int
+	body     string
+	redirect string        // path /robots.txt redirects to; the body is served there
+	slow     time.Duration // delay before answering
+	rules    ruleset
+}
+
+type pageKind int
+
+const (
+	pageNone     pageKind = iota // 404
+	pageOK                       // 200 HTML a crawler should fetch and store
+	pageRedirect                 // 3xx to links[0]
+	pageDead                     // fails forever (5xx)
+	pageOther                    // served, but outside the truth (traps, hostile responses)
+)
+
+type pageInfo struct {
+	kind  pageKind
+	links []string // absolute URLs a compliant crawler follows from it
+}
+
+// Web is the synthetic web: an http.Handler over all virtual hosts plus its audit.
+type Web struct {
+	cfg   Config
+	sites map[string]site
+	names []string
+	audit *Audit
+	epoch time.Time
+}
+
+// New builds the web described by cfg.
+func New(cfg Config) (*Web, error) {
+	if cfg.Hosts < 1 || cfg.Pages < 2 {
+		return nil, errors.New("testweb: want at least 1 host and 2 pages per host")
+	}
+	if cfg.ProductToken == "" {
+		cfg.ProductToken = "trawlerbot"
+	}
+	cfg.ProductToken = strings.ToLower(cfg.ProductToken)
+	if cfg.MaxInFlight < 1 {
+		cfg.MaxInFlight = 1
+	}
+	w := &Web{cfg: cfg, sites: map[string]site{}, epoch: time.Now()}
+	for i := 0; i < cfg.Hosts; i++ {
+		g := &generic{w: w, idx: i, name: w.HostName(i)}
+		w.sites[g.name] = g
+	}
+	if cfg.Specials {
+		for _, s := range newSpecials(w) {
+			w.sites[s.host()] = s
+		}
+	}
+	for n := range w.sites {
+		w.names = append(w.names, n)
+	}
+	sort.Strings(w.names)
+	w.audit = newAudit(w)
+	return w, nil
+}
+
+// Config returns the web's configuration.
+func (w *Web) Config() Config { return w.cfg }
+
+// HostName names generic host i.
+func (w *Web) HostName(i int) string {
+	width := len(fmt.Sprint(w.cfg.Hosts - 1))
+	if width < 4 {
+		width = 4
+	}
+	return fmt.Sprintf("h%0*d.test", width, i)
+}
+
+// Hosts lists every virtual host, sorted.
+func (w *Web) Hosts() []string { return append([]string(nil), w.names...) }
+
+// Seeds is the default seed list: the first generic host's front page (everything is
+// reachable from it).
+func (w *Web) Seeds() []string { return []string{"http://" + w.HostName(0) + "/"} }
+
+// Audit returns the request audit.
+func (w *Web) Audit() *Audit { return w.audit }
+
+// RequiredDelay is the minimum gap between request starts a polite crawler keeps on host.
+func (w *Web) RequiredDelay(host string) time.Duration {
+	if s := w.sites[host]; s != nil {
+		if d := s.robots().rules.crawlDelay; d > 0 {
+			return d
+		}
+	}
+	return w.cfg.DefaultDelay
+}
+
+// ServeHTTP routes by the Host header, answers robots.txt itself and audits every request.
+func (w *Web) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+	host := hostOnly(r.Host)
+	if host == ControlHost {
+		w.serveControl(rw, r)
+		return
+	}
+	rec := &recorder{ResponseWriter: rw, status: http.StatusOK}
+	tok := w.audit.begin(host, r)
+	defer func() { w.audit.end(tok, rec) }()
+	s := w.sites[host]
+	if s == nil {
+		http.Error(rec, "no such host in the test web", http.StatusNotFound)
+		return
+	}
+	spec := s.robots()
+	if r.URL.Path == "/robots.txt" || (spec.redirect != "" && r.URL.Path == spec.redirect) {
+		w.serveRobots(rec, r, spec)
+		return
+	}
+	s.serve(rec, r)
+}
+
+func (w *Web) serveRobots(rw http.ResponseWriter, r *http.Request, spec robotsSpec) {
+	if spec.slow > 0 {
+		select {
+		case <-time.After(spec.slow):
+		case <-r.Context().Done():
+			return
+		}
+	}
+	if spec.redirect != "" && r.URL.Path == "/robots.txt" {
+		http.Redirect(rw, r, spec.redirect, http.StatusMovedPermanently)
+		return
+	}
+	rw.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	rw.WriteHeader(spec.status)
+	_, _ = rw.Write([]byte(spec.body))
+}
+
+func hostOnly(hostport string) string {
+	h := strings.ToLower(hostport)
+	if host, _, err := net.SplitHostPort(h); err == nil {
+		return host
+	}
+	return strings.TrimSuffix(h, ".")
+}
+
+// recorder captures what a handler answered, for the audit.
+type recorder struct {
+	http.ResponseWriter
+	status     int
+	bytes      int64
+	retryAfter string
+	wrote      bool
+}
+
+func (r *recorder) WriteHeader(code int) {
+	if !r.wrote {
+		r.status, r.wrote = code, true
+		r.retryAfter = r.Header().Get("Retry-After")
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *recorder) Write(p []byte) (int, error) {
+	if !r.wrote {
+		r.WriteHeader(http.StatusOK)
+	}
+	n, err := r.ResponseWriter.Write(p)
+	r.bytes += int64(n)
+	return n, err
+}
+
+func (r *recorder) Flush() {
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection (for hijacking resets).
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// Server is a running test web.
+type Server struct {
+	Web  *Web
+	Addr string // host:port it listens on
+	srv  *http.Server
+}
+
+// Start serves web on addr (use "127.0.0.1:0" for a free port). Only loopback addresses are
+// accepted: the test web is never exposed.
+func Start(web *Web, addr string) (*Server, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("testweb: address %q: %w", addr, err)
+	}
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		return nil, fmt.Errorf("testweb: refusing to listen on %q: loopback only", addr)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("testweb: listen: %w", err)
+	}
+	s := &Server{Web: web, Addr: ln.Addr().String(), srv: &http.Server{
+		Handler:           web,
+		ReadHeaderTimeout: 10 * time.Second,
+	}}
+	go func() { _ = s.srv.Serve(ln) }()
+	return s, nil
+}
+
+// ConnectTo is the crawler's TRAWLER_CONNECT_TO value that reaches this server.
+func (s *Server) ConnectTo() string { return "*.test=" + s.Addr }
+
+// Close stops the server, cutting slow responses short.
+func (s *Server) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := s.srv.Shutdown(ctx); err != nil {
+		return s.srv.Close()
+	}
+	return nil
+}
