@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -33,10 +34,20 @@ type generic struct {
 
 func (g *generic) profile() string { return profiles[g.idx%len(profiles)] }
 
-func (g *generic) robots() robotsSpec {
-	if g.spec != nil {
-		return *g.spec
+func (g *generic) robots() robotsSpec { return *g.spec }
+
+// oversizedRobots is shared by every host of the oversized profile (it is 600 KiB).
+var oversizedRobots = sync.OnceValue(func() string {
+	var b strings.Builder
+	b.WriteString("User-agent: *\nDisallow: /private/\n")
+	for b.Len() < 600<<10 {
+		b.WriteString("# padding padding padding padding padding padding padding padding padding\n")
 	}
+	b.WriteString("Disallow: /beyond-the-limit/\n") // past 500 KiB; no page lives there
+	return b.String()
+})
+
+func (g *generic) buildRobots() *robotsSpec {
 	tok := g.w.cfg.ProductToken
 	s := robotsSpec{profile: g.profile(), status: 200}
 	switch s.profile {
@@ -64,13 +75,7 @@ func (g *generic) robots() robotsSpec {
 		s.body = "User-agent: *\nDisallow: /private/\n"
 		s.rules = ruleset{rules: []rule{{false, "/private/"}}}
 	case "oversized":
-		var b strings.Builder
-		b.WriteString("User-agent: *\nDisallow: /private/\n")
-		for b.Len() < 600<<10 {
-			b.WriteString("# padding padding padding padding padding padding padding padding padding\n")
-		}
-		b.WriteString("Disallow: /beyond-the-limit/\n") // past 500 KiB; no page lives there
-		s.body = b.String()
+		s.body = oversizedRobots()
 		s.rules = ruleset{rules: []rule{{false, "/private/"}}}
 	case "slow":
 		s.slow = g.w.cfg.SlowRobots
@@ -78,8 +83,7 @@ func (g *generic) robots() robotsSpec {
 	case "emptydisallow":
 		s.body = "User-agent: *\nDisallow:\n"
 	}
-	g.spec = &s
-	return s
+	return &s
 }
 
 // Page paths by index: 0 is "/"; every tenth is an orphan only other hosts link to; some are
@@ -164,7 +168,7 @@ func (g *generic) links(i int) []link {
 }
 
 func (g *generic) serve(w http.ResponseWriter, r *http.Request) {
-	i, ok := g.index(r.URL.Path)
+	i, ok := g.index(canonicalPath(r.URL.EscapedPath()))
 	if !ok {
 		http.NotFound(w, r)
 		return

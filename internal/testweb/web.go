@@ -104,6 +104,7 @@ func New(cfg Config) (*Web, error) {
 	w := &Web{cfg: cfg, sites: map[string]site{}, epoch: time.Now()}
 	for i := 0; i < cfg.Hosts; i++ {
 		g := &generic{w: w, idx: i, name: w.HostName(i)}
+		g.spec = g.buildRobots()
 		w.sites[g.name] = g
 	}
 	if cfg.Specials {
