@@ -226,7 +226,7 @@ func minus(a, b []string) []string {
 
 func TestCanonicalURL(t *testing.T) {
 	for in, want := range map[[3]string]string{
-		{"h.test", "/./a/../b/%7Ec", ""}:       "http://h.test/b/~c",
+		{"h.test", "/./a/../b/%7Ec", ""}:        "http://h.test/b/~c",
 		{"h.test", "/a%2fb", "z=1&a=2"}:         "http://h.test/a%2Fb?a=2&z=1",
 		{"h.test", "", "utm_source=x&id=3"}:     "http://h.test/?id=3",
 		{"h.test", "/x/..", ""}:                 "http://h.test/",
