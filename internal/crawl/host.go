@@ -1,0 +1,81 @@
+package crawl
+
+import "time"
+
+// HostConfig is how a host workflow paces its host; it comes from the crawl that woke it.
+type HostConfig struct {
+	Delay          Duration `json:"delay"`
+	MaxCrawlDelay  Duration `json:"maxCrawlDelay"`
+	Concurrency    int      `json:"concurrency"`
+	BatchWindow    Duration `json:"batchWindow"`
+	MaxBatch       int      `json:"maxBatch"`
+	IdleTimeout    Duration `json:"idleTimeout"`
+	RequestTimeout Duration `json:"requestTimeout"`
+	// MaxHistory forces Continue-As-New after this many history events (besides the server's
+	// suggestion).
+	MaxHistory int `json:"maxHistory,omitempty"`
+}
+
+// HostConfigFrom derives a host's pacing from a crawl spec (with defaults applied).
+func HostConfigFrom(s Spec) HostConfig {
+	return HostConfig{Delay: s.Delay, MaxCrawlDelay: s.MaxCrawlDelay, Concurrency: s.Concurrency,
+		BatchWindow: s.BatchWindow, MaxBatch: s.MaxBatch, IdleTimeout: s.HostIdleTimeout, RequestTimeout: s.RequestTimeout}
+}
+
+// HostInput starts (or continues) a host workflow.
+type HostInput struct {
+	Host   string     `json:"host"`
+	Config HostConfig `json:"config"`
+	State  HostState  `json:"state"`
+}
+
+// HostState is what a host workflow carries across Continue-As-New.
+type HostState struct {
+	Paused             bool      `json:"paused"`
+	ThrottleDelay      Duration  `json:"throttleDelay,omitempty"`
+	ThrottleConcurrent int       `json:"throttleConcurrency,omitempty"`
+	CrawlDelay         Duration  `json:"crawlDelay,omitempty"` // from robots.txt, capped
+	NextRequestAt      time.Time `json:"nextRequestAt"`        // earliest next request start
+	BackoffUntil       time.Time `json:"backoffUntil"`
+	BackoffLevel       int       `json:"backoffLevel"`
+	ConsecutiveErrors  int       `json:"consecutiveErrors"`
+	Fetched            int64     `json:"fetched"`
+	Errors             int64     `json:"errors"`
+	Skipped            int64     `json:"skipped"`
+	LastError          string    `json:"lastError,omitempty"`
+	Runs               int       `json:"runs"` // Continue-As-New generations
+	ProcessSeq         int       `json:"processSeq"`
+}
+
+// HostStatus answers the status query.
+type HostStatus struct {
+	Host          string    `json:"host"`
+	State         string    `json:"state"` // active, idle, paused, backoff
+	Paused        bool      `json:"paused"`
+	Delay         string    `json:"delay"` // the delay in force
+	Concurrency   int       `json:"concurrency"`
+	InFlight      int       `json:"inFlight"`
+	Fetched       int64     `json:"fetched"`
+	Errors        int64     `json:"errors"`
+	Skipped       int64     `json:"skipped"`
+	LastError     string    `json:"lastError,omitempty"`
+	NextWake      time.Time `json:"nextWake"`
+	BackoffUntil  time.Time `json:"backoffUntil,omitempty"`
+	BackoffLevel  int       `json:"backoffLevel"`
+	HistoryEvents int       `json:"historyEvents"`
+	Runs          int       `json:"runs"`
+}
+
+// URLsAdded is the urls-added signal: new URLs for the host from a crawl.
+type URLsAdded struct {
+	CrawlID string     `json:"crawlId,omitempty"`
+	Config  HostConfig `json:"config"`
+}
+
+// Throttle is the throttle signal: a slower delay and/or fewer requests in flight. Zero fields
+// are left as they are; Reset goes back to the crawl's pacing.
+type Throttle struct {
+	Delay       Duration `json:"delay,omitempty"`
+	Concurrency int      `json:"concurrency,omitempty"`
+	Reset       bool     `json:"reset,omitempty"`
+}

@@ -1,0 +1,57 @@
+package crawl
+
+import "time"
+
+// PageRef is a fetched page awaiting processing: keys, never bodies.
+type PageRef struct {
+	CrawlID     string `json:"crawlId"`
+	Hash        []byte `json:"hash"`
+	URL         string `json:"url"`
+	FinalURL    string `json:"finalUrl,omitempty"`
+	BodyKey     string `json:"bodyKey"`
+	ContentType string `json:"contentType"`
+	ContentHash []byte `json:"contentHash"`
+	Depth       int    `json:"depth"`
+	Size        int64  `json:"size"`
+}
+
+// ProcessInput is a batch of pages for one ProcessPage workflow.
+type ProcessInput struct {
+	Host  string    `json:"host"`
+	Pages []PageRef `json:"pages"`
+}
+
+// ProcessResult counts what processing did.
+type ProcessResult struct {
+	Documents  int `json:"documents"`
+	Links      int `json:"links"`
+	Admitted   int `json:"admitted"`
+	Duplicates int `json:"duplicates"`
+	Rejected   int `json:"rejected"`
+	Failed     int `json:"failed"`
+}
+
+// CrawlProgress answers the progress query.
+type CrawlProgress struct {
+	CrawlID     string         `json:"crawlId"`
+	State       string         `json:"state"`
+	Admitted    int64          `json:"admitted"`
+	Fetched     int64          `json:"fetched"`
+	Pages       int64          `json:"pages"`
+	Errors      int64          `json:"errors"`
+	Dead        int64          `json:"dead"`
+	Pending     int64          `json:"pending"`
+	Hosts       int64          `json:"hosts"`
+	Bytes       int64          `json:"bytes"`
+	ByState     map[string]int `json:"byState"`
+	Skipped     map[string]int `json:"skipped"`
+	PagesPerSec float64        `json:"pagesPerSec"`
+	InvalidSeed []SeedError    `json:"invalidSeeds,omitempty"`
+	UpdatedAt   time.Time      `json:"updatedAt"`
+}
+
+// SeedError is a seed that was not admitted, and why.
+type SeedError struct {
+	Seed   string `json:"seed"`
+	Reason string `json:"reason"`
+}

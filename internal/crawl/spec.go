@@ -1,0 +1,204 @@
+// Package crawl holds the plain-JSON contracts shared by workflows, activities and the CLI: a
+// crawl's spec, the host workflow's input and state, signal payloads and query answers, and
+// the names the temporal CLI uses for them.
+package crawl
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Workflow, signal and query names: what `temporal workflow start/signal/query` take.
+const (
+	CrawlWorkflowName   = "CrawlWorkflow"
+	HostWorkflowName    = "HostWorkflow"
+	ProcessWorkflowName = "ProcessPageWorkflow"
+
+	SignalURLsAdded = "urls-added"
+	SignalPause     = "pause"
+	SignalResume    = "resume"
+	SignalStop      = "stop"
+	SignalThrottle  = "throttle"
+
+	QueryStatus   = "status"
+	QueryProgress = "progress"
+)
+
+// CrawlWorkflowID and HostWorkflowID name the workflows.
+func CrawlWorkflowID(name string) string { return "crawl/" + name }
+
+// HostWorkflowID is the ID of the one workflow that fetches from host (an authority).
+func HostWorkflowID(host string) string { return "host/" + host }
+
+// Scopes: which discovered links a crawl follows.
+const (
+	ScopeHost   = "host"   // the seeds' hosts only
+	ScopeDomain = "domain" // the seeds' registrable domains (public-suffix aware)
+	ScopeList   = "list"   // the domains in AllowDomains (and their subdomains)
+	ScopeAny    = "any"    // everything
+)
+
+// Spec is a crawl's definition: the JSON input of CrawlWorkflow. Zero fields take the
+// defaults of WithDefaults.
+type Spec struct {
+	Name            string   `json:"name,omitempty"`
+	Seeds           []string `json:"seeds"`
+	Scope           string   `json:"scope,omitempty"`
+	AllowDomains    []string `json:"allowDomains,omitempty"`
+	MaxPages        int      `json:"maxPages,omitempty"`        // admitted URLs; 0 = unlimited
+	MaxDepth        int      `json:"maxDepth,omitempty"`        // link hops from a seed
+	MaxPagesPerHost int      `json:"maxPagesPerHost,omitempty"` // 0 = unlimited
+	MaxOutlinks     int      `json:"maxOutlinks,omitempty"`     // links followed per page
+
+	Delay          Duration `json:"delay,omitempty"`         // between request starts on a host
+	MaxCrawlDelay  Duration `json:"maxCrawlDelay,omitempty"` // cap on robots.txt Crawl-delay
+	Concurrency    int      `json:"concurrency,omitempty"`   // requests in flight per host
+	UserAgent      string   `json:"userAgent,omitempty"`     // default: the worker's TRAWLER_USER_AGENT
+	RequestTimeout Duration `json:"requestTimeout,omitempty"`
+	MaxBodyBytes   int64    `json:"maxBodyBytes,omitempty"`
+	MaxAttempts    int      `json:"maxAttempts,omitempty"` // tries before a URL is dead-lettered
+	RetryBase      Duration `json:"retryBase,omitempty"`   // first retry delay; doubles each time
+
+	BatchWindow      Duration `json:"batchWindow,omitempty"` // how much host time one fetch activity covers
+	MaxBatch         int      `json:"maxBatch,omitempty"`    // URLs per fetch activity at most
+	HostIdleTimeout  Duration `json:"hostIdleTimeout,omitempty"`
+	ProgressInterval Duration `json:"progressInterval,omitempty"`
+
+	Recrawl Recrawl `json:"recrawl,omitempty"`
+}
+
+// Recrawl is the recrawl policy. A zero Interval means fetch each page once.
+type Recrawl struct {
+	Interval Duration `json:"interval,omitempty"`
+}
+
+// WithDefaults fills unset fields.
+func (s Spec) WithDefaults() Spec {
+	def := func(d *Duration, v time.Duration) {
+		if *d == 0 {
+			*d = Duration(v)
+		}
+	}
+	if s.Scope == "" {
+		s.Scope = ScopeDomain
+	}
+	if s.MaxDepth == 0 {
+		s.MaxDepth = 20
+	}
+	if s.MaxOutlinks == 0 {
+		s.MaxOutlinks = 500
+	}
+	def(&s.Delay, time.Second)
+	def(&s.MaxCrawlDelay, 30*time.Second)
+	if s.Concurrency == 0 {
+		s.Concurrency = 1
+	}
+	def(&s.RequestTimeout, 30*time.Second)
+	if s.MaxBodyBytes == 0 {
+		s.MaxBodyBytes = 10 << 20
+	}
+	if s.MaxAttempts == 0 {
+		s.MaxAttempts = 4
+	}
+	def(&s.RetryBase, 30*time.Second)
+	def(&s.BatchWindow, 30*time.Second)
+	if s.MaxBatch == 0 {
+		s.MaxBatch = 50
+	}
+	def(&s.HostIdleTimeout, 5*time.Minute)
+	def(&s.ProgressInterval, 5*time.Second)
+	return s
+}
+
+// Validate reports every problem with a spec (after WithDefaults), naming the field.
+func (s Spec) Validate() error {
+	var errs []error
+	if len(s.Seeds) == 0 {
+		errs = append(errs, errors.New("seeds: at least one seed URL is required"))
+	}
+	switch s.Scope {
+	case ScopeHost, ScopeDomain, ScopeAny:
+	case ScopeList:
+		if len(s.AllowDomains) == 0 {
+			errs = append(errs, errors.New("allowDomains: scope \"list\" needs at least one domain"))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("scope: %q is not host, domain, list or any", s.Scope))
+	}
+	if s.Name != "" && (strings.ContainsAny(s.Name, " /\t\n") || len(s.Name) > 200) {
+		errs = append(errs, fmt.Errorf("name: %q must be at most 200 characters without spaces or slashes", s.Name))
+	}
+	for _, c := range []struct {
+		name string
+		v    int64
+	}{{"maxPages", int64(s.MaxPages)}, {"maxDepth", int64(s.MaxDepth)}, {"maxPagesPerHost", int64(s.MaxPagesPerHost)},
+		{"maxOutlinks", int64(s.MaxOutlinks)}, {"concurrency", int64(s.Concurrency)}, {"maxBodyBytes", s.MaxBodyBytes},
+		{"maxAttempts", int64(s.MaxAttempts)}, {"maxBatch", int64(s.MaxBatch)}} {
+		if c.v < 0 {
+			errs = append(errs, fmt.Errorf("%s: must not be negative (got %d)", c.name, c.v))
+		}
+	}
+	if s.Concurrency > 64 {
+		errs = append(errs, fmt.Errorf("concurrency: %d requests in flight per host is impolite; at most 64", s.Concurrency))
+	}
+	for _, d := range []struct {
+		name string
+		v    Duration
+	}{{"delay", s.Delay}, {"maxCrawlDelay", s.MaxCrawlDelay}, {"requestTimeout", s.RequestTimeout}, {"retryBase", s.RetryBase},
+		{"batchWindow", s.BatchWindow}, {"hostIdleTimeout", s.HostIdleTimeout}, {"progressInterval", s.ProgressInterval},
+		{"recrawl.interval", s.Recrawl.Interval}} {
+		if d.v < 0 {
+			errs = append(errs, fmt.Errorf("%s: must not be negative", d.name))
+		}
+	}
+	if s.RequestTimeout > 0 && s.RequestTimeout.D() < time.Second {
+		errs = append(errs, errors.New("requestTimeout: at least 1s"))
+	}
+	return errors.Join(errs...)
+}
+
+// CheckSeed says why a seed cannot be crawled ("" if it can be).
+func CheckSeed(seed string) string {
+	u, err := url.Parse(strings.TrimSpace(seed))
+	switch {
+	case err != nil:
+		return "not a URL: " + err.Error()
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "not an http(s) URL"
+	case u.Host == "":
+		return "no host"
+	}
+	return ""
+}
+
+// Duration is a time.Duration that reads JSON as "1.5s"/"200ms" or as a number of seconds.
+type Duration time.Duration
+
+// D returns the time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+// MarshalJSON writes the duration as a string such as "1.5s".
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// UnmarshalJSON reads "1.5s", "200ms" or a number of seconds.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		v, err := time.ParseDuration(s)
+		if err != nil {
+			return fmt.Errorf("duration %q: want e.g. \"1s\" or \"250ms\"", s)
+		}
+		*d = Duration(v)
+		return nil
+	}
+	var secs float64
+	if err := json.Unmarshal(b, &secs); err != nil {
+		return fmt.Errorf("duration %s: want a string like \"1s\" or a number of seconds", b)
+	}
+	*d = Duration(secs * float64(time.Second))
+	return nil
+}

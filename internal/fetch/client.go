@@ -1,0 +1,234 @@
+// Package fetch owns the crawler's HTTP client: keep-alive pools per host, connect and total
+// timeouts, compressed transfer (gzip, br, deflate) decoded under a size cap so a compression
+// bomb is cut short, a cap on the bytes read (truncated and marked), conditional requests,
+// Retry-After parsing, and redirects handed back to the caller (each hop is a URL of its own
+// host, politeness-scheduled there) except for robots.txt, which follows up to five.
+package fetch
+
+import (
+	"compress/flate"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/andybalholm/brotli"
+
+	"github.com/trawlerdev/trawler/internal/netguard"
+)
+
+// Options configures a Client.
+type Options struct {
+	Dialer          *netguard.Dialer
+	MaxIdlePerHost  int
+	MaxHeaderBytes  int64
+	TLSHandshake    time.Duration
+	ResponseHeaders time.Duration // time to the response headers
+}
+
+// Client fetches pages.
+type Client struct {
+	plain  *http.Client // never follows redirects
+	robots *http.Client // follows up to 5 (RFC 9309 §2.3.1.2)
+}
+
+// New builds a Client.
+func New(o Options) *Client {
+	if o.Dialer == nil {
+		o.Dialer = netguard.New(netguard.Options{})
+	}
+	if o.MaxIdlePerHost == 0 {
+		o.MaxIdlePerHost = 2
+	}
+	if o.MaxHeaderBytes == 0 {
+		o.MaxHeaderBytes = 1 << 20
+	}
+	if o.TLSHandshake == 0 {
+		o.TLSHandshake = 10 * time.Second
+	}
+	tr := &http.Transport{
+		DialContext:            o.Dialer.DialContext,
+		MaxIdleConns:           10_000,
+		MaxIdleConnsPerHost:    o.MaxIdlePerHost,
+		IdleConnTimeout:        90 * time.Second,
+		TLSHandshakeTimeout:    o.TLSHandshake,
+		ResponseHeaderTimeout:  o.ResponseHeaders,
+		MaxResponseHeaderBytes: o.MaxHeaderBytes,
+		DisableCompression:     true, // decoded here, under the size cap
+		ForceAttemptHTTP2:      true,
+	}
+	return &Client{
+		plain: &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		}},
+		robots: &http.Client{Transport: tr, CheckRedirect: func(_ *http.Request, via []*http.Request) error {
+			if len(via) > 5 {
+				return errors.New("more than 5 redirects")
+			}
+			return nil
+		}},
+	}
+}
+
+// Request is one GET.
+type Request struct {
+	URL          string
+	UserAgent    string
+	ETag         string // sent as If-None-Match
+	LastModified string // sent as If-Modified-Since
+	MaxBytes     int64  // decoded body cap
+	Timeout      time.Duration
+	Robots       bool // follow redirects (robots.txt only)
+}
+
+// Response is what came back. Body holds at most MaxBytes decoded bytes.
+type Response struct {
+	Status       int
+	Header       http.Header
+	Body         []byte
+	Truncated    bool
+	FinalURL     string
+	Location     string        // resolved redirect target, for a 3xx
+	RetryAfter   time.Duration // from Retry-After, for 429/503
+	ContentType  string
+	ETag         string
+	LastModified string
+	Started      time.Time
+	Duration     time.Duration
+}
+
+// ErrTimeout marks a request cut by its total time limit.
+var ErrTimeout = errors.New("request timed out")
+
+// Get performs the request. A body cut by the size cap is not an error (Truncated is set); a
+// body cut by the time limit or a connection reset is.
+func (c *Client) Get(ctx context.Context, r Request) (*Response, error) {
+	if r.Timeout <= 0 {
+		r.Timeout = 30 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.URL, nil)
+	if err != nil {
+		return nil, fmt.Errorf("fetch %s: %w", r.URL, err)
+	}
+	req.Header.Set("User-Agent", r.UserAgent)
+	req.Header.Set("Accept", "text/html,application/xhtml+xml,application/xml;q=0.9,text/plain;q=0.8,*/*;q=0.5")
+	req.Header.Set("Accept-Encoding", "gzip, br, deflate")
+	if r.ETag != "" {
+		req.Header.Set("If-None-Match", r.ETag)
+	}
+	if r.LastModified != "" {
+		req.Header.Set("If-Modified-Since", r.LastModified)
+	}
+	hc := c.plain
+	if r.Robots {
+		hc = c.robots
+	}
+	start := time.Now()
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, c.wrap(ctx, r.URL, err)
+	}
+	defer resp.Body.Close()
+	out := &Response{Status: resp.StatusCode, Header: resp.Header, FinalURL: resp.Request.URL.String(), Started: start,
+		ContentType: resp.Header.Get("Content-Type"), ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified")}
+	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		if loc, err := resp.Location(); err == nil {
+			out.Location = loc.String()
+		}
+	}
+	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
+		out.RetryAfter = ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
+	}
+	body, truncated, err := readBody(resp, r.MaxBytes)
+	out.Body, out.Truncated, out.Duration = body, truncated, time.Since(start)
+	if err != nil {
+		return out, c.wrap(ctx, r.URL, err)
+	}
+	return out, nil
+}
+
+func (c *Client) wrap(ctx context.Context, u string, err error) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("fetch %s: %w", u, ErrTimeout)
+	}
+	return fmt.Errorf("fetch %s: %w", u, err)
+}
+
+// readBody decodes the transfer and reads at most max bytes of the decoded body (and at most
+// max bytes off the wire).
+func readBody(resp *http.Response, max int64) ([]byte, bool, error) {
+	if max <= 0 {
+		max = 10 << 20
+	}
+	wire := &countingReader{r: io.LimitReader(resp.Body, max+1)}
+	var dec io.Reader = wire
+	switch strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding"))) {
+	case "", "identity":
+	case "gzip", "x-gzip":
+		zr, err := gzip.NewReader(wire)
+		if err != nil {
+			return nil, false, fmt.Errorf("gzip body: %w", err)
+		}
+		defer zr.Close()
+		dec = zr
+	case "br":
+		dec = brotli.NewReader(wire)
+	case "deflate":
+		fr := flate.NewReader(wire)
+		defer fr.Close()
+		dec = fr
+	default:
+		return nil, false, fmt.Errorf("unsupported Content-Encoding %q", resp.Header.Get("Content-Encoding"))
+	}
+	body, err := io.ReadAll(io.LimitReader(dec, max+1))
+	truncated := int64(len(body)) > max || wire.n > max
+	if int64(len(body)) > max {
+		body = body[:max]
+	}
+	if err != nil && !(truncated && (errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF))) {
+		return body, truncated, err
+	}
+	return body, truncated, nil
+}
+
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// ParseRetryAfter reads delta-seconds or an HTTP date (RFC 9110 §10.2.3); 0 if absent or bad.
+func ParseRetryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.Atoi(v); err == nil {
+		if s < 0 {
+			return 0
+		}
+		return time.Duration(s) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}
+
+// IsHTML reports whether a Content-Type names an HTML document.
+func IsHTML(contentType string) bool {
+	ct := strings.ToLower(contentType)
+	return ct == "" || strings.HasPrefix(ct, "text/html") || strings.HasPrefix(ct, "application/xhtml+xml")
+}

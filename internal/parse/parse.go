@@ -1,0 +1,180 @@
+// Package parse owns HTML extraction: decoding the page's charset to UTF-8, and reading the
+// title, the visible text, the links (with <base href> and rel=nofollow), the canonical link,
+// the language and the meta robots directives, with bounded work per page.
+package parse
+
+import (
+	"bytes"
+	"fmt"
+	"net/url"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/PuerkitoBio/goquery"
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/charset"
+)
+
+// MaxTextBytes caps the extracted text of one page.
+const MaxTextBytes = 1 << 20
+
+// Link is an anchor: its href as written, and whether the page asks not to follow it.
+type Link struct {
+	Href     string
+	NoFollow bool
+}
+
+// Page is what a document yields.
+type Page struct {
+	Title     string
+	Text      string
+	Lang      string
+	Charset   string
+	Base      *url.URL // what relative links resolve against: <base href> or the page URL
+	Links     []Link
+	Canonical string // resolved
+	NoIndex   bool
+	NoFollow  bool
+	Binary    bool // the body is not text, whatever the Content-Type said
+}
+
+// Parse reads an HTML body fetched from pageURL. At most maxLinks links are returned.
+func Parse(body []byte, contentType string, pageURL *url.URL, maxLinks int) (*Page, error) {
+	p := &Page{Base: pageURL}
+	if looksBinary(body) {
+		p.Binary = true
+		return p, nil
+	}
+	r, name, _ := charset.DetermineEncoding(body, contentType)
+	p.Charset = name
+	decoded := body
+	if name != "utf-8" {
+		d, err := r.NewDecoder().Bytes(body)
+		if err != nil {
+			return nil, fmt.Errorf("parse: decode %s: %w", name, err)
+		}
+		decoded = d
+	}
+	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(decoded))
+	if err != nil {
+		return nil, fmt.Errorf("parse: %w", err)
+	}
+	p.Title = collapse(doc.Find("title").First().Text(), 1000)
+	p.Lang = strings.TrimSpace(doc.Find("html").AttrOr("lang", ""))
+	if href, ok := doc.Find("base[href]").First().Attr("href"); ok {
+		if b, err := pageURL.Parse(strings.TrimSpace(href)); err == nil && (b.Scheme == "http" || b.Scheme == "https") {
+			p.Base = b
+		}
+	}
+	doc.Find("meta[name]").Each(func(_ int, m *goquery.Selection) {
+		name := strings.ToLower(m.AttrOr("name", ""))
+		if name != "robots" && name != "trawlerbot" {
+			return
+		}
+		for _, d := range strings.Split(strings.ToLower(m.AttrOr("content", "")), ",") {
+			switch strings.TrimSpace(d) {
+			case "noindex":
+				p.NoIndex = true
+			case "nofollow":
+				p.NoFollow = true
+			case "none":
+				p.NoIndex, p.NoFollow = true, true
+			}
+		}
+	})
+	if href, ok := doc.Find(`link[rel~="canonical"]`).First().Attr("href"); ok {
+		if c, err := p.Base.Parse(strings.TrimSpace(href)); err == nil {
+			p.Canonical = c.String()
+		}
+	}
+	doc.Find("a[href], area[href]").EachWithBreak(func(_ int, a *goquery.Selection) bool {
+		if len(p.Links) >= maxLinks {
+			return false
+		}
+		href := strings.TrimSpace(a.AttrOr("href", ""))
+		if href == "" || strings.HasPrefix(href, "#") {
+			return true
+		}
+		rel := " " + strings.ToLower(a.AttrOr("rel", "")) + " "
+		nofollow := strings.Contains(rel, " nofollow ") || strings.Contains(rel, " ugc ") || strings.Contains(rel, " sponsored ")
+		p.Links = append(p.Links, Link{Href: href, NoFollow: nofollow})
+		return true
+	})
+	doc.Find("script, style, noscript, template, svg, nav, header, footer, iframe, head").Remove()
+	var b strings.Builder
+	for _, n := range doc.Nodes {
+		visibleText(n, &b, MaxTextBytes*2)
+	}
+	p.Text = collapse(b.String(), MaxTextBytes)
+	return p, nil
+}
+
+// separators are elements whose boundaries separate words even without white space.
+var separators = map[string]bool{
+	"p": true, "div": true, "br": true, "li": true, "ul": true, "ol": true, "td": true, "th": true, "tr": true,
+	"table": true, "h1": true, "h2": true, "h3": true, "h4": true, "h5": true, "h6": true, "a": true, "img": true,
+	"section": true, "article": true, "main": true, "aside": true, "blockquote": true, "pre": true, "dd": true,
+	"dt": true, "option": true, "button": true, "label": true, "hr": true, "title": true, "body": true,
+}
+
+// visibleText appends the text under n, spacing at element boundaries that separate words.
+func visibleText(n *html.Node, b *strings.Builder, max int) {
+	if b.Len() > max {
+		return
+	}
+	switch n.Type {
+	case html.TextNode:
+		b.WriteString(n.Data)
+		return
+	case html.ElementNode:
+		if separators[n.Data] {
+			b.WriteByte(' ')
+			defer b.WriteByte(' ')
+		}
+	}
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		visibleText(c, b, max)
+	}
+}
+
+// collapse folds runs of white space to one space and cuts at max bytes (on a rune boundary).
+func collapse(s string, max int) string {
+	var b strings.Builder
+	space := false
+	for _, r := range s {
+		if unicode.IsSpace(r) {
+			space = true
+			continue
+		}
+		if space && b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		space = false
+		if b.Len()+utf8.RuneLen(r) > max {
+			break
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// looksBinary reports a body whose first KiB has NUL bytes or is mostly not text.
+func looksBinary(b []byte) bool {
+	if len(b) > 1024 {
+		b = b[:1024]
+	}
+	if len(b) == 0 {
+		return false
+	}
+	ctrl := 0
+	for _, c := range b {
+		if c == 0 {
+			return true
+		}
+		if c < 9 || (c > 13 && c < 32) {
+			ctrl++
+		}
+	}
+	return ctrl*10 > len(b)
+}

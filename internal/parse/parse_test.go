@@ -1,0 +1,78 @@
+package parse
+
+import (
+	"net/url"
+	"strings"
+	"testing"
+
+	"golang.org/x/text/encoding/charmap"
+)
+
+func mustURL(s string) *url.URL { u, _ := url.Parse(s); return u }
+
+func TestParseExtractsEverything(t *testing.T) {
+	body := `<!DOCTYPE html><html lang="en"><head><title> Hello
+	World </title><base href="/sub/"><link rel="canonical" href="/main">
+	<meta name="robots" content="noindex"><style>.x{}</style><script>var a = "<a href='/js'>";</script></head>
+	<body><nav><a href="/nav">nav</a></nav><p>Some   <b>visible</b> text.</p>
+	<a href="rel.html">r</a><a href="http://other.example/x" rel="nofollow">n</a><a href="#top">t</a>
+	<a href="javascript:void(0)">j</a><a rel="ugc" href="/ugc">u</a><footer>foot</footer></body></html>`
+	p, err := Parse([]byte(body), "text/html; charset=utf-8", mustURL("http://x.example/dir/page"), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Title != "Hello World" || p.Lang != "en" || !p.NoIndex || p.NoFollow {
+		t.Errorf("head: %+v", p)
+	}
+	if p.Base.String() != "http://x.example/sub/" || p.Canonical != "http://x.example/main" {
+		t.Errorf("base %s canonical %s", p.Base, p.Canonical)
+	}
+	if p.Text != "Some visible text. r n t j u" {
+		t.Errorf("text = %q", p.Text)
+	}
+	var hrefs []string
+	for _, l := range p.Links {
+		hrefs = append(hrefs, l.Href)
+		if (l.Href == "http://other.example/x" || l.Href == "/ugc") != l.NoFollow {
+			t.Errorf("nofollow wrong on %s", l.Href)
+		}
+	}
+	if strings.Join(hrefs, " ") != "/nav rel.html http://other.example/x javascript:void(0) /ugc" {
+		t.Errorf("links = %v", hrefs)
+	}
+}
+
+func TestParseCharsetsAndBinary(t *testing.T) {
+	latin, _ := charmap.ISO8859_1.NewEncoder().String(`<html><head><meta charset="iso-8859-1"><title>café</title></head><body>crème</body></html>`)
+	p, err := Parse([]byte(latin), "text/html; charset=iso-8859-1", mustURL("http://x.example/"), 10)
+	if err != nil || p.Title != "café" || p.Text != "crème" || p.Charset != "windows-1252" {
+		t.Errorf("latin1: %v %+v", err, p)
+	}
+	p, _ = Parse([]byte{0x89, 'P', 'N', 'G', 0, 0, 1, 2}, "text/html", mustURL("http://x.example/"), 10)
+	if !p.Binary || len(p.Links) != 0 {
+		t.Error("binary not detected")
+	}
+	p, _ = Parse([]byte(`<html><head><meta name="robots" content="none"></head><body><a href="/a">a</a></body></html>`), "", mustURL("http://x.example/"), 10)
+	if !p.NoIndex || !p.NoFollow {
+		t.Error("meta robots none")
+	}
+}
+
+func TestLinksAreCapped(t *testing.T) {
+	body := strings.Repeat(`<a href="/x">x</a>`, 1000)
+	p, _ := Parse([]byte(body), "text/html", mustURL("http://x.example/"), 50)
+	if len(p.Links) != 50 {
+		t.Errorf("%d links", len(p.Links))
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(`<html><base href="//x"><a href="/a" rel=nofollow>`), "text/html")
+	f.Add([]byte("<meta charset=shift_jis><title>\x82\xa0</title>"), "")
+	f.Fuzz(func(t *testing.T, body []byte, ct string) {
+		p, err := Parse(body, ct, mustURL("http://x.example/"), 100)
+		if err == nil && len(p.Links) > 100 {
+			t.Fatal("link cap exceeded")
+		}
+	})
+}

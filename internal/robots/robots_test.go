@@ -1,0 +1,57 @@
+package robots
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestStatusSemantics(t *testing.T) {
+	body := []byte("User-agent: *\nDisallow: /private/\nCrawl-delay: 2\nSitemap: http://x.test/s.xml\n")
+	r := FromStatus(200, body, "TrawlerBot")
+	if r.Allowed("/private/a") || !r.Allowed("/public") || r.CrawlDelay.Seconds() != 2 || len(r.Sitemaps) != 1 {
+		t.Errorf("200: %+v", r)
+	}
+	for _, s := range []int{404, 410, 401, 403} {
+		if !FromStatus(s, nil, "TrawlerBot").Allowed("/anything") {
+			t.Errorf("%d must allow everything", s)
+		}
+	}
+	for _, s := range []int{500, 503, 429, 0} {
+		r := FromStatus(s, nil, "TrawlerBot")
+		if r.Allowed("/anything") || !r.Allowed("/robots.txt") || !r.DisallowAll() {
+			t.Errorf("%d must disallow everything but robots.txt", s)
+		}
+	}
+}
+
+func TestProductTokenGroup(t *testing.T) {
+	body := []byte("User-agent: *\nDisallow: /\n\nUser-agent: Trawlerbot\nDisallow: /p/2\nAllow: /\n")
+	r := FromStatus(200, body, ProductToken("TrawlerBot/0.1 (+https://example.com/bot)"))
+	if !r.Allowed("/p/1.html") || r.Allowed("/p/21.html") {
+		t.Error("our group was not applied")
+	}
+	if FromStatus(200, body, "OtherBot").Allowed("/p/1.html") {
+		t.Error("another agent got our group")
+	}
+}
+
+func TestOversizedIsCut(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("User-agent: *\nDisallow: /a/\n")
+	for b.Len() < MaxBytes+1000 {
+		b.WriteString("# pad\n")
+	}
+	b.WriteString("Disallow: /b/\n")
+	r := FromStatus(200, []byte(b.String()), "TrawlerBot")
+	if r.Allowed("/a/x") || !r.Allowed("/b/x") {
+		t.Error("rules past 500 KiB must be ignored, those before applied")
+	}
+}
+
+func TestProductToken(t *testing.T) {
+	for in, want := range map[string]string{"TrawlerBot/0.1 (+x)": "TrawlerBot", "Simple": "Simple", " Bot (x)": "Bot"} {
+		if got := ProductToken(in); got != want {
+			t.Errorf("ProductToken(%q) = %q", in, got)
+		}
+	}
+}

@@ -1,0 +1,161 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Store is the crawl's Postgres state: crawls, the frontier, fetches, documents, links, hosts.
+type Store struct {
+	pool *pgxpool.Pool
+}
+
+// New wraps a pool.
+func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
+
+// Pool exposes the pool (health checks, tests).
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// Crawl states.
+const (
+	CrawlRunning = "running"
+	CrawlPaused  = "paused"
+	CrawlStopped = "stopped"
+	CrawlDone    = "done"
+)
+
+// ErrNoCrawl is returned for an unknown crawl ID.
+var ErrNoCrawl = errors.New("no such crawl")
+
+// CreateCrawl records a crawl and its budgets. Creating an existing crawl keeps the first
+// record (a retried start must not reset counters).
+func (s *Store) CreateCrawl(ctx context.Context, id string, spec any, maxPages, maxPerHost int) error {
+	raw, err := json.Marshal(spec)
+	if err != nil {
+		return fmt.Errorf("store: encode crawl spec: %w", err)
+	}
+	_, err = s.pool.Exec(ctx, `INSERT INTO crawls (id, spec, max_pages, max_pages_per_host) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (id) DO NOTHING`, id, raw, maxPages, maxPerHost)
+	if err != nil {
+		return fmt.Errorf("store: create crawl %s: %w", id, err)
+	}
+	return nil
+}
+
+// CrawlSpec decodes a crawl's spec into dst.
+func (s *Store) CrawlSpec(ctx context.Context, id string, dst any) error {
+	var raw []byte
+	err := s.pool.QueryRow(ctx, `SELECT spec FROM crawls WHERE id = $1`, id).Scan(&raw)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("store: crawl %s: %w", id, ErrNoCrawl)
+	}
+	if err != nil {
+		return fmt.Errorf("store: crawl %s: %w", id, err)
+	}
+	return json.Unmarshal(raw, dst)
+}
+
+// SetCrawlState moves a crawl to state. Stopping also skips its unfetched URLs, so nothing is
+// left pending without a recorded reason.
+func (s *Store) SetCrawlState(ctx context.Context, id, state string) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `UPDATE crawls SET state = $2, updated_at = now(),
+			finished_at = CASE WHEN $2 IN ('stopped', 'done') THEN now() ELSE finished_at END WHERE id = $1`, id, state)
+		if err != nil {
+			return fmt.Errorf("store: set crawl %s %s: %w", id, state, err)
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("store: crawl %s: %w", id, ErrNoCrawl)
+		}
+		if state == CrawlStopped {
+			_, err = tx.Exec(ctx, `UPDATE urls SET state = 'skipped', skip_reason = 'crawl stopped', updated_at = now()
+				WHERE crawl_id = $1 AND state IN ('queued', 'claimed')`, id)
+		}
+		return err
+	})
+}
+
+// Progress is a crawl's state counted from Postgres.
+type Progress struct {
+	State      string         `json:"state"`
+	Admitted   int64          `json:"admitted"`
+	ByState    map[string]int `json:"byState"`
+	Fetched    int64          `json:"fetched"`    // URLs fetched at least once
+	Pages      int64          `json:"pages"`      // documents stored
+	Errors     int64          `json:"errors"`     // fetches that failed (network, 5xx, 429)
+	Dead       int64          `json:"dead"`       // dead-lettered URLs
+	Skipped    map[string]int `json:"skipped"`    // by reason
+	Hosts      int64          `json:"hosts"`      // hosts with admitted URLs
+	Pending    int64          `json:"pending"`    // queued + claimed + fetched-not-processed
+	Bytes      int64          `json:"bytes"`      // body bytes fetched
+	FirstFetch *time.Time     `json:"firstFetch"` // for rates
+	LastFetch  *time.Time     `json:"lastFetch"`
+}
+
+// CrawlProgress counts a crawl's URLs by state and its fetches.
+func (s *Store) CrawlProgress(ctx context.Context, id string) (Progress, error) {
+	p := Progress{ByState: map[string]int{}, Skipped: map[string]int{}}
+	err := s.pool.QueryRow(ctx, `SELECT state, admitted FROM crawls WHERE id = $1`, id).Scan(&p.State, &p.Admitted)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return p, fmt.Errorf("store: crawl %s: %w", id, ErrNoCrawl)
+	}
+	if err != nil {
+		return p, fmt.Errorf("store: progress %s: %w", id, err)
+	}
+	rows, err := s.pool.Query(ctx, `SELECT state, coalesce(skip_reason, ''), count(*) FROM urls WHERE crawl_id = $1 GROUP BY 1, 2`, id)
+	if err != nil {
+		return p, fmt.Errorf("store: progress %s: %w", id, err)
+	}
+	for rows.Next() {
+		var state, reason string
+		var n int
+		if err := rows.Scan(&state, &reason, &n); err != nil {
+			return p, err
+		}
+		p.ByState[state] += n
+		if state == "skipped" {
+			p.Skipped[reason] += n
+		}
+		switch state {
+		case "queued", "claimed", "fetched":
+			p.Pending += int64(n)
+		case "dead":
+			p.Dead += int64(n)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return p, err
+	}
+	err = s.pool.QueryRow(ctx, `SELECT count(DISTINCT url_hash) FILTER (WHERE error IS NULL),
+			count(*) FILTER (WHERE error IS NOT NULL), coalesce(sum(bytes), 0), min(fetched_at), max(fetched_at)
+		FROM fetches WHERE crawl_id = $1`, id).Scan(&p.Fetched, &p.Errors, &p.Bytes, &p.FirstFetch, &p.LastFetch)
+	if err != nil {
+		return p, fmt.Errorf("store: progress %s: %w", id, err)
+	}
+	err = s.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM documents WHERE crawl_id = $1),
+		(SELECT count(*) FROM crawl_hosts WHERE crawl_id = $1)`, id).Scan(&p.Pages, &p.Hosts)
+	if err != nil {
+		return p, fmt.Errorf("store: progress %s: %w", id, err)
+	}
+	return p, nil
+}
+
+// StaleHosts lists up to limit hosts of a crawl that have due URLs but have not claimed since
+// before: their host workflow is gone or asleep, and needs waking.
+func (s *Store) StaleHosts(ctx context.Context, crawlID string, before time.Time, limit int) ([]string, error) {
+	rows, err := s.pool.Query(ctx, `SELECT DISTINCT u.host FROM urls u LEFT JOIN hosts h ON h.host = u.host
+		WHERE u.crawl_id = $1
+		  AND ((u.state = 'queued' AND u.next_fetch_at <= now()) OR (u.state = 'claimed' AND u.claimed_until < now()))
+		  AND (h.last_claim_at IS NULL OR h.last_claim_at < $2)
+		LIMIT $3`, crawlID, before, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: stale hosts: %w", err)
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}

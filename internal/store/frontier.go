@@ -1,0 +1,204 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Candidate is a normalized URL offered to a crawl's frontier.
+type Candidate struct {
+	URL      string
+	Hash     []byte
+	Host     string
+	Depth    int
+	Hops     int
+	Source   string // seed, link, redirect, sitemap, api
+	Priority float32
+}
+
+// AdmitResult says what admission did with a batch.
+type AdmitResult struct {
+	New        map[string]int // host -> URLs newly queued
+	Duplicates int            // already in the frontier
+	OverBudget int            // new, but past the crawl's or host's page budget: recorded as skipped
+}
+
+// Admit adds candidates to a crawl's frontier in one statement. URLs already present are
+// left alone; new ones beyond the crawl's max_pages or a host's max_pages_per_host are
+// recorded as skipped ("budget"), earlier candidates taking the room first. The crawl row is
+// locked for the transaction, so concurrent admitters cannot overrun a budget.
+func (s *Store) Admit(ctx context.Context, crawlID string, cands []Candidate) (AdmitResult, error) {
+	res := AdmitResult{New: map[string]int{}}
+	if len(cands) == 0 {
+		return res, nil
+	}
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		res = AdmitResult{New: map[string]int{}}
+		var maxPages, admitted int64
+		var maxPerHost int
+		err := tx.QueryRow(ctx, `SELECT max_pages, max_pages_per_host, admitted FROM crawls WHERE id = $1 FOR UPDATE`, crawlID).
+			Scan(&maxPages, &maxPerHost, &admitted)
+		if err != nil {
+			return fmt.Errorf("lock crawl %s: %w", crawlID, err)
+		}
+		n := len(cands)
+		hashes, urls, hosts, sources := make([][]byte, n), make([]string, n), make([]string, n), make([]string, n)
+		depths, hops := make([]int32, n), make([]int32, n)
+		prios := make([]float32, n)
+		for i, c := range cands {
+			hashes[i], urls[i], hosts[i], sources[i] = c.Hash, c.URL, c.Host, c.Source
+			depths[i], hops[i], prios[i] = int32(c.Depth), int32(c.Hops), c.Priority
+		}
+		rows, err := tx.Query(ctx, `INSERT INTO urls (crawl_id, url_hash, url, host, depth, hops, source, priority)
+			SELECT $1, h, u, ho, d, hp, s, p FROM unnest($2::bytea[], $3::text[], $4::text[], $5::int[], $6::int[], $7::text[], $8::real[]) AS t(h, u, ho, d, hp, s, p)
+			ON CONFLICT (crawl_id, url_hash) DO NOTHING RETURNING url_hash`,
+			crawlID, hashes, urls, hosts, depths, hops, sources, prios)
+		if err != nil {
+			return fmt.Errorf("insert urls: %w", err)
+		}
+		inserted, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+		if err != nil {
+			return fmt.Errorf("insert urls: %w", err)
+		}
+		isNew := make(map[string]bool, len(inserted))
+		for _, h := range inserted {
+			isNew[string(h)] = true
+		}
+		// Per-host admitted counts, for the hosts this batch touches.
+		hostAdmitted := map[string]int{}
+		if maxPerHost > 0 {
+			rows, err := tx.Query(ctx, `SELECT host, admitted FROM crawl_hosts WHERE crawl_id = $1 AND host = ANY($2)`, crawlID, hosts)
+			if err != nil {
+				return fmt.Errorf("read host budgets: %w", err)
+			}
+			for rows.Next() {
+				var h string
+				var a int
+				if err := rows.Scan(&h, &a); err != nil {
+					return err
+				}
+				hostAdmitted[h] = a
+			}
+			if err := rows.Err(); err != nil {
+				return err
+			}
+		}
+		var over [][]byte
+		seen := map[string]bool{}
+		for _, c := range cands {
+			key := string(c.Hash)
+			if !isNew[key] || seen[key] {
+				if !seen[key] {
+					res.Duplicates++
+				}
+				continue
+			}
+			seen[key] = true
+			if (maxPages > 0 && admitted >= maxPages) || (maxPerHost > 0 && hostAdmitted[c.Host] >= maxPerHost) {
+				over = append(over, c.Hash)
+				res.OverBudget++
+				continue
+			}
+			admitted++
+			hostAdmitted[c.Host]++
+			res.New[c.Host]++
+		}
+		if len(over) > 0 {
+			if _, err := tx.Exec(ctx, `UPDATE urls SET state = 'skipped', skip_reason = 'budget' WHERE crawl_id = $1 AND url_hash = ANY($2)`, crawlID, over); err != nil {
+				return fmt.Errorf("mark over-budget: %w", err)
+			}
+		}
+		if len(res.New) == 0 {
+			return nil
+		}
+		newHosts, counts := make([]string, 0, len(res.New)), make([]int32, 0, len(res.New))
+		for h, c := range res.New {
+			newHosts, counts = append(newHosts, h), append(counts, int32(c))
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO crawl_hosts (crawl_id, host, admitted)
+			SELECT $1, h, c FROM unnest($2::text[], $3::int[]) AS t(h, c)
+			ON CONFLICT (crawl_id, host) DO UPDATE SET admitted = crawl_hosts.admitted + excluded.admitted`, crawlID, newHosts, counts); err != nil {
+			return fmt.Errorf("count host admissions: %w", err)
+		}
+		total := 0
+		for _, c := range res.New {
+			total += c
+		}
+		_, err = tx.Exec(ctx, `UPDATE crawls SET admitted = admitted + $2, updated_at = now() WHERE id = $1`, crawlID, total)
+		return err
+	})
+	if err != nil {
+		return res, fmt.Errorf("store: admit to %s: %w", crawlID, err)
+	}
+	return res, nil
+}
+
+// Claimed is a URL a host workflow has leased for fetching.
+type Claimed struct {
+	CrawlID      string `json:"crawlId"`
+	Hash         []byte `json:"hash"`
+	URL          string `json:"url"`
+	Depth        int    `json:"depth"`
+	Hops         int    `json:"hops"`
+	Attempts     int    `json:"attempts"`
+	FetchCount   int    `json:"fetchCount"`
+	ETag         string `json:"etag,omitempty"`
+	LastModified string `json:"lastModified,omitempty"`
+}
+
+// Claim leases up to limit due URLs of host, best first, from running crawls: queued ones due
+// by now, and claimed ones whose lease has run out (their claimer died). When none is due it
+// returns when the next one will be (nil: none pending).
+func (s *Store) Claim(ctx context.Context, host string, limit int, lease time.Duration, now time.Time) ([]Claimed, *time.Time, error) {
+	rows, err := s.pool.Query(ctx, `WITH c AS (
+			SELECT u.crawl_id, u.url_hash FROM urls u JOIN crawls c ON c.id = u.crawl_id AND c.state = 'running'
+			WHERE u.host = $1 AND ((u.state = 'queued' AND u.next_fetch_at <= $2) OR (u.state = 'claimed' AND u.claimed_until < $2))
+			ORDER BY u.priority DESC, u.depth, u.next_fetch_at
+			LIMIT $3 FOR UPDATE OF u SKIP LOCKED)
+		UPDATE urls u SET state = 'claimed', claimed_until = $2::timestamptz + $4::interval, updated_at = now()
+		FROM c WHERE u.crawl_id = c.crawl_id AND u.url_hash = c.url_hash
+		RETURNING u.crawl_id, u.url_hash, u.url, u.depth, u.hops, u.attempts, u.fetch_count, coalesce(u.etag, ''), coalesce(u.last_modified, '')`,
+		host, now, limit, lease)
+	if err != nil {
+		return nil, nil, fmt.Errorf("store: claim %s: %w", host, err)
+	}
+	claimed, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Claimed, error) {
+		var c Claimed
+		err := r.Scan(&c.CrawlID, &c.Hash, &c.URL, &c.Depth, &c.Hops, &c.Attempts, &c.FetchCount, &c.ETag, &c.LastModified)
+		return c, err
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("store: claim %s: %w", host, err)
+	}
+	if _, err := s.pool.Exec(ctx, `INSERT INTO hosts (host, last_claim_at) VALUES ($1, $2)
+		ON CONFLICT (host) DO UPDATE SET last_claim_at = excluded.last_claim_at`, host, now); err != nil {
+		return nil, nil, fmt.Errorf("store: claim %s: %w", host, err)
+	}
+	if len(claimed) > 0 {
+		return claimed, nil, nil
+	}
+	var next *time.Time
+	err = s.pool.QueryRow(ctx, `SELECT min(t) FROM (
+			SELECT min(u.next_fetch_at) AS t FROM urls u JOIN crawls c ON c.id = u.crawl_id AND c.state = 'running'
+			WHERE u.host = $1 AND u.state = 'queued'
+			UNION ALL
+			SELECT min(claimed_until) FROM urls WHERE host = $1 AND state = 'claimed') x`, host).Scan(&next)
+	if err != nil {
+		return nil, nil, fmt.Errorf("store: next due on %s: %w", host, err)
+	}
+	return nil, next, nil
+}
+
+// Release returns claimed URLs to the queue (their fetch will not happen now).
+func (s *Store) Release(ctx context.Context, claims []Claimed) error {
+	for _, c := range claims {
+		if _, err := s.pool.Exec(ctx, `UPDATE urls SET state = 'queued', claimed_until = NULL, updated_at = now()
+			WHERE crawl_id = $1 AND url_hash = $2 AND state = 'claimed'`, c.CrawlID, c.Hash); err != nil {
+			return fmt.Errorf("store: release %s: %w", c.URL, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,67 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Robots is a host's cached robots.txt.
+type Robots struct {
+	Status    int
+	Body      string
+	FetchedAt time.Time
+	ExpiresAt time.Time
+	Sitemaps  []string
+}
+
+// HostRobots returns the cached robots.txt of host, or nil if none is cached.
+func (s *Store) HostRobots(ctx context.Context, host string) (*Robots, error) {
+	var r Robots
+	var status *int
+	var body *string
+	var fetched, expires *time.Time
+	err := s.pool.QueryRow(ctx, `SELECT robots_status, robots_body, robots_fetched_at, robots_expires_at, robots_sitemaps
+		FROM hosts WHERE host = $1`, host).Scan(&status, &body, &fetched, &expires, &r.Sitemaps)
+	if errors.Is(err, pgx.ErrNoRows) || (err == nil && status == nil) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: robots of %s: %w", host, err)
+	}
+	r.Status = *status
+	if body != nil {
+		r.Body = *body
+	}
+	if fetched != nil {
+		r.FetchedAt = *fetched
+	}
+	if expires != nil {
+		r.ExpiresAt = *expires
+	}
+	return &r, nil
+}
+
+// SaveRobots caches a host's robots.txt and the crawl-delay it sets (0: none).
+func (s *Store) SaveRobots(ctx context.Context, host string, r Robots, crawlDelay time.Duration) error {
+	var delay *int64
+	if crawlDelay > 0 {
+		ms := crawlDelay.Milliseconds()
+		delay = &ms
+	}
+	if r.Sitemaps == nil {
+		r.Sitemaps = []string{}
+	}
+	_, err := s.pool.Exec(ctx, `INSERT INTO hosts (host, robots_status, robots_body, robots_fetched_at, robots_expires_at, robots_sitemaps, crawl_delay_ms)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)
+		ON CONFLICT (host) DO UPDATE SET robots_status = $2, robots_body = $3, robots_fetched_at = $4, robots_expires_at = $5,
+			robots_sitemaps = $6, crawl_delay_ms = $7, updated_at = now()`,
+		host, r.Status, r.Body, r.FetchedAt, r.ExpiresAt, r.Sitemaps, delay)
+	if err != nil {
+		return fmt.Errorf("store: save robots of %s: %w", host, err)
+	}
+	return nil
+}
