@@ -23,6 +23,7 @@ type command struct {
 var commands = map[string]command{
 	"migrate": {"apply pending schema migrations to DATABASE_URL", runMigrate},
 	"check":   {"run a health-check workflow through the workers on every task queue", runCheck},
+	"config":  {"print every setting (environment, flag, default) as a Markdown table", runConfig},
 }
 
 func main() {

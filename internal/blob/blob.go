@@ -71,15 +71,28 @@ func (s *Store) Bucket() string { return s.bucket }
 func ContentHash(body []byte) [32]byte { return sha256.Sum256(body) }
 
 // BodyKey is the key a body with hash h is stored under.
-func BodyKey(h [32]byte) string {
+func BodyKey(h [32]byte) string { return contentKey("bodies", h) }
+
+// TextKey is the key an extracted text with hash h is stored under.
+func TextKey(h [32]byte) string { return contentKey("text", h) }
+
+func contentKey(prefix string, h [32]byte) string {
 	x := hex.EncodeToString(h[:])
-	return "bodies/" + x[:2] + "/" + x[2:4] + "/" + x + ".gz"
+	return prefix + "/" + x[:2] + "/" + x[2:4] + "/" + x + ".gz"
 }
 
 // PutBody stores body gzip-compressed under its content hash. It returns the key and whether
 // this call wrote it (false: an identical body was already stored, and nothing was written).
 func (s *Store) PutBody(ctx context.Context, body []byte) (key string, written bool, err error) {
-	key = BodyKey(ContentHash(body))
+	return s.putCompressed(ctx, BodyKey(ContentHash(body)), body)
+}
+
+// PutText stores extracted text like PutBody, under text/.
+func (s *Store) PutText(ctx context.Context, text []byte) (key string, written bool, err error) {
+	return s.putCompressed(ctx, TextKey(ContentHash(text)), text)
+}
+
+func (s *Store) putCompressed(ctx context.Context, key string, body []byte) (string, bool, error) {
 	exists, err := s.Exists(ctx, key)
 	if err != nil {
 		return "", false, err
@@ -88,12 +101,12 @@ func (s *Store) PutBody(ctx context.Context, body []byte) (key string, written b
 		return key, false, nil
 	}
 	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
 	if _, err := zw.Write(body); err != nil {
-		return "", false, fmt.Errorf("blob: compress body: %w", err)
+		return "", false, fmt.Errorf("blob: compress %s: %w", key, err)
 	}
 	if err := zw.Close(); err != nil {
-		return "", false, fmt.Errorf("blob: compress body: %w", err)
+		return "", false, fmt.Errorf("blob: compress %s: %w", key, err)
 	}
 	if err := s.Put(ctx, key, buf.Bytes(), "application/gzip"); err != nil {
 		return "", false, err
@@ -101,7 +114,7 @@ func (s *Store) PutBody(ctx context.Context, body []byte) (key string, written b
 	return key, true, nil
 }
 
-// GetBody reads and decompresses a body stored by PutBody, refusing more than limit bytes.
+// GetBody reads and decompresses an object stored by PutBody or PutText, refusing more than limit bytes.
 func (s *Store) GetBody(ctx context.Context, key string, limit int64) ([]byte, error) {
 	obj, err := s.client.GetObject(ctx, s.bucket, key, minio.GetObjectOptions{})
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/netip"
 	"strings"
 	"time"
 )
@@ -29,8 +30,12 @@ type Config struct {
 	S3Bucket    string
 	S3UseSSL    bool
 
-	UserAgent string
-	ConnectTo []ConnectRule
+	UserAgent     string
+	ConnectTo     []ConnectRule
+	AllowNetworks []netip.Prefix
+	SeenMode      string
+	BloomExpected uint
+	HeartbeatMax  time.Duration
 
 	Roles              []string
 	FetchConcurrency   int

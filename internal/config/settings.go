@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -63,6 +64,19 @@ var settings = []setting{
 			c.ConnectTo = rules
 			return err
 		}},
+	{Flag: "allow-networks", Env: "TRAWLER_ALLOW_NETWORKS", Default: "", Usage: "CIDRs the private-address guard lets through anyway, e.g. '10.1.0.0/16' (default: none)",
+		set: func(c *Config, v string) error { return prefixes(&c.AllowNetworks, v) }},
+	{Flag: "seen-mode", Env: "TRAWLER_SEEN_MODE", Default: "exact", Usage: "exact: every discovered link is checked in Postgres; approximate: links the per-worker Bloom filter has seen skip Postgres (a false positive loses a link)",
+		set: func(c *Config, v string) error { return oneOf(&c.SeenMode, v, "exact", "approximate") }},
+	{Flag: "bloom-expected", Env: "TRAWLER_BLOOM_EXPECTED", Default: "10000000", Usage: "URLs the per-worker Bloom filter is sized for (at a 1e-6 false-positive rate)",
+		set: func(c *Config, v string) error {
+			var n int
+			err := positiveInt(&n, v)
+			c.BloomExpected = uint(n)
+			return err
+		}},
+	{Flag: "heartbeat-max", Env: "TRAWLER_HEARTBEAT_MAX", Default: "10s", Usage: "longest gap between activity heartbeats sent to Temporal; bounds how fast a pause or throttle stops a running fetch batch",
+		set: func(c *Config, v string) error { return duration(&c.HeartbeatMax, v) }},
 	{Flag: "roles", Env: "TRAWLER_ROLES", Default: "workflow,fetch,process", Usage: "worker roles to serve: any of workflow, fetch, process",
 		set: func(c *Config, v string) error { return roles(&c.Roles, v) }},
 	{Flag: "fetch-concurrency", Env: "TRAWLER_FETCH_CONCURRENCY", Default: "200", Usage: "concurrent fetch activities per worker process",
@@ -139,6 +153,23 @@ func duration(dst *time.Duration, v string) error {
 		return fmt.Errorf("want a duration such as 30s or 2m")
 	}
 	*dst = d
+	return nil
+}
+
+func prefixes(dst *[]netip.Prefix, v string) error {
+	var out []netip.Prefix
+	for _, p := range strings.Split(v, ",") {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		pf, err := netip.ParsePrefix(p)
+		if err != nil {
+			return fmt.Errorf("%q is not a CIDR such as 10.0.0.0/8", p)
+		}
+		out = append(out, pf.Masked())
+	}
+	*dst = out
 	return nil
 }
 

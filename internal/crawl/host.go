@@ -14,6 +14,10 @@ type HostConfig struct {
 	// MaxHistory forces Continue-As-New after this many history events (besides the server's
 	// suggestion).
 	MaxHistory int `json:"maxHistory,omitempty"`
+	// Task queues for the host's activities (the deployment's; default trawler-fetch and
+	// trawler-process).
+	FetchQueue   string `json:"fetchQueue,omitempty"`
+	ProcessQueue string `json:"processQueue,omitempty"`
 }
 
 // HostConfigFrom derives a host's pacing from a crawl spec (with defaults applied).

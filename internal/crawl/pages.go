@@ -17,8 +17,9 @@ type PageRef struct {
 
 // ProcessInput is a batch of pages for one ProcessPage workflow.
 type ProcessInput struct {
-	Host  string    `json:"host"`
-	Pages []PageRef `json:"pages"`
+	Host      string    `json:"host"`
+	Pages     []PageRef `json:"pages"`
+	TaskQueue string    `json:"taskQueue,omitempty"` // the process queue
 }
 
 // ProcessResult counts what processing did.

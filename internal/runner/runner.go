@@ -13,6 +13,11 @@ import (
 	"github.com/trawlerdev/trawler/activities"
 	"github.com/trawlerdev/trawler/internal/blob"
 	"github.com/trawlerdev/trawler/internal/config"
+	"github.com/trawlerdev/trawler/internal/fetch"
+	"github.com/trawlerdev/trawler/internal/netguard"
+	"github.com/trawlerdev/trawler/internal/seen"
+	"github.com/trawlerdev/trawler/internal/store"
+	"github.com/trawlerdev/trawler/internal/urlnorm"
 	"github.com/trawlerdev/trawler/workflows"
 )
 
@@ -29,27 +34,38 @@ type Runner struct {
 
 // Start creates and starts one worker per role in cfg.Roles. Stop them with Stop.
 func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
+	st := store.New(deps.DB)
+	crawls := &activities.Crawls{Store: st, Norm: urlnorm.New(urlnorm.Default()), DefaultUserAgent: cfg.UserAgent}
+	waker := &activities.Waker{Client: c, TaskQueue: cfg.TaskQueue, FetchQueue: cfg.FetchTaskQueue, ProcessQueue: cfg.ProcessTaskQueue}
+	admitter := &activities.Admitter{Store: st, Waker: waker,
+		Seen: seen.New(cfg.BloomExpected, 1e-6, cfg.SeenMode == "approximate")}
 	health := &activities.Health{DB: deps.DB, Blob: deps.Blob}
+
 	r := &Runner{}
 	for _, role := range cfg.Roles {
+		opts := worker.Options{WorkerStopTimeout: cfg.ShutdownTimeout, MaxHeartbeatThrottleInterval: cfg.HeartbeatMax}
 		var w worker.Worker
 		switch role {
 		case config.RoleWorkflow:
-			w = worker.New(c, cfg.TaskQueue, worker.Options{WorkerStopTimeout: cfg.ShutdownTimeout})
+			w = worker.New(c, cfg.TaskQueue, opts)
 			w.RegisterWorkflow(workflows.HealthCheckWorkflow)
+			w.RegisterWorkflow(workflows.CrawlWorkflow)
+			w.RegisterWorkflow(workflows.HostWorkflow)
+			w.RegisterWorkflow(workflows.ProcessPageWorkflow)
 			w.RegisterActivity(health)
+			w.RegisterActivity(&activities.Frontier{Store: st, Crawls: crawls, Admitter: admitter})
 		case config.RoleFetch:
-			w = worker.New(c, cfg.FetchTaskQueue, worker.Options{
-				WorkerStopTimeout:                  cfg.ShutdownTimeout,
-				MaxConcurrentActivityExecutionSize: cfg.FetchConcurrency,
-			})
+			opts.MaxConcurrentActivityExecutionSize = cfg.FetchConcurrency
+			w = worker.New(c, cfg.FetchTaskQueue, opts)
 			w.RegisterActivity(health)
+			dialer := netguard.New(netguard.Options{ConnectTo: cfg.ConnectTo, Allow: cfg.AllowNetworks})
+			w.RegisterActivity(&activities.Fetcher{Store: st, Blob: deps.Blob, Client: fetch.New(fetch.Options{Dialer: dialer}),
+				Crawls: crawls, Admitter: admitter})
 		case config.RoleProcess:
-			w = worker.New(c, cfg.ProcessTaskQueue, worker.Options{
-				WorkerStopTimeout:                  cfg.ShutdownTimeout,
-				MaxConcurrentActivityExecutionSize: cfg.ProcessConcurrency,
-			})
+			opts.MaxConcurrentActivityExecutionSize = cfg.ProcessConcurrency
+			w = worker.New(c, cfg.ProcessTaskQueue, opts)
 			w.RegisterActivity(health)
+			w.RegisterActivity(&activities.Processor{Store: st, Blob: deps.Blob, Crawls: crawls, Admitter: admitter})
 		default:
 			r.Stop()
 			return nil, fmt.Errorf("runner: unknown role %q", role)

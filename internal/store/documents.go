@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -23,6 +24,7 @@ type Document struct {
 	NoIndex     bool
 	NoFollow    bool
 	LinksOut    int
+	RecrawlAt   *time.Time // nil: the URL is done; else it is queued again for then
 }
 
 // Link is an edge of the web graph.
@@ -71,8 +73,9 @@ func (s *Store) SaveDocument(ctx context.Context, d Document, links []Link) (dup
 				return fmt.Errorf("save links: %w", err)
 			}
 		}
-		_, err = tx.Exec(ctx, `UPDATE urls SET state = 'done', updated_at = now() WHERE crawl_id = $1 AND url_hash = $2 AND state = 'fetched'`,
-			d.CrawlID, d.Hash)
+		_, err = tx.Exec(ctx, `UPDATE urls SET state = CASE WHEN $3::timestamptz IS NULL THEN 'done' ELSE 'queued' END,
+				next_fetch_at = coalesce($3, next_fetch_at), updated_at = now()
+			WHERE crawl_id = $1 AND url_hash = $2 AND state = 'fetched'`, d.CrawlID, d.Hash, d.RecrawlAt)
 		return err
 	})
 	if err != nil {

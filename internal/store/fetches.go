@@ -37,6 +37,7 @@ type FetchOutcome struct {
 	ETag         string
 	LastModified string
 	Err          string // why the attempt failed, if it did
+	Note         string // what else to remember as the URL's last error (not a failure)
 
 	State       string
 	SkipReason  string
@@ -85,7 +86,7 @@ func (s *Store) RecordFetch(ctx context.Context, host string, o FetchOutcome) (b
 				last_modified = CASE WHEN $8 BETWEEN 200 AND 299 THEN nullif($12, '') ELSE last_modified END,
 				content_hash = coalesce($13, content_hash), updated_at = now()
 			WHERE crawl_id = $1 AND url_hash = $2 AND state IN ('claimed', 'queued')`,
-			o.CrawlID, o.Hash, o.State, o.SkipReason, o.Attempts, next, requested, o.Status, o.FetchedAt, o.Err,
+			o.CrawlID, o.Hash, o.State, o.SkipReason, o.Attempts, next, requested, o.Status, o.FetchedAt, firstNonEmpty(o.Err, o.Note),
 			o.ETag, o.LastModified, o.ContentHash)
 		if err != nil {
 			return fmt.Errorf("update url: %w", err)
@@ -150,4 +151,11 @@ func (s *Store) DeadLetters(ctx context.Context, crawlID string, limit int) ([]D
 		d.Attempts = []byte(attempts)
 		return d, err
 	})
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }

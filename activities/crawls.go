@@ -1,0 +1,91 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/robots"
+	"github.com/trawlerdev/trawler/internal/scope"
+	"github.com/trawlerdev/trawler/internal/store"
+	"github.com/trawlerdev/trawler/internal/urlnorm"
+)
+
+// crawlInfo is what activities need to know about a crawl, derived from its stored spec.
+type crawlInfo struct {
+	id        string
+	spec      crawl.Spec
+	scope     *scope.Scope
+	userAgent string
+	token     string // robots.txt product token
+	loaded    time.Time
+}
+
+// Crawls caches crawl specs per process (they change only when a crawl is created).
+type Crawls struct {
+	Store            *store.Store
+	Norm             *urlnorm.Normalizer
+	DefaultUserAgent string
+
+	mu sync.Mutex
+	m  map[string]*crawlInfo
+}
+
+const crawlCacheTTL = time.Minute
+
+func (c *Crawls) get(ctx context.Context, id string) (*crawlInfo, error) {
+	c.mu.Lock()
+	if ci, ok := c.m[id]; ok && time.Since(ci.loaded) < crawlCacheTTL {
+		c.mu.Unlock()
+		return ci, nil
+	}
+	c.mu.Unlock()
+	var spec crawl.Spec
+	if err := c.Store.CrawlSpec(ctx, id, &spec); err != nil {
+		return nil, err
+	}
+	ci := c.build(id, spec)
+	c.mu.Lock()
+	if c.m == nil {
+		c.m = map[string]*crawlInfo{}
+	}
+	c.m[id] = ci
+	c.mu.Unlock()
+	return ci, nil
+}
+
+func (c *Crawls) build(id string, spec crawl.Spec) *crawlInfo {
+	spec = spec.WithDefaults()
+	var hosts []string
+	for _, s := range spec.Seeds {
+		if n, err := c.Norm.Normalize(s); err == nil {
+			hosts = append(hosts, urlnorm.Authority(n))
+		}
+	}
+	ua := spec.UserAgent
+	if ua == "" {
+		ua = c.DefaultUserAgent
+	}
+	return &crawlInfo{id: id, spec: spec, scope: scope.New(spec, hosts), userAgent: ua,
+		token: robots.ProductToken(ua), loaded: time.Now()}
+}
+
+// candidate builds a frontier candidate from a normalized URL.
+func candidate(normalized string, depth, hops int, source string) store.Candidate {
+	return store.Candidate{URL: normalized, Hash: urlnorm.Hash(normalized), Host: urlnorm.Authority(normalized),
+		Depth: depth, Hops: hops, Source: source, Priority: priority(depth, source)}
+}
+
+// priority orders a host's claims: seeds and sitemap entries first, then by depth. (A richer
+// score from in-links and sitemap hints belongs to frontier quality work.)
+func priority(depth int, source string) float32 {
+	p := 1 / float32(1+depth)
+	if source == "seed" {
+		p += 1
+	}
+	return p
+}
+
+func errorf(format string, args ...any) error { return fmt.Errorf("activities: "+format, args...) }

@@ -1,0 +1,123 @@
+package activities
+
+import (
+	"context"
+	"time"
+
+	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/store"
+)
+
+// Frontier holds the short Postgres steps workflows run as local activities: starting a
+// crawl, claiming and releasing URLs, progress, crawl state and the wake-up sweep.
+type Frontier struct {
+	Store    *store.Store
+	Crawls   *Crawls
+	Admitter *Admitter
+}
+
+// StartCrawlInput creates a crawl and admits its seeds.
+type StartCrawlInput struct {
+	CrawlID string     `json:"crawlId"`
+	Spec    crawl.Spec `json:"spec"`
+}
+
+// StartCrawlResult says what became of the seeds.
+type StartCrawlResult struct {
+	Admitted int               `json:"admitted"`
+	Hosts    int               `json:"hosts"`
+	Invalid  []crawl.SeedError `json:"invalid,omitempty"`
+}
+
+// StartCrawl records the crawl (keeping an existing record) and admits the valid seeds; the
+// invalid ones come back with their reasons.
+func (f *Frontier) StartCrawl(ctx context.Context, in StartCrawlInput) (StartCrawlResult, error) {
+	var out StartCrawlResult
+	spec := in.Spec.WithDefaults()
+	if err := f.Store.CreateCrawl(ctx, in.CrawlID, spec, spec.MaxPages, spec.MaxPagesPerHost); err != nil {
+		return out, err
+	}
+	ci, err := f.Crawls.get(ctx, in.CrawlID)
+	if err != nil {
+		return out, err
+	}
+	var cands []store.Candidate
+	for _, s := range spec.Seeds {
+		if why := crawl.CheckSeed(s); why != "" {
+			out.Invalid = append(out.Invalid, crawl.SeedError{Seed: s, Reason: why})
+			continue
+		}
+		n, err := f.Crawls.Norm.Normalize(s)
+		if err != nil {
+			out.Invalid = append(out.Invalid, crawl.SeedError{Seed: s, Reason: err.Error()})
+			continue
+		}
+		cands = append(cands, candidate(n, 0, 0, "seed"))
+	}
+	st, err := f.Admitter.admit(ctx, ci, cands)
+	if err != nil {
+		return out, err
+	}
+	out.Admitted, out.Hosts = st.New, st.Hosts
+	return out, nil
+}
+
+// ClaimInput asks for up to Limit due URLs of Host, leased for Lease.
+type ClaimInput struct {
+	Host  string        `json:"host"`
+	Limit int           `json:"limit"`
+	Lease time.Duration `json:"lease"`
+}
+
+// ClaimResult holds the claimed URLs, or when the next one is due.
+type ClaimResult struct {
+	URLs    []store.Claimed `json:"urls,omitempty"`
+	NextDue *time.Time      `json:"nextDue,omitempty"`
+}
+
+// Claim leases due URLs of a host.
+func (f *Frontier) Claim(ctx context.Context, in ClaimInput) (ClaimResult, error) {
+	urls, next, err := f.Store.Claim(ctx, in.Host, in.Limit, in.Lease, time.Now())
+	return ClaimResult{URLs: urls, NextDue: next}, err
+}
+
+// Release returns claimed URLs to the queue.
+func (f *Frontier) Release(ctx context.Context, claims []store.Claimed) error {
+	return f.Store.Release(ctx, claims)
+}
+
+// Progress reads a crawl's progress.
+func (f *Frontier) Progress(ctx context.Context, crawlID string) (crawl.CrawlProgress, error) {
+	p, err := f.Store.CrawlProgress(ctx, crawlID)
+	if err != nil {
+		return crawl.CrawlProgress{}, err
+	}
+	out := crawl.CrawlProgress{CrawlID: crawlID, State: p.State, Admitted: p.Admitted, Fetched: p.Fetched, Pages: p.Pages,
+		Errors: p.Errors, Dead: p.Dead, Pending: p.Pending, Hosts: p.Hosts, Bytes: p.Bytes, ByState: p.ByState,
+		Skipped: p.Skipped, UpdatedAt: time.Now()}
+	if p.FirstFetch != nil && p.LastFetch != nil {
+		if secs := p.LastFetch.Sub(*p.FirstFetch).Seconds(); secs > 0 {
+			out.PagesPerSec = float64(p.Fetched) / secs
+		}
+	}
+	return out, nil
+}
+
+// SetCrawlState moves a crawl to running, paused, stopped or done.
+func (f *Frontier) SetCrawlState(ctx context.Context, crawlID, state string) error {
+	return f.Store.SetCrawlState(ctx, crawlID, state)
+}
+
+// WakeStale wakes hosts with due URLs that have not claimed for staleFor: a host workflow that
+// ended, or missed a signal. It returns how many it woke.
+func (f *Frontier) WakeStale(ctx context.Context, crawlID string, staleFor time.Duration) (int, error) {
+	hosts, err := f.Store.StaleHosts(ctx, crawlID, time.Now().Add(-staleFor), 500)
+	if err != nil || len(hosts) == 0 {
+		return 0, err
+	}
+	ci, err := f.Crawls.get(ctx, crawlID)
+	if err != nil {
+		return 0, err
+	}
+	return len(hosts), f.Admitter.Waker.Wake(ctx, crawlID, crawl.HostConfigFrom(ci.spec), hosts)
+}

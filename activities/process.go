@@ -1,0 +1,162 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+
+	"github.com/trawlerdev/trawler/internal/blob"
+	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/parse"
+	"github.com/trawlerdev/trawler/internal/store"
+	"github.com/trawlerdev/trawler/internal/urlnorm"
+)
+
+// Processor runs on the process task queue: it parses fetched pages, stores their text and
+// documents, records the link graph and admits discovered links.
+type Processor struct {
+	Store    *store.Store
+	Blob     *blob.Store
+	Crawls   *Crawls
+	Admitter *Admitter
+}
+
+// processProgress is the heartbeat detail: pages done and counts so far.
+type processProgress struct {
+	Done   int                 `json:"done"`
+	Result crawl.ProcessResult `json:"result"`
+}
+
+// Process handles a batch of pages, then admits all their links in one batch per crawl (one
+// wake-up signal per affected host).
+func (p *Processor) Process(ctx context.Context, in crawl.ProcessInput) (crawl.ProcessResult, error) {
+	var prog processProgress
+	if activity.HasHeartbeatDetails(ctx) {
+		_ = activity.GetHeartbeatDetails(ctx, &prog)
+	}
+	log := activity.GetLogger(ctx)
+	pending := map[string][]store.Candidate{}
+	var crawlOrder []string
+	for i, page := range in.Pages {
+		ci, err := p.Crawls.get(ctx, page.CrawlID)
+		if err != nil {
+			return prog.Result, err
+		}
+		cands, err := p.processPage(ctx, ci, page, &prog.Result)
+		if err != nil {
+			return prog.Result, err
+		}
+		// Links of pages finished before a retry were admitted already or will be again:
+		// admission is idempotent, so they are simply collected again here.
+		if _, ok := pending[page.CrawlID]; !ok {
+			crawlOrder = append(crawlOrder, page.CrawlID)
+		}
+		pending[page.CrawlID] = append(pending[page.CrawlID], cands...)
+		if i >= prog.Done {
+			prog.Done = i + 1
+			activity.RecordHeartbeat(ctx, prog)
+		}
+	}
+	for _, id := range crawlOrder {
+		ci, err := p.Crawls.get(ctx, id)
+		if err != nil {
+			return prog.Result, err
+		}
+		st, err := p.Admitter.admit(ctx, ci, pending[id])
+		if err != nil {
+			return prog.Result, err
+		}
+		prog.Result.Admitted += st.New
+		prog.Result.Duplicates += st.Duplicates
+		prog.Result.Rejected += st.OverBudget
+	}
+	log.Debug("processed pages", "host", in.Host, "pages", len(in.Pages), "admitted", prog.Result.Admitted)
+	return prog.Result, nil
+}
+
+// processPage parses and stores one page and returns the links to admit.
+func (p *Processor) processPage(ctx context.Context, ci *crawlInfo, page crawl.PageRef, res *crawl.ProcessResult) ([]store.Candidate, error) {
+	spec := ci.spec
+	body, err := p.Blob.GetBody(ctx, page.BodyKey, spec.MaxBodyBytes+1)
+	if err != nil {
+		return nil, err
+	}
+	pageURL := page.URL
+	if page.FinalURL != "" {
+		pageURL = page.FinalURL
+	}
+	pu, err := url.Parse(pageURL)
+	if err != nil {
+		res.Failed++
+		return nil, p.Store.MarkDone(ctx, page.CrawlID, page.Hash, "unparseable page URL")
+	}
+	parsed, err := parse.Parse(body, page.ContentType, pu, spec.MaxOutlinks*4)
+	if err != nil {
+		res.Failed++
+		return nil, p.Store.MarkDone(ctx, page.CrawlID, page.Hash, err.Error())
+	}
+	if parsed.Binary {
+		res.Failed++
+		return nil, p.Store.MarkDone(ctx, page.CrawlID, page.Hash, "binary content served as HTML")
+	}
+	doc := store.Document{CrawlID: page.CrawlID, Hash: page.Hash, ContentHash: page.ContentHash, BodyKey: page.BodyKey,
+		Title: parsed.Title, Lang: parsed.Lang, Charset: parsed.Charset, ContentType: page.ContentType, Size: page.Size,
+		NoIndex: parsed.NoIndex, NoFollow: parsed.NoFollow}
+	if !parsed.NoIndex && parsed.Text != "" {
+		if doc.TextKey, _, err = p.Blob.PutText(ctx, []byte(parsed.Text)); err != nil {
+			return nil, err
+		}
+	}
+	var links []store.Link
+	var cands []store.Candidate
+	seenLinks := map[string]bool{}
+	follow := func(raw string, nofollow bool) {
+		n, err := p.Crawls.Norm.Resolve(parsed.Base, raw)
+		if err != nil {
+			if !errors.Is(err, urlnorm.ErrScheme) {
+				res.Rejected++
+			}
+			return
+		}
+		if seenLinks[n] {
+			return
+		}
+		seenLinks[n] = true
+		c := candidate(n, page.Depth+1, 0, "link")
+		links = append(links, store.Link{From: page.Hash, To: c.Hash, NoFollow: nofollow || parsed.NoFollow})
+		switch {
+		case nofollow || parsed.NoFollow:
+		case c.Depth > spec.MaxDepth, !ci.scope.Allows(c.Host), len(cands) >= spec.MaxOutlinks:
+			res.Rejected++
+		default:
+			cands = append(cands, c)
+		}
+	}
+	for _, l := range parsed.Links {
+		follow(l.Href, l.NoFollow)
+	}
+	if parsed.Canonical != "" {
+		if n, err := p.Crawls.Norm.Normalize(parsed.Canonical); err == nil {
+			doc.Canonical = n
+			follow(n, false) // the canonical version is crawled like a link
+		}
+	}
+	doc.LinksOut = len(links)
+	if spec.Recrawl.Interval > 0 {
+		at := time.Now().Add(spec.Recrawl.Interval.D())
+		doc.RecrawlAt = &at
+	}
+	dupOf, err := p.Store.SaveDocument(ctx, doc, links)
+	if err != nil {
+		return nil, err
+	}
+	res.Documents++
+	res.Links += len(links)
+	if dupOf != nil {
+		res.Duplicates++
+	}
+	return cands, nil
+}

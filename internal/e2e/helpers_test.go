@@ -1,0 +1,124 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/trawlerdev/trawler/internal/config"
+	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/runner"
+	"github.com/trawlerdev/trawler/internal/store"
+	"github.com/trawlerdev/trawler/internal/testenv"
+	"github.com/trawlerdev/trawler/internal/testweb"
+	"github.com/trawlerdev/trawler/workflows"
+)
+
+// stack is one isolated crawler on the real services: its own database, bucket and task
+// queues, in-process workers for every role, and a test web.
+type stack struct {
+	t     *testing.T
+	cfg   *config.Config
+	store *store.Store
+	tc    client.Client
+	web   *testweb.Web
+	srv   *testweb.Server
+	run   *runner.Runner
+}
+
+func newStack(t *testing.T, webCfg testweb.Config) *stack {
+	t.Helper()
+	web, err := testweb.New(webCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := testweb.Start(web, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	cfg := testenv.Config(t)
+	cfg.ConnectTo, _ = config.ParseConnectTo(srv.ConnectTo())
+	cfg.HeartbeatMax = time.Second
+	db, _ := testenv.Postgres(t)
+	s := &stack{t: t, cfg: cfg, store: store.New(db), tc: testenv.Temporal(t), web: web, srv: srv}
+	s.startWorkers(cfg)
+	return s
+}
+
+func (s *stack) startWorkers(cfg *config.Config) {
+	r, err := runner.Start(s.tc, cfg, runner.Deps{DB: s.store.Pool(), Blob: testenv.Blob(s.t)})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.run = r
+	s.t.Cleanup(r.Stop)
+}
+
+// crawl starts a crawl named after the test and waits for it to finish.
+func (s *stack) crawl(spec crawl.Spec, timeout time.Duration) crawl.CrawlProgress {
+	s.t.Helper()
+	run := s.start(spec)
+	return s.wait(run, timeout)
+}
+
+func (s *stack) start(spec crawl.Spec) client.WorkflowRun {
+	s.t.Helper()
+	if spec.Name == "" {
+		spec.Name = testenv.Unique("c")
+	}
+	run, err := s.tc.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{
+		ID: crawl.CrawlWorkflowID(spec.Name), TaskQueue: s.cfg.TaskQueue,
+	}, workflows.CrawlWorkflow, workflows.CrawlInput{Spec: spec})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return run
+}
+
+func (s *stack) wait(run client.WorkflowRun, timeout time.Duration) crawl.CrawlProgress {
+	s.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var p crawl.CrawlProgress
+	if err := run.Get(ctx, &p); err != nil {
+		s.t.Fatalf("crawl %s: %v", run.GetID(), err)
+	}
+	return p
+}
+
+// historyEvents counts the events of every workflow run whose ID has prefix (all runs, all
+// Continue-As-New generations) in this namespace's visibility for the test's task queue.
+func (s *stack) historyEvents(query string) (int, int) {
+	s.t.Helper()
+	ctx := context.Background()
+	events, runs := 0, 0
+	var token []byte
+	for {
+		resp, err := s.tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query, NextPageToken: token})
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		for _, e := range resp.Executions {
+			runs++
+			it := s.tc.GetWorkflowHistory(ctx, e.Execution.WorkflowId, e.Execution.RunId, false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+			for it.HasNext() {
+				if _, err := it.Next(); err != nil {
+					s.t.Fatal(err)
+				}
+				events++
+			}
+		}
+		if token = resp.NextPageToken; len(token) == 0 {
+			break
+		}
+	}
+	return events, runs
+}
+
+func (s *stack) logf(format string, args ...any) { s.t.Log(fmt.Sprintf(format, args...)) }

@@ -1,0 +1,76 @@
+// Package scope owns which hosts a crawl may follow links to: the seeds' hosts, their
+// registrable domains (public-suffix aware), an allow list of domains, or any host.
+package scope
+
+import (
+	"net"
+	"strings"
+
+	"golang.org/x/net/publicsuffix"
+
+	"github.com/trawlerdev/trawler/internal/crawl"
+)
+
+// Scope decides, by host, whether a URL is in a crawl.
+type Scope struct {
+	kind  string
+	hosts map[string]bool // exact hosts (scope host)
+	roots []string        // domains whose subdomains are in (scope domain and list)
+}
+
+// New builds the scope of spec from its normalized seed URLs' hosts.
+func New(spec crawl.Spec, seedHosts []string) *Scope {
+	s := &Scope{kind: spec.Scope, hosts: map[string]bool{}}
+	switch spec.Scope {
+	case crawl.ScopeHost:
+		for _, h := range seedHosts {
+			s.hosts[hostname(h)] = true
+		}
+	case crawl.ScopeDomain:
+		for _, h := range seedHosts {
+			s.roots = append(s.roots, Registrable(hostname(h)))
+		}
+	case crawl.ScopeList:
+		for _, d := range spec.AllowDomains {
+			s.roots = append(s.roots, strings.TrimPrefix(strings.ToLower(strings.TrimSpace(d)), "*."))
+		}
+	}
+	return s
+}
+
+// Allows reports whether host (an authority: host[:port]) is in scope.
+func (s *Scope) Allows(authority string) bool {
+	h := hostname(authority)
+	switch s.kind {
+	case crawl.ScopeAny:
+		return true
+	case crawl.ScopeHost:
+		return s.hosts[h]
+	}
+	for _, r := range s.roots {
+		if h == r || strings.HasSuffix(h, "."+r) {
+			return true
+		}
+	}
+	return false
+}
+
+// Registrable is the registrable domain (eTLD+1) of host, or host itself when it has none
+// (an IP address, a single label, a public suffix).
+func Registrable(host string) string {
+	if net.ParseIP(host) != nil {
+		return host
+	}
+	d, err := publicsuffix.EffectiveTLDPlusOne(host)
+	if err != nil {
+		return host
+	}
+	return d
+}
+
+func hostname(authority string) string {
+	if h, _, err := net.SplitHostPort(authority); err == nil {
+		return strings.ToLower(h)
+	}
+	return strings.ToLower(strings.Trim(authority, "[]"))
+}

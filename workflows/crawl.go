@@ -1,0 +1,134 @@
+package workflows
+
+import (
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/trawlerdev/trawler/activities"
+	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/store"
+)
+
+// CrawlInput is CrawlWorkflow's input: a crawl spec (plain JSON, as `temporal workflow start
+// --input` takes it), plus the state a continued run carries.
+type CrawlInput struct {
+	crawl.Spec
+	Run *CrawlRun `json:"_run,omitempty"`
+}
+
+// CrawlRun is what CrawlWorkflow carries across Continue-As-New.
+type CrawlRun struct {
+	Started bool              `json:"started"`
+	Invalid []crawl.SeedError `json:"invalid,omitempty"`
+	Paused  bool              `json:"paused"`
+}
+
+// staleAfter is how long a host may sit on due URLs without claiming before the crawl wakes it.
+const staleAfter = 90 * time.Second
+
+// CrawlWorkflow runs one crawl (ID crawl/<name>): it records the spec, admits the seeds and
+// wakes their hosts, then watches progress from Postgres until the frontier drains (the page
+// budget is enforced at admission), or a stop signal arrives. pause/resume act on every host
+// of the crawl at once through the crawl's state in Postgres, leaving other crawls alone.
+func CrawlWorkflow(ctx workflow.Context, in CrawlInput) (crawl.CrawlProgress, error) {
+	spec := in.Spec.WithDefaults()
+	if err := spec.Validate(); err != nil {
+		return crawl.CrawlProgress{}, temporal.NewNonRetryableApplicationError("invalid crawl spec: "+err.Error(), "InvalidSpec", err)
+	}
+	info := workflow.GetInfo(ctx)
+	crawlID := spec.Name
+	if crawlID == "" {
+		crawlID = strings.TrimPrefix(info.WorkflowExecution.ID, "crawl/")
+	}
+	run := in.Run
+	if run == nil {
+		run = &CrawlRun{}
+	}
+	_ = workflow.UpsertTypedSearchAttributes(ctx, activities.SearchCrawlID.ValueSet(crawlID))
+	lctx := withLocal(ctx)
+	var f *activities.Frontier
+	var progress crawl.CrawlProgress
+	if err := workflow.SetQueryHandler(ctx, crawl.QueryProgress, func() (crawl.CrawlProgress, error) { return progress, nil }); err != nil {
+		return progress, err
+	}
+	if !run.Started {
+		var started activities.StartCrawlResult
+		if err := workflow.ExecuteLocalActivity(lctx, f.StartCrawl, activities.StartCrawlInput{CrawlID: crawlID, Spec: spec}).Get(ctx, &started); err != nil {
+			return progress, err
+		}
+		run.Started, run.Invalid = true, started.Invalid
+	}
+	refresh := func() error {
+		var p crawl.CrawlProgress
+		if err := workflow.ExecuteLocalActivity(lctx, f.Progress, crawlID).Get(ctx, &p); err != nil {
+			return err
+		}
+		p.InvalidSeed = run.Invalid
+		progress = p
+		return nil
+	}
+	setState := func(s string) error {
+		return workflow.ExecuteLocalActivity(lctx, f.SetCrawlState, crawlID, s).Get(ctx, nil)
+	}
+	wake := func(staleFor time.Duration) {
+		if err := workflow.ExecuteLocalActivity(lctx, f.WakeStale, crawlID, staleFor).Get(ctx, nil); err != nil {
+			workflow.GetLogger(ctx).Warn("waking stale hosts failed", "error", err)
+		}
+	}
+	if err := refresh(); err != nil {
+		return progress, err
+	}
+	pauseCh := workflow.GetSignalChannel(ctx, crawl.SignalPause)
+	resumeCh := workflow.GetSignalChannel(ctx, crawl.SignalResume)
+	stopCh := workflow.GetSignalChannel(ctx, crawl.SignalStop)
+	var stopped bool
+	for tick := 1; ; tick++ {
+		if info := workflow.GetInfo(ctx); info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() > 3000 {
+			_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
+			if pauseCh.Len()+resumeCh.Len()+stopCh.Len() == 0 {
+				return progress, workflow.NewContinueAsNewError(ctx, CrawlWorkflow, CrawlInput{Spec: in.Spec, Run: run})
+			}
+		}
+		var sigErr error
+		tctx, cancel := workflow.WithCancel(ctx)
+		sel := workflow.NewSelector(ctx)
+		sel.AddFuture(workflow.NewTimer(tctx, spec.ProgressInterval.D()), func(workflow.Future) {})
+		sel.AddReceive(pauseCh, func(c workflow.ReceiveChannel, _ bool) {
+			c.Receive(ctx, nil)
+			run.Paused, sigErr = true, setState(store.CrawlPaused)
+		})
+		sel.AddReceive(resumeCh, func(c workflow.ReceiveChannel, _ bool) {
+			c.Receive(ctx, nil)
+			run.Paused, sigErr = false, setState(store.CrawlRunning)
+			wake(0)
+		})
+		sel.AddReceive(stopCh, func(c workflow.ReceiveChannel, _ bool) {
+			c.Receive(ctx, nil)
+			stopped, sigErr = true, setState(store.CrawlStopped)
+		})
+		sel.Select(ctx)
+		cancel()
+		if sigErr != nil {
+			return progress, sigErr
+		}
+		if err := refresh(); err != nil {
+			return progress, err
+		}
+		if stopped || progress.State == store.CrawlStopped {
+			return progress, nil
+		}
+		if progress.Pending == 0 && !run.Paused {
+			if err := setState(store.CrawlDone); err != nil {
+				return progress, err
+			}
+			progress.State = store.CrawlDone
+			return progress, nil
+		}
+		if !run.Paused && tick%6 == 0 {
+			wake(staleAfter)
+		}
+	}
+}

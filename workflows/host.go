@@ -1,0 +1,388 @@
+package workflows
+
+import (
+	"fmt"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/trawlerdev/trawler/activities"
+	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/store"
+)
+
+// Defaults of the host workflow's pacing, for fields a HostConfig leaves zero.
+const (
+	defaultMaxHistory = 3000
+	claimLeaseSlack   = 2 * time.Minute
+)
+
+// HostWorkflow is the one workflow that requests pages from its host (ID host/<authority>),
+// for every crawl: one-running-execution-per-ID makes it the cluster-wide politeness lock.
+// It loops: claim due URLs from Postgres, wait on a durable timer until the host's next
+// request may start, run one Fetch activity for the batch (which spaces its requests by the
+// same delay and fetches robots.txt first when its cache expired), hand fetched pages to a
+// ProcessPage child, and repeat. Idle, it sleeps until the next due URL or a signal, and ends
+// after the idle timeout (Signal-With-Start revives it).
+func HostWorkflow(ctx workflow.Context, in crawl.HostInput) error {
+	h := &hostRun{ctx: ctx, in: in, st: in.State, cfg: withHostDefaults(in.Config)}
+	return h.run()
+}
+
+type hostRun struct {
+	ctx   workflow.Context
+	in    crawl.HostInput
+	st    crawl.HostState
+	cfg   crawl.HostConfig
+	state string // active, idle, paused, backoff: the HostState search attribute
+	wake  time.Time
+	busy  bool
+
+	urlsAdded, pause, resume, throttle workflow.ReceiveChannel
+	interrupted                        bool // a pause or throttle arrived while fetching
+}
+
+func withHostDefaults(c crawl.HostConfig) crawl.HostConfig {
+	d := crawl.Spec{Delay: c.Delay, MaxCrawlDelay: c.MaxCrawlDelay, Concurrency: c.Concurrency, BatchWindow: c.BatchWindow,
+		MaxBatch: c.MaxBatch, HostIdleTimeout: c.IdleTimeout, RequestTimeout: c.RequestTimeout}.WithDefaults()
+	out := crawl.HostConfigFrom(d)
+	out.MaxHistory, out.FetchQueue, out.ProcessQueue = c.MaxHistory, c.FetchQueue, c.ProcessQueue
+	if out.MaxHistory <= 0 {
+		out.MaxHistory = defaultMaxHistory
+	}
+	return out
+}
+
+func (h *hostRun) run() error {
+	ctx := h.ctx
+	h.urlsAdded = workflow.GetSignalChannel(ctx, crawl.SignalURLsAdded)
+	h.pause = workflow.GetSignalChannel(ctx, crawl.SignalPause)
+	h.resume = workflow.GetSignalChannel(ctx, crawl.SignalResume)
+	h.throttle = workflow.GetSignalChannel(ctx, crawl.SignalThrottle)
+	if err := workflow.SetQueryHandler(ctx, crawl.QueryStatus, func() (crawl.HostStatus, error) { return h.status(), nil }); err != nil {
+		return err
+	}
+	for {
+		h.drainSignals()
+		if h.shouldContinueAsNew() {
+			return h.continueAsNew()
+		}
+		if h.st.Paused {
+			h.setState("paused")
+			h.waitSignal(time.Time{})
+			continue
+		}
+		now := workflow.Now(ctx)
+		if gate := later(h.st.NextRequestAt, h.st.BackoffUntil); gate.After(now) {
+			if h.st.BackoffUntil.After(now) {
+				h.setState("backoff")
+			}
+			h.waitSignal(gate) // the durable crawl-delay timer
+			continue
+		}
+		claimed, err := h.claim()
+		if err != nil {
+			return err
+		}
+		if len(claimed.URLs) == 0 {
+			if h.idle(claimed.NextDue) {
+				continue
+			}
+			return nil
+		}
+		h.setState("active")
+		h.fetch(claimed.URLs)
+	}
+}
+
+// delay is the gap between request starts in force: the crawl's, robots.txt's Crawl-delay
+// (capped) or the operator's throttle, whichever is longest.
+func (h *hostRun) delay() time.Duration {
+	return max(h.cfg.Delay.D(), h.st.CrawlDelay.D(), h.st.ThrottleDelay.D())
+}
+
+// batchSize is K: how many URLs one Fetch activity carries, so that it covers about one
+// batch window of host time.
+func (h *hostRun) batchSize() int {
+	d := h.delay()
+	k := h.cfg.MaxBatch
+	if d > 0 {
+		k = int(h.cfg.BatchWindow.D() / d)
+	}
+	return min(max(k, 1), h.cfg.MaxBatch)
+}
+
+func (h *hostRun) claim() (activities.ClaimResult, error) {
+	var f *activities.Frontier
+	k := h.batchSize()
+	lease := time.Duration(k)*(h.delay()+h.cfg.RequestTimeout.D()) + claimLeaseSlack
+	var res activities.ClaimResult
+	err := workflow.ExecuteLocalActivity(withLocal(h.ctx), f.Claim, activities.ClaimInput{Host: h.in.Host, Limit: k, Lease: lease}).Get(h.ctx, &res)
+	return res, err
+}
+
+// idle waits for work: until the next due URL (if any) or a signal, at most the idle timeout.
+// It returns false when the workflow should end.
+func (h *hostRun) idle(nextDue *time.Time) bool {
+	now := workflow.Now(h.ctx)
+	deadline := now.Add(h.cfg.IdleTimeout.D())
+	if nextDue != nil && nextDue.Before(deadline) {
+		h.setState("active")
+		h.waitSignal(later(*nextDue, now.Add(time.Second)))
+		return true
+	}
+	h.setState("idle")
+	if h.waitSignal(deadline) {
+		return true
+	}
+	// Timed out. A signal that raced the timer still wakes us (the server refuses to complete
+	// a workflow with unhandled signals, and the next task finds it here).
+	return h.drainSignals()
+}
+
+func (h *hostRun) fetch(urls []store.Claimed) {
+	ctx := h.ctx
+	d := h.delay()
+	k := len(urls)
+	actx, cancel := workflow.WithCancel(ctx)
+	actx = workflow.WithActivityOptions(actx, workflow.ActivityOptions{
+		TaskQueue:           or(h.cfg.FetchQueue, defaultFetchQueue),
+		StartToCloseTimeout: time.Duration(k)*(d+h.cfg.RequestTimeout.D()) + 2*(h.cfg.RequestTimeout.D()+h.cfg.MaxCrawlDelay.D()) + time.Minute,
+		HeartbeatTimeout:    h.cfg.RequestTimeout.D() + 30*time.Second,
+		WaitForCancellation: true, // one batch at a time: never overlap requests to the host
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:    2 * time.Second,
+			BackoffCoefficient: 2,
+			MaximumInterval:    2 * time.Minute,
+			MaximumAttempts:    10,
+		},
+	})
+	var f *activities.Fetcher
+	fut := workflow.ExecuteActivity(actx, f.FetchBatch, activities.FetchBatchInput{Host: h.in.Host, URLs: urls, Delay: d,
+		MaxCrawlDelay: h.cfg.MaxCrawlDelay.D(), NotBefore: h.st.NextRequestAt})
+	h.busy = true
+	h.interrupted = false
+	for done := false; !done; {
+		sel := workflow.NewSelector(ctx)
+		sel.AddFuture(fut, func(workflow.Future) { done = true })
+		h.addSignals(sel)
+		sel.Select(ctx)
+		if !done && h.interrupted {
+			cancel() // pause or throttle: stop after the current request, release the rest
+			h.interrupted = false
+		}
+	}
+	h.busy = false
+	var res activities.FetchBatchResult
+	err := fut.Get(ctx, &res)
+	if err != nil {
+		// Cancelled or failed for good: URLs not finished go back to the queue.
+		var fr *activities.Frontier
+		if rerr := workflow.ExecuteLocalActivity(withLocal(ctx), fr.Release, urls).Get(ctx, nil); rerr != nil {
+			workflow.GetLogger(ctx).Error("release claims failed; their leases will expire", "error", rerr)
+		}
+		if !temporal.IsCanceledError(err) {
+			h.st.LastError = err.Error()
+			h.st.Errors++
+			h.backoff(workflow.Now(ctx))
+		}
+		h.st.NextRequestAt = later(h.st.NextRequestAt, workflow.Now(ctx).Add(d))
+		return
+	}
+	h.apply(res, d)
+	if len(res.Pages) > 0 {
+		h.process(res.Pages)
+	}
+}
+
+// apply folds a batch's outcome into the host state: pacing, Retry-After, error backoff.
+func (h *hostRun) apply(res activities.FetchBatchResult, d time.Duration) {
+	now := workflow.Now(h.ctx)
+	h.st.CrawlDelay = crawl.Duration(res.CrawlDelay)
+	if !res.LastRequestAt.IsZero() {
+		h.st.NextRequestAt = later(h.st.NextRequestAt, res.LastRequestAt.Add(max(d, h.delay())))
+	}
+	h.st.Fetched += int64(res.Fetched + res.NotModified)
+	h.st.Errors += int64(res.Errors)
+	h.st.Skipped += int64(res.Skipped)
+	if res.LastError != "" {
+		h.st.LastError = res.LastError
+	}
+	if res.DeferUntil.After(h.st.BackoffUntil) {
+		h.st.BackoffUntil = res.DeferUntil
+	}
+	switch {
+	case res.ConsecutiveErrors > 0 && res.Fetched+res.NotModified == 0:
+		h.st.ConsecutiveErrors += res.ConsecutiveErrors
+		if h.st.ConsecutiveErrors >= 3 {
+			h.backoff(now)
+		}
+	case res.Fetched+res.NotModified > 0:
+		h.st.ConsecutiveErrors = 0
+		if h.st.BackoffLevel > 0 {
+			h.st.BackoffLevel-- // decays after successes
+		}
+	}
+}
+
+// backoff defers the host exponentially: 2^level × the delay, at most an hour.
+func (h *hostRun) backoff(now time.Time) {
+	h.st.BackoffLevel = min(h.st.BackoffLevel+1, 12)
+	wait := min(h.delay()<<h.st.BackoffLevel, time.Hour)
+	if until := now.Add(wait); until.After(h.st.BackoffUntil) {
+		h.st.BackoffUntil = until
+	}
+}
+
+// process hands fetched pages to a ProcessPage child, abandoned on close so Continue-As-New
+// does not cancel it; it waits only until the child has started.
+func (h *hostRun) process(pages []crawl.PageRef) {
+	h.st.ProcessSeq++
+	info := workflow.GetInfo(h.ctx)
+	cctx := workflow.WithChildOptions(h.ctx, workflow.ChildWorkflowOptions{
+		WorkflowID:        fmt.Sprintf("process/%s/%s-%d", h.in.Host, info.OriginalRunID, h.st.ProcessSeq),
+		ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_ABANDON,
+		TaskQueue:         info.TaskQueueName,
+	})
+	child := workflow.ExecuteChildWorkflow(cctx, ProcessPageWorkflow, crawl.ProcessInput{Host: h.in.Host, Pages: pages,
+		TaskQueue: h.cfg.ProcessQueue})
+	if err := child.GetChildWorkflowExecution().Get(h.ctx, nil); err != nil {
+		workflow.GetLogger(h.ctx).Error("start processing failed; pages stay fetched for a retry", "error", err)
+	}
+}
+
+// waitSignal blocks until a signal arrives (true) or until deadline (false; zero: no
+// deadline).
+func (h *hostRun) waitSignal(deadline time.Time) bool {
+	ctx := h.ctx
+	h.wake = deadline
+	tctx, cancel := workflow.WithCancel(ctx)
+	defer cancel()
+	sel := workflow.NewSelector(ctx)
+	fired := false
+	if !deadline.IsZero() {
+		d := deadline.Sub(workflow.Now(ctx))
+		if d <= 0 {
+			return false
+		}
+		sel.AddFuture(workflow.NewTimer(tctx, d), func(workflow.Future) { fired = true })
+	}
+	h.addSignals(sel)
+	sel.Select(ctx)
+	return !fired
+}
+
+func (h *hostRun) addSignals(sel workflow.Selector) {
+	sel.AddReceive(h.urlsAdded, func(c workflow.ReceiveChannel, _ bool) { h.onURLsAdded(c) })
+	sel.AddReceive(h.pause, func(c workflow.ReceiveChannel, _ bool) { c.Receive(h.ctx, nil); h.onPause() })
+	sel.AddReceive(h.resume, func(c workflow.ReceiveChannel, _ bool) { c.Receive(h.ctx, nil); h.st.Paused = false })
+	sel.AddReceive(h.throttle, func(c workflow.ReceiveChannel, _ bool) {
+		var t crawl.Throttle
+		c.Receive(h.ctx, &t)
+		h.onThrottle(t)
+	})
+}
+
+// drainSignals applies every pending signal without blocking; true if there was any.
+func (h *hostRun) drainSignals() bool {
+	any := false
+	for {
+		var t crawl.Throttle
+		var added crawl.URLsAdded
+		switch {
+		case h.urlsAdded.ReceiveAsync(&added):
+			h.merge(added)
+		case h.pause.ReceiveAsync(nil):
+			h.onPause()
+		case h.resume.ReceiveAsync(nil):
+			h.st.Paused = false
+		case h.throttle.ReceiveAsync(&t):
+			h.onThrottle(t)
+		default:
+			return any
+		}
+		any = true
+	}
+}
+
+func (h *hostRun) onURLsAdded(c workflow.ReceiveChannel) {
+	var s crawl.URLsAdded
+	c.Receive(h.ctx, &s)
+	h.merge(s)
+}
+
+// merge takes the politest pacing any crawl sharing the host asks for.
+func (h *hostRun) merge(s crawl.URLsAdded) {
+	if s.Config.Delay.D() > h.cfg.Delay.D() {
+		h.cfg.Delay = s.Config.Delay
+	}
+	if h.cfg.FetchQueue == "" {
+		h.cfg.FetchQueue, h.cfg.ProcessQueue = s.Config.FetchQueue, s.Config.ProcessQueue
+	}
+}
+
+func (h *hostRun) onPause() {
+	h.st.Paused = true
+	if h.busy {
+		h.interrupted = true
+	}
+}
+
+func (h *hostRun) onThrottle(t crawl.Throttle) {
+	if t.Reset {
+		h.st.ThrottleDelay, h.st.ThrottleConcurrent = 0, 0
+	}
+	if t.Delay > 0 {
+		h.st.ThrottleDelay = t.Delay
+	}
+	if t.Concurrency > 0 {
+		h.st.ThrottleConcurrent = t.Concurrency
+	}
+	if h.busy && (t.Delay > 0 || t.Reset) {
+		h.interrupted = true
+	}
+	// The next request keeps the new delay from the last one.
+	h.st.NextRequestAt = later(h.st.NextRequestAt, workflow.Now(h.ctx))
+}
+
+func (h *hostRun) setState(s string) {
+	if s == h.state {
+		return
+	}
+	h.state = s
+	_ = workflow.UpsertTypedSearchAttributes(h.ctx, activities.SearchHostState.ValueSet(s))
+}
+
+func (h *hostRun) status() crawl.HostStatus {
+	st := crawl.HostStatus{Host: h.in.Host, State: h.state, Paused: h.st.Paused, Delay: h.delay().String(),
+		Concurrency: 1, Fetched: h.st.Fetched, Errors: h.st.Errors, Skipped: h.st.Skipped, LastError: h.st.LastError,
+		NextWake: h.wake, BackoffUntil: h.st.BackoffUntil, BackoffLevel: h.st.BackoffLevel,
+		HistoryEvents: workflow.GetInfo(h.ctx).GetCurrentHistoryLength(), Runs: h.st.Runs}
+	if h.busy {
+		st.InFlight = 1
+	}
+	return st
+}
+
+func (h *hostRun) shouldContinueAsNew() bool {
+	info := workflow.GetInfo(h.ctx)
+	return info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() >= h.cfg.MaxHistory
+}
+
+// continueAsNew carries the state into a fresh run once no signal is pending.
+func (h *hostRun) continueAsNew() error {
+	_ = workflow.Await(h.ctx, func() bool { return workflow.AllHandlersFinished(h.ctx) })
+	h.drainSignals()
+	h.st.Runs++
+	next := crawl.HostInput{Host: h.in.Host, Config: h.cfg, State: h.st}
+	return workflow.NewContinueAsNewError(h.ctx, HostWorkflow, next)
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}

@@ -1,0 +1,33 @@
+package workflows
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/trawlerdev/trawler/activities"
+	"github.com/trawlerdev/trawler/internal/crawl"
+)
+
+// ProcessPageWorkflow processes one fetch batch's pages on the process task queue: parse,
+// store text and documents, record links, admit new URLs and wake their hosts. One child per
+// batch keeps the cost per page low (a child workflow per page would cap the system near 17
+// pages/s on the dev server).
+func ProcessPageWorkflow(ctx workflow.Context, in crawl.ProcessInput) (crawl.ProcessResult, error) {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:           or(in.TaskQueue, defaultProcessQueue),
+		StartToCloseTimeout: time.Duration(len(in.Pages))*30*time.Second + time.Minute,
+		HeartbeatTimeout:    2 * time.Minute,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:    2 * time.Second,
+			BackoffCoefficient: 2,
+			MaximumInterval:    5 * time.Minute,
+			MaximumAttempts:    30,
+		},
+	})
+	var p *activities.Processor
+	var res crawl.ProcessResult
+	err := workflow.ExecuteActivity(ctx, p.Process, in).Get(ctx, &res)
+	return res, err
+}
