@@ -163,18 +163,33 @@ func (f *Fetcher) robots(ctx context.Context, in FetchBatchInput, res *FetchBatc
 	if err := f.waitTurn(ctx, in, res); err != nil {
 		return nil, err
 	}
+
 	pu, _ := url.Parse(pageURL)
-	robotsURL := pu.Scheme + "://" + pu.Host + "/robots.txt"
+	target := pu.Scheme + "://" + pu.Host + "/robots.txt"
 	now := time.Now()
-	res.LastRequestAt, res.Requests = now, res.Requests+1
-	resp, err := f.Client.Get(ctx, fetch.Request{URL: robotsURL, UserAgent: ci.userAgent, MaxBytes: robots.MaxBytes,
-		Timeout: ci.spec.RequestTimeout.D(), Robots: true})
 	r := &store.Robots{FetchedAt: now, ExpiresAt: now.Add(robots.TTL)}
+	// Redirects are followed here, up to five (RFC 9309 §2.3.1.2), each hop spaced like any
+	// request so the host never sees two of them closer than its delay.
+	var resp *fetch.Response
+	for hop := 0; ; hop++ {
+		if hop > 0 {
+			if err := f.waitTurn(ctx, in, res); err != nil {
+				return nil, err
+			}
+		}
+		res.LastRequestAt, res.Requests = time.Now(), res.Requests+1
+		resp, err = f.Client.Get(ctx, fetch.Request{URL: target, UserAgent: ci.userAgent, MaxBytes: robots.MaxBytes,
+			Timeout: ci.spec.RequestTimeout.D()})
+		if err != nil || resp.Status < 300 || resp.Status >= 400 || resp.Location == "" || hop == 5 {
+			break
+		}
+		target = resp.Location
+	}
 	switch {
-	case errors.Is(err, netguard.ErrBlocked):
-		r.Status = 0
-	case err != nil && resp == nil:
-		r.Status = 0 // network error: complete disallow for now
+	case err != nil || resp == nil:
+		r.Status = 0 // unreachable (network error, refused address): complete disallow for now
+	case resp.Status >= 300 && resp.Status < 400:
+		r.Status = 0 // a redirect loop or chain past five hops counts as unreachable
 	default:
 		r.Status, r.Body = resp.Status, string(resp.Body)
 	}

@@ -25,6 +25,7 @@ type Waker struct {
 	TaskQueue    string // the workflow task queue
 	FetchQueue   string
 	ProcessQueue string
+	IDPrefix     string // prefix of workflow IDs (TRAWLER_ID_PREFIX)
 }
 
 // Wake signals urls-added to each host's workflow, starting those that are not running.
@@ -40,7 +41,7 @@ func (w *Waker) Wake(ctx context.Context, crawlID string, cfg crawl.HostConfig, 
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			opts := client.StartWorkflowOptions{
-				ID:                    crawl.HostWorkflowID(h),
+				ID:                    w.IDPrefix + crawl.HostWorkflowID(h),
 				TaskQueue:             w.TaskQueue,
 				WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 				TypedSearchAttributes: temporal.NewSearchAttributes(SearchHost.ValueSet(h), SearchCrawlID.ValueSet(crawlID),

@@ -19,6 +19,7 @@ type Config struct {
 	TemporalAddress   string
 	TemporalNamespace string
 	TaskQueue         string
+	IDPrefix          string
 	FetchTaskQueue    string
 	ProcessTaskQueue  string
 

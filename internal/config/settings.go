@@ -56,6 +56,14 @@ var settings = []setting{
 		set: func(c *Config, v string) error { return bucketName(&c.S3Bucket, v) }},
 	{Flag: "s3-ssl", Env: "TRAWLER_S3_SSL", Default: "false", Usage: "use HTTPS to reach MinIO/S3",
 		set: func(c *Config, v string) error { return boolean(&c.S3UseSSL, v) }},
+	{Flag: "id-prefix", Env: "TRAWLER_ID_PREFIX", Default: "", Usage: "prefix of every workflow ID (host/…, crawl/…), so several deployments can share a Temporal namespace",
+		set: func(c *Config, v string) error {
+			if strings.ContainsAny(v, " \t\n") {
+				return fmt.Errorf("must not contain white space")
+			}
+			c.IDPrefix = v
+			return nil
+		}},
 	{Flag: "user-agent", Env: "TRAWLER_USER_AGENT", Default: "TrawlerBot/0.1 (+https://github.com/trawlerdev/trawler)", Usage: "User-Agent sent with every request; its first token is the robots.txt product token",
 		set: func(c *Config, v string) error { return nonEmpty(&c.UserAgent, v) }},
 	{Flag: "connect-to", Env: "TRAWLER_CONNECT_TO", Default: "", Usage: "dial overrides PATTERN=HOST:PORT[,...] like curl --connect-to, e.g. '*.test=127.0.0.1:18080'; also opts those targets out of the private-address guard",

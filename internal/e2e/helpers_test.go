@@ -48,7 +48,22 @@ func newStack(t *testing.T, webCfg testweb.Config) *stack {
 	db, _ := testenv.Postgres(t)
 	s := &stack{t: t, cfg: cfg, store: store.New(db), tc: testenv.Temporal(t), web: web, srv: srv}
 	s.startWorkers(cfg)
+	t.Cleanup(s.terminateWorkflows)
 	return s
+}
+
+// terminateWorkflows ends the test's host workflows, which would otherwise idle on in the
+// shared dev server until their idle timeout with no worker to run them.
+func (s *stack) terminateWorkflows() {
+	ctx := context.Background()
+	resp, err := s.tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+		Query: "TaskQueue = '" + s.cfg.TaskQueue + "' AND ExecutionStatus = 'Running'", PageSize: 1000})
+	if err != nil {
+		return
+	}
+	for _, e := range resp.Executions {
+		_ = s.tc.TerminateWorkflow(ctx, e.Execution.WorkflowId, e.Execution.RunId, "test finished")
+	}
 }
 
 func (s *stack) startWorkers(cfg *config.Config) {
@@ -73,7 +88,7 @@ func (s *stack) start(spec crawl.Spec) client.WorkflowRun {
 		spec.Name = testenv.Unique("c")
 	}
 	run, err := s.tc.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{
-		ID: crawl.CrawlWorkflowID(spec.Name), TaskQueue: s.cfg.TaskQueue,
+		ID: s.cfg.IDPrefix + crawl.CrawlWorkflowID(spec.Name), TaskQueue: s.cfg.TaskQueue,
 	}, workflows.CrawlWorkflow, workflows.CrawlInput{Spec: spec})
 	if err != nil {
 		s.t.Fatal(err)
@@ -87,9 +102,29 @@ func (s *stack) wait(run client.WorkflowRun, timeout time.Duration) crawl.CrawlP
 	defer cancel()
 	var p crawl.CrawlProgress
 	if err := run.Get(ctx, &p); err != nil {
+		s.dumpPending()
 		s.t.Fatalf("crawl %s: %v", run.GetID(), err)
 	}
 	return p
+}
+
+// dumpPending logs what a crawl that did not finish is still waiting for.
+func (s *stack) dumpPending() {
+	rows, err := s.store.Pool().Query(context.Background(), `SELECT crawl_id, url, state, attempts, next_fetch_at,
+		coalesce(claimed_until::text, ''), coalesce(last_error, '') FROM urls WHERE state IN ('queued', 'claimed', 'fetched')
+		ORDER BY host LIMIT 40`)
+	if err != nil {
+		s.t.Logf("dump: %v", err)
+		return
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var c, u, st, claimed, lastErr string
+		var attempts int
+		var next time.Time
+		_ = rows.Scan(&c, &u, &st, &attempts, &next, &claimed, &lastErr)
+		s.t.Logf("pending: %s %s %s attempts=%d next=%s claimed=%s err=%q", c, u, st, attempts, next.Format(time.TimeOnly), claimed, lastErr)
+	}
 }
 
 // historyEvents counts the events of every workflow run whose ID has prefix (all runs, all

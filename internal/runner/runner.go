@@ -36,7 +36,8 @@ type Runner struct {
 func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 	st := store.New(deps.DB)
 	crawls := &activities.Crawls{Store: st, Norm: urlnorm.New(urlnorm.Default()), DefaultUserAgent: cfg.UserAgent}
-	waker := &activities.Waker{Client: c, TaskQueue: cfg.TaskQueue, FetchQueue: cfg.FetchTaskQueue, ProcessQueue: cfg.ProcessTaskQueue}
+	waker := &activities.Waker{Client: c, TaskQueue: cfg.TaskQueue, FetchQueue: cfg.FetchTaskQueue, ProcessQueue: cfg.ProcessTaskQueue,
+		IDPrefix: cfg.IDPrefix}
 	admitter := &activities.Admitter{Store: st, Waker: waker,
 		Seen: seen.New(cfg.BloomExpected, 1e-6, cfg.SeenMode == "approximate")}
 	health := &activities.Health{DB: deps.DB, Blob: deps.Blob}

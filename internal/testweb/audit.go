@@ -227,8 +227,8 @@ func (a *Audit) begin(host string, r *http.Request) auditToken {
 func (a *Audit) end(tok auditToken, rec *recorder) {
 	now := time.Now()
 	status := rec.status
-	if !rec.wrote && rec.bytes == 0 {
-		status = 0 // hijacked or the client went away before an answer
+	if rec.cut || (!rec.wrote && rec.bytes == 0) {
+		status = 0 // cut short, or the client went away before an answer
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()

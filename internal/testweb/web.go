@@ -1,6 +1,7 @@
 package testweb
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -161,7 +162,12 @@ func (w *Web) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	}
 	rec := &recorder{ResponseWriter: rw, status: http.StatusOK}
 	tok := w.audit.begin(host, r)
-	defer func() { w.audit.end(tok, rec) }()
+	defer func() {
+		if r.Context().Err() != nil {
+			rec.cut = true // the client went away before the answer was complete
+		}
+		w.audit.end(tok, rec)
+	}()
 	s := w.sites[host]
 	if s == nil {
 		http.Error(rec, "no such host in the test web", http.StatusNotFound)
@@ -207,6 +213,7 @@ type recorder struct {
 	bytes      int64
 	retryAfter string
 	wrote      bool
+	cut        bool // the response did not complete (write error, reset, client gone)
 }
 
 func (r *recorder) WriteHeader(code int) {
@@ -223,7 +230,16 @@ func (r *recorder) Write(p []byte) (int, error) {
 	}
 	n, err := r.ResponseWriter.Write(p)
 	r.bytes += int64(n)
+	if err != nil {
+		r.cut = true
+	}
 	return n, err
+}
+
+// Hijack hands the connection over (hostile.test resets it): the response is cut.
+func (r *recorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	r.cut = true
+	return http.NewResponseController(r.ResponseWriter).Hijack()
 }
 
 func (r *recorder) Flush() {
