@@ -21,9 +21,16 @@ type command struct {
 }
 
 var commands = map[string]command{
-	"migrate": {"apply pending schema migrations to DATABASE_URL", runMigrate},
-	"check":   {"run a health-check workflow through the workers on every task queue", runCheck},
-	"config":  {"print every setting (environment, flag, default) as a Markdown table", runConfig},
+	"migrate":  {"apply pending schema migrations to DATABASE_URL", runMigrate},
+	"check":    {"run a health-check workflow through the workers on every task queue", runCheck},
+	"config":   {"print every setting (environment, flag, default) as a Markdown table", runConfig},
+	"crawl":    {"start a crawl: trawler crawl --seeds FILE|URL... [--wait]", runCrawl},
+	"status":   {"progress of running crawls, or of the named ones", runStatus},
+	"host":     {"a host workflow's status: trawler host HOST", runHost},
+	"pause":    {"pause hosts (trawler pause HOST...) or a crawl (--crawl NAME)", hostSignal("pause")},
+	"resume":   {"resume hosts or a crawl (--crawl NAME)", hostSignal("resume")},
+	"stop":     {"stop a crawl: trawler stop --crawl NAME", hostSignal("stop")},
+	"throttle": {"slow a host: trawler throttle HOST --delay 5s [--concurrency N] [--reset]", hostSignal("throttle")},
 }
 
 func main() {

@@ -1,0 +1,90 @@
+package e2e
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/testweb"
+)
+
+// throttle, pause and resume change the host's request timing as the audit sees it.
+func TestPauseThrottleResumeChangeTiming(t *testing.T) {
+	wc := testweb.DefaultConfig()
+	wc.Hosts, wc.Pages, wc.Specials = 1, 40, false
+	wc.DefaultDelay = 200 * time.Millisecond
+	s := newStack(t, wc)
+	run := s.start(crawl.Spec{Seeds: s.web.Seeds(), Scope: crawl.ScopeAny, Delay: crawl.Duration(200 * time.Millisecond),
+		BatchWindow: crawl.Duration(2 * time.Second), ProgressInterval: crawl.Duration(time.Second),
+		HostIdleTimeout: crawl.Duration(5 * time.Second)})
+	const host = "h0000.test"
+	hostID := s.cfg.IDPrefix + crawl.HostWorkflowID(host)
+	ctx := context.Background()
+	requests := func() []testweb.Request { return s.web.Audit().Requests(host) }
+	deadline := time.Now().Add(30 * time.Second)
+	for len(requests()) < 6 {
+		if time.Now().After(deadline) {
+			t.Fatalf("crawl did not start: %d requests", len(requests()))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	signal := func(name string, arg any) time.Time {
+		if err := s.tc.SignalWorkflow(ctx, hostID, "", name, arg); err != nil {
+			t.Fatalf("signal %s: %v", name, err)
+		}
+		return time.Now()
+	}
+	tThrottle := signal(crawl.SignalThrottle, crawl.Throttle{Delay: crawl.Duration(time.Second)})
+	time.Sleep(5 * time.Second)
+	tPause := signal(crawl.SignalPause, nil)
+	time.Sleep(4 * time.Second)
+	v, err := s.tc.QueryWorkflow(ctx, hostID, "", crawl.QueryStatus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st crawl.HostStatus
+	_ = v.Get(&st)
+	if !st.Paused || st.State != "paused" || st.Delay != "1s" {
+		t.Errorf("status while paused: %+v", st)
+	}
+	tResume := signal(crawl.SignalResume, nil)
+	time.Sleep(3 * time.Second)
+	signal(crawl.SignalThrottle, crawl.Throttle{Reset: true})
+	p := s.wait(run, 2*time.Minute)
+
+	const settle = 1500 * time.Millisecond // the request in flight when a signal lands may finish
+	var throttled, paused, resumed []time.Time
+	for _, r := range requests() {
+		switch {
+		case r.Start.After(tThrottle.Add(settle)) && r.Start.Before(tPause):
+			throttled = append(throttled, r.Start)
+		case r.Start.After(tPause.Add(settle)) && r.Start.Before(tResume):
+			paused = append(paused, r.Start)
+		case r.Start.After(tResume):
+			resumed = append(resumed, r.Start)
+		}
+	}
+	if len(throttled) < 2 {
+		t.Errorf("only %d requests while throttled", len(throttled))
+	}
+	for i := 1; i < len(throttled); i++ {
+		if gap := throttled[i].Sub(throttled[i-1]); gap < 980*time.Millisecond {
+			t.Errorf("gap %v while throttled to 1s", gap)
+		}
+	}
+	if len(paused) != 0 {
+		t.Errorf("%d requests while paused", len(paused))
+	}
+	if len(resumed) == 0 {
+		t.Error("no requests after resume")
+	}
+	rep := s.web.Audit().Report()
+	if rep.Violations() != 0 || rep.Totals.Repeats != 0 {
+		t.Errorf("audit: %+v", rep.Totals)
+	}
+	if p.State != "done" || p.Fetched < 30 {
+		t.Errorf("crawl: %+v", p)
+	}
+	t.Logf("throttled %d, paused %d, resumed %d requests; crawl %+v", len(throttled), len(paused), len(resumed), p)
+}

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/trawlerdev/trawler/internal/app"
+	"github.com/trawlerdev/trawler/internal/config"
+	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/urlnorm"
+	"github.com/trawlerdev/trawler/workflows"
+)
+
+// stringList is a repeatable flag.
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, ",") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+func runCrawl(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("trawler crawl", flag.ContinueOnError)
+	var seeds, allow stringList
+	fs.Var(&seeds, "seeds", "a seed URL, or a file of seed URLs (one per line, # comments); repeatable; positional arguments are seeds too")
+	fs.Var(&allow, "allow-domain", "with --scope list: a domain to crawl (and its subdomains); repeatable")
+	name := fs.String("name", "", "crawl name (workflow ID crawl/NAME); default crawl-<time>")
+	scope := fs.String("scope", crawl.ScopeDomain, "which links to follow: host, domain, list or any")
+	maxPages := fs.Int("max-pages", 1000, "URLs admitted at most (0: unlimited)")
+	maxDepth := fs.Int("max-depth", 0, "link hops from a seed (default 20)")
+	perHost := fs.Int("max-pages-per-host", 0, "URLs admitted per host at most (0: unlimited)")
+	delay := fs.Duration("delay", 0, "gap between requests to one host (default 1s; robots.txt Crawl-delay can raise it)")
+	userAgent := fs.String("crawl-user-agent", "", "User-Agent for this crawl (default: TRAWLER_USER_AGENT)")
+	specFile := fs.String("spec", "", "a JSON crawl spec file (as `temporal workflow start --input` takes); flags override it")
+	wait := fs.Bool("wait", false, "wait for the crawl to finish, showing progress, then print the summary")
+	cfg, err := config.Load(fs, args, os.Getenv)
+	if err != nil {
+		return err
+	}
+	var spec crawl.Spec
+	if *specFile != "" {
+		raw, err := os.ReadFile(*specFile)
+		if err != nil {
+			return err
+		}
+		if err := json.Unmarshal(raw, &spec); err != nil {
+			return fmt.Errorf("%s: %w", *specFile, err)
+		}
+	}
+	all, err := readSeeds(append(seeds, fs.Args()...))
+	if err != nil {
+		return err
+	}
+	spec.Seeds = append(spec.Seeds, all...)
+	setIf := func(set bool, f func()) {
+		if set {
+			f()
+		}
+	}
+	visited := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { visited[f.Name] = true })
+	setIf(*name != "", func() { spec.Name = *name })
+	setIf(visited["scope"] || spec.Scope == "", func() { spec.Scope = *scope })
+	setIf(len(allow) > 0, func() { spec.AllowDomains = allow })
+	setIf(visited["max-pages"] || spec.MaxPages == 0, func() { spec.MaxPages = *maxPages })
+	setIf(*maxDepth > 0, func() { spec.MaxDepth = *maxDepth })
+	setIf(*perHost > 0, func() { spec.MaxPagesPerHost = *perHost })
+	setIf(*delay > 0, func() { spec.Delay = crawl.Duration(*delay) })
+	setIf(*userAgent != "", func() { spec.UserAgent = *userAgent })
+	if spec.Name == "" {
+		spec.Name = "crawl-" + time.Now().UTC().Format("20060102-150405")
+	}
+
+	// Report bad seeds one by one; go on with the good ones.
+	norm := urlnorm.New(urlnorm.Default())
+	var good []string
+	for _, s := range spec.Seeds {
+		reason := crawl.CheckSeed(s)
+		if reason == "" {
+			if _, err := norm.Normalize(s); err != nil {
+				reason = err.Error()
+			}
+		}
+		if reason != "" {
+			fmt.Fprintf(os.Stderr, "trawler: skipping seed %q: %s\n", s, reason)
+			continue
+		}
+		good = append(good, s)
+	}
+	if len(good) == 0 {
+		return errors.New("no valid seed URL (give URLs or files with --seeds, or as arguments)")
+	}
+	spec.Seeds = good
+	if err := spec.WithDefaults().Validate(); err != nil {
+		return fmt.Errorf("invalid crawl: %w", err)
+	}
+
+	tc, err := app.DialTemporal(ctx, cfg, app.NewLogger(cfg))
+	if err != nil {
+		return err
+	}
+	defer tc.Close()
+	id := cfg.IDPrefix + crawl.CrawlWorkflowID(spec.Name)
+	run, err := tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: cfg.TaskQueue},
+		workflows.CrawlWorkflow, workflows.CrawlInput{Spec: spec})
+	if err != nil {
+		return fmt.Errorf("start crawl %s: %w", spec.Name, err)
+	}
+	fmt.Fprintf(os.Stderr, "trawler: started crawl %s (workflow %s, run %s) with %d seeds\n", spec.Name, run.GetID(), run.GetRunID(), len(good))
+	if !*wait {
+		fmt.Fprintf(stdout, "%s\n", run.GetID())
+		return nil
+	}
+	return waitCrawl(ctx, tc, run, stdout)
+}
+
+// waitCrawl shows progress every two seconds until the crawl ends, then prints its summary.
+func waitCrawl(ctx context.Context, tc client.Client, run client.WorkflowRun, stdout io.Writer) error {
+	done := make(chan error, 1)
+	var final crawl.CrawlProgress
+	go func() { done <- run.Get(ctx, &final) }()
+	tick := time.NewTicker(2 * time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			fmt.Fprintln(os.Stderr)
+			if err != nil {
+				return fmt.Errorf("crawl %s: %w", run.GetID(), err)
+			}
+			enc := json.NewEncoder(stdout)
+			enc.SetIndent("", "  ")
+			return enc.Encode(final)
+		case <-tick.C:
+			if p, err := queryProgress(ctx, tc, run.GetID()); err == nil {
+				fmt.Fprintf(os.Stderr, "\r%s", progressLine(p))
+			}
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+func queryProgress(ctx context.Context, tc client.Client, id string) (crawl.CrawlProgress, error) {
+	var p crawl.CrawlProgress
+	v, err := tc.QueryWorkflow(ctx, id, "", crawl.QueryProgress)
+	if err != nil {
+		return p, err
+	}
+	return p, v.Get(&p)
+}
+
+func progressLine(p crawl.CrawlProgress) string {
+	return fmt.Sprintf("%-8s fetched %d  pages %d  pending %d  errors %d  dead %d  hosts %d  %.1f pages/s   ",
+		p.State, p.Fetched, p.Pages, p.Pending, p.Errors, p.Dead, p.Hosts, p.PagesPerSec)
+}
+
+// readSeeds expands each argument: an existing file is read (one URL per line, # comments),
+// anything else is a URL.
+func readSeeds(args []string) ([]string, error) {
+	var out []string
+	for _, a := range args {
+		st, err := os.Stat(a)
+		if err != nil || st.IsDir() {
+			out = append(out, a)
+			continue
+		}
+		f, err := os.Open(a)
+		if err != nil {
+			return nil, err
+		}
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			line := strings.TrimSpace(sc.Text())
+			if line != "" && !strings.HasPrefix(line, "#") {
+				out = append(out, line)
+			}
+		}
+		f.Close()
+		if err := sc.Err(); err != nil {
+			return nil, fmt.Errorf("read seeds %s: %w", a, err)
+		}
+	}
+	return out, nil
+}
