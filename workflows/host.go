@@ -15,7 +15,8 @@ import (
 
 // Defaults of the host workflow's pacing, for fields a HostConfig leaves zero.
 const (
-	defaultMaxHistory = 3000
+	defaultMaxHistory    = 3000
+	defaultMaxRunBatches = 150
 	claimLeaseSlack   = 2 * time.Minute
 )
 
@@ -36,9 +37,10 @@ type hostRun struct {
 	in    crawl.HostInput
 	st    crawl.HostState
 	cfg   crawl.HostConfig
-	state string // active, idle, paused, backoff: the HostState search attribute
-	wake  time.Time
-	busy  bool
+	state   string // active, idle, paused, backoff: the HostState search attribute
+	wake    time.Time
+	busy    bool
+	batches int // fetch batches in this run
 
 	urlsAdded, pause, resume, throttle workflow.ReceiveChannel
 	interrupted                        bool // a pause or throttle arrived while fetching
@@ -48,9 +50,12 @@ func withHostDefaults(c crawl.HostConfig) crawl.HostConfig {
 	d := crawl.Spec{Delay: c.Delay, MaxCrawlDelay: c.MaxCrawlDelay, Concurrency: c.Concurrency, BatchWindow: c.BatchWindow,
 		MaxBatch: c.MaxBatch, HostIdleTimeout: c.IdleTimeout, RequestTimeout: c.RequestTimeout}.WithDefaults()
 	out := crawl.HostConfigFrom(d)
-	out.MaxHistory, out.FetchQueue, out.ProcessQueue = c.MaxHistory, c.FetchQueue, c.ProcessQueue
+	out.MaxHistory, out.MaxRunBatches, out.FetchQueue, out.ProcessQueue = c.MaxHistory, c.MaxRunBatches, c.FetchQueue, c.ProcessQueue
 	if out.MaxHistory <= 0 {
 		out.MaxHistory = defaultMaxHistory
+	}
+	if out.MaxRunBatches <= 0 {
+		out.MaxRunBatches = defaultMaxRunBatches
 	}
 	return out
 }
@@ -163,6 +168,7 @@ func (h *hostRun) fetch(urls []store.Claimed) {
 	fut := workflow.ExecuteActivity(actx, f.FetchBatch, activities.FetchBatchInput{Host: h.in.Host, URLs: urls, Delay: d,
 		MaxCrawlDelay: h.cfg.MaxCrawlDelay.D(), NotBefore: h.st.NextRequestAt})
 	h.busy = true
+	h.batches++
 	h.interrupted = false
 	for done := false; !done; {
 		sel := workflow.NewSelector(ctx)
@@ -202,6 +208,7 @@ func (h *hostRun) apply(res activities.FetchBatchResult, d time.Duration) {
 	now := workflow.Now(h.ctx)
 	h.st.CrawlDelay = crawl.Duration(res.CrawlDelay)
 	if !res.LastRequestAt.IsZero() {
+		h.st.LastRequestAt = res.LastRequestAt
 		h.st.NextRequestAt = later(h.st.NextRequestAt, res.LastRequestAt.Add(max(d, h.delay())))
 	}
 	h.st.Fetched += int64(res.Fetched + res.NotModified)
@@ -344,7 +351,9 @@ func (h *hostRun) onThrottle(t crawl.Throttle) {
 		h.interrupted = true
 	}
 	// The next request keeps the new delay from the last one.
-	h.st.NextRequestAt = later(h.st.NextRequestAt, workflow.Now(h.ctx))
+	if !h.st.LastRequestAt.IsZero() {
+		h.st.NextRequestAt = later(h.st.NextRequestAt, h.st.LastRequestAt.Add(h.delay()))
+	}
 }
 
 func (h *hostRun) setState(s string) {
@@ -368,7 +377,8 @@ func (h *hostRun) status() crawl.HostStatus {
 
 func (h *hostRun) shouldContinueAsNew() bool {
 	info := workflow.GetInfo(h.ctx)
-	return info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() >= h.cfg.MaxHistory
+	return info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() >= h.cfg.MaxHistory ||
+		h.batches >= h.cfg.MaxRunBatches
 }
 
 // continueAsNew carries the state into a fresh run once no signal is pending.

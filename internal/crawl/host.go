@@ -14,6 +14,8 @@ type HostConfig struct {
 	// MaxHistory forces Continue-As-New after this many history events (besides the server's
 	// suggestion).
 	MaxHistory int `json:"maxHistory,omitempty"`
+	// MaxRunBatches forces Continue-As-New after this many fetch batches in one run.
+	MaxRunBatches int `json:"maxRunBatches,omitempty"`
 	// Task queues for the host's activities (the deployment's; default trawler-fetch and
 	// trawler-process).
 	FetchQueue   string `json:"fetchQueue,omitempty"`
@@ -39,6 +41,7 @@ type HostState struct {
 	ThrottleDelay      Duration  `json:"throttleDelay,omitempty"`
 	ThrottleConcurrent int       `json:"throttleConcurrency,omitempty"`
 	CrawlDelay         Duration  `json:"crawlDelay,omitempty"` // from robots.txt, capped
+	LastRequestAt      time.Time `json:"lastRequestAt"`        // start of the last request sent
 	NextRequestAt      time.Time `json:"nextRequestAt"`        // earliest next request start
 	BackoffUntil       time.Time `json:"backoffUntil"`
 	BackoffLevel       int       `json:"backoffLevel"`

@@ -1,0 +1,246 @@
+package workflows
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/trawlerdev/trawler/activities"
+	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/store"
+)
+
+type hostEnv struct {
+	*testsuite.TestWorkflowEnvironment
+	frontier *activities.Frontier
+	fetcher  *activities.Fetcher
+	fetches  []time.Time // workflow time at each FetchBatch
+	claims   int
+}
+
+func newHostEnv(t *testing.T) *hostEnv {
+	var s testsuite.WorkflowTestSuite
+	e := &hostEnv{TestWorkflowEnvironment: s.NewTestWorkflowEnvironment(), frontier: &activities.Frontier{}, fetcher: &activities.Fetcher{}}
+	e.RegisterActivity(e.frontier)
+	e.RegisterActivity(e.fetcher)
+	e.RegisterWorkflow(ProcessPageWorkflow)
+	e.RegisterActivity(&activities.Processor{})
+	e.OnActivity((&activities.Processor{}).Process, mock.Anything, mock.Anything).Return(crawl.ProcessResult{}, nil).Maybe()
+	e.OnUpsertTypedSearchAttributes(mock.Anything).Return(nil).Maybe()
+	t.Cleanup(func() { e.AssertExpectations(t) })
+	return e
+}
+
+// claimsOf serves n batches of k URLs, then nothing.
+func (e *hostEnv) claimsOf(n, k int) {
+	e.OnActivity(e.frontier.Claim, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in activities.ClaimInput) (activities.ClaimResult, error) {
+			e.claims++
+			if e.claims > n {
+				return activities.ClaimResult{}, nil
+			}
+			var urls []store.Claimed
+			for i := 0; i < k; i++ {
+				urls = append(urls, store.Claimed{CrawlID: "c", Hash: []byte{byte(e.claims), byte(i)}, URL: "http://h.test/"})
+			}
+			return activities.ClaimResult{URLs: urls}, nil
+		})
+}
+
+// fetchOK answers each batch as fetched, its last request at the batch's NotBefore (or now).
+func (e *hostEnv) fetchOK() {
+	e.OnActivity(e.fetcher.FetchBatch, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in activities.FetchBatchInput) (activities.FetchBatchResult, error) {
+			now := e.Now()
+			e.fetches = append(e.fetches, now)
+			last := now
+			if in.NotBefore.After(now) {
+				return activities.FetchBatchResult{}, errors.New("activity started before NotBefore: the workflow did not wait")
+			}
+			return activities.FetchBatchResult{Done: len(in.URLs), Fetched: len(in.URLs), LastRequestAt: last,
+				Pages: []crawl.PageRef{{CrawlID: "c", URL: in.URLs[0].URL}}}, nil
+		})
+}
+
+func hostInput(delay time.Duration) crawl.HostInput {
+	return crawl.HostInput{Host: "h.test", Config: crawl.HostConfig{Delay: crawl.Duration(delay),
+		BatchWindow: crawl.Duration(10 * delay), IdleTimeout: crawl.Duration(time.Minute)}}
+}
+
+func TestHostWaitsTheDelayOnADurableTimerBetweenBatches(t *testing.T) {
+	e := newHostEnv(t)
+	e.claimsOf(3, 10)
+	e.fetchOK()
+	e.ExecuteWorkflow(HostWorkflow, hostInput(2*time.Second))
+	if !e.IsWorkflowCompleted() || e.GetWorkflowError() != nil {
+		t.Fatalf("completed %v err %v", e.IsWorkflowCompleted(), e.GetWorkflowError())
+	}
+	if len(e.fetches) != 3 {
+		t.Fatalf("%d fetch batches, want 3", len(e.fetches))
+	}
+	for i := 1; i < len(e.fetches); i++ {
+		if gap := e.fetches[i].Sub(e.fetches[i-1]); gap < 2*time.Second {
+			t.Errorf("batch %d started %v after the previous one's last request; want >= the 2s delay", i, gap)
+		}
+	}
+}
+
+func TestHostBacksOffAndReleasesClaimsWhenFetchingFails(t *testing.T) {
+	e := newHostEnv(t)
+	e.claimsOf(2, 3)
+	calls := 0
+	e.OnActivity(e.fetcher.FetchBatch, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in activities.FetchBatchInput) (activities.FetchBatchResult, error) {
+			calls++
+			e.fetches = append(e.fetches, e.Now())
+			return activities.FetchBatchResult{}, temporal.NewApplicationError("postgres is down", "Down")
+		})
+	released := 0
+	e.OnActivity(e.frontier.Release, mock.Anything, mock.Anything).Return(func(_ context.Context, c []store.Claimed) error {
+		released += len(c)
+		return nil
+	})
+	e.ExecuteWorkflow(HostWorkflow, hostInput(time.Second))
+	if e.GetWorkflowError() != nil {
+		t.Fatal(e.GetWorkflowError())
+	}
+	if calls != 20 { // 2 batches × 10 attempts of the activity retry policy
+		t.Errorf("%d activity attempts, want 20", calls)
+	}
+	if released != 6 {
+		t.Errorf("released %d claims, want all 6", released)
+	}
+	// The second batch waited out an exponential backoff, not just the delay.
+	if gap := e.fetches[10].Sub(e.fetches[9]); gap < 2*time.Second {
+		t.Errorf("no backoff after a failed batch: next batch %v later", gap)
+	}
+}
+
+func TestHostPauseStopsFetchingUntilResume(t *testing.T) {
+	e := newHostEnv(t)
+	e.claimsOf(5, 1)
+	e.fetchOK()
+	e.OnActivity(e.frontier.Release, mock.Anything, mock.Anything).Return(nil).Maybe() // a batch the pause interrupts
+	var pausedAt, resumedAt time.Time
+	e.RegisterDelayedCallback(func() {
+		pausedAt = e.Now()
+		e.SignalWorkflow(crawl.SignalPause, nil)
+	}, 3*time.Second)
+	e.RegisterDelayedCallback(func() {
+		v, err := e.QueryWorkflow(crawl.QueryStatus)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		var st crawl.HostStatus
+		_ = v.Get(&st)
+		if !st.Paused || st.State != "paused" {
+			t.Errorf("status while paused: %+v", st)
+		}
+		resumedAt = e.Now()
+		e.SignalWorkflow(crawl.SignalResume, nil)
+	}, time.Hour)
+	e.ExecuteWorkflow(HostWorkflow, hostInput(time.Second))
+	if e.GetWorkflowError() != nil {
+		t.Fatal(e.GetWorkflowError())
+	}
+	if len(e.fetches) < 4 {
+		t.Fatalf("%d batches, want at least 4 (one may be interrupted by the pause)", len(e.fetches))
+	}
+	for _, f := range e.fetches {
+		if f.After(pausedAt) && f.Before(resumedAt) {
+			t.Errorf("fetched at %v while paused (%v–%v)", f, pausedAt, resumedAt)
+		}
+	}
+}
+
+func continuedInput(t *testing.T, err error) crawl.HostInput {
+	t.Helper()
+	var can *workflow.ContinueAsNewError
+	if !errors.As(err, &can) {
+		t.Fatalf("want Continue-As-New, got %v", err)
+	}
+	var next crawl.HostInput
+	if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, &next); err != nil {
+		t.Fatal(err)
+	}
+	return next
+}
+
+func TestHostContinuesAsNewCarryingItsState(t *testing.T) {
+	e := newHostEnv(t)
+	e.claimsOf(1000, 1)
+	e.fetchOK()
+	e.OnActivity(e.frontier.Release, mock.Anything, mock.Anything).Return(nil).Maybe()
+	e.RegisterDelayedCallback(func() {
+		e.SignalWorkflow(crawl.SignalThrottle, crawl.Throttle{Delay: crawl.Duration(7 * time.Second)})
+	}, 5*time.Second)
+	in := hostInput(time.Second)
+	in.Config.MaxRunBatches = 20
+	e.ExecuteWorkflow(HostWorkflow, in)
+	next := continuedInput(t, e.GetWorkflowError())
+	// 20 batches, one of which the throttle may have interrupted (its claims are released).
+	if n := len(e.fetches); n < 19 || n > 20 {
+		t.Errorf("%d batches before Continue-As-New, want 20 (19 if one was cancelled before it ran)", n)
+	}
+	if next.State.ThrottleDelay.D() != 7*time.Second || next.State.Runs != 1 || next.State.ProcessSeq < 19 {
+		t.Errorf("state carried into the next run: %+v", next.State)
+	}
+	if next.State.Fetched < 19 || next.State.NextRequestAt.IsZero() || next.Config.MaxRunBatches != 20 || next.Host != "h.test" {
+		t.Errorf("counters or pacing lost: %+v", next)
+	}
+}
+
+// Signals pending when the run decides to continue are applied to the state it carries.
+func TestHostContinueAsNewDrainsPendingSignals(t *testing.T) {
+	e := newHostEnv(t)
+	e.claimsOf(5, 1)
+	e.fetchOK()
+	// While the run waits out its delay after its first batch, two signals arrive at once: one
+	// wakes it, the other is still pending and is drained; both reach the next run.
+	e.RegisterDelayedCallback(func() {
+		e.SignalWorkflow(crawl.SignalThrottle, crawl.Throttle{Delay: crawl.Duration(9 * time.Second)})
+		e.SignalWorkflow(crawl.SignalURLsAdded, crawl.URLsAdded{Config: crawl.HostConfig{Delay: crawl.Duration(3 * time.Second)}})
+	}, 1500*time.Millisecond)
+	in := hostInput(2 * time.Second)
+	in.Config.MaxRunBatches = 2
+	e.ExecuteWorkflow(HostWorkflow, in)
+	next := continuedInput(t, e.GetWorkflowError())
+	if next.State.ThrottleDelay.D() != 9*time.Second || next.Config.Delay.D() != 3*time.Second {
+		t.Errorf("pending signals lost across Continue-As-New: %+v", next)
+	}
+	// The throttle applies from the last request: the second batch came 9s after the first.
+	if len(e.fetches) != 2 || e.fetches[1].Sub(e.fetches[0]) < 9*time.Second {
+		t.Errorf("batches at %v", e.fetches)
+	}
+}
+
+func TestHostEndsWhenIdleAndHonoursRetryAfter(t *testing.T) {
+	e := newHostEnv(t)
+	e.claimsOf(2, 1)
+	first := true
+	e.OnActivity(e.fetcher.FetchBatch, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in activities.FetchBatchInput) (activities.FetchBatchResult, error) {
+			e.fetches = append(e.fetches, e.Now())
+			if first {
+				first = false
+				return activities.FetchBatchResult{Done: 1, Errors: 1, ConsecutiveErrors: 1, LastRequestAt: e.Now(),
+					DeferUntil: e.Now().Add(2 * time.Minute)}, nil
+			}
+			return activities.FetchBatchResult{Done: 1, Fetched: 1, LastRequestAt: e.Now()}, nil
+		})
+	e.ExecuteWorkflow(HostWorkflow, hostInput(time.Second))
+	if e.GetWorkflowError() != nil || len(e.fetches) != 2 {
+		t.Fatalf("err %v, %d batches", e.GetWorkflowError(), len(e.fetches))
+	}
+	if gap := e.fetches[1].Sub(e.fetches[0]); gap < 2*time.Minute {
+		t.Errorf("next batch %v after a Retry-After of 2m", gap)
+	}
+}
