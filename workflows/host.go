@@ -76,7 +76,7 @@ func (h *hostRun) run() error {
 		}
 		if h.st.Paused {
 			h.setState("paused")
-			h.waitSignal(time.Time{})
+			h.waitSignal(time.Time{}, false)
 			continue
 		}
 		now := workflow.Now(ctx)
@@ -84,7 +84,7 @@ func (h *hostRun) run() error {
 			if h.st.BackoffUntil.After(now) {
 				h.setState("backoff")
 			}
-			h.waitSignal(gate) // the durable crawl-delay timer
+			h.waitSignal(gate, false) // the durable crawl-delay timer
 			continue
 		}
 		claimed, err := h.claim()
@@ -135,11 +135,11 @@ func (h *hostRun) idle(nextDue *time.Time) bool {
 	deadline := now.Add(h.cfg.IdleTimeout.D())
 	if nextDue != nil && nextDue.Before(deadline) {
 		h.setState("active")
-		h.waitSignal(later(*nextDue, now.Add(time.Second)))
+		h.waitSignal(later(*nextDue, now.Add(time.Second)), true)
 		return true
 	}
 	h.setState("idle")
-	if h.waitSignal(deadline) {
+	if h.waitSignal(deadline, true) {
 		return true
 	}
 	// Timed out. A signal that raced the timer still wakes us (the server refuses to complete
@@ -260,29 +260,49 @@ func (h *hostRun) process(pages []crawl.PageRef) {
 	}
 }
 
-// waitSignal blocks until a signal arrives (true) or until deadline (false; zero: no
-// deadline).
-func (h *hostRun) waitSignal(deadline time.Time) bool {
+// waitSignal blocks until deadline (false; zero: no deadline) or a control signal (pause,
+// resume, throttle: true). urls-added ends the wait only when wakeOnURLs is set (idle):
+// waiting out the crawl-delay it is applied and the same timer goes on, so a busy host's
+// wake-ups cost no timer churn.
+func (h *hostRun) waitSignal(deadline time.Time, wakeOnURLs bool) bool {
 	ctx := h.ctx
 	h.wake = deadline
 	tctx, cancel := workflow.WithCancel(ctx)
 	defer cancel()
-	sel := workflow.NewSelector(ctx)
-	fired := false
+	var timer workflow.Future
 	if !deadline.IsZero() {
 		d := deadline.Sub(workflow.Now(ctx))
 		if d <= 0 {
 			return false
 		}
-		sel.AddFuture(workflow.NewTimer(tctx, d), func(workflow.Future) { fired = true })
+		timer = workflow.NewTimer(tctx, d)
 	}
-	h.addSignals(sel)
-	sel.Select(ctx)
-	return !fired
+	for {
+		fired, urls := false, false
+		sel := workflow.NewSelector(ctx)
+		if timer != nil {
+			sel.AddFuture(timer, func(workflow.Future) { fired = true })
+		}
+		h.addControlSignals(sel)
+		sel.AddReceive(h.urlsAdded, func(c workflow.ReceiveChannel, _ bool) { h.onURLsAdded(c); urls = true })
+		sel.Select(ctx)
+		switch {
+		case fired:
+			return false
+		case urls && !wakeOnURLs && !h.shouldContinueAsNew():
+			continue // (a long pause under a stream of wake-ups still continues as new)
+		default:
+			return true
+		}
+	}
 }
 
 func (h *hostRun) addSignals(sel workflow.Selector) {
 	sel.AddReceive(h.urlsAdded, func(c workflow.ReceiveChannel, _ bool) { h.onURLsAdded(c) })
+	h.addControlSignals(sel)
+}
+
+func (h *hostRun) addControlSignals(sel workflow.Selector) {
 	sel.AddReceive(h.pause, func(c workflow.ReceiveChannel, _ bool) { c.Receive(h.ctx, nil); h.onPause() })
 	sel.AddReceive(h.resume, func(c workflow.ReceiveChannel, _ bool) { c.Receive(h.ctx, nil); h.st.Paused = false })
 	sel.AddReceive(h.throttle, func(c workflow.ReceiveChannel, _ bool) {
