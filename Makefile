@@ -13,6 +13,7 @@ all: build
 build:
 	$(GO) build -o bin/trawler ./starter
 	$(GO) build -o bin/trawler-worker ./workers
+	$(GO) build -o bin/testweb ./testweb
 
 ## The local stack: Temporal dev server, PostgreSQL, MinIO (natively, state in .dev/).
 up:

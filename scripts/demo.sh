@@ -1,13 +1,46 @@
 #!/usr/bin/env bash
-# make demo: the stack is up (make up); start a worker serving every role, prove the whole path
-# with a health-check workflow, and say where to look.
+# make demo: with the stack up (make up) and the binaries built (make build), serve the test
+# web, start a worker with every role, crawl a few hundred pages with progress, then print the
+# summary, the test web's politeness audit and where to look.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 mkdir -p .dev/log
+addr=${DEMO_ADDR:-127.0.0.1:18080}
+export TRAWLER_CONNECT_TO="*.test=$addr"
+export TRAWLER_LOG_LEVEL=${TRAWLER_LOG_LEVEL:-warn}
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+}
+trap cleanup EXIT
+delay=${DEMO_DELAY:-500ms}
+bin/testweb --addr "$addr" --hosts "${DEMO_HOSTS:-30}" --pages "${DEMO_PAGES:-12}" --delay "$delay" >.dev/log/demo-testweb.log 2>&1 &
+pids+=($!)
 bin/trawler-worker >.dev/log/demo-worker.log 2>&1 &
-worker=$!
-trap 'kill -TERM $worker 2>/dev/null; wait $worker 2>/dev/null || true' EXIT
-bin/trawler check
+pids+=($!)
+testweb_pid=${pids[0]}
+for _ in $(seq 1 50); do
+  curl -fsS -H 'Host: control.test' "http://$addr/hosts" >/dev/null 2>&1 && break
+  sleep 0.1
+done
+if ! kill -0 "$testweb_pid" 2>/dev/null; then
+  echo "demo: the test web did not start (is $addr taken? set DEMO_ADDR):" >&2
+  cat .dev/log/demo-testweb.log >&2
+  exit 1
+fi
+# Each demo serves a fresh test web: forget robots.txt cached from an earlier one, so the audit's
+# "robots.txt first" check is meaningful.
+psql "$DATABASE_URL" -qc "UPDATE hosts SET robots_expires_at = now() WHERE host LIKE '%.test'" >/dev/null 2>&1 || true
+name="demo-$(date +%Y%m%d-%H%M%S)"
+echo "demo: crawling the test web at $addr as crawl $name (worker log .dev/log/demo-worker.log)"
+bin/trawler crawl --name "$name" --scope any --max-pages "${DEMO_MAX_PAGES:-400}" --max-pages-per-host 40 \
+  --delay "$delay" --request-timeout 5s --max-attempts 2 --retry-base 2s --wait "http://h0000.test/"
 echo
-echo "Temporal UI: http://127.0.0.1:8233   (worker log: .dev/log/demo-worker.log)"
+echo "demo: the test web's audit of the crawl (0 violations expected):"
+curl -fsS -H 'Host: control.test' "http://$addr/audit" |
+  jq '.totals | {requests, hosts, gapViolations, concurrencyViolations, robotsNotFirst, disallowed, repeats, retryAfterViolations, trapRequests}'
+curl -fsS -H 'Host: control.test' "http://$addr/audit" >.dev/log/demo-audit.json
+echo
+echo "Temporal UI: http://127.0.0.1:8233/namespaces/default/workflows?query=CrawlID%3D%22$name%22"

@@ -39,6 +39,9 @@ func runCrawl(ctx context.Context, args []string, stdout io.Writer) error {
 	perHost := fs.Int("max-pages-per-host", 0, "URLs admitted per host at most (0: unlimited)")
 	delay := fs.Duration("delay", 0, "gap between requests to one host (default 1s; robots.txt Crawl-delay can raise it)")
 	userAgent := fs.String("crawl-user-agent", "", "User-Agent for this crawl (default: TRAWLER_USER_AGENT)")
+	reqTimeout := fs.Duration("request-timeout", 0, "total time per request (default 30s)")
+	attempts := fs.Int("max-attempts", 0, "tries before a URL is dead-lettered (default 4)")
+	retryBase := fs.Duration("retry-base", 0, "first retry delay, doubling each time (default 30s)")
 	specFile := fs.String("spec", "", "a JSON crawl spec file (as `temporal workflow start --input` takes); flags override it")
 	wait := fs.Bool("wait", false, "wait for the crawl to finish, showing progress, then print the summary")
 	cfg, err := config.Load(fs, args, os.Getenv)
@@ -75,6 +78,9 @@ func runCrawl(ctx context.Context, args []string, stdout io.Writer) error {
 	setIf(*perHost > 0, func() { spec.MaxPagesPerHost = *perHost })
 	setIf(*delay > 0, func() { spec.Delay = crawl.Duration(*delay) })
 	setIf(*userAgent != "", func() { spec.UserAgent = *userAgent })
+	setIf(*reqTimeout > 0, func() { spec.RequestTimeout = crawl.Duration(*reqTimeout) })
+	setIf(*attempts > 0, func() { spec.MaxAttempts = *attempts })
+	setIf(*retryBase > 0, func() { spec.RetryBase = crawl.Duration(*retryBase) })
 	if spec.Name == "" {
 		spec.Name = "crawl-" + time.Now().UTC().Format("20060102-150405")
 	}
