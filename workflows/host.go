@@ -17,7 +17,7 @@ import (
 const (
 	defaultMaxHistory    = 3000
 	defaultMaxRunBatches = 150
-	claimLeaseSlack   = 2 * time.Minute
+	claimLeaseSlack      = 2 * time.Minute
 )
 
 // HostWorkflow is the one workflow that requests pages from its host (ID host/<authority>),
@@ -33,10 +33,10 @@ func HostWorkflow(ctx workflow.Context, in crawl.HostInput) error {
 }
 
 type hostRun struct {
-	ctx   workflow.Context
-	in    crawl.HostInput
-	st    crawl.HostState
-	cfg   crawl.HostConfig
+	ctx     workflow.Context
+	in      crawl.HostInput
+	st      crawl.HostState
+	cfg     crawl.HostConfig
 	state   string // active, idle, paused, backoff: the HostState search attribute
 	wake    time.Time
 	busy    bool
