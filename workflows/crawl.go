@@ -40,8 +40,11 @@ func CrawlWorkflow(ctx workflow.Context, in CrawlInput) (crawl.CrawlProgress, er
 	}
 	info := workflow.GetInfo(ctx)
 	crawlID := spec.Name
-	if crawlID == "" {
-		crawlID = strings.TrimPrefix(info.WorkflowExecution.ID, "crawl/")
+	if crawlID == "" { // crawl/<name>, after any deployment prefix (TRAWLER_ID_PREFIX)
+		crawlID = info.WorkflowExecution.ID
+		if i := strings.LastIndex(crawlID, "crawl/"); i >= 0 {
+			crawlID = crawlID[i+len("crawl/"):]
+		}
 	}
 	run := in.Run
 	if run == nil {

@@ -1,0 +1,195 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/testweb"
+)
+
+func repoRoot(t *testing.T) string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+// buildTrawler builds the CLI into a temporary directory.
+func buildTrawler(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "trawler")
+	cmd := exec.Command("go", "build", "-o", bin, "./starter")
+	cmd.Dir = repoRoot(t)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build trawler: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func (s *stack) env() []string {
+	return append(os.Environ(), "TEMPORAL_ADDRESS="+s.cfg.TemporalAddress, "TRAWLER_TASK_QUEUE="+s.cfg.TaskQueue,
+		"TRAWLER_ID_PREFIX="+s.cfg.IDPrefix, "TRAWLER_LOG_LEVEL=warn")
+}
+
+// `trawler crawl --wait` runs a crawl to the end, reporting a bad seed and going on.
+func TestTrawlerCrawlCommand(t *testing.T) {
+	wc := testweb.DefaultConfig()
+	wc.Hosts, wc.Pages, wc.Specials = 3, 5, false
+	wc.DefaultDelay = 200 * time.Millisecond
+	s := newStack(t, wc)
+	bin := buildTrawler(t)
+	cmd := exec.Command(bin, "crawl", "--name", "cli", "--scope", "any", "--delay", "200ms", "--max-pages", "100",
+		"--wait", "http://h0000.test/", "mailto:nobody@example.com")
+	cmd.Env = s.env()
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("trawler crawl: %v\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), `skipping seed "mailto:nobody@example.com"`) {
+		t.Errorf("bad seed not reported: %s", stderr.String())
+	}
+	var p crawl.CrawlProgress
+	if err := json.Unmarshal(stdout.Bytes(), &p); err != nil {
+		t.Fatalf("summary is not JSON: %v\n%s", err, stdout.String())
+	}
+	truth := s.web.Truth(s.web.Seeds())
+	if p.State != "done" || int(p.Pages) != len(truth.Pages) {
+		t.Errorf("summary %+v; truth has %d pages", p, len(truth.Pages))
+	}
+	if v := s.web.Audit().Report().Violations(); v != 0 {
+		t.Errorf("%d politeness violations", v)
+	}
+
+	// Status and host queries answer as JSON.
+	for _, args := range [][]string{{"status", "cli"}, {"host", "h0000.test"}} {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = s.env()
+		out, err := cmd.CombinedOutput()
+		if err != nil || !json.Valid(bytes.TrimSpace(out)) {
+			t.Errorf("trawler %v: %v\n%s", args, err, out)
+		}
+	}
+}
+
+var continuation = regexp.MustCompile(`\\\n\s*`)
+
+// readmeTemporalCommands returns the temporal CLI example of the README, one command a line.
+func readmeTemporalCommands(t *testing.T) []string {
+	raw, err := os.ReadFile(filepath.Join(repoRoot(t), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(raw)
+	i := strings.Index(s, "<!-- temporal-cli-example")
+	if i < 0 {
+		t.Fatal("README has no temporal-cli-example block")
+	}
+	block := s[i:]
+	block = block[strings.Index(block, "```sh\n")+6:]
+	block = block[:strings.Index(block, "```")]
+	var cmds []string
+	for _, line := range strings.Split(continuation.ReplaceAllString(block, ""), "\n") {
+		if strings.HasPrefix(line, "temporal ") {
+			cmds = append(cmds, line)
+		}
+	}
+	return cmds
+}
+
+// shellWords splits a command line with single-quoted arguments (all the README uses).
+func shellWords(line string) []string {
+	var out []string
+	var cur strings.Builder
+	inQuote, has := false, false
+	for _, r := range line {
+		switch {
+		case r == '\'':
+			inQuote, has = !inQuote, true
+		case r == ' ' && !inQuote:
+			if has {
+				out = append(out, cur.String())
+				cur.Reset()
+				has = false
+			}
+		default:
+			cur.WriteRune(r)
+			has = true
+		}
+	}
+	if has {
+		out = append(out, cur.String())
+	}
+	return out
+}
+
+// The README's temporal CLI commands — start with plain JSON, query, signal, stop, result —
+// work as written against real workers (only the task queue, ID prefix and address differ).
+func TestReadmeTemporalCLICommands(t *testing.T) {
+	wc := testweb.DefaultConfig()
+	wc.Hosts, wc.Pages, wc.Specials = 3, 8, false
+	s := newStack(t, wc)
+	temporal := filepath.Join(repoRoot(t), ".tools", "bin", "temporal")
+	cmds := readmeTemporalCommands(t)
+	if len(cmds) < 6 {
+		t.Fatalf("README temporal commands: %v", cmds)
+	}
+	outputs := map[string]string{}
+	for _, line := range cmds {
+		args := shellWords(line)[1:]
+		for i := range args {
+			switch {
+			case i > 0 && args[i-1] == "--task-queue":
+				args[i] = s.cfg.TaskQueue
+			case i > 0 && args[i-1] == "--workflow-id":
+				args[i] = s.cfg.IDPrefix + args[i]
+			}
+		}
+		args = append(args, "--address", s.cfg.TemporalAddress)
+		if strings.Contains(line, "host/") { // the host workflow starts once its first URLs are admitted
+			waitFor(t, 20*time.Second, func() bool {
+				return exec.Command(temporal, "workflow", "describe", "--workflow-id", s.cfg.IDPrefix+"host/h0001.test",
+					"--address", s.cfg.TemporalAddress).Run() == nil
+			})
+		}
+		if strings.Contains(line, "--name stop") {
+			time.Sleep(3 * time.Second) // let the crawl make some progress first
+		}
+		out, err := exec.Command(temporal, args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", line, err, out)
+		}
+		outputs[line] = string(out)
+	}
+	for line, out := range outputs {
+		switch {
+		case strings.Contains(line, "--name progress") && !strings.Contains(out, `"crawlId":"news"`):
+			t.Errorf("progress query answered %s", out)
+		case strings.Contains(line, "--name status") && !strings.Contains(out, `"delay":"5s"`):
+			t.Errorf("status after throttle answered %s", out)
+		case strings.HasPrefix(line, "temporal workflow result") && !strings.Contains(out, `"state":"stopped"`) && !strings.Contains(out, `"state":"done"`):
+			t.Errorf("result: %s", out)
+		}
+	}
+	if v := s.web.Audit().Report().Violations(); v != 0 {
+		t.Errorf("%d politeness violations", v)
+	}
+}
+
+func waitFor(t *testing.T, d time.Duration, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met in time")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
