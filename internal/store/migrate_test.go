@@ -28,7 +28,7 @@ func TestMigrationsAreNumberedAndOrdered(t *testing.T) {
 func TestMigrateIsIdempotentAndConcurrencySafe(t *testing.T) {
 	pool, dbURL := testenv.Postgres(t) // already migrated once
 	ctx := context.Background()
-	if _, err := pool.Exec(ctx, `DROP TABLE dead_letters, links, documents, fetches, urls, hosts, crawls; DELETE FROM schema_migrations`); err != nil {
+	if _, err := pool.Exec(ctx, `DROP SCHEMA public CASCADE; CREATE SCHEMA public`); err != nil {
 		t.Fatal(err)
 	}
 	// Eight processes' worth of pools migrate the empty database at once.

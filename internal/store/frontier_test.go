@@ -1,0 +1,156 @@
+package store_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/trawlerdev/trawler/internal/store"
+	"github.com/trawlerdev/trawler/internal/testenv"
+)
+
+func cand(url, host string, depth int) store.Candidate {
+	h := sha256.Sum256([]byte(url))
+	return store.Candidate{URL: url, Hash: h[:16], Host: host, Depth: depth, Source: "link"}
+}
+
+func newStore(t *testing.T, maxPages, perHost int) (*store.Store, context.Context) {
+	pool, _ := testenv.Postgres(t)
+	s := store.New(pool)
+	ctx := context.Background()
+	if err := s.CreateCrawl(ctx, "c", map[string]any{"seeds": []string{"http://a.test/"}}, maxPages, perHost); err != nil {
+		t.Fatal(err)
+	}
+	return s, ctx
+}
+
+func TestAdmitEnforcesBudgetsAndRecordsTheRest(t *testing.T) {
+	s, ctx := newStore(t, 5, 3)
+	var batch []store.Candidate
+	for i := 0; i < 4; i++ {
+		batch = append(batch, cand(fmt.Sprintf("http://a.test/%d", i), "a.test", 1))
+	}
+	batch = append(batch, cand("http://b.test/0", "b.test", 1), cand("http://b.test/1", "b.test", 1), cand("http://a.test/0", "a.test", 1))
+	res, err := s.Admit(ctx, "c", batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// a.test: 3 within its per-host budget, 1 over; b.test: 2 within; the repeat of a.test/0 is a duplicate.
+	if res.New["a.test"] != 3 || res.New["b.test"] != 2 || res.OverBudget != 1 || res.Duplicates != 1 {
+		t.Fatalf("admit: %+v", res)
+	}
+	res, _ = s.Admit(ctx, "c", []store.Candidate{cand("http://c.test/", "c.test", 0), cand("http://a.test/0", "a.test", 1)})
+	if len(res.New) != 0 || res.OverBudget != 1 || res.Duplicates != 1 { // the crawl's 5 are used up
+		t.Fatalf("admit past the crawl budget: %+v", res)
+	}
+	p, err := s.CrawlProgress(ctx, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Admitted != 5 || p.ByState["queued"] != 5 || p.Skipped["budget"] != 2 || p.Pending != 5 {
+		t.Fatalf("progress: %+v", p)
+	}
+}
+
+func TestClaimLeasesAndReclaimsExpiredLeases(t *testing.T) {
+	s, ctx := newStore(t, 0, 0)
+	var batch []store.Candidate
+	for i := 0; i < 5; i++ {
+		batch = append(batch, cand(fmt.Sprintf("http://a.test/%d", i), "a.test", i))
+	}
+	if _, err := s.Admit(ctx, "c", batch); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	got, _, err := s.Claim(ctx, "a.test", 3, time.Minute, now)
+	if err != nil || len(got) != 3 || got[0].URL != "http://a.test/0" {
+		t.Fatalf("claim: %v %v", got, err)
+	}
+	rest, _, _ := s.Claim(ctx, "a.test", 10, time.Minute, now)
+	if len(rest) != 2 {
+		t.Fatalf("second claim got %d; the first 3 are leased", len(rest))
+	}
+	none, next, _ := s.Claim(ctx, "a.test", 10, time.Minute, now)
+	if len(none) != 0 || next == nil || next.Sub(now) < 50*time.Second {
+		t.Fatalf("nothing due: %v, next %v (the earliest lease end)", none, next)
+	}
+	// The claimer died: after the lease, the URLs are claimable again.
+	again, _, _ := s.Claim(ctx, "a.test", 10, time.Minute, now.Add(2*time.Minute))
+	if len(again) != 5 {
+		t.Fatalf("after the lease: %d reclaimed, want 5", len(again))
+	}
+	if err := s.Release(ctx, again[:2]); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetCrawlState(ctx, "c", store.CrawlPaused); err != nil {
+		t.Fatal(err)
+	}
+	if paused, _, _ := s.Claim(ctx, "a.test", 10, time.Minute, now.Add(3*time.Minute)); len(paused) != 0 {
+		t.Fatalf("claimed %d URLs of a paused crawl", len(paused))
+	}
+}
+
+func TestRecordFetchIsIdempotentAndDeadLetters(t *testing.T) {
+	s, ctx := newStore(t, 0, 0)
+	c := cand("http://a.test/x", "a.test", 0)
+	if _, err := s.Admit(ctx, "c", []store.Candidate{c}); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	for attempt := 1; attempt <= 3; attempt++ {
+		o := store.FetchOutcome{CrawlID: "c", Hash: c.Hash, URL: c.URL, FetchKey: fmt.Sprintf("k%d", attempt), FetchedAt: now,
+			Status: 500, Err: "HTTP 500", Attempts: attempt, State: store.StateQueued, NextFetchAt: now}
+		if attempt == 3 {
+			o.State = store.StateDead
+		}
+		for run := 0; run < 2; run++ { // the activity ran twice
+			recorded, err := s.RecordFetch(ctx, "a.test", o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if recorded != (run == 0) {
+				t.Fatalf("attempt %d run %d: recorded = %v", attempt, run, recorded)
+			}
+		}
+	}
+	var fetches, errs, deadLetters int
+	_ = s.Pool().QueryRow(ctx, `SELECT count(*) FROM fetches`).Scan(&fetches)
+	_ = s.Pool().QueryRow(ctx, `SELECT errors FROM hosts WHERE host = 'a.test'`).Scan(&errs)
+	_ = s.Pool().QueryRow(ctx, `SELECT count(*) FROM dead_letters`).Scan(&deadLetters)
+	if fetches != 3 || errs != 3 || deadLetters != 1 {
+		t.Fatalf("fetches %d, host errors %d, dead letters %d; want 3, 3, 1", fetches, errs, deadLetters)
+	}
+	dl, err := s.DeadLetters(ctx, "c", 10)
+	if err != nil || len(dl) != 1 || dl[0].Reason != "HTTP 500" {
+		t.Fatalf("dead letters: %+v %v", dl, err)
+	}
+	if p, _ := s.CrawlProgress(ctx, "c"); p.Dead != 1 || p.Pending != 0 || p.Errors != 3 {
+		t.Fatalf("progress: %+v", p)
+	}
+}
+
+func TestSaveDocumentMarksExactDuplicates(t *testing.T) {
+	s, ctx := newStore(t, 0, 0)
+	a, b := cand("http://a.test/1", "a.test", 0), cand("http://a.test/2", "a.test", 0)
+	if _, err := s.Admit(ctx, "c", []store.Candidate{a, b}); err != nil {
+		t.Fatal(err)
+	}
+	content := sha256.Sum256([]byte("same body"))
+	for i, c := range []store.Candidate{a, b, b} { // b saved twice: no change the second time
+		dup, err := s.SaveDocument(ctx, store.Document{CrawlID: "c", Hash: c.Hash, ContentHash: content[:], BodyKey: "k", Size: 9},
+			[]store.Link{{From: c.Hash, To: a.Hash}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (i == 0) != (dup == nil) {
+			t.Fatalf("save %d: dup_of %x", i, dup)
+		}
+	}
+	var docs, links int
+	_ = s.Pool().QueryRow(ctx, `SELECT count(*), (SELECT count(*) FROM links) FROM documents WHERE dup_kind = 'exact'`).Scan(&docs, &links)
+	if docs != 1 || links != 2 {
+		t.Fatalf("exact duplicates %d, links %d; want 1, 2", docs, links)
+	}
+}
