@@ -91,9 +91,7 @@ func (s *Store) Admit(ctx context.Context, crawlID string, cands []Candidate) (A
 		for _, c := range cands {
 			key := string(c.Hash)
 			if !isNew[key] || seen[key] {
-				if !seen[key] {
-					res.Duplicates++
-				}
+				res.Duplicates++
 				continue
 			}
 			seen[key] = true
