@@ -36,6 +36,11 @@ test: fmt-check vet up
 	$(WITH_ENV) $(GO) test $(GO_TEST_FLAGS) ./...
 	scripts/stack_test.sh
 
+## Crawl benchmark against the real stack: pages/s and Temporal history events per page.
+## Size with BENCH_HOSTS, BENCH_PAGES, BENCH_DELAY_MS.
+bench: up
+	$(WITH_ENV) $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./internal/e2e/ ./internal/testweb/
+
 ## Only the tests that need no services.
 test-unit:
 	$(GO) test -count=1 ./internal/config/...

@@ -132,8 +132,11 @@ func TestCrawlTheTestWeb(t *testing.T) {
 		}
 	}
 
-	events, runs := s.historyEvents("TaskQueue = '" + s.cfg.TaskQueue + "'")
-	fetched := p.Fetched
-	t.Logf("pages/s %.1f (%d fetched in %v); %d history events in %d workflow runs = %.2f events per fetched page",
-		float64(fetched)/elapsed.Seconds(), fetched, elapsed.Round(time.Second), events, runs, float64(events)/float64(fetched))
+	byType := s.eventsByType()
+	events := 0
+	for _, n := range byType {
+		events += n
+	}
+	t.Logf("pages/s %.1f (%d fetched in %v); %d history events (%v) = %.2f events per fetched page",
+		float64(p.Fetched)/elapsed.Seconds(), p.Fetched, elapsed.Round(time.Second), events, byType, float64(events)/float64(p.Fetched))
 }

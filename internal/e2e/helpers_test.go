@@ -2,11 +2,9 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
-	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
@@ -22,7 +20,7 @@ import (
 // stack is one isolated crawler on the real services: its own database, bucket and task
 // queues, in-process workers for every role, and a test web.
 type stack struct {
-	t     *testing.T
+	t     testing.TB
 	cfg   *config.Config
 	store *store.Store
 	tc    client.Client
@@ -31,7 +29,7 @@ type stack struct {
 	run   *runner.Runner
 }
 
-func newStack(t *testing.T, webCfg testweb.Config) *stack {
+func newStack(t testing.TB, webCfg testweb.Config) *stack {
 	t.Helper()
 	web, err := testweb.New(webCfg)
 	if err != nil {
@@ -126,34 +124,3 @@ func (s *stack) dumpPending() {
 		s.t.Logf("pending: %s %s %s attempts=%d next=%s claimed=%s err=%q", c, u, st, attempts, next.Format(time.TimeOnly), claimed, lastErr)
 	}
 }
-
-// historyEvents counts the events of every workflow run whose ID has prefix (all runs, all
-// Continue-As-New generations) in this namespace's visibility for the test's task queue.
-func (s *stack) historyEvents(query string) (int, int) {
-	s.t.Helper()
-	ctx := context.Background()
-	events, runs := 0, 0
-	var token []byte
-	for {
-		resp, err := s.tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query, NextPageToken: token})
-		if err != nil {
-			s.t.Fatal(err)
-		}
-		for _, e := range resp.Executions {
-			runs++
-			it := s.tc.GetWorkflowHistory(ctx, e.Execution.WorkflowId, e.Execution.RunId, false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-			for it.HasNext() {
-				if _, err := it.Next(); err != nil {
-					s.t.Fatal(err)
-				}
-				events++
-			}
-		}
-		if token = resp.NextPageToken; len(token) == 0 {
-			break
-		}
-	}
-	return events, runs
-}
-
-func (s *stack) logf(format string, args ...any) { s.t.Log(fmt.Sprintf(format, args...)) }
