@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/url"
+	"sync"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -38,18 +39,21 @@ type FetchBatchInput struct {
 	Delay         time.Duration   `json:"delay"`         // between request starts, before robots.txt's Crawl-delay
 	MaxCrawlDelay time.Duration   `json:"maxCrawlDelay"` // cap on Crawl-delay
 	NotBefore     time.Time       `json:"notBefore"`     // no request starts earlier
+	Concurrency   int             `json:"concurrency"`   // requests in flight at most (default 1)
 }
 
 // FetchBatchResult is small: counts, pacing facts and page references, never bodies. It is
-// also the heartbeat detail, so a retried activity resumes after the last URL it finished.
+// also the heartbeat detail, so a retried activity resumes with the URLs it finished.
 type FetchBatchResult struct {
-	Done              int             `json:"done"` // URLs finished, in input order
+	Finished          []bool          `json:"finished"` // by input index
+	Done              int             `json:"done"`
 	Fetched           int             `json:"fetched"`
 	NotModified       int             `json:"notModified"`
 	Errors            int             `json:"errors"`
 	Skipped           int             `json:"skipped"`
 	Deferred          int             `json:"deferred"`
 	Requests          int             `json:"requests"`
+	PeakInFlight      int             `json:"peakInFlight"`
 	LastRequestAt     time.Time       `json:"lastRequestAt"`
 	CrawlDelay        time.Duration   `json:"crawlDelay"` // from robots.txt, capped
 	CrawlDelayCapped  bool            `json:"crawlDelayCapped"`
@@ -59,131 +63,295 @@ type FetchBatchResult struct {
 	Pages             []crawl.PageRef `json:"pages,omitempty"`
 }
 
-// FetchBatch fetches in.URLs in order. robots.txt comes first when its cache has expired
-// (itself a request under the same spacing). A URL robots.txt forbids is skipped without a
-// request. After a Retry-After the rest of the batch goes back to the queue for later.
+// batch is one running FetchBatch: its result under a lock, and the host's request schedule.
+type batch struct {
+	f        *Fetcher
+	in       FetchBatchInput
+	mu       sync.Mutex
+	res      FetchBatchResult
+	inFlight int
+	next     time.Time // the earliest start of the next request
+}
+
+// FetchBatch fetches in.URLs, at most in.Concurrency at a time, request starts at least the
+// delay apart. robots.txt comes first when its cache has expired (itself requests under the
+// same schedule). A URL robots.txt forbids is skipped without a request. After a Retry-After
+// the rest of the batch goes back to the queue for later.
 func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatchResult, error) {
-	var res FetchBatchResult
+	b := &batch{f: f, in: in, next: in.NotBefore}
 	if activity.HasHeartbeatDetails(ctx) {
-		_ = activity.GetHeartbeatDetails(ctx, &res)
+		_ = activity.GetHeartbeatDetails(ctx, &b.res)
+	}
+	if len(b.res.Finished) != len(in.URLs) {
+		b.res.Finished = make([]bool, len(in.URLs))
 	}
 	if activity.GetInfo(ctx).Attempt > 1 {
 		// A previous attempt may have sent a request after its last delivered heartbeat:
 		// start a full delay from now, which is after all of them.
-		in.NotBefore = later(in.NotBefore, time.Now().Add(max(in.Delay, res.CrawlDelay)))
+		b.next = later(b.next, time.Now().Add(max(in.Delay, b.res.CrawlDelay)))
+	} else if !b.res.LastRequestAt.IsZero() {
+		b.next = later(b.next, b.res.LastRequestAt.Add(b.delay()))
 	}
-	log := activity.GetLogger(ctx)
+	n := max(in.Concurrency, 1)
+	sem := make(chan struct{}, n)
+	errs := make(chan error, len(in.URLs))
 	rulesByToken := map[string]*robots.Rules{}
 	var cached *store.Robots
-	for res.Done < len(in.URLs) {
-		u := in.URLs[res.Done]
+	for i, u := range in.URLs {
+		if b.res.Finished[i] {
+			continue
+		}
+		select {
+		case err := <-errs: // a request of this batch failed on our side: stop, retry the activity
+			return b.wait(sem, nil, err)
+		default:
+		}
 		ci, err := f.Crawls.get(ctx, u.CrawlID)
 		if err != nil {
-			return res, err
-		}
-		if !res.DeferUntil.IsZero() && time.Now().Before(res.DeferUntil) {
-			if err := f.record(ctx, in.Host, store.FetchOutcome{CrawlID: u.CrawlID, Hash: u.Hash, URL: u.URL,
-				State: store.StateQueued, Attempts: u.Attempts, NextFetchAt: res.DeferUntil}); err != nil {
-				return res, err
-			}
-			res.Deferred++
-			res.Done++
-			continue
+			return b.wait(sem, errs, err)
 		}
 		rules := rulesByToken[ci.token]
 		if rules == nil {
 			if cached == nil || time.Now().After(cached.ExpiresAt) {
-				if cached, err = f.robots(ctx, in, &res, u.URL, ci); err != nil {
-					return res, err
+				b.drain(sem) // robots.txt alone, before any page
+				if cached, err = f.robots(ctx, b, u.URL, ci); err != nil {
+					return b.result(), err
 				}
 			}
 			rules = robots.FromStatus(cached.Status, []byte(cached.Body), ci.token)
 			rulesByToken[ci.token] = rules
 			if d := rules.CrawlDelay; d > 0 {
-				res.CrawlDelay, res.CrawlDelayCapped = min(d, in.MaxCrawlDelay), d > in.MaxCrawlDelay
+				b.mu.Lock()
+				b.res.CrawlDelay, b.res.CrawlDelayCapped = min(d, in.MaxCrawlDelay), d > in.MaxCrawlDelay
+				b.mu.Unlock()
 			}
 		}
-		pu, err := url.Parse(u.URL)
-		if err != nil {
-			return res, errorf("claimed URL %q: %w", u.URL, err)
+		// Acquire a place first: a response that arrives meanwhile (a Retry-After) can still
+		// keep this URL from being requested.
+		sem <- struct{}{}
+		o, skip := b.withoutRequest(ci, u, rules)
+		var start time.Time
+		if !skip {
+			start, err = b.take(ctx)
+			if errors.Is(err, errDeferred) {
+				o, skip = b.withoutRequest(ci, u, rules)
+			} else if err != nil {
+				<-sem
+				return b.wait(sem, errs, err)
+			}
 		}
-		if !rules.Allowed(pu.RequestURI()) {
-			o := store.FetchOutcome{CrawlID: u.CrawlID, Hash: u.Hash, URL: u.URL, State: store.StateSkipped, SkipReason: "robots.txt", Attempts: u.Attempts}
-			if rules.DisallowAll() { // unreachable robots.txt: wait for it, up to maxAttempts
-				o.Attempts++
-				o.Err = rules.Reason
-				if o.Attempts < ci.spec.MaxAttempts {
-					o.State, o.SkipReason, o.NextFetchAt = store.StateQueued, "", time.Now().Add(backoff(ci.spec.RetryBase.D(), o.Attempts))
-					res.Deferred++
-				} else {
-					o.SkipReason = "robots.txt unreachable"
-				}
-			}
-			if o.State == store.StateSkipped {
-				res.Skipped++
-			}
+		if skip {
+			<-sem
 			if err := f.record(ctx, in.Host, o); err != nil {
-				return res, err
+				return b.wait(sem, errs, err)
 			}
-			res.Done++
-			activity.RecordHeartbeat(ctx, res)
+			b.finish(ctx, i, nil)
 			continue
 		}
-		if err := f.waitTurn(ctx, in, &res); err != nil {
-			return res, err
-		}
-		o, page, err := f.fetchOne(ctx, ci, u, &res)
-		if err != nil {
-			return res, err
-		}
-		if err := f.record(ctx, in.Host, o); err != nil {
-			return res, err
-		}
-		if page != nil {
-			res.Pages = append(res.Pages, *page)
-		}
-		if o.Err != "" {
-			log.Debug("fetch failed", "url", u.URL, "error", o.Err, "state", o.State)
-		}
-		res.Done++
-		activity.RecordHeartbeat(ctx, res)
+		go func() {
+			defer func() { <-sem }()
+			o, page, eff, err := f.fetchOne(ctx, ci, u, start)
+			if err == nil {
+				err = f.record(ctx, in.Host, o)
+			}
+			if err != nil {
+				errs <- err
+				b.endRequest()
+				return
+			}
+			b.apply(eff)
+			b.finish(ctx, i, page)
+			if o.Err != "" {
+				activity.GetLogger(ctx).Debug("fetch failed", "url", u.URL, "error", o.Err, "state", o.State)
+			}
+		}()
 	}
-	return res, nil
+	return b.wait(sem, errs, nil)
+}
+
+func (b *batch) delay() time.Duration { return max(b.in.Delay, b.res.CrawlDelay) }
+
+// withoutRequest decides URLs that need no request now: forbidden by robots.txt, waiting for
+// an unreachable robots.txt, or deferred by a Retry-After.
+func (b *batch) withoutRequest(ci *crawlInfo, u store.Claimed, rules *robots.Rules) (store.FetchOutcome, bool) {
+	o := store.FetchOutcome{CrawlID: u.CrawlID, Hash: u.Hash, URL: u.URL, Attempts: u.Attempts}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if until := b.res.DeferUntil; !until.IsZero() && time.Now().Before(until) {
+		o.State, o.NextFetchAt = store.StateQueued, until
+		b.res.Deferred++
+		return o, true
+	}
+	pu, err := url.Parse(u.URL)
+	if err != nil {
+		o.State, o.SkipReason = store.StateSkipped, "unparseable URL"
+		b.res.Skipped++
+		return o, true
+	}
+	if rules.Allowed(pu.RequestURI()) {
+		return o, false
+	}
+	o.State, o.SkipReason = store.StateSkipped, "robots.txt"
+	if rules.DisallowAll() { // unreachable robots.txt: wait for it, up to maxAttempts
+		o.Attempts++
+		o.Err = rules.Reason
+		if o.Attempts < ci.spec.MaxAttempts {
+			o.State, o.SkipReason, o.NextFetchAt = store.StateQueued, "", time.Now().Add(backoff(ci.spec.RetryBase.D(), o.Attempts))
+			b.res.Deferred++
+			return o, true
+		}
+		o.SkipReason = "robots.txt unreachable"
+	}
+	b.res.Skipped++
+	return o, true
+}
+
+// errDeferred says the host asked us to wait (Retry-After) while a request waited for its slot.
+var errDeferred = errors.New("host deferred")
+
+// take waits for the host's next request slot and books it.
+func (b *batch) take(ctx context.Context) (time.Time, error) {
+	for {
+		b.mu.Lock()
+		if time.Now().Before(b.res.DeferUntil) {
+			b.mu.Unlock()
+			return time.Time{}, errDeferred
+		}
+		next := later(b.next, b.res.LastRequestAt.Add(b.delay()))
+		wait := time.Until(next)
+		if wait <= 0 {
+			now := time.Now()
+			b.next = now.Add(b.delay())
+			b.res.LastRequestAt = now
+			b.res.Requests++
+			b.inFlight++
+			b.res.PeakInFlight = max(b.res.PeakInFlight, b.inFlight)
+			b.mu.Unlock()
+			return now, nil
+		}
+		b.mu.Unlock()
+		t := time.NewTimer(min(wait, 5*time.Second))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return time.Time{}, ctx.Err()
+		case <-t.C:
+			b.heartbeat(ctx)
+		}
+	}
+}
+
+func (b *batch) endRequest() {
+	b.mu.Lock()
+	b.inFlight--
+	b.mu.Unlock()
+}
+
+// effect is what one request changes in the batch's result.
+type effect struct {
+	fetched, notModified, errors, skipped int
+	failed, succeeded                     bool
+	deferUntil                            time.Time
+	lastError                             string
+}
+
+func (b *batch) apply(e effect) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.inFlight--
+	r := &b.res
+	r.Fetched += e.fetched
+	r.NotModified += e.notModified
+	r.Errors += e.errors
+	r.Skipped += e.skipped
+	switch {
+	case e.failed:
+		r.ConsecutiveErrors++
+		r.LastError = e.lastError
+	case e.succeeded:
+		r.ConsecutiveErrors = 0
+	}
+	if e.deferUntil.After(r.DeferUntil) {
+		r.DeferUntil = e.deferUntil
+	}
+}
+
+func (b *batch) finish(ctx context.Context, i int, page *crawl.PageRef) {
+	b.mu.Lock()
+	b.res.Finished[i] = true
+	b.res.Done++
+	if page != nil {
+		b.res.Pages = append(b.res.Pages, *page)
+	}
+	b.mu.Unlock()
+	b.heartbeat(ctx)
+}
+
+func (b *batch) heartbeat(ctx context.Context) {
+	activity.RecordHeartbeat(ctx, b.result())
+}
+
+func (b *batch) result() FetchBatchResult {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	r := b.res
+	r.Finished = append([]bool(nil), r.Finished...)
+	r.Pages = append([]crawl.PageRef(nil), r.Pages...)
+	return r
+}
+
+// drain waits until no request is in flight.
+func (b *batch) drain(sem chan struct{}) {
+	for i := 0; i < cap(sem); i++ {
+		sem <- struct{}{}
+	}
+	for i := 0; i < cap(sem); i++ {
+		<-sem
+	}
+}
+
+// wait lets the requests in flight finish and returns the result, or the first error.
+func (b *batch) wait(sem chan struct{}, errs chan error, err error) (FetchBatchResult, error) {
+	b.drain(sem)
+	if err == nil && errs != nil {
+		select {
+		case err = <-errs:
+		default:
+		}
+	}
+	return b.result(), err
 }
 
 // robots fetches and caches the host's robots.txt.
-func (f *Fetcher) robots(ctx context.Context, in FetchBatchInput, res *FetchBatchResult, pageURL string, ci *crawlInfo) (*store.Robots, error) {
-	cached, err := f.Store.HostRobots(ctx, in.Host)
+func (f *Fetcher) robots(ctx context.Context, b *batch, pageURL string, ci *crawlInfo) (*store.Robots, error) {
+	cached, err := f.Store.HostRobots(ctx, b.in.Host)
 	if err != nil {
 		return nil, err
 	}
 	if cached != nil && time.Now().Before(cached.ExpiresAt) {
 		return cached, nil
 	}
-	if err := f.waitTurn(ctx, in, res); err != nil {
-		return nil, err
-	}
-
 	pu, _ := url.Parse(pageURL)
 	target := pu.Scheme + "://" + pu.Host + "/robots.txt"
 	now := time.Now()
 	r := &store.Robots{FetchedAt: now, ExpiresAt: now.Add(robots.TTL)}
-	// Redirects are followed here, up to five (RFC 9309 §2.3.1.2), each hop spaced like any
-	// request so the host never sees two of them closer than its delay.
+	// Redirects are followed here, up to five (RFC 9309 §2.3.1.2), each hop a request under
+	// the host's schedule so the host never sees two closer than its delay.
 	var resp *fetch.Response
 	for hop := 0; ; hop++ {
-		if hop > 0 {
-			if err := f.waitTurn(ctx, in, res); err != nil {
-				return nil, err
-			}
+		if _, err := b.take(ctx); err != nil {
+			return nil, err
 		}
-		res.LastRequestAt, res.Requests = time.Now(), res.Requests+1
 		resp, err = f.Client.Get(ctx, fetch.Request{URL: target, UserAgent: ci.userAgent, MaxBytes: robots.MaxBytes,
 			Timeout: ci.spec.RequestTimeout.D()})
+		b.endRequest()
 		if err != nil || resp.Status < 300 || resp.Status >= 400 || resp.Location == "" || hop == 5 {
 			break
 		}
 		target = resp.Location
+	}
+	if err != nil && ctx.Err() != nil {
+		return nil, ctx.Err()
 	}
 	switch {
 	case err != nil || resp == nil:
@@ -193,71 +361,38 @@ func (f *Fetcher) robots(ctx context.Context, in FetchBatchInput, res *FetchBatc
 	default:
 		r.Status, r.Body = resp.Status, string(resp.Body)
 	}
-	if err != nil && ctx.Err() != nil {
-		return nil, ctx.Err()
-	}
 	rules := robots.FromStatus(r.Status, []byte(r.Body), ci.token)
 	if rules.DisallowAll() {
 		r.ExpiresAt = now.Add(min(robots.UnreachableTTL, backoff(ci.spec.RetryBase.D(), 1)))
 	}
 	r.Sitemaps = rules.Sitemaps
-	if err := f.Store.SaveRobots(ctx, in.Host, *r, rules.CrawlDelay); err != nil {
+	if err := f.Store.SaveRobots(ctx, b.in.Host, *r, rules.CrawlDelay); err != nil {
 		return nil, err
 	}
-	activity.RecordHeartbeat(ctx, *res)
+	b.heartbeat(ctx)
 	return r, nil
 }
 
-// waitTurn sleeps until the next request to the host may start, heartbeating meanwhile.
-func (f *Fetcher) waitTurn(ctx context.Context, in FetchBatchInput, res *FetchBatchResult) error {
-	delay := max(in.Delay, res.CrawlDelay)
-	next := in.NotBefore
-	if !res.LastRequestAt.IsZero() && res.LastRequestAt.Add(delay).After(next) {
-		next = res.LastRequestAt.Add(delay)
-	}
-	for {
-		wait := time.Until(next)
-		if wait <= 0 {
-			return nil
-		}
-		t := time.NewTimer(min(wait, 5*time.Second))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
-			activity.RecordHeartbeat(ctx, *res)
-		}
-	}
-}
-
-// fetchOne requests one URL and decides what becomes of it.
-// An error means our side failed (MinIO); the activity is retried and resumes at this URL.
-func (f *Fetcher) fetchOne(ctx context.Context, ci *crawlInfo, u store.Claimed, res *FetchBatchResult) (store.FetchOutcome, *crawl.PageRef, error) {
+// fetchOne requests one URL (its slot started at start) and decides what becomes of it. An
+// error means our side failed (MinIO): the activity is retried and resumes at this URL.
+func (f *Fetcher) fetchOne(ctx context.Context, ci *crawlInfo, u store.Claimed, start time.Time) (store.FetchOutcome, *crawl.PageRef, effect, error) {
 	spec := ci.spec
+	var eff effect
 	o := store.FetchOutcome{CrawlID: u.CrawlID, Hash: u.Hash, URL: u.URL, Attempts: u.Attempts,
 		FetchKey: fmt.Sprintf("%s/%x/%d/%d", u.CrawlID, u.Hash, u.FetchCount, u.Attempts)}
-	start := time.Now()
-	res.LastRequestAt, res.Requests = start, res.Requests+1
 	resp, err := f.Client.Get(ctx, fetch.Request{URL: u.URL, UserAgent: ci.userAgent, ETag: u.ETag, LastModified: u.LastModified,
 		MaxBytes: spec.MaxBodyBytes, Timeout: spec.RequestTimeout.D()})
 	o.FetchedAt, o.Duration = start, time.Since(start)
-	recrawlAt := time.Time{}
-	if spec.Recrawl.Interval > 0 {
-		recrawlAt = start.Add(spec.Recrawl.Interval.D())
-	}
 	done := func() {
 		o.State = store.StateDone
-		if !recrawlAt.IsZero() {
-			o.State, o.NextFetchAt = store.StateQueued, recrawlAt
+		if spec.Recrawl.Interval > 0 {
+			o.State, o.NextFetchAt = store.StateQueued, start.Add(spec.Recrawl.Interval.D())
 		}
 	}
 	retry := func(why string, deferUntil time.Time) {
 		o.Err = why
 		o.Attempts++
-		res.Errors++
-		res.ConsecutiveErrors++
-		res.LastError = why
+		eff.errors, eff.failed, eff.lastError = 1, true, why
 		if o.Attempts >= spec.MaxAttempts {
 			o.State = store.StateDead
 			return
@@ -270,61 +405,53 @@ func (f *Fetcher) fetchOne(ctx context.Context, ci *crawlInfo, u store.Claimed, 
 	if err != nil {
 		if errors.Is(err, netguard.ErrBlocked) {
 			o.FetchKey, o.State, o.SkipReason, o.Err = "", store.StateSkipped, "blocked address", err.Error()
-			res.Skipped++
-			return o, nil, nil
+			eff.skipped = 1
+			return o, nil, eff, nil
 		}
 		if ctx.Err() != nil {
-			return o, nil, ctx.Err() // we are stopping; not the site's failure
+			return o, nil, eff, ctx.Err() // we are stopping; not the site's failure
 		}
 		retry(err.Error(), time.Time{})
-		return o, nil, nil
+		return o, nil, eff, nil
 	}
 	o.Status, o.ContentType, o.FinalURL, o.Truncated = resp.Status, resp.ContentType, resp.FinalURL, resp.Truncated
 	o.Bytes, o.ETag, o.LastModified = int64(len(resp.Body)), resp.ETag, resp.LastModified
 	switch s := resp.Status; {
 	case s >= 200 && s < 300:
-		res.ConsecutiveErrors = 0
 		key, _, err := f.Blob.PutBody(ctx, resp.Body)
 		if err != nil {
-			return o, nil, err
+			return o, nil, eff, err
 		}
 		h := blob.ContentHash(resp.Body)
 		o.BodyKey, o.ContentHash = key, h[:]
-		res.Fetched++
+		eff.fetched, eff.succeeded = 1, true
 		if fetch.IsHTML(resp.ContentType) {
 			o.State = store.StateFetched
 			return o, &crawl.PageRef{CrawlID: u.CrawlID, Hash: u.Hash, URL: u.URL, FinalURL: resp.FinalURL, BodyKey: key,
-				ContentType: resp.ContentType, ContentHash: h[:], Depth: u.Depth, Size: o.Bytes}, nil
+				ContentType: resp.ContentType, ContentHash: h[:], Depth: u.Depth, Size: o.Bytes}, eff, nil
 		}
 		done()
 	case s == 304:
-		res.ConsecutiveErrors = 0
-		res.NotModified++
+		eff.notModified, eff.succeeded = 1, true
 		done()
 	case s >= 300 && s < 400:
-		res.ConsecutiveErrors = 0
+		eff.succeeded = true
 		o.State = store.StateDone // a redirect's own URL is not recrawled; its target is
 		o.Note = f.followRedirect(ctx, ci, u, resp.Location)
 	case s == 429 || s == 503:
-		wait := resp.RetryAfter
-		if wait > time.Hour {
-			wait = time.Hour
-		}
 		var until time.Time
-		if wait > 0 {
+		if wait := min(resp.RetryAfter, time.Hour); wait > 0 {
 			until = time.Now().Add(wait)
-			if until.After(res.DeferUntil) {
-				res.DeferUntil = until
-			}
+			eff.deferUntil = until
 		}
 		retry(fmt.Sprintf("HTTP %d", s), until)
 	case s == 408 || s >= 500:
 		retry(fmt.Sprintf("HTTP %d", s), time.Time{})
 	default: // other 4xx: a final answer, recorded
-		res.ConsecutiveErrors = 0
+		eff.succeeded = true
 		done()
 	}
-	return o, nil, nil
+	return o, nil, eff, nil
 }
 
 // followRedirect admits the redirect target as a URL of its own host; it returns why not, if

@@ -37,6 +37,7 @@ func run() error {
 	fs.DurationVar(&cfg.Tolerance, "tolerance", cfg.Tolerance, "slack on gaps and Retry-After")
 	fs.IntVar(&cfg.MaxInFlight, "max-in-flight", cfg.MaxInFlight, "allowed concurrent requests per host")
 	fs.DurationVar(&cfg.SlowRobots, "slow-robots", cfg.SlowRobots, "how long the slow robots.txt profile takes")
+	fs.DurationVar(&cfg.PageLatency, "page-latency", cfg.PageLatency, "how long generic pages take to answer")
 	fs.DurationVar(&cfg.RetryAfter, "retry-after", cfg.RetryAfter, "Retry-After that retry.test asks for")
 	fs.DurationVar(&cfg.ChangePeriod, "change-period", cfg.ChangePeriod, "how often etag.test's changing pages change")
 	fs.IntVar(&cfg.RingSize, "ring", cfg.RingSize, "recent requests kept for /requests")

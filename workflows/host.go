@@ -108,6 +108,15 @@ func (h *hostRun) delay() time.Duration {
 	return max(h.cfg.Delay.D(), h.st.CrawlDelay.D(), h.st.ThrottleDelay.D())
 }
 
+// concurrency is how many requests may be in flight: the crawl's, or fewer under throttle.
+func (h *hostRun) concurrency() int {
+	n := max(h.cfg.Concurrency, 1)
+	if t := h.st.ThrottleConcurrent; t > 0 && t < n {
+		n = t
+	}
+	return n
+}
+
 // batchSize is K: how many URLs one Fetch activity carries, so that it covers about one
 // batch window of host time.
 func (h *hostRun) batchSize() int {
@@ -166,7 +175,7 @@ func (h *hostRun) fetch(urls []store.Claimed) {
 	})
 	var f *activities.Fetcher
 	fut := workflow.ExecuteActivity(actx, f.FetchBatch, activities.FetchBatchInput{Host: h.in.Host, URLs: urls, Delay: d,
-		MaxCrawlDelay: h.cfg.MaxCrawlDelay.D(), NotBefore: h.st.NextRequestAt})
+		MaxCrawlDelay: h.cfg.MaxCrawlDelay.D(), NotBefore: h.st.NextRequestAt, Concurrency: h.concurrency()})
 	h.busy = true
 	h.batches++
 	h.interrupted = false
@@ -345,6 +354,9 @@ func (h *hostRun) merge(s crawl.URLsAdded) {
 	if s.Config.Delay.D() > h.cfg.Delay.D() {
 		h.cfg.Delay = s.Config.Delay
 	}
+	if c := s.Config.Concurrency; c > 0 && c < h.cfg.Concurrency {
+		h.cfg.Concurrency = c
+	}
 	if h.cfg.FetchQueue == "" {
 		h.cfg.FetchQueue, h.cfg.ProcessQueue = s.Config.FetchQueue, s.Config.ProcessQueue
 	}
@@ -367,7 +379,7 @@ func (h *hostRun) onThrottle(t crawl.Throttle) {
 	if t.Concurrency > 0 {
 		h.st.ThrottleConcurrent = t.Concurrency
 	}
-	if h.busy && (t.Delay > 0 || t.Reset) {
+	if h.busy && (t.Delay > 0 || t.Concurrency > 0 || t.Reset) {
 		h.interrupted = true
 	}
 	// The next request keeps the new delay from the last one.
@@ -386,7 +398,7 @@ func (h *hostRun) setState(s string) {
 
 func (h *hostRun) status() crawl.HostStatus {
 	st := crawl.HostStatus{Host: h.in.Host, State: h.state, Paused: h.st.Paused, Delay: h.delay().String(),
-		Concurrency: 1, Fetched: h.st.Fetched, Errors: h.st.Errors, Skipped: h.st.Skipped, LastError: h.st.LastError,
+		Concurrency: h.concurrency(), Fetched: h.st.Fetched, Errors: h.st.Errors, Skipped: h.st.Skipped, LastError: h.st.LastError,
 		NextWake: h.wake, BackoffUntil: h.st.BackoffUntil, BackoffLevel: h.st.BackoffLevel,
 		HistoryEvents: workflow.GetInfo(h.ctx).GetCurrentHistoryLength(), Runs: h.st.Runs}
 	if h.busy {

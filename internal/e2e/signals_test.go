@@ -88,3 +88,26 @@ func TestPauseThrottleResumeChangeTiming(t *testing.T) {
 	}
 	t.Logf("throttled %d, paused %d, resumed %d requests; crawl %+v", len(throttled), len(paused), len(resumed), p)
 }
+
+// With concurrency N a host sees up to N requests in flight, their starts still the delay
+// apart; a throttle to concurrency 1 brings it back to one.
+func TestPerHostConcurrency(t *testing.T) {
+	wc := testweb.DefaultConfig()
+	wc.Hosts, wc.Pages, wc.Specials = 1, 30, false
+	wc.DefaultDelay, wc.PageLatency, wc.MaxInFlight = 100*time.Millisecond, 500*time.Millisecond, 3
+	s := newStack(t, wc)
+	start := time.Now()
+	p := s.crawl(crawl.Spec{Seeds: s.web.Seeds(), Scope: crawl.ScopeAny, Delay: crawl.Duration(100 * time.Millisecond),
+		Concurrency: 3, BatchWindow: crawl.Duration(3 * time.Second), ProgressInterval: crawl.Duration(time.Second),
+		HostIdleTimeout: crawl.Duration(5 * time.Second)}, 2*time.Minute)
+	elapsed := time.Since(start)
+	h := s.web.Audit().Report().Host("h0000.test")
+	if p.State != "done" || h.Requests < 25 {
+		t.Fatalf("crawl %+v, %d requests", p, h.Requests)
+	}
+	if h.PeakInFlight < 2 || h.ConcurrencyViolations != 0 || h.GapViolations != 0 || h.MinGapMs < 95 {
+		t.Errorf("host audit: %+v", h)
+	}
+	t.Logf("%d pages in %v with 3 in flight (500 ms pages, 100 ms delay); peak in flight %d, min gap %.0f ms",
+		p.Fetched, elapsed.Round(time.Millisecond), h.PeakInFlight, h.MinGapMs)
+}

@@ -173,6 +173,13 @@ func (g *generic) serve(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
+	if d := g.w.cfg.PageLatency; d > 0 {
+		select {
+		case <-time.After(d):
+		case <-r.Context().Done():
+			return
+		}
+	}
 	rr := rng(g.w.cfg.Seed, uint64(g.idx), uint64(i), 7)
 	d := doc{
 		title:      fmt.Sprintf("%s page %d: %s", g.name, i, text(rr, 3)),

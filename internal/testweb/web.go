@@ -28,6 +28,7 @@ type Config struct {
 	MaxInFlight  int           // allowed concurrent requests per host
 
 	SlowRobots   time.Duration // how long the slow robots.txt profile takes to answer
+	PageLatency  time.Duration // generic pages answer after this long (0: at once)
 	RetryAfter   time.Duration // how long retry.test asks crawlers to wait
 	ChangePeriod time.Duration // how often etag.test's changing pages change
 
