@@ -11,9 +11,10 @@ import (
 // Frontier holds the short Postgres steps workflows run as local activities: starting a
 // crawl, claiming and releasing URLs, progress, crawl state and the wake-up sweep.
 type Frontier struct {
-	Store    *store.Store
-	Crawls   *Crawls
-	Admitter *Admitter
+	Store        *store.Store
+	Crawls       *Crawls
+	Admitter     *Admitter
+	ProcessQueue string // where unprocessed pages found by the sweep go
 }
 
 // StartCrawlInput creates a crawl and admits its seeds.
@@ -120,4 +121,19 @@ func (f *Frontier) WakeStale(ctx context.Context, crawlID string, staleFor time.
 		return 0, err
 	}
 	return len(hosts), f.Admitter.Waker.Wake(ctx, crawlID, crawl.HostConfigFrom(ci.spec), hosts)
+}
+
+// StaleFetched returns pages of a crawl fetched more than olderThan ago whose processing never
+// finished, for the crawl to process again: a fetched page is never left behind.
+func (f *Frontier) StaleFetched(ctx context.Context, crawlID string, olderThan time.Duration) (crawl.ProcessInput, error) {
+	out := crawl.ProcessInput{Host: "reprocess", TaskQueue: f.ProcessQueue}
+	pages, err := f.Store.StaleFetched(ctx, crawlID, time.Now().Add(-olderThan), 200)
+	if err != nil {
+		return out, err
+	}
+	for _, p := range pages {
+		out.Pages = append(out.Pages, crawl.PageRef{CrawlID: p.CrawlID, Hash: p.Hash, URL: p.URL, FinalURL: p.FinalURL,
+			BodyKey: p.BodyKey, ContentType: p.ContentType, ContentHash: p.ContentHash, Depth: p.Depth, Size: p.Size})
+	}
+	return out, nil
 }

@@ -1,9 +1,11 @@
 package workflows
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
@@ -25,6 +27,33 @@ type CrawlRun struct {
 	Invalid []crawl.SeedError `json:"invalid,omitempty"`
 	Paused  bool              `json:"paused"`
 }
+
+// reprocess hands pages whose processing never finished (a ProcessPage workflow that failed
+// for good) to a new ProcessPage workflow.
+func reprocess(ctx workflow.Context, crawlID string, tick int) {
+	var f *activities.Frontier
+	var in crawl.ProcessInput
+	if err := workflow.ExecuteLocalActivity(withLocal(ctx), f.StaleFetched, crawlID, reprocessAfter).Get(ctx, &in); err != nil {
+		workflow.GetLogger(ctx).Warn("finding unprocessed pages failed", "error", err)
+		return
+	}
+	if len(in.Pages) == 0 {
+		return
+	}
+	info := workflow.GetInfo(ctx)
+	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+		WorkflowID:        fmt.Sprintf("%s/reprocess/%s-%d", info.WorkflowExecution.ID, info.OriginalRunID, tick),
+		ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_ABANDON,
+	})
+	child := workflow.ExecuteChildWorkflow(cctx, ProcessPageWorkflow, in)
+	if err := child.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
+		workflow.GetLogger(ctx).Warn("starting reprocessing failed", "error", err)
+	}
+}
+
+// reprocessAfter is how long a fetched page may wait for processing before the crawl hands it
+// out again (well past a processing workflow's retries).
+const reprocessAfter = 30 * time.Minute
 
 // staleAfter is how long a host may sit on due URLs without claiming before the crawl wakes it.
 const staleAfter = 90 * time.Second
@@ -132,6 +161,9 @@ func CrawlWorkflow(ctx workflow.Context, in CrawlInput) (crawl.CrawlProgress, er
 		}
 		if !run.Paused && tick%6 == 0 {
 			wake(staleAfter)
+			if workflow.GetVersion(ctx, "sweep-stale-fetched", workflow.DefaultVersion, 1) == 1 {
+				reprocess(ctx, crawlID, tick)
+			}
 		}
 	}
 }

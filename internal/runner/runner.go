@@ -54,7 +54,7 @@ func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 			w.RegisterWorkflow(workflows.HostWorkflow)
 			w.RegisterWorkflow(workflows.ProcessPageWorkflow)
 			w.RegisterActivity(health)
-			w.RegisterActivity(&activities.Frontier{Store: st, Crawls: crawls, Admitter: admitter})
+			w.RegisterActivity(&activities.Frontier{Store: st, Crawls: crawls, Admitter: admitter, ProcessQueue: cfg.ProcessTaskQueue})
 		case config.RoleFetch:
 			opts.MaxConcurrentActivityExecutionSize = cfg.FetchConcurrency
 			w = worker.New(c, cfg.FetchTaskQueue, opts)

@@ -93,3 +93,36 @@ func (s *Store) MarkDone(ctx context.Context, crawlID string, hash []byte, reaso
 	}
 	return nil
 }
+
+// FetchedPage is a fetched HTML page whose processing has not finished.
+type FetchedPage struct {
+	CrawlID, URL, FinalURL, BodyKey, ContentType, Host string
+	Hash, ContentHash                                  []byte
+	Depth                                              int
+	Size                                               int64
+}
+
+// StaleFetched returns up to limit pages of a crawl fetched before `before` and still not
+// processed (their processing workflow failed for good or was lost), touching them so a
+// sweep hands each out once per period.
+func (s *Store) StaleFetched(ctx context.Context, crawlID string, before time.Time, limit int) ([]FetchedPage, error) {
+	rows, err := s.pool.Query(ctx, `WITH stale AS (
+			SELECT crawl_id, url_hash FROM urls WHERE crawl_id = $1 AND state = 'fetched' AND updated_at < $2
+			LIMIT $3 FOR UPDATE SKIP LOCKED),
+		touched AS (
+			UPDATE urls u SET updated_at = now() FROM stale WHERE u.crawl_id = stale.crawl_id AND u.url_hash = stale.url_hash
+			RETURNING u.crawl_id, u.url_hash, u.url, u.host, u.depth)
+		SELECT t.crawl_id, t.url_hash, t.url, t.host, t.depth, coalesce(f.final_url, ''), f.body_key,
+			coalesce(f.content_type, ''), f.content_hash, coalesce(f.bytes, 0)
+		FROM touched t JOIN LATERAL (SELECT final_url, body_key, content_type, content_hash, bytes FROM fetches
+			WHERE crawl_id = t.crawl_id AND url_hash = t.url_hash AND body_key IS NOT NULL
+			ORDER BY fetched_at DESC LIMIT 1) f ON true`, crawlID, before, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: stale fetched pages: %w", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (FetchedPage, error) {
+		var p FetchedPage
+		err := r.Scan(&p.CrawlID, &p.Hash, &p.URL, &p.Host, &p.Depth, &p.FinalURL, &p.BodyKey, &p.ContentType, &p.ContentHash, &p.Size)
+		return p, err
+	})
+}

@@ -154,3 +154,26 @@ func TestSaveDocumentMarksExactDuplicates(t *testing.T) {
 		t.Fatalf("exact duplicates %d, links %d; want 1, 2", docs, links)
 	}
 }
+
+func TestStaleFetchedPagesAreHandedOutOncePerPeriod(t *testing.T) {
+	s, ctx := newStore(t, 0, 0)
+	c := cand("http://a.test/p", "a.test", 2)
+	if _, err := s.Admit(ctx, "c", []store.Candidate{c}); err != nil {
+		t.Fatal(err)
+	}
+	long := time.Now().Add(-time.Hour)
+	if _, err := s.RecordFetch(ctx, "a.test", store.FetchOutcome{CrawlID: "c", Hash: c.Hash, URL: c.URL, FetchKey: "k",
+		FetchedAt: long, Status: 200, BodyKey: "bodies/x", ContentType: "text/html", Bytes: 10, State: store.StateFetched}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Pool().Exec(ctx, `UPDATE urls SET updated_at = $1`, long); err != nil {
+		t.Fatal(err)
+	}
+	pages, err := s.StaleFetched(ctx, "c", time.Now().Add(-30*time.Minute), 10)
+	if err != nil || len(pages) != 1 || pages[0].BodyKey != "bodies/x" || pages[0].Depth != 2 {
+		t.Fatalf("stale: %+v %v", pages, err)
+	}
+	if again, _ := s.StaleFetched(ctx, "c", time.Now().Add(-30*time.Minute), 10); len(again) != 0 {
+		t.Fatalf("handed out twice in one period: %+v", again)
+	}
+}
