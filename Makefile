@@ -39,7 +39,8 @@ test: fmt-check vet up
 ## Crawl benchmark against the real stack: pages/s and Temporal history events per page.
 ## Size with BENCH_HOSTS, BENCH_PAGES, BENCH_DELAY_MS.
 bench: up
-	$(WITH_ENV) $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./internal/e2e/ ./internal/testweb/
+	$(WITH_ENV) $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./internal/e2e/
+	$(GO) test -run '^$$' -bench . -benchmem ./internal/testweb/
 
 ## Only the tests that need no services.
 test-unit:
