@@ -137,9 +137,6 @@ func TestAuditRetryAfterAndConditional(t *testing.T) {
 // A million requests across 100,000 URLs: the audit's memory stays bounded by the ring and
 // the URL set, not by the request count.
 func TestAuditMemoryIsBoundedForAMillionRequests(t *testing.T) {
-	if testing.Short() {
-		t.Skip("short mode")
-	}
 	heap, reqs := auditMillion(t)
 	t.Logf("audit heap after %d requests: %.1f MiB", reqs, float64(heap)/(1<<20))
 	if heap > 64<<20 {
