@@ -31,17 +31,10 @@ type stack struct {
 
 func newStack(t testing.TB, webCfg testweb.Config) *stack {
 	t.Helper()
-	web, err := testweb.New(webCfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := testweb.Start(web, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
+	srv, rules := testenv.TestWeb(t, webCfg)
+	web := srv.Web
 	cfg := testenv.Config(t)
-	cfg.ConnectTo, _ = config.ParseConnectTo(srv.ConnectTo())
+	cfg.ConnectTo = rules
 	cfg.HeartbeatMax = time.Second
 	db, _ := testenv.Postgres(t)
 	s := &stack{t: t, cfg: cfg, store: store.New(db), tc: testenv.Temporal(t), web: web, srv: srv}

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trawlerdev/trawler/internal/config"
 	"github.com/trawlerdev/trawler/internal/netguard"
+	"github.com/trawlerdev/trawler/internal/testenv"
 	"github.com/trawlerdev/trawler/internal/testweb"
 )
 
@@ -17,16 +17,7 @@ func testClient(t *testing.T) *Client {
 	t.Helper()
 	cfg := testweb.DefaultConfig()
 	cfg.RetryAfter = 2 * time.Second
-	web, err := testweb.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := testweb.Start(web, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	rules, _ := config.ParseConnectTo(srv.ConnectTo())
+	_, rules := testenv.TestWeb(t, cfg)
 	return New(Options{Dialer: netguard.New(netguard.Options{ConnectTo: rules})})
 }
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/trawlerdev/trawler/internal/config"
+	"github.com/trawlerdev/trawler/internal/testenv"
 	"github.com/trawlerdev/trawler/internal/testweb"
 )
 
@@ -171,19 +172,8 @@ func TestResolverCachesAnswersAndFailures(t *testing.T) {
 
 // The crawler's option reaches every virtual host of the test web through one listener.
 func TestConnectToReachesTheTestWeb(t *testing.T) {
-	web, err := testweb.New(testweb.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := testweb.Start(web, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	rules, err := config.ParseConnectTo(srv.ConnectTo())
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, rules := testenv.TestWeb(t, testweb.DefaultConfig())
+	web := srv.Web
 	c := client(New(Options{ConnectTo: rules}))
 	for _, u := range []string{"http://h0001.test/robots.txt", "http://dup.test/robots.txt"} {
 		resp, err := c.Get(u)
