@@ -6,7 +6,7 @@ GO ?= go
 WITH_ENV = eval "$$(scripts/stack.sh env)" &&
 GO_TEST_FLAGS ?= -count=1 -timeout 30m
 
-.PHONY: all build up down status logs migrate demo test test-unit fmt-check vet bench clean
+.PHONY: all build up down status logs migrate demo test test-unit fmt-check vet bench fuzz clean
 
 all: build
 
@@ -34,7 +34,15 @@ demo: build up
 ## Everything, against the real stack (started here if it is not up).
 test: fmt-check vet up
 	$(WITH_ENV) $(GO) test $(GO_TEST_FLAGS) ./...
+	$(MAKE) fuzz FUZZTIME=5s
 	scripts/stack_test.sh
+
+## Fuzz targets, FUZZTIME each (make test runs them briefly; try FUZZTIME=10m locally).
+FUZZTIME ?= 30s
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzNormalizeIsIdempotent -fuzztime $(FUZZTIME) ./internal/urlnorm/
+	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./internal/parse/
+	$(GO) test -run '^$$' -fuzz FuzzRobots -fuzztime $(FUZZTIME) ./internal/robots/
 
 ## Crawl benchmark against the real stack: pages/s and Temporal history events per page.
 ## Size with BENCH_HOSTS, BENCH_PAGES, BENCH_DELAY_MS.

@@ -1,6 +1,11 @@
-// Package robots owns the robots.txt policy: which fetch outcomes mean allow-all or
-// disallow-all (RFC 9309 §2.3.1), the 500 KiB parse limit, the product token taken from the
-// User-Agent, and matching on top of temoto/robotstxt.
+// Package robots owns the robots.txt policy (RFC 9309): which fetch outcomes mean allow-all or
+// disallow-all (§2.3.1), the 500 KiB parse limit (§2.5), the product token taken from the
+// User-Agent, and a thin wrapper around temoto/robotstxt that closes its gaps: every parseable
+// line is used (§2.3.1.5: one bad line does not void the file), groups are chosen by exact,
+// case-insensitive product token and merged (§2.2.1), paths are percent-normalized before
+// matching (§2.2.2), an Allow wins a tie with a Disallow (§2.2.2), and /robots.txt is always
+// allowed (§2.2.2). temoto matches the (sanitized) group; rules with the special characters
+// '*' and '$' (§2.2.3) are matched here, since temoto ranks them by regexp length.
 package robots
 
 import (
@@ -23,28 +28,25 @@ const (
 type Rules struct {
 	allowAll    bool
 	disallowAll bool
-	group       *robotstxt.Group
+	rules       []rule           // the merged group that applies, normalized
+	wildcards   bool             // some rule uses '*' or '$'
+	group       *robotstxt.Group // temoto's reading of the sanitized group
 	CrawlDelay  time.Duration
 	Sitemaps    []string
-	Reason      string // why the whole host is allowed or disallowed, for status and logs
+	Invalid     int    // lines that could not be parsed and were ignored
+	Reason      string // why the whole host is allowed or disallowed
 }
 
-// FromStatus builds rules from a fetch of /robots.txt: 2xx are parsed; 4xx (not 429) mean no
-// restrictions; 5xx, 429 and network errors (status 0) mean complete disallow until a later
-// fetch succeeds (RFC 9309 §2.3.1.3–4).
+// FromStatus builds rules from a fetch of /robots.txt (after its redirects): 2xx are parsed;
+// 4xx (not 429) mean no restrictions (§2.3.1.3); 5xx, 429 and network errors (status 0) mean
+// complete disallow until a later fetch succeeds (§2.3.1.4).
 func FromStatus(status int, body []byte, productToken string) *Rules {
 	switch {
 	case status >= 200 && status < 300:
 		if len(body) > MaxBytes {
 			body = body[:MaxBytes]
 		}
-		data, err := robotstxt.FromBytes(body)
-		if err != nil {
-			// The parser refused the file; be polite rather than guess.
-			return &Rules{disallowAll: true, Reason: "robots.txt unparseable: " + err.Error()}
-		}
-		g := data.FindGroup(productToken)
-		return &Rules{group: g, CrawlDelay: g.CrawlDelay, Sitemaps: data.Sitemaps}
+		return fromBody(body, productToken)
 	case status == 429 || status >= 500 || status == 0:
 		return &Rules{disallowAll: true, Reason: "robots.txt unreachable"}
 	case status >= 400:
@@ -54,17 +56,57 @@ func FromStatus(status int, body []byte, productToken string) *Rules {
 	}
 }
 
+func fromBody(body []byte, token string) *Rules {
+	f := parseFile(body)
+	g := f.groupFor(token)
+	r := &Rules{rules: g.rules, CrawlDelay: g.crawlDelay, Sitemaps: f.sitemaps, Invalid: f.invalid}
+	for _, rl := range r.rules {
+		r.wildcards = r.wildcards || strings.ContainsAny(rl.path, "*$")
+	}
+	if len(r.rules) == 0 || r.wildcards {
+		return r
+	}
+	// temoto reads the sanitized group. Allow lines come first: among equally long matches it
+	// keeps the first, and RFC 9309 wants the Allow.
+	var b strings.Builder
+	b.WriteString("User-agent: *\n")
+	for _, allow := range []bool{true, false} {
+		for _, rl := range r.rules {
+			if rl.allow == allow {
+				if allow {
+					b.WriteString("Allow: ")
+				} else {
+					b.WriteString("Disallow: ")
+				}
+				b.WriteString(rl.path)
+				b.WriteByte('\n')
+			}
+		}
+	}
+	if data, err := robotstxt.FromString(b.String()); err == nil {
+		r.group = data.FindGroup("*")
+	}
+	return r
+}
+
 // Allowed reports whether pathAndQuery (as in the request line) may be fetched.
 func (r *Rules) Allowed(pathAndQuery string) bool {
 	switch {
 	case pathAndQuery == "/robots.txt":
-		return true
+		return true // §2.2.2: implicitly allowed
 	case r.disallowAll:
 		return false
-	case r.allowAll || r.group == nil:
+	case r.allowAll || len(r.rules) == 0:
 		return true
 	}
-	return r.group.Test(pathAndQuery)
+	p := normalizePath(pathAndQuery)
+	if p == "/robots.txt" {
+		return true
+	}
+	if r.group != nil {
+		return r.group.Test(p)
+	}
+	return match(r.rules, p)
 }
 
 // DisallowAll reports whether the host is closed (unreachable robots.txt).
