@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"fmt"
+	"hash/fnv"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -82,7 +83,7 @@ func (h *hostRun) run() error {
 		now := workflow.Now(ctx)
 		if gate := later(h.st.NextRequestAt, h.st.BackoffUntil); gate.After(now) {
 			if h.st.BackoffUntil.After(now) {
-				h.setState("backoff")
+				h.setState(h.backoffState())
 			}
 			h.waitSignal(gate, false) // the durable crawl-delay timer
 			continue
@@ -215,7 +216,7 @@ func (h *hostRun) fetch(urls []store.Claimed) {
 // apply folds a batch's outcome into the host state: pacing, Retry-After, error backoff.
 func (h *hostRun) apply(res activities.FetchBatchResult, d time.Duration) {
 	now := workflow.Now(h.ctx)
-	h.st.CrawlDelay = crawl.Duration(res.CrawlDelay)
+	h.st.CrawlDelay, h.st.CrawlDelayCapped = crawl.Duration(res.CrawlDelay), res.CrawlDelayCapped
 	if !res.LastRequestAt.IsZero() {
 		h.st.LastRequestAt = res.LastRequestAt
 		h.st.NextRequestAt = later(h.st.NextRequestAt, res.LastRequestAt.Add(max(d, h.delay())))
@@ -243,13 +244,32 @@ func (h *hostRun) apply(res activities.FetchBatchResult, d time.Duration) {
 	}
 }
 
-// backoff defers the host exponentially: 2^level × the delay, at most an hour.
+// backoff defers the host exponentially: 2^level × max(delay, 1s), ±20% jitter, at most an
+// hour. A host that reaches the top level is parked: it is tried once an hour, not hammered.
 func (h *hostRun) backoff(now time.Time) {
-	h.st.BackoffLevel = min(h.st.BackoffLevel+1, 12)
-	wait := min(h.delay()<<h.st.BackoffLevel, time.Hour)
+	h.st.BackoffLevel = min(h.st.BackoffLevel+1, maxBackoffLevel)
+	wait := min(max(h.delay(), time.Second)<<h.st.BackoffLevel, time.Hour)
+	wait = time.Duration(float64(wait) * jitter(h.in.Host, h.st.BackoffLevel, h.st.Errors))
 	if until := now.Add(wait); until.After(h.st.BackoffUntil) {
 		h.st.BackoffUntil = until
 	}
+}
+
+const maxBackoffLevel = 12
+
+func (h *hostRun) backoffState() string {
+	if h.st.BackoffLevel >= maxBackoffLevel {
+		return "parked"
+	}
+	return "backoff"
+}
+
+// jitter is a factor in [0.8, 1.2) that spreads the retries of hosts failing together. It is
+// derived from workflow state, so replays compute the same value.
+func jitter(host string, level int, errors int64) float64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s/%d/%d", host, level, errors)
+	return 0.8 + 0.4*float64(h.Sum64()%1000)/1000
 }
 
 // process hands fetched pages to a ProcessPage child, abandoned on close so Continue-As-New
@@ -398,6 +418,7 @@ func (h *hostRun) setState(s string) {
 
 func (h *hostRun) status() crawl.HostStatus {
 	st := crawl.HostStatus{Host: h.in.Host, State: h.state, Paused: h.st.Paused, Delay: h.delay().String(),
+		CrawlDelay: h.st.CrawlDelay.D().String(), CrawlDelayCap: h.st.CrawlDelayCapped, Throttle: h.st.ThrottleDelay.D().String(),
 		Concurrency: h.concurrency(), Fetched: h.st.Fetched, Errors: h.st.Errors, Skipped: h.st.Skipped, LastError: h.st.LastError,
 		NextWake: h.wake, BackoffUntil: h.st.BackoffUntil, BackoffLevel: h.st.BackoffLevel,
 		HistoryEvents: workflow.GetInfo(h.ctx).GetCurrentHistoryLength(), Runs: h.st.Runs}

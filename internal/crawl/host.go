@@ -41,6 +41,7 @@ type HostState struct {
 	ThrottleDelay      Duration  `json:"throttleDelay,omitempty"`
 	ThrottleConcurrent int       `json:"throttleConcurrency,omitempty"`
 	CrawlDelay         Duration  `json:"crawlDelay,omitempty"` // from robots.txt, capped
+	CrawlDelayCapped   bool      `json:"crawlDelayCapped,omitempty"` // robots.txt asked for more than the cap
 	LastRequestAt      time.Time `json:"lastRequestAt"`        // start of the last request sent
 	NextRequestAt      time.Time `json:"nextRequestAt"`        // earliest next request start
 	BackoffUntil       time.Time `json:"backoffUntil"`
@@ -57,9 +58,12 @@ type HostState struct {
 // HostStatus answers the status query.
 type HostStatus struct {
 	Host          string    `json:"host"`
-	State         string    `json:"state"` // active, idle, paused, backoff
+	State         string    `json:"state"` // active, idle, paused, backoff, parked
 	Paused        bool      `json:"paused"`
 	Delay         string    `json:"delay"` // the delay in force
+	CrawlDelay    string    `json:"crawlDelay,omitempty"` // robots.txt's, after the cap
+	CrawlDelayCap bool      `json:"crawlDelayCapped,omitempty"`
+	Throttle      string    `json:"throttle,omitempty"`
 	Concurrency   int       `json:"concurrency"`
 	InFlight      int       `json:"inFlight"`
 	Fetched       int64     `json:"fetched"`
