@@ -8,6 +8,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/trawlerdev/trawler/internal/blob"
 	"github.com/trawlerdev/trawler/internal/config"
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/runner"
@@ -26,19 +27,29 @@ type stack struct {
 	tc    client.Client
 	web   *testweb.Web
 	srv   *testweb.Server
+	blob  *blob.Store
 	run   *runner.Runner
 }
 
 func newStack(t testing.TB, webCfg testweb.Config) *stack {
+	t.Helper()
+	s := newStackWithoutWorkers(t, webCfg)
+	s.startWorkers(s.cfg)
+	return s
+}
+
+// newStackWithoutWorkers is a stack whose workers the test starts itself.
+func newStackWithoutWorkers(t testing.TB, webCfg testweb.Config) *stack {
 	t.Helper()
 	srv, rules := testenv.TestWeb(t, webCfg)
 	web := srv.Web
 	cfg := testenv.Config(t)
 	cfg.ConnectTo = rules
 	cfg.HeartbeatMax = time.Second
-	db, _ := testenv.Postgres(t)
-	s := &stack{t: t, cfg: cfg, store: store.New(db), tc: testenv.Temporal(t), web: web, srv: srv}
-	s.startWorkers(cfg)
+	db, dbURL := testenv.Postgres(t)
+	cfg.DatabaseURL = dbURL
+	s := &stack{t: t, cfg: cfg, store: store.New(db), tc: testenv.Temporal(t), web: web, srv: srv, blob: testenv.Blob(t)}
+	cfg.S3Bucket = s.blob.Bucket()
 	t.Cleanup(s.terminateWorkflows)
 	return s
 }
@@ -58,7 +69,7 @@ func (s *stack) terminateWorkflows() {
 }
 
 func (s *stack) startWorkers(cfg *config.Config) {
-	r, err := runner.Start(s.tc, cfg, runner.Deps{DB: s.store.Pool(), Blob: testenv.Blob(s.t)})
+	r, err := runner.Start(s.tc, cfg, runner.Deps{DB: s.store.Pool(), Blob: s.blob})
 	if err != nil {
 		s.t.Fatal(err)
 	}
