@@ -40,10 +40,10 @@ type HostState struct {
 	Paused             bool      `json:"paused"`
 	ThrottleDelay      Duration  `json:"throttleDelay,omitempty"`
 	ThrottleConcurrent int       `json:"throttleConcurrency,omitempty"`
-	CrawlDelay         Duration  `json:"crawlDelay,omitempty"` // from robots.txt, capped
+	CrawlDelay         Duration  `json:"crawlDelay,omitempty"`       // from robots.txt, capped
 	CrawlDelayCapped   bool      `json:"crawlDelayCapped,omitempty"` // robots.txt asked for more than the cap
-	LastRequestAt      time.Time `json:"lastRequestAt"`        // start of the last request sent
-	NextRequestAt      time.Time `json:"nextRequestAt"`        // earliest next request start
+	LastRequestAt      time.Time `json:"lastRequestAt"`              // start of the last request sent
+	NextRequestAt      time.Time `json:"nextRequestAt"`              // earliest next request start
 	BackoffUntil       time.Time `json:"backoffUntil"`
 	BackoffLevel       int       `json:"backoffLevel"`
 	ConsecutiveErrors  int       `json:"consecutiveErrors"`
@@ -60,7 +60,7 @@ type HostStatus struct {
 	Host          string    `json:"host"`
 	State         string    `json:"state"` // active, idle, paused, backoff, parked
 	Paused        bool      `json:"paused"`
-	Delay         string    `json:"delay"` // the delay in force
+	Delay         string    `json:"delay"`                // the delay in force
 	CrawlDelay    string    `json:"crawlDelay,omitempty"` // robots.txt's, after the cap
 	CrawlDelayCap bool      `json:"crawlDelayCapped,omitempty"`
 	Throttle      string    `json:"throttle,omitempty"`
