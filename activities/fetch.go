@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
+	"net/netip"
 	"net/url"
 	"sync"
 	"time"
@@ -30,6 +32,12 @@ type Fetcher struct {
 	Client   *fetch.Client
 	Crawls   *Crawls
 	Admitter *Admitter
+	// Per-IP politeness: request starts to one address at least IPGap apart across all its
+	// hosts, booked in Postgres so every worker counts them (0: off). Connect-to targets are
+	// included only with IPGapOverride.
+	Dialer        *netguard.Dialer
+	IPGap         time.Duration
+	IPGapOverride bool
 }
 
 // FetchBatchInput is a host's claimed URLs and its pacing.
@@ -70,7 +78,8 @@ type batch struct {
 	mu       sync.Mutex
 	res      FetchBatchResult
 	inFlight int
-	next     time.Time // the earliest start of the next request
+	next     time.Time  // the earliest start of the next request
+	ip       netip.Addr // the host's address, when the per-IP limit applies
 }
 
 // FetchBatch fetches in.URLs, at most in.Concurrency at a time, request starts at least the
@@ -92,6 +101,7 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 	} else if !b.res.LastRequestAt.IsZero() {
 		b.next = later(b.next, b.res.LastRequestAt.Add(b.delay()))
 	}
+	b.ip = f.limitedIP(ctx, in.Host)
 	n := max(in.Concurrency, 1)
 	sem := make(chan struct{}, n)
 	errs := make(chan error, len(in.URLs))
@@ -171,6 +181,24 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 
 func (b *batch) delay() time.Duration { return max(b.in.Delay, b.res.CrawlDelay) }
 
+// limitedIP is the address per-IP politeness counts the host's requests under, or the zero
+// address when the limit does not apply (off, a connect-to target, or unresolvable: the
+// request itself will then fail and be retried).
+func (f *Fetcher) limitedIP(ctx context.Context, authority string) netip.Addr {
+	if f.IPGap <= 0 || f.Dialer == nil {
+		return netip.Addr{}
+	}
+	host := authority
+	if h, _, err := net.SplitHostPort(authority); err == nil {
+		host = h
+	}
+	ip, override, err := f.Dialer.Target(ctx, host)
+	if err != nil || (override && !f.IPGapOverride) {
+		return netip.Addr{}
+	}
+	return ip
+}
+
 // withoutRequest decides URLs that need no request now: forbidden by robots.txt, waiting for
 // an unreachable robots.txt, or deferred by a Retry-After.
 func (b *batch) withoutRequest(ci *crawlInfo, u store.Claimed, rules *robots.Rules) (store.FetchOutcome, bool) {
@@ -220,14 +248,34 @@ func (b *batch) take(ctx context.Context) (time.Time, error) {
 		next := later(b.next, b.res.LastRequestAt.Add(b.delay()))
 		wait := time.Until(next)
 		if wait <= 0 {
-			now := time.Now()
-			b.next = now.Add(b.delay())
-			b.res.LastRequestAt = now
+			start := time.Now()
+			if b.ip.IsValid() {
+				// The IP's next slot, booked under the host's lock so the host's own next
+				// request is spaced from when this one really starts.
+				slot, err := b.f.Store.BookIPSlot(ctx, b.ip, b.f.IPGap)
+				if err != nil {
+					b.mu.Unlock()
+					return time.Time{}, err
+				}
+				start = later(start, slot)
+			}
+			b.next = start.Add(b.delay())
+			b.res.LastRequestAt = start
 			b.res.Requests++
 			b.inFlight++
 			b.res.PeakInFlight = max(b.res.PeakInFlight, b.inFlight)
 			b.mu.Unlock()
-			return now, nil
+			if d := time.Until(start); d > 0 {
+				t := time.NewTimer(d)
+				select {
+				case <-ctx.Done():
+					t.Stop()
+					b.endRequest()
+					return time.Time{}, ctx.Err()
+				case <-t.C:
+				}
+			}
+			return start, nil
 		}
 		b.mu.Unlock()
 		t := time.NewTimer(min(wait, 5*time.Second))

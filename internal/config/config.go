@@ -37,6 +37,8 @@ type Config struct {
 	SeenMode      string
 	BloomExpected uint
 	HeartbeatMax  time.Duration
+	IPGap         time.Duration
+	IPGapOverride bool
 
 	Roles              []string
 	FetchConcurrency   int

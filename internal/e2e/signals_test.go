@@ -111,3 +111,31 @@ func TestPerHostConcurrency(t *testing.T) {
 	t.Logf("%d pages in %v with 3 in flight (500 ms pages, 100 ms delay); peak in flight %d, min gap %.0f ms",
 		p.Fetched, elapsed.Round(time.Millisecond), h.PeakInFlight, h.MinGapMs)
 }
+
+// Hosts that share an IP address share its per-IP limit too, whichever worker fetches them.
+func TestPerIPLimitAcrossHosts(t *testing.T) {
+	wc := testweb.DefaultConfig()
+	wc.Hosts, wc.Pages, wc.Specials = 6, 5, false
+	wc.DefaultDelay = 100 * time.Millisecond
+	s := newStackWithoutWorkers(t, wc)
+	s.cfg.IPGap, s.cfg.IPGapOverride = 250*time.Millisecond, true // every test host is 127.0.0.1
+	s.startWorkers(s.cfg)
+	p := s.crawl(crawl.Spec{Seeds: s.web.Seeds(), Scope: crawl.ScopeAny, Delay: crawl.Duration(100 * time.Millisecond),
+		RetryBase: crawl.Duration(500 * time.Millisecond), ProgressInterval: crawl.Duration(time.Second),
+		HostIdleTimeout: crawl.Duration(5 * time.Second)}, 3*time.Minute)
+	reqs := s.web.Audit().Requests("")
+	if p.State != "done" || len(reqs) < 20 {
+		t.Fatalf("crawl %+v, %d requests", p, len(reqs))
+	}
+	minGap := time.Hour
+	for i := 1; i < len(reqs); i++ {
+		minGap = min(minGap, reqs[i].Start.Sub(reqs[i-1].Start))
+	}
+	if minGap < 240*time.Millisecond {
+		t.Errorf("requests to one IP only %v apart; the per-IP gap is 250ms", minGap)
+	}
+	if v := s.web.Audit().Report().Violations(); v != 0 {
+		t.Errorf("%d host politeness violations", v)
+	}
+	t.Logf("%d requests over %d hosts of one IP, min gap %v", len(reqs), wc.Hosts, minGap)
+}

@@ -131,3 +131,29 @@ func (d *Dialer) refuse(ip netip.Addr) string {
 	}
 	return why
 }
+
+// Target returns the address a connection to host would go to, and whether a connect-to rule
+// chose it: what per-IP politeness counts requests by.
+func (d *Dialer) Target(ctx context.Context, host string) (netip.Addr, bool, error) {
+	if target, ok := d.Override(host); ok {
+		h, _, err := net.SplitHostPort(target)
+		if err != nil {
+			return netip.Addr{}, true, err
+		}
+		ips, err := d.resolver.Lookup(ctx, h)
+		if err != nil {
+			return netip.Addr{}, true, err
+		}
+		return ips[0], true, nil
+	}
+	ips, err := d.resolver.Lookup(ctx, host)
+	if err != nil {
+		return netip.Addr{}, false, err
+	}
+	for _, ip := range ips {
+		if d.refuse(ip) == "" {
+			return ip, false, nil
+		}
+	}
+	return ips[0], false, nil
+}

@@ -61,7 +61,7 @@ func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 			w.RegisterActivity(health)
 			dialer := netguard.New(netguard.Options{ConnectTo: cfg.ConnectTo, Allow: cfg.AllowNetworks})
 			w.RegisterActivity(&activities.Fetcher{Store: st, Blob: deps.Blob, Client: fetch.New(fetch.Options{Dialer: dialer}),
-				Crawls: crawls, Admitter: admitter})
+				Crawls: crawls, Admitter: admitter, Dialer: dialer, IPGap: cfg.IPGap, IPGapOverride: cfg.IPGapOverride})
 		case config.RoleProcess:
 			opts.MaxConcurrentActivityExecutionSize = cfg.ProcessConcurrency
 			w = worker.New(c, cfg.ProcessTaskQueue, opts)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"net/netip"
 	"testing"
 	"time"
 
@@ -175,5 +176,27 @@ func TestStaleFetchedPagesAreHandedOutOncePerPeriod(t *testing.T) {
 	}
 	if again, _ := s.StaleFetched(ctx, "c", time.Now().Add(-30*time.Minute), 10); len(again) != 0 {
 		t.Fatalf("handed out twice in one period: %+v", again)
+	}
+}
+
+func TestIPSlotsAreSpacedAcrossBookers(t *testing.T) {
+	s, ctx := newStore(t, 0, 0)
+	ip := netip.MustParseAddr("192.0.2.10")
+	var starts []time.Time
+	for i := 0; i < 5; i++ {
+		st, err := s.BookIPSlot(ctx, ip, 200*time.Millisecond)
+		if err != nil {
+			t.Fatal(err)
+		}
+		starts = append(starts, st)
+	}
+	for i := 1; i < len(starts); i++ {
+		if gap := starts[i].Sub(starts[i-1]); gap < 200*time.Millisecond {
+			t.Errorf("slot %d only %v after the previous", i, gap)
+		}
+	}
+	other, _ := s.BookIPSlot(ctx, netip.MustParseAddr("192.0.2.11"), 200*time.Millisecond)
+	if other.After(starts[1]) {
+		t.Errorf("another IP waited behind the first: %v", other.Sub(starts[0]))
 	}
 }
