@@ -409,6 +409,15 @@ func (f *Fetcher) robots(ctx context.Context, b *batch, pageURL string, ci *craw
 	default:
 		r.Status, r.Body = resp.Status, string(resp.Body)
 	}
+	if cached != nil && robots.KeepCached(cached.Status, cached.FetchedAt, r.Status, now) {
+		// Unreachable now, but we hold a good copy: keep obeying it (§2.3.1.4), look again soon.
+		r.Status, r.Body, r.FetchedAt, r.Sitemaps = cached.Status, cached.Body, cached.FetchedAt, cached.Sitemaps
+		r.ExpiresAt = now.Add(min(robots.UnreachableTTL, backoff(ci.spec.RetryBase.D(), 1)))
+		if err := f.Store.SaveRobots(ctx, b.in.Host, *r, robots.FromStatus(r.Status, []byte(r.Body), ci.token).CrawlDelay); err != nil {
+			return nil, err
+		}
+		return r, nil
+	}
 	rules := robots.FromStatus(r.Status, []byte(r.Body), ci.token)
 	if rules.DisallowAll() {
 		r.ExpiresAt = now.Add(min(robots.UnreachableTTL, backoff(ci.spec.RetryBase.D(), 1)))

@@ -47,7 +47,7 @@ func FromStatus(status int, body []byte, productToken string) *Rules {
 			body = body[:MaxBytes]
 		}
 		return fromBody(body, productToken)
-	case status == 429 || status >= 500 || status == 0:
+	case Unreachable(status):
 		return &Rules{disallowAll: true, Reason: "robots.txt unreachable"}
 	case status >= 400:
 		return &Rules{allowAll: true, Reason: "no robots.txt"}
@@ -87,6 +87,22 @@ func fromBody(body []byte, token string) *Rules {
 		r.group = data.FindGroup("*")
 	}
 	return r
+}
+
+// MaxStale is how long a good robots.txt copy keeps being used while the file is unreachable
+// (§2.3.1.4 allows "a reasonably long period of time (for example, 30 days)"). Past it, and
+// with no good copy at all, an unreachable robots.txt means complete disallow: Trawler never
+// assumes allow-all for a host it cannot read.
+const MaxStale = 30 * 24 * time.Hour
+
+// Unreachable reports whether a fetch status means the file is undefined (§2.3.1.4).
+func Unreachable(status int) bool { return status == 0 || status == 429 || status >= 500 }
+
+// KeepCached says whether a cached copy (its status and when it was fetched) should stand in
+// for a fresh fetch that answered freshStatus: only when the fresh one is unreachable and the
+// copy is a real answer no older than MaxStale.
+func KeepCached(cachedStatus int, cachedAt time.Time, freshStatus int, now time.Time) bool {
+	return Unreachable(freshStatus) && !Unreachable(cachedStatus) && !cachedAt.IsZero() && now.Sub(cachedAt) <= MaxStale
 }
 
 // Allowed reports whether pathAndQuery (as in the request line) may be fetched.

@@ -3,6 +3,7 @@ package robots
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestStatusSemantics(t *testing.T) {
@@ -52,6 +53,26 @@ func TestProductToken(t *testing.T) {
 	for in, want := range map[string]string{"TrawlerBot/0.1 (+x)": "TrawlerBot", "Simple": "Simple", " Bot (x)": "Bot"} {
 		if got := ProductToken(in); got != want {
 			t.Errorf("ProductToken(%q) = %q", in, got)
+		}
+	}
+}
+
+func TestKeepCachedWhileUnreachable(t *testing.T) {
+	now := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
+	day := 24 * time.Hour
+	for _, c := range []struct {
+		cached int
+		age    time.Duration
+		fresh  int
+		keep   bool
+	}{
+		{200, day, 503, true}, {404, 10 * day, 0, true}, {200, 29 * day, 429, true},
+		{200, 31 * day, 503, false}, // too old: complete disallow
+		{503, day, 503, false},      // no good copy
+		{200, day, 200, false}, {200, day, 404, false}, // a real answer replaces the copy
+	} {
+		if got := KeepCached(c.cached, now.Add(-c.age), c.fresh, now); got != c.keep {
+			t.Errorf("cached %d (%v old), fresh %d: keep = %v", c.cached, c.age, c.fresh, got)
 		}
 	}
 }
