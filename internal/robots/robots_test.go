@@ -67,8 +67,8 @@ func TestKeepCachedWhileUnreachable(t *testing.T) {
 		keep   bool
 	}{
 		{200, day, 503, true}, {404, 10 * day, 0, true}, {200, 29 * day, 429, true},
-		{200, 31 * day, 503, false}, // too old: complete disallow
-		{503, day, 503, false},      // no good copy
+		{200, 31 * day, 503, false},                    // too old: complete disallow
+		{503, day, 503, false},                         // no good copy
 		{200, day, 200, false}, {200, day, 404, false}, // a real answer replaces the copy
 	} {
 		if got := KeepCached(c.cached, now.Add(-c.age), c.fresh, now); got != c.keep {
