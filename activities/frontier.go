@@ -128,12 +128,26 @@ func (f *Frontier) WakeStale(ctx context.Context, crawlID string, staleFor time.
 func (f *Frontier) StaleFetched(ctx context.Context, crawlID string, olderThan time.Duration) (crawl.ProcessInput, error) {
 	out := crawl.ProcessInput{Host: "reprocess", TaskQueue: f.ProcessQueue}
 	pages, err := f.Store.StaleFetched(ctx, crawlID, time.Now().Add(-olderThan), 200)
-	if err != nil {
-		return out, err
+	out.Pages = pageRefs(pages)
+	return out, err
+}
+
+// FetchedOf returns those of a batch's URLs that were fetched and await processing: what an
+// interrupted or failed fetch batch leaves behind.
+func (f *Frontier) FetchedOf(ctx context.Context, claims []store.Claimed) ([]crawl.PageRef, error) {
+	ids, hashes := make([]string, len(claims)), make([][]byte, len(claims))
+	for i, c := range claims {
+		ids[i], hashes[i] = c.CrawlID, c.Hash
 	}
+	pages, err := f.Store.FetchedOf(ctx, ids, hashes)
+	return pageRefs(pages), err
+}
+
+func pageRefs(pages []store.FetchedPage) []crawl.PageRef {
+	var out []crawl.PageRef
 	for _, p := range pages {
-		out.Pages = append(out.Pages, crawl.PageRef{CrawlID: p.CrawlID, Hash: p.Hash, URL: p.URL, FinalURL: p.FinalURL,
+		out = append(out, crawl.PageRef{CrawlID: p.CrawlID, Hash: p.Hash, URL: p.URL, FinalURL: p.FinalURL,
 			BodyKey: p.BodyKey, ContentType: p.ContentType, ContentHash: p.ContentHash, Depth: p.Depth, Size: p.Size})
 	}
-	return out, nil
+	return out
 }

@@ -34,6 +34,7 @@ func newHostEnv(t *testing.T) *hostEnv {
 	e.RegisterActivity(&activities.Processor{})
 	e.OnActivity((&activities.Processor{}).Process, mock.Anything, mock.Anything).Return(crawl.ProcessResult{}, nil).Maybe()
 	e.OnUpsertTypedSearchAttributes(mock.Anything).Return(nil).Maybe()
+	e.OnActivity(e.frontier.FetchedOf, mock.Anything, mock.Anything).Return([]crawl.PageRef(nil), nil).Maybe()
 	t.Cleanup(func() { e.AssertExpectations(t) })
 	return e
 }
