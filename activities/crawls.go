@@ -78,12 +78,16 @@ func candidate(normalized string, depth, hops int, source string) store.Candidat
 		Depth: depth, Hops: hops, Source: source, Priority: priority(depth, source)}
 }
 
-// priority orders a host's claims: seeds and sitemap entries first, then by depth. (A richer
+// priority orders a host's claims: seeds and sitemap files first, sitemap entries next, then by
+// depth. (A richer
 // score from in-links and sitemap hints belongs to frontier quality work.)
 func priority(depth int, source string) float32 {
 	p := 1 / float32(1+depth)
-	if source == "seed" {
+	switch source {
+	case "seed", sourceSitemapFile:
 		p += 1
+	case sourceSitemap:
+		p += 0.5
 	}
 	return p
 }

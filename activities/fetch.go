@@ -18,6 +18,7 @@ import (
 	"github.com/trawlerdev/trawler/internal/fetch"
 	"github.com/trawlerdev/trawler/internal/netguard"
 	"github.com/trawlerdev/trawler/internal/robots"
+	"github.com/trawlerdev/trawler/internal/sitemap"
 	"github.com/trawlerdev/trawler/internal/store"
 )
 
@@ -426,8 +427,79 @@ func (f *Fetcher) robots(ctx context.Context, b *batch, pageURL string, ci *craw
 	if err := f.Store.SaveRobots(ctx, b.in.Host, *r, rules.CrawlDelay); err != nil {
 		return nil, err
 	}
+	if len(r.Sitemaps) > 0 {
+		f.admitSitemaps(ctx, ci, pu, r.Sitemaps, 0, 0)
+	}
 	b.heartbeat(ctx)
 	return r, nil
+}
+
+// MaxSitemapNesting bounds sitemap indexes that list indexes.
+const MaxSitemapNesting = 3
+
+// admitSitemaps admits sitemap files (from robots.txt or an index) as URLs of their hosts: they
+// are fetched under politeness like pages, and read when they arrive.
+func (f *Fetcher) admitSitemaps(ctx context.Context, ci *crawlInfo, base *url.URL, locs []string, depth, nesting int) {
+	var cands []store.Candidate
+	for _, loc := range locs {
+		n, err := f.Crawls.Norm.Resolve(base, loc)
+		if err != nil {
+			continue
+		}
+		c := candidate(n, depth, nesting, sourceSitemapFile)
+		if ci.scope.Allows(c.Host) {
+			cands = append(cands, c)
+		}
+	}
+	if len(cands) == 0 {
+		return
+	}
+	if _, err := f.Admitter.admit(ctx, ci, cands); err != nil {
+		activity.GetLogger(ctx).Warn("admitting sitemaps failed", "crawl", ci.id, "error", err)
+	}
+}
+
+// Sources of frontier URLs that are sitemaps rather than pages.
+const (
+	sourceSitemapFile = "sitemap-file" // a sitemap or sitemap index document
+	sourceSitemap     = "sitemap"      // a page a sitemap lists
+)
+
+// readSitemap admits what a fetched sitemap lists: pages, or (for an index) more sitemaps.
+func (f *Fetcher) readSitemap(ctx context.Context, ci *crawlInfo, u store.Claimed, body []byte) string {
+	sm, err := sitemap.Parse(body)
+	if err != nil {
+		return err.Error()
+	}
+	base, _ := url.Parse(u.URL)
+	locs := make([]string, len(sm.Entries))
+	for i, e := range sm.Entries {
+		locs[i] = e.Loc
+	}
+	if sm.Index {
+		if u.Hops+1 > MaxSitemapNesting {
+			return "sitemap indexes nested too deep"
+		}
+		f.admitSitemaps(ctx, ci, base, locs, u.Depth, u.Hops+1)
+		return ""
+	}
+	var cands []store.Candidate
+	for _, loc := range locs {
+		n, err := f.Crawls.Norm.Resolve(base, loc)
+		if err != nil {
+			continue
+		}
+		if c := candidate(n, u.Depth+1, 0, sourceSitemap); ci.scope.Allows(c.Host) && c.Depth <= ci.spec.MaxDepth {
+			cands = append(cands, c)
+		}
+	}
+	if _, err := f.Admitter.admit(ctx, ci, cands); err != nil {
+		return "admit sitemap entries: " + err.Error()
+	}
+	if sm.Truncated {
+		return "sitemap truncated at the protocol's limits"
+	}
+	return ""
 }
 
 // fetchOne requests one URL (its slot started at start) and decides what becomes of it. An
@@ -482,6 +554,11 @@ func (f *Fetcher) fetchOne(ctx context.Context, ci *crawlInfo, u store.Claimed, 
 		h := blob.ContentHash(resp.Body)
 		o.BodyKey, o.ContentHash = key, h[:]
 		eff.fetched, eff.succeeded = 1, true
+		if u.Source == sourceSitemapFile {
+			o.Note = f.readSitemap(ctx, ci, u, resp.Body)
+			done()
+			return o, nil, eff, nil
+		}
 		if fetch.IsHTML(resp.ContentType) {
 			o.State = store.StateFetched
 			return o, &crawl.PageRef{CrawlID: u.CrawlID, Hash: u.Hash, URL: u.URL, FinalURL: resp.FinalURL, BodyKey: key,

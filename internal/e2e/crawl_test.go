@@ -84,9 +84,6 @@ func TestCrawlTheTestWeb(t *testing.T) {
 	_ = blobs
 	var missing []string
 	for _, u := range truth.Pages {
-		if strings.HasPrefix(u, "http://sitemap.test/only-in-sitemap/") {
-			continue // sitemap discovery belongs to the frontier-quality work (issue 6)
-		}
 		d, ok := stored[u]
 		if !ok {
 			missing = append(missing, u)

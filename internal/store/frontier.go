@@ -145,6 +145,7 @@ type Claimed struct {
 	FetchCount   int    `json:"fetchCount"`
 	ETag         string `json:"etag,omitempty"`
 	LastModified string `json:"lastModified,omitempty"`
+	Source       string `json:"source,omitempty"` // seed, link, redirect, sitemap, sitemap-file
 }
 
 // Claim leases up to limit due URLs of host, best first, from running crawls: queued ones due
@@ -158,14 +159,14 @@ func (s *Store) Claim(ctx context.Context, host string, limit int, lease time.Du
 			LIMIT $3 FOR UPDATE OF u SKIP LOCKED)
 		UPDATE urls u SET state = 'claimed', claimed_until = $2::timestamptz + $4::interval, updated_at = now()
 		FROM c WHERE u.crawl_id = c.crawl_id AND u.url_hash = c.url_hash
-		RETURNING u.crawl_id, u.url_hash, u.url, u.depth, u.hops, u.attempts, u.fetch_count, coalesce(u.etag, ''), coalesce(u.last_modified, '')`,
+		RETURNING u.crawl_id, u.url_hash, u.url, u.depth, u.hops, u.attempts, u.fetch_count, coalesce(u.etag, ''), coalesce(u.last_modified, ''), u.source`,
 		host, now, limit, lease)
 	if err != nil {
 		return nil, nil, fmt.Errorf("store: claim %s: %w", host, err)
 	}
 	claimed, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Claimed, error) {
 		var c Claimed
-		err := r.Scan(&c.CrawlID, &c.Hash, &c.URL, &c.Depth, &c.Hops, &c.Attempts, &c.FetchCount, &c.ETag, &c.LastModified)
+		err := r.Scan(&c.CrawlID, &c.Hash, &c.URL, &c.Depth, &c.Hops, &c.Attempts, &c.FetchCount, &c.ETag, &c.LastModified, &c.Source)
 		return c, err
 	})
 	if err != nil {
