@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"sync"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/trawlerdev/trawler/internal/robots"
 	"github.com/trawlerdev/trawler/internal/scope"
 	"github.com/trawlerdev/trawler/internal/store"
+	"github.com/trawlerdev/trawler/internal/traps"
 	"github.com/trawlerdev/trawler/internal/urlnorm"
 )
 
@@ -18,6 +20,7 @@ type crawlInfo struct {
 	id        string
 	spec      crawl.Spec
 	scope     *scope.Scope
+	traps     traps.Rules
 	userAgent string
 	token     string // robots.txt product token
 	loaded    time.Time
@@ -69,6 +72,8 @@ func (c *Crawls) build(id string, spec crawl.Spec) *crawlInfo {
 		ua = c.DefaultUserAgent
 	}
 	return &crawlInfo{id: id, spec: spec, scope: scope.New(spec, hosts), userAgent: ua,
+		traps: traps.Rules{MaxPathDepth: spec.Traps.MaxPathDepth, MaxRepeats: spec.Traps.MaxSegmentRepeats,
+			CalendarYears: spec.Traps.CalendarYears},
 		token: robots.ProductToken(ua), loaded: time.Now()}
 }
 
@@ -93,3 +98,26 @@ func priority(depth int, source string) float32 {
 }
 
 func errorf(format string, args ...any) error { return fmt.Errorf("activities: "+format, args...) }
+
+// Reasons a discovered link is not admitted (besides the trap rules' own).
+const (
+	rejectScope    = "out of scope"
+	rejectDepth    = "too many link hops from a seed"
+	rejectOutlinks = "over the page's outlink cap"
+	rejectBadURL   = "malformed URL"
+)
+
+// admissible says why a candidate may not enter the crawl's frontier, or "".
+func (ci *crawlInfo) admissible(c store.Candidate) string {
+	switch {
+	case !ci.scope.Allows(c.Host):
+		return rejectScope
+	case c.Depth > ci.spec.MaxDepth:
+		return rejectDepth
+	}
+	u, err := url.Parse(c.URL)
+	if err != nil {
+		return rejectBadURL
+	}
+	return ci.traps.Check(u, time.Now())
+}

@@ -489,7 +489,7 @@ func (f *Fetcher) readSitemap(ctx context.Context, ci *crawlInfo, u store.Claime
 		if err != nil {
 			continue
 		}
-		if c := candidate(n, u.Depth+1, 0, sourceSitemap); ci.scope.Allows(c.Host) && c.Depth <= ci.spec.MaxDepth {
+		if c := candidate(n, u.Depth+1, 0, sourceSitemap); ci.admissible(c) == "" {
 			cands = append(cands, c)
 		}
 	}
@@ -603,8 +603,8 @@ func (f *Fetcher) followRedirect(ctx context.Context, ci *crawlInfo, u store.Cla
 		return "bad redirect target: " + err.Error()
 	}
 	c := candidate(target, u.Depth, u.Hops+1, "redirect")
-	if !ci.scope.Allows(c.Host) {
-		return "redirect target out of scope: " + target
+	if why := ci.admissible(c); why != "" {
+		return "redirect target refused (" + why + "): " + target
 	}
 	if _, err := f.Admitter.admit(ctx, ci, []store.Candidate{c}); err != nil {
 		return "admit redirect target: " + err.Error()

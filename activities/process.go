@@ -39,13 +39,17 @@ func (p *Processor) Process(ctx context.Context, in crawl.ProcessInput) (crawl.P
 	}
 	log := activity.GetLogger(ctx)
 	pending := map[string][]store.Candidate{}
+	rejected := map[string]map[string]int{} // crawl -> reason -> count
 	var crawlOrder []string
 	for i, page := range in.Pages {
 		ci, err := p.Crawls.get(ctx, page.CrawlID)
 		if err != nil {
 			return prog.Result, err
 		}
-		cands, err := p.processPage(ctx, ci, page, &prog.Result)
+		if rejected[page.CrawlID] == nil {
+			rejected[page.CrawlID] = map[string]int{}
+		}
+		cands, err := p.processPage(ctx, ci, page, &prog.Result, rejected[page.CrawlID])
 		if err != nil {
 			return prog.Result, err
 		}
@@ -69,6 +73,10 @@ func (p *Processor) Process(ctx context.Context, in crawl.ProcessInput) (crawl.P
 		if err != nil {
 			return prog.Result, err
 		}
+		// Counted once per batch; a retried batch may count its rejections again (stats only).
+		if err := p.Store.CountRejections(ctx, id, rejected[id]); err != nil {
+			return prog.Result, err
+		}
 		prog.Result.Admitted += st.New
 		prog.Result.Duplicates += st.Duplicates
 		prog.Result.Rejected += st.OverBudget
@@ -78,7 +86,7 @@ func (p *Processor) Process(ctx context.Context, in crawl.ProcessInput) (crawl.P
 }
 
 // processPage parses and stores one page and returns the links to admit.
-func (p *Processor) processPage(ctx context.Context, ci *crawlInfo, page crawl.PageRef, res *crawl.ProcessResult) ([]store.Candidate, error) {
+func (p *Processor) processPage(ctx context.Context, ci *crawlInfo, page crawl.PageRef, res *crawl.ProcessResult, rejected map[string]int) ([]store.Candidate, error) {
 	spec := ci.spec
 	body, err := p.Blob.GetBody(ctx, page.BodyKey, spec.MaxBodyBytes+1)
 	if err != nil {
@@ -116,8 +124,9 @@ func (p *Processor) processPage(ctx context.Context, ci *crawlInfo, page crawl.P
 	follow := func(raw string, nofollow bool) {
 		n, err := p.Crawls.Norm.Resolve(parsed.Base, raw)
 		if err != nil {
-			if !errors.Is(err, urlnorm.ErrScheme) {
+			if !errors.Is(err, urlnorm.ErrScheme) { // mailto:, javascript: … are not links to crawl
 				res.Rejected++
+				rejected[rejectBadURL]++
 			}
 			return
 		}
@@ -127,13 +136,19 @@ func (p *Processor) processPage(ctx context.Context, ci *crawlInfo, page crawl.P
 		seenLinks[n] = true
 		c := candidate(n, page.Depth+1, 0, "link")
 		links = append(links, store.Link{From: page.Hash, To: c.Hash, NoFollow: nofollow || parsed.NoFollow})
-		switch {
-		case nofollow || parsed.NoFollow:
-		case c.Depth > spec.MaxDepth, !ci.scope.Allows(c.Host), len(cands) >= spec.MaxOutlinks:
-			res.Rejected++
-		default:
-			cands = append(cands, c)
+		if nofollow || parsed.NoFollow {
+			return
 		}
+		why := ci.admissible(c)
+		if why == "" && len(cands) >= spec.MaxOutlinks {
+			why = rejectOutlinks
+		}
+		if why != "" {
+			res.Rejected++
+			rejected[why]++
+			return
+		}
+		cands = append(cands, c)
 	}
 	for _, l := range parsed.Links {
 		follow(l.Href, l.NoFollow)

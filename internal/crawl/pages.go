@@ -46,6 +46,7 @@ type CrawlProgress struct {
 	Bytes       int64          `json:"bytes"`
 	ByState     map[string]int `json:"byState"`
 	Skipped     map[string]int `json:"skipped"`
+	Rejected    map[string]int `json:"rejected,omitempty"`
 	PagesPerSec float64        `json:"pagesPerSec"`
 	InvalidSeed []SeedError    `json:"invalidSeeds,omitempty"`
 	UpdatedAt   time.Time      `json:"updatedAt"`

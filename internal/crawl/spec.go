@@ -69,6 +69,15 @@ type Spec struct {
 	ProgressInterval Duration `json:"progressInterval,omitempty"`
 
 	Recrawl Recrawl `json:"recrawl,omitempty"`
+	Traps   Traps   `json:"traps,omitempty"`
+}
+
+// Traps are the trap rules applied to discovered links; zero fields take generous defaults
+// (16 path segments, a segment at most 3 times, dates within 3 years of today).
+type Traps struct {
+	MaxPathDepth      int `json:"maxPathDepth,omitempty"`
+	MaxSegmentRepeats int `json:"maxSegmentRepeats,omitempty"`
+	CalendarYears     int `json:"calendarYears,omitempty"`
 }
 
 // Recrawl is the recrawl policy. A zero Interval means fetch each page once.

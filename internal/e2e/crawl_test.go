@@ -60,6 +60,15 @@ func TestCrawlTheTestWeb(t *testing.T) {
 	if tot.TrapRequests > spec.MaxPagesPerHost+1 {
 		t.Errorf("trap host cost %d requests; budget %d", tot.TrapRequests, spec.MaxPagesPerHost)
 	}
+	traps := 0
+	for reason, n := range p.Rejected {
+		if strings.HasPrefix(reason, "trap:") {
+			traps += n
+		}
+	}
+	if traps == 0 || p.Rejected["out of scope"] != 0 {
+		t.Errorf("rejections by reason: %v; want trap rejections (scope is any)", p.Rejected)
+	}
 
 	// Every truth page fetched (2xx) and stored, with its text; nothing outside the truth fetched
 	// on the hosts the truth covers.

@@ -91,6 +91,7 @@ type Progress struct {
 	Errors     int64          `json:"errors"`     // fetches that failed (network, 5xx, 429)
 	Dead       int64          `json:"dead"`       // dead-lettered URLs
 	Skipped    map[string]int `json:"skipped"`    // by reason
+	Rejected   map[string]int `json:"rejected"`   // links refused at admission, by reason
 	Hosts      int64          `json:"hosts"`      // hosts with admitted URLs
 	Pending    int64          `json:"pending"`    // queued + claimed + fetched-not-processed
 	Bytes      int64          `json:"bytes"`      // body bytes fetched
@@ -100,7 +101,7 @@ type Progress struct {
 
 // CrawlProgress counts a crawl's URLs by state and its fetches.
 func (s *Store) CrawlProgress(ctx context.Context, id string) (Progress, error) {
-	p := Progress{ByState: map[string]int{}, Skipped: map[string]int{}}
+	p := Progress{ByState: map[string]int{}, Skipped: map[string]int{}, Rejected: map[string]int{}}
 	err := s.pool.QueryRow(ctx, `SELECT state, admitted FROM crawls WHERE id = $1`, id).Scan(&p.State, &p.Admitted)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return p, fmt.Errorf("store: crawl %s: %w", id, ErrNoCrawl)
@@ -138,6 +139,21 @@ func (s *Store) CrawlProgress(ctx context.Context, id string) (Progress, error) 
 	if err != nil {
 		return p, fmt.Errorf("store: progress %s: %w", id, err)
 	}
+	rej, err := s.pool.Query(ctx, `SELECT reason, count FROM crawl_rejections WHERE crawl_id = $1`, id)
+	if err != nil {
+		return p, fmt.Errorf("store: progress %s: %w", id, err)
+	}
+	for rej.Next() {
+		var reason string
+		var n int
+		if err := rej.Scan(&reason, &n); err != nil {
+			return p, err
+		}
+		p.Rejected[reason] = n
+	}
+	if err := rej.Err(); err != nil {
+		return p, err
+	}
 	err = s.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM documents WHERE crawl_id = $1),
 		(SELECT count(*) FROM crawl_hosts WHERE crawl_id = $1)`, id).Scan(&p.Pages, &p.Hosts)
 	if err != nil {
@@ -158,4 +174,22 @@ func (s *Store) StaleHosts(ctx context.Context, crawlID string, before time.Time
 		return nil, fmt.Errorf("store: stale hosts: %w", err)
 	}
 	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+// CountRejections adds admission refusals by reason to a crawl's counters.
+func (s *Store) CountRejections(ctx context.Context, crawlID string, byReason map[string]int) error {
+	if len(byReason) == 0 {
+		return nil
+	}
+	reasons, counts := make([]string, 0, len(byReason)), make([]int64, 0, len(byReason))
+	for r, n := range byReason {
+		reasons, counts = append(reasons, r), append(counts, int64(n))
+	}
+	_, err := s.pool.Exec(ctx, `INSERT INTO crawl_rejections (crawl_id, reason, count)
+		SELECT $1, r, n FROM unnest($2::text[], $3::bigint[]) AS t(r, n)
+		ON CONFLICT (crawl_id, reason) DO UPDATE SET count = crawl_rejections.count + excluded.count`, crawlID, reasons, counts)
+	if err != nil {
+		return fmt.Errorf("store: count rejections: %w", err)
+	}
+	return nil
 }
