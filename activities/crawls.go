@@ -83,16 +83,22 @@ func candidate(normalized string, depth, hops int, source string) store.Candidat
 		Depth: depth, Hops: hops, Source: source, Priority: priority(depth, source)}
 }
 
-// priority orders a host's claims: seeds and sitemap files first, sitemap entries next, then by
-// depth. (A richer
-// score from in-links and sitemap hints belongs to frontier quality work.)
+// priority orders a host's claims (highest first; ties by depth, then due time):
+//
+//	1/(1+depth)                      shallower pages first
+//	+ 1                              seeds and sitemap files
+//	+ 0.5 + 0.5·<priority>           pages a sitemap lists (its <priority>, 0.5 if absent)
+//	+ 0.05 per further in-link       added when a queued URL is linked again (store.Admit)
+//
+// Host-level signals shape when a host's batch runs (its delay, backoff, Retry-After), not
+// the order within it.
 func priority(depth int, source string) float32 {
 	p := 1 / float32(1+depth)
 	switch source {
 	case "seed", sourceSitemapFile:
 		p += 1
 	case sourceSitemap:
-		p += 0.5
+		p += 0.75
 	}
 	return p
 }

@@ -472,11 +472,11 @@ func (f *Fetcher) readSitemap(ctx context.Context, ci *crawlInfo, u store.Claime
 		return err.Error()
 	}
 	base, _ := url.Parse(u.URL)
-	locs := make([]string, len(sm.Entries))
-	for i, e := range sm.Entries {
-		locs[i] = e.Loc
-	}
 	if sm.Index {
+		locs := make([]string, len(sm.Entries))
+		for i, e := range sm.Entries {
+			locs[i] = e.Loc
+		}
 		if u.Hops+1 > MaxSitemapNesting {
 			return "sitemap indexes nested too deep"
 		}
@@ -484,12 +484,16 @@ func (f *Fetcher) readSitemap(ctx context.Context, ci *crawlInfo, u store.Claime
 		return ""
 	}
 	var cands []store.Candidate
-	for _, loc := range locs {
-		n, err := f.Crawls.Norm.Resolve(base, loc)
+	for _, e := range sm.Entries {
+		n, err := f.Crawls.Norm.Resolve(base, e.Loc)
 		if err != nil {
 			continue
 		}
-		if c := candidate(n, u.Depth+1, 0, sourceSitemap); ci.admissible(c) == "" {
+		c := candidate(n, u.Depth+1, 0, sourceSitemap)
+		if e.Priority >= 0 { // the sitemap's own <priority> replaces the 0.5 default
+			c.Priority += float32(e.Priority-0.5) * 0.5
+		}
+		if ci.admissible(c) == "" {
 			cands = append(cands, c)
 		}
 	}

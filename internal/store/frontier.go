@@ -19,6 +19,9 @@ type Candidate struct {
 	Priority float32
 }
 
+// InLinkBoost is what each further in-link adds to a queued URL's priority.
+const InLinkBoost = 0.05
+
 // AdmitResult says what admission did with a batch.
 type AdmitResult struct {
 	New        map[string]int // host -> URLs newly queued
@@ -107,6 +110,19 @@ func (s *Store) Admit(ctx context.Context, crawlID string, cands []Candidate) (A
 		if len(over) > 0 {
 			if _, err := tx.Exec(ctx, `UPDATE urls SET state = 'skipped', skip_reason = 'budget' WHERE crawl_id = $1 AND url_hash = ANY($2)`, crawlID, over); err != nil {
 				return fmt.Errorf("mark over-budget: %w", err)
+			}
+		}
+		// Each further link to a queued URL is an in-link: it moves up its host's queue.
+		var again [][]byte
+		for _, c := range cands {
+			if !isNew[string(c.Hash)] && c.Source == "link" {
+				again = append(again, c.Hash)
+			}
+		}
+		if len(again) > 0 {
+			if _, err := tx.Exec(ctx, `UPDATE urls SET priority = priority + $3 WHERE crawl_id = $1 AND url_hash = ANY($2) AND state = 'queued'`,
+				crawlID, again, InLinkBoost); err != nil {
+				return fmt.Errorf("count in-links: %w", err)
 			}
 		}
 		if len(res.New) == 0 {

@@ -200,3 +200,25 @@ func TestIPSlotsAreSpacedAcrossBookers(t *testing.T) {
 		t.Errorf("another IP waited behind the first: %v", other.Sub(starts[0]))
 	}
 }
+
+func TestInLinksRaisePriority(t *testing.T) {
+	s, ctx := newStore(t, 0, 0)
+	a, b := cand("http://a.test/popular", "a.test", 2), cand("http://a.test/lonely", "a.test", 2)
+	if _, err := s.Admit(ctx, "c", []store.Candidate{a, b}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ { // three more pages link to it
+		if _, err := s.Admit(ctx, "c", []store.Candidate{a}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, _, err := s.Claim(ctx, "a.test", 1, time.Minute, time.Now())
+	if err != nil || len(got) != 1 || got[0].URL != a.URL {
+		t.Fatalf("first claim %v %v; want the URL with more in-links", got, err)
+	}
+	var p float32
+	_ = s.Pool().QueryRow(ctx, `SELECT priority FROM urls WHERE url = $1`, a.URL).Scan(&p)
+	if p < 3*store.InLinkBoost-0.001 {
+		t.Errorf("priority %v after 3 in-links", p)
+	}
+}
