@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -118,7 +119,7 @@ func (n *Normalizer) normalizeURL(u *url.URL) (string, error) {
 			authority += ":" + strconv.Itoa(p)
 		}
 	}
-	path := removeDotSegments(normalizePercent(u.EscapedPath(), false))
+	path := removeDotSegments(normalizePercent(n.dropPathSession(u.EscapedPath()), false))
 	if path == "" {
 		path = "/"
 	}
@@ -245,6 +246,17 @@ func removeDotSegments(p string) string {
 		r = "/" + r
 	}
 	return r
+}
+
+// jsessionid is the session parameter Java servers put in the path (/p;jsessionid=ABC).
+var jsessionid = regexp.MustCompile(`(?i);jsessionid=[^/]*`)
+
+// dropPathSession removes ;jsessionid=… from the path when jsessionid is a dropped parameter.
+func (n *Normalizer) dropPathSession(p string) string {
+	if !strings.Contains(strings.ToLower(p), ";jsessionid") || !n.dropParam("jsessionid") {
+		return p
+	}
+	return jsessionid.ReplaceAllString(p, "")
 }
 
 func (n *Normalizer) dropDefaultPage(p string) string {

@@ -48,6 +48,21 @@ func TestNormalize(t *testing.T) {
 		{"http://example.com/ü", "http://example.com/%C3%BC"},
 		{"  http://example.com/x  ", "http://example.com/x"},
 		{"http://example.com/100%/x%zz", "http://example.com/100%25/x%25zz"},
+		// RFC 3986 §6.2.2 examples and more equivalences.
+		{"http://example.com/%7Bfoo%7D", "http://example.com/%7Bfoo%7D"},
+		{"http://example.com/%7bfoo%7d", "http://example.com/%7Bfoo%7D"},
+		{"http://example.com/a/./b/../b/%63/%7bfoo%7d", "http://example.com/a/b/c/%7Bfoo%7D"},
+		{"http://Example.COM:0080/", "http://example.com/"},
+		{"http://example.com/%41%42%43", "http://example.com/ABC"},
+		{"http://example.com/a%2Fb%3Fc", "http://example.com/a%2Fb%3Fc"},
+		{"http://example.com/?", "http://example.com/"},
+		{"http://example.com/p?a=1&a=0", "http://example.com/p?a=0&a=1"},
+		{"http://example.com/p?utm_campaign=x", "http://example.com/p"},
+		{"http://example.com/p?gclid=1&x=2#top", "http://example.com/p?x=2"},
+		{"http://example.com/p;jsessionid=A1B2C3", "http://example.com/p"},
+		{"http://example.com/a;JSESSIONID=x/b?q=1", "http://example.com/a/b?q=1"},
+		{"http://example.com/p;v=2", "http://example.com/p;v=2"},
+		{"https://EXAMPLE.com./a", "https://example.com/a"},
 	}
 	for _, tc := range cases {
 		got, err := n.Normalize(tc.in)
