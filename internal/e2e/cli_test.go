@@ -21,14 +21,15 @@ func repoRoot(t *testing.T) string {
 	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
 }
 
-// buildTrawler builds the CLI into a temporary directory.
-func buildTrawler(t *testing.T) string {
+// buildBinary builds the command in pkg (relative to the repository) into a temporary
+// directory as name.
+func buildBinary(t *testing.T, name, pkg string) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "trawler")
-	cmd := exec.Command("go", "build", "-o", bin, "./starter")
+	bin := filepath.Join(t.TempDir(), name)
+	cmd := exec.Command("go", "build", "-o", bin, pkg)
 	cmd.Dir = repoRoot(t)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build trawler: %v\n%s", err, out)
+		t.Fatalf("build %s: %v\n%s", name, err, out)
 	}
 	return bin
 }
@@ -44,7 +45,7 @@ func TestTrawlerCrawlCommand(t *testing.T) {
 	wc.Hosts, wc.Pages, wc.Specials = 3, 5, false
 	wc.DefaultDelay = 200 * time.Millisecond
 	s := newStack(t, wc)
-	bin := buildTrawler(t)
+	bin := buildBinary(t, "trawler", "./starter")
 	cmd := exec.Command(bin, "crawl", "--name", "cli", "--scope", "any", "--delay", "200ms", "--max-pages", "100",
 		"--wait", "http://h0000.test/", "mailto:nobody@example.com")
 	cmd.Env = s.env()

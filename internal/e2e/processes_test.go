@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -12,18 +11,6 @@ import (
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/testweb"
 )
-
-// buildWorker builds trawler-worker into a temporary directory.
-func buildWorker(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "trawler-worker")
-	cmd := exec.Command("go", "build", "-o", bin, "./workers")
-	cmd.Dir = repoRoot(t)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build trawler-worker: %v\n%s", err, out)
-	}
-	return bin
-}
 
 // workerEnv is the environment of a worker process that joins this stack.
 func (s *stack) workerEnv(roles string) []string {
@@ -70,7 +57,7 @@ func TestPolitenessWithThreeWorkerProcesses(t *testing.T) {
 	wc.Hosts, wc.Pages = 20, 8
 	wc.DefaultDelay, wc.RetryAfter, wc.SlowRobots = 300*time.Millisecond, 2*time.Second, time.Second
 	s := newStackWithoutWorkers(t, wc)
-	bin := buildWorker(t)
+	bin := buildBinary(t, "trawler-worker", "./workers")
 	s.startWorkerProcess(t, bin, config.RoleWorkflow+","+config.RoleProcess)
 	s.startWorkerProcess(t, bin, config.RoleFetch)
 	s.startWorkerProcess(t, bin, config.RoleFetch)

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/trawlerdev/trawler/internal/pct"
 )
 
 // rule is an Allow or Disallow line with its path percent-normalized.
@@ -149,32 +151,11 @@ func normalizePattern(p string) string {
 func normalizePath(p string) string { return percentNormalize(p, true) }
 
 // percentNormalize decodes %XX of unreserved characters, upper-cases the hex of the others and
-// encodes octets outside printable ASCII (§2.2.2).
+// encodes octets outside printable ASCII (§2.2.2) — and '*' and '$' when they are literal.
 func percentNormalize(s string, literalSpecials bool) string {
-	var b strings.Builder
-	b.Grow(len(s))
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]):
-			v := unhex(s[i+1])<<4 | unhex(s[i+2])
-			if isUnreserved(v) {
-				b.WriteByte(v)
-			} else {
-				b.WriteByte('%')
-				b.WriteByte(upper(s[i+1]))
-				b.WriteByte(upper(s[i+2]))
-			}
-			i += 2
-		case literalSpecials && (c == '*' || c == '$'):
-			fmt.Fprintf(&b, "%%%02X", c)
-		case c <= ' ' || c >= 0x7f:
-			fmt.Fprintf(&b, "%%%02X", c)
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
+	return pct.Normalize(s, func(c byte) bool {
+		return c <= ' ' || c >= 0x7f || literalSpecials && (c == '*' || c == '$')
+	})
 }
 
 // match applies the rules to a normalized path: the longest matching pattern wins, an Allow
@@ -213,28 +194,4 @@ func patternMatch(pattern, path string) bool {
 		pos += j + len(parts[i])
 	}
 	return !anchored || pos == len(path)
-}
-
-func isUnreserved(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~'
-}
-
-func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
-
-func unhex(c byte) byte {
-	switch {
-	case c <= '9':
-		return c - '0'
-	case c <= 'F':
-		return c - 'A' + 10
-	default:
-		return c - 'a' + 10
-	}
-}
-
-func upper(c byte) byte {
-	if 'a' <= c && c <= 'f' {
-		return c - 32
-	}
-	return c
 }

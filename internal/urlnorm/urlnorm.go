@@ -16,6 +16,8 @@ import (
 	"strings"
 
 	"golang.org/x/net/idna"
+
+	"github.com/trawlerdev/trawler/internal/pct"
 )
 
 // MaxURLLength is the longest normalized URL accepted (browsers and servers commonly stop at
@@ -119,7 +121,7 @@ func (n *Normalizer) normalizeURL(u *url.URL) (string, error) {
 			authority += ":" + strconv.Itoa(p)
 		}
 	}
-	path := removeDotSegments(normalizePercent(n.dropPathSession(u.EscapedPath()), false))
+	path := removeDotSegments(normalizePercent(n.dropPathSession(u.EscapedPath())))
 	if path == "" {
 		path = "/"
 	}
@@ -142,7 +144,7 @@ func fixPercent(s string) string {
 	}
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
-		if s[i] == '%' && !(i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2])) {
+		if s[i] == '%' && !(i+2 < len(s) && pct.IsHex(s[i+1]) && pct.IsHex(s[i+2])) {
 			b.WriteString("%25")
 			continue
 		}
@@ -187,33 +189,11 @@ func normalizeHost(h string) (string, error) {
 }
 
 // normalizePercent decodes percent-encoded unreserved characters, upper-cases the hex of the
-// rest, and encodes bytes that must not appear raw (RFC 3986 §6.2.2.1–2). In a query
-// component '+' and the delimiters keep their meaning.
-func normalizePercent(s string, query bool) string {
-	var b strings.Builder
-	b.Grow(len(s))
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]):
-			v := unhex(s[i+1])<<4 | unhex(s[i+2])
-			if isUnreserved(v) {
-				b.WriteByte(v)
-			} else {
-				b.WriteByte('%')
-				b.WriteByte(upper(s[i+1]))
-				b.WriteByte(upper(s[i+2]))
-			}
-			i += 2
-		case c == '%':
-			b.WriteString("%25")
-		case c <= ' ' || c >= 0x7f || c == '"' || c == '<' || c == '>' || c == '\\' || c == '^' || c == '`' || c == '{' || c == '|' || c == '}':
-			fmt.Fprintf(&b, "%%%02X", c)
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
+// rest, and encodes bytes that must not appear raw (RFC 3986 §6.2.2.1–2).
+func normalizePercent(s string) string {
+	return pct.Normalize(s, func(c byte) bool {
+		return c <= ' ' || c >= 0x7f || c == '"' || c == '<' || c == '>' || c == '\\' || c == '^' || c == '`' || c == '{' || c == '|' || c == '}'
+	})
 }
 
 // removeDotSegments is RFC 3986 §5.2.4.
@@ -281,7 +261,7 @@ func (n *Normalizer) normalizeQuery(raw string) string {
 		if n.dropParam(name) {
 			continue
 		}
-		kept = append(kept, normalizePercent(p, true))
+		kept = append(kept, normalizePercent(p))
 	}
 	sort.Strings(kept)
 	return strings.Join(kept, "&")
@@ -318,30 +298,4 @@ func Authority(normalized string) string {
 func Hash(normalized string) []byte {
 	h := sha256.Sum256([]byte(normalized))
 	return h[:16]
-}
-
-func isUnreserved(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~'
-}
-
-func isHex(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
-}
-
-func unhex(c byte) byte {
-	switch {
-	case c <= '9':
-		return c - '0'
-	case c <= 'F':
-		return c - 'A' + 10
-	default:
-		return c - 'a' + 10
-	}
-}
-
-func upper(c byte) byte {
-	if 'a' <= c && c <= 'f' {
-		return c - 32
-	}
-	return c
 }
