@@ -249,16 +249,14 @@ func (b *batch) take(ctx context.Context) (time.Time, error) {
 		next := later(b.next, b.res.LastRequestAt.Add(b.delay()))
 		wait := time.Until(next)
 		if wait <= 0 {
-			start := time.Now()
-			if b.ip.IsValid() {
-				// The IP's next slot, booked under the host's lock so the host's own next
-				// request is spaced from when this one really starts.
-				slot, err := b.f.Store.BookIPSlot(ctx, b.ip, b.f.IPGap)
-				if err != nil {
-					b.mu.Unlock()
-					return time.Time{}, err
-				}
-				start = later(start, slot)
+			// The slot is booked in Postgres — the host's schedule, and its address's when the
+			// per-IP limit applies — so a retried batch and a stale attempt of it that has not
+			// noticed yet share one schedule. Under the batch's lock, so this batch's own next
+			// request is spaced from when this one really starts.
+			start, err := b.f.Store.BookSlot(ctx, b.in.Host, b.delay(), b.ip, b.f.IPGap, time.Now())
+			if err != nil {
+				b.mu.Unlock()
+				return time.Time{}, err
 			}
 			b.next = start.Add(b.delay())
 			b.res.LastRequestAt = start

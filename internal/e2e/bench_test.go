@@ -49,8 +49,16 @@ func BenchmarkCrawl(b *testing.B) {
 		for typ, n := range byType {
 			b.ReportMetric(float64(n)/float64(p.Fetched), typ+"-events/page")
 		}
-		if v := s.web.Audit().Report().Violations(); v != 0 {
-			b.Errorf("%d politeness violations", v)
+		if rep := s.web.Audit().Report(); rep.Violations() != 0 {
+			b.Errorf("%d politeness violations: %+v", rep.Violations(), rep.Totals)
+			for _, h := range rep.Hosts {
+				if h.GapViolations+h.ConcurrencyViolations+h.Disallowed+h.RetryAfterViolations > 0 || !h.RobotsFirst {
+					b.Logf("host %s: %+v", h.Host, h)
+					for _, r := range s.web.Audit().Requests(h.Host) {
+						b.Logf("  %s %s %d", r.Start.Format("15:04:05.000"), r.Path, r.Status)
+					}
+				}
+			}
 		}
 		b.Logf("%d hosts × %d pages, delay %v: %d fetched in %v", hosts, pages, delay, p.Fetched, elapsed.Round(time.Millisecond))
 	}

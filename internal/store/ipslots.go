@@ -5,17 +5,45 @@ import (
 	"fmt"
 	"net/netip"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
-// BookIPSlot reserves the next request start on ip, at least gap after the previous booking
-// (and not before now), and returns it. Bookings from every worker serialize on the row.
-func (s *Store) BookIPSlot(ctx context.Context, ip netip.Addr, gap time.Duration) (time.Time, error) {
+// BookSlot reserves the next request start for host: no earlier than earliest, at least
+// hostGap after the host's previous booking and, when ip is valid, ipGap after the previous
+// booking on that address (hosts sharing an IP). It returns the start. Bookings from every
+// worker and every attempt of an activity serialize on the rows, so two attempts of one fetch
+// batch (a retry, and a stale one that has not noticed yet) still keep the host's spacing.
+func (s *Store) BookSlot(ctx context.Context, host string, hostGap time.Duration, ip netip.Addr, ipGap time.Duration, earliest time.Time) (time.Time, error) {
 	var start time.Time
-	err := s.pool.QueryRow(ctx, `INSERT INTO ip_slots (ip, next_at) VALUES ($1, now() + $2::interval)
-		ON CONFLICT (ip) DO UPDATE SET next_at = greatest(ip_slots.next_at, now()) + $2::interval
-		RETURNING next_at - $2::interval`, ip.Unmap().String(), gap).Scan(&start)
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var hostNext, ipNext *time.Time
+		if err := tx.QueryRow(ctx, `INSERT INTO hosts (host) VALUES ($1) ON CONFLICT (host) DO UPDATE SET host = excluded.host
+			RETURNING next_request_at`, host).Scan(&hostNext); err != nil {
+			return err
+		}
+		if ip.IsValid() {
+			if err := tx.QueryRow(ctx, `INSERT INTO ip_slots (ip, next_at) VALUES ($1, 'epoch') ON CONFLICT (ip) DO UPDATE SET ip = excluded.ip
+				RETURNING next_at`, ip.Unmap().String()).Scan(&ipNext); err != nil {
+				return err
+			}
+		}
+		if err := tx.QueryRow(ctx, `SELECT greatest(clock_timestamp(), $1::timestamptz, $2::timestamptz, $3::timestamptz)`,
+			earliest, hostNext, ipNext).Scan(&start); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE hosts SET next_request_at = $2 WHERE host = $1`, host, start.Add(hostGap)); err != nil {
+			return err
+		}
+		if ip.IsValid() {
+			if _, err := tx.Exec(ctx, `UPDATE ip_slots SET next_at = $2 WHERE ip = $1`, ip.Unmap().String(), start.Add(ipGap)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 	if err != nil {
-		return time.Time{}, fmt.Errorf("store: book a request slot on %s: %w", ip, err)
+		return time.Time{}, fmt.Errorf("store: book a request slot on %s: %w", host, err)
 	}
 	return start, nil
 }
