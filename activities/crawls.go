@@ -108,6 +108,7 @@ func errorf(format string, args ...any) error { return fmt.Errorf("activities: "
 // Reasons a discovered link is not admitted (besides the trap rules' own).
 const (
 	rejectScope    = "out of scope"
+	rejectDenied   = "denied by the crawl's deny list"
 	rejectDepth    = "too many link hops from a seed"
 	rejectOutlinks = "over the page's outlink cap"
 	rejectBadURL   = "malformed URL"
@@ -118,6 +119,8 @@ func (ci *crawlInfo) admissible(c store.Candidate) string {
 	switch {
 	case !ci.scope.Allows(c.Host):
 		return rejectScope
+	case ci.scope.DeniesURL(c.URL):
+		return rejectDenied
 	case c.Depth > ci.spec.MaxDepth:
 		return rejectDepth
 	}

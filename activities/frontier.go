@@ -53,7 +53,12 @@ func (f *Frontier) StartCrawl(ctx context.Context, in StartCrawlInput) (StartCra
 			out.Invalid = append(out.Invalid, crawl.SeedError{Seed: s, Reason: err.Error()})
 			continue
 		}
-		cands = append(cands, candidate(n, 0, 0, "seed"))
+		c := candidate(n, 0, 0, "seed")
+		if why := ci.admissible(c); why == rejectDenied || why == rejectScope { // trap rules do not judge seeds
+			out.Invalid = append(out.Invalid, crawl.SeedError{Seed: s, Reason: why})
+			continue
+		}
+		cands = append(cands, c)
 	}
 	st, err := f.Admitter.admit(ctx, ci, cands)
 	if err != nil {

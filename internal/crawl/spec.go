@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -49,6 +50,8 @@ type Spec struct {
 	Seeds           []string `json:"seeds"`
 	Scope           string   `json:"scope,omitempty"`
 	AllowDomains    []string `json:"allowDomains,omitempty"`
+	DenyHosts       []string `json:"denyHosts,omitempty"`    // never crawled: "example.com" (and its subdomains)
+	DenyPatterns    []string `json:"denyPatterns,omitempty"` // Go regexps; a matching normalized URL is refused
 	MaxPages        int      `json:"maxPages,omitempty"`        // admitted URLs; 0 = unlimited
 	MaxDepth        int      `json:"maxDepth,omitempty"`        // link hops from a seed
 	MaxPagesPerHost int      `json:"maxPagesPerHost,omitempty"` // 0 = unlimited
@@ -137,6 +140,11 @@ func (s Spec) Validate() error {
 		}
 	default:
 		errs = append(errs, fmt.Errorf("scope: %q is not host, domain, list or any", s.Scope))
+	}
+	for _, p := range s.DenyPatterns {
+		if _, err := regexp.Compile(p); err != nil {
+			errs = append(errs, fmt.Errorf("denyPatterns: %q: %v", p, err))
+		}
 	}
 	if s.Name != "" && (strings.ContainsAny(s.Name, " /\t\n") || len(s.Name) > 200) {
 		errs = append(errs, fmt.Errorf("name: %q must be at most 200 characters without spaces or slashes", s.Name))

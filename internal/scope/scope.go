@@ -4,6 +4,7 @@ package scope
 
 import (
 	"net"
+	"regexp"
 	"strings"
 
 	"golang.org/x/net/publicsuffix"
@@ -13,14 +14,24 @@ import (
 
 // Scope decides, by host, whether a URL is in a crawl.
 type Scope struct {
-	kind  string
-	hosts map[string]bool // exact hosts (scope host)
-	roots []string        // domains whose subdomains are in (scope domain and list)
+	kind     string
+	hosts    map[string]bool  // exact hosts (scope host)
+	roots    []string         // domains whose subdomains are in (scope domain and list)
+	deny     []string         // denied domains (and their subdomains)
+	patterns []*regexp.Regexp // denied URL patterns
 }
 
 // New builds the scope of spec from its normalized seed URLs' hosts.
 func New(spec crawl.Spec, seedHosts []string) *Scope {
 	s := &Scope{kind: spec.Scope, hosts: map[string]bool{}}
+	for _, d := range spec.DenyHosts {
+		s.deny = append(s.deny, strings.TrimPrefix(strings.TrimPrefix(strings.ToLower(strings.TrimSpace(d)), "*"), "."))
+	}
+	for _, p := range spec.DenyPatterns {
+		if re, err := regexp.Compile(p); err == nil { // validated with the spec
+			s.patterns = append(s.patterns, re)
+		}
+	}
 	switch spec.Scope {
 	case crawl.ScopeHost:
 		for _, h := range seedHosts {
@@ -41,6 +52,11 @@ func New(spec crawl.Spec, seedHosts []string) *Scope {
 // Allows reports whether host (an authority: host[:port]) is in scope.
 func (s *Scope) Allows(authority string) bool {
 	h := hostname(authority)
+	for _, d := range s.deny {
+		if h == d || strings.HasSuffix(h, "."+d) {
+			return false
+		}
+	}
 	switch s.kind {
 	case crawl.ScopeAny:
 		return true
@@ -49,6 +65,16 @@ func (s *Scope) Allows(authority string) bool {
 	}
 	for _, r := range s.roots {
 		if h == r || strings.HasSuffix(h, "."+r) {
+			return true
+		}
+	}
+	return false
+}
+
+// DeniesURL reports whether a normalized URL matches one of the deny patterns.
+func (s *Scope) DeniesURL(u string) bool {
+	for _, re := range s.patterns {
+		if re.MatchString(u) {
 			return true
 		}
 	}

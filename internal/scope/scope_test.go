@@ -36,3 +36,22 @@ func TestScopes(t *testing.T) {
 		t.Error("registrable domain")
 	}
 }
+
+func TestDenyLists(t *testing.T) {
+	s := New(crawl.Spec{Scope: crawl.ScopeAny, DenyHosts: []string{"ads.example", "*.tracker.test"},
+		DenyPatterns: []string{`/logout`, `\.(zip|exe)$`}}, nil)
+	for host, want := range map[string]bool{"ads.example": false, "x.ads.example": false, "tracker.test": false,
+		"a.tracker.test": false, "example": true, "notads.example": true} {
+		if got := s.Allows(host); got != want {
+			t.Errorf("Allows(%q) = %v", host, got)
+		}
+	}
+	for u, want := range map[string]bool{"http://a.test/logout?x": true, "http://a.test/f.zip": true, "http://a.test/zip": false} {
+		if got := s.DeniesURL(u); got != want {
+			t.Errorf("DeniesURL(%q) = %v", u, got)
+		}
+	}
+	if err := (crawl.Spec{Seeds: []string{"http://a/"}, DenyPatterns: []string{"("}}).WithDefaults().Validate(); err == nil {
+		t.Error("a bad deny pattern was accepted")
+	}
+}
