@@ -50,8 +50,8 @@ type Spec struct {
 	Seeds           []string `json:"seeds"`
 	Scope           string   `json:"scope,omitempty"`
 	AllowDomains    []string `json:"allowDomains,omitempty"`
-	DenyHosts       []string `json:"denyHosts,omitempty"`    // never crawled: "example.com" (and its subdomains)
-	DenyPatterns    []string `json:"denyPatterns,omitempty"` // Go regexps; a matching normalized URL is refused
+	DenyHosts       []string `json:"denyHosts,omitempty"`       // never crawled: "example.com" (and its subdomains)
+	DenyPatterns    []string `json:"denyPatterns,omitempty"`    // Go regexps; a matching normalized URL is refused
 	MaxPages        int      `json:"maxPages,omitempty"`        // admitted URLs; 0 = unlimited
 	MaxDepth        int      `json:"maxDepth,omitempty"`        // link hops from a seed
 	MaxPagesPerHost int      `json:"maxPagesPerHost,omitempty"` // 0 = unlimited
