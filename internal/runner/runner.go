@@ -4,7 +4,10 @@
 package runner
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.temporal.io/sdk/client"
@@ -38,8 +41,15 @@ func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 	crawls := &activities.Crawls{Store: st, Norm: urlnorm.New(urlnorm.Default()), DefaultUserAgent: cfg.UserAgent}
 	waker := &activities.Waker{Client: c, TaskQueue: cfg.TaskQueue, FetchQueue: cfg.FetchTaskQueue, ProcessQueue: cfg.ProcessTaskQueue,
 		IDPrefix: cfg.IDPrefix}
-	admitter := &activities.Admitter{Store: st, Waker: waker,
-		Seen: seen.New(cfg.BloomExpected, 1e-6, cfg.SeenMode == "approximate")}
+	filter := seen.New(cfg.BloomExpected, 1e-6, cfg.SeenMode == "approximate")
+	admitter := &activities.Admitter{Store: st, Waker: waker, Seen: filter}
+	if cfg.SeenMode == "approximate" && deps.Blob != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		go func() {
+			defer cancel()
+			warmSeen(ctx, filter, st, deps.Blob, cfg.BloomExpected, slog.Default())
+		}()
+	}
 	health := &activities.Health{DB: deps.DB, Blob: deps.Blob}
 
 	r := &Runner{}

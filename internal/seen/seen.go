@@ -5,6 +5,8 @@
 package seen
 
 import (
+	"fmt"
+	"io"
 	"sync"
 	"sync/atomic"
 
@@ -65,4 +67,50 @@ func (f *Filter) Hits() int64 {
 		return 0
 	}
 	return f.hits.Load()
+}
+
+// Rows is what Rebuild reads: (crawl ID, URL hash) pairs, e.g. streamed from Postgres.
+type Rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// Rebuild adds every (crawl, hash) pair of rows and returns how many it read.
+func (f *Filter) Rebuild(rows Rows) (int, error) {
+	n := 0
+	var crawlID string
+	var hash []byte
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for rows.Next() {
+		if err := rows.Scan(&crawlID, &hash); err != nil {
+			return n, err
+		}
+		f.bf.Add(key(crawlID, hash))
+		n++
+	}
+	return n, rows.Err()
+}
+
+// WriteTo writes a snapshot of the filter (for a faster start of other workers).
+func (f *Filter) WriteTo(w io.Writer) (int64, error) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.bf.WriteTo(w)
+}
+
+// ReadFrom merges a snapshot written by WriteTo into the filter (same size and hash count).
+func (f *Filter) ReadFrom(r io.Reader) (int64, error) {
+	snap := &bloom.BloomFilter{}
+	n, err := snap.ReadFrom(r)
+	if err != nil {
+		return n, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.bf.Merge(snap); err != nil {
+		return n, fmt.Errorf("seen: snapshot does not fit this filter (sized differently?): %w", err)
+	}
+	return n, nil
 }

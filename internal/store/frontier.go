@@ -108,7 +108,8 @@ func (s *Store) Admit(ctx context.Context, crawlID string, cands []Candidate) (A
 			res.New[c.Host]++
 		}
 		if len(over) > 0 {
-			if _, err := tx.Exec(ctx, `UPDATE urls SET state = 'skipped', skip_reason = 'budget' WHERE crawl_id = $1 AND url_hash = ANY($2)`, crawlID, over); err != nil {
+			if _, err := tx.Exec(ctx, `UPDATE urls u SET state = 'skipped', skip_reason = 'budget' FROM unnest($2::bytea[]) AS t(h)
+				WHERE u.crawl_id = $1 AND u.url_hash = t.h`, crawlID, over); err != nil {
 				return fmt.Errorf("mark over-budget: %w", err)
 			}
 		}
@@ -120,8 +121,8 @@ func (s *Store) Admit(ctx context.Context, crawlID string, cands []Candidate) (A
 			}
 		}
 		if len(again) > 0 {
-			if _, err := tx.Exec(ctx, `UPDATE urls SET priority = priority + $3 WHERE crawl_id = $1 AND url_hash = ANY($2) AND state = 'queued'`,
-				crawlID, again, InLinkBoost); err != nil {
+			if _, err := tx.Exec(ctx, `UPDATE urls u SET priority = u.priority + $3 FROM unnest($2::bytea[]) AS t(h)
+				WHERE u.crawl_id = $1 AND u.url_hash = t.h AND u.state = 'queued'`, crawlID, again, InLinkBoost); err != nil {
 				return fmt.Errorf("count in-links: %w", err)
 			}
 		}
@@ -216,4 +217,14 @@ func (s *Store) Release(ctx context.Context, claims []Claimed) error {
 		}
 	}
 	return nil
+}
+
+// SeenRows streams every (crawl, URL hash) of the frontier, for rebuilding a Bloom filter.
+// The caller closes the rows.
+func (s *Store) SeenRows(ctx context.Context) (pgx.Rows, error) {
+	rows, err := s.pool.Query(ctx, `SELECT crawl_id, url_hash FROM urls`)
+	if err != nil {
+		return nil, fmt.Errorf("store: stream the seen-set: %w", err)
+	}
+	return rows, nil
 }
