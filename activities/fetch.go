@@ -182,6 +182,11 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 
 func (b *batch) delay() time.Duration { return max(b.in.Delay, b.res.CrawlDelay) }
 
+// jitterMargin is added to a host's delay when its next slot is booked: connection set-up and
+// scheduling on either side can bring two requests closer at the server than they left here,
+// and the delay is a floor the server must see. A fifth of the delay, at most 50 ms.
+func jitterMargin(delay time.Duration) time.Duration { return min(delay/5, 50*time.Millisecond) }
+
 // limitedIP is the address per-IP politeness counts the host's requests under, or the zero
 // address when the limit does not apply (off, a connect-to target, or unresolvable: the
 // request itself will then fail and be retried).
@@ -253,7 +258,7 @@ func (b *batch) take(ctx context.Context) (time.Time, error) {
 			// per-IP limit applies — so a retried batch and a stale attempt of it that has not
 			// noticed yet share one schedule. Under the batch's lock, so this batch's own next
 			// request is spaced from when this one really starts.
-			start, err := b.f.Store.BookSlot(ctx, b.in.Host, b.delay(), b.ip, b.f.IPGap, time.Now())
+			start, err := b.f.Store.BookSlot(ctx, b.in.Host, b.delay()+jitterMargin(b.delay()), b.ip, b.f.IPGap, time.Now())
 			if err != nil {
 				b.mu.Unlock()
 				return time.Time{}, err
@@ -425,8 +430,11 @@ func (f *Fetcher) robots(ctx context.Context, b *batch, pageURL string, ci *craw
 	if err := f.Store.SaveRobots(ctx, b.in.Host, *r, rules.CrawlDelay); err != nil {
 		return nil, err
 	}
-	if len(r.Sitemaps) > 0 {
-		f.admitSitemaps(ctx, ci, pu, r.Sitemaps, 0, 0)
+	if sitemaps := r.Sitemaps; r.Status >= 200 && r.Status < 500 {
+		if len(sitemaps) == 0 { // none announced: try the conventional place
+			sitemaps = []string{"/sitemap.xml"}
+		}
+		f.admitSitemaps(ctx, ci, pu, sitemaps, 0, 0)
 	}
 	b.heartbeat(ctx)
 	return r, nil
