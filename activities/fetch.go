@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/trawlerdev/trawler/internal/robots"
 	"github.com/trawlerdev/trawler/internal/sitemap"
 	"github.com/trawlerdev/trawler/internal/store"
+	"github.com/trawlerdev/trawler/internal/urlnorm"
 )
 
 // MaxRedirects is how many redirect hops lead to a URL at most.
@@ -70,6 +72,9 @@ type FetchBatchResult struct {
 	ConsecutiveErrors int             `json:"consecutiveErrors"`
 	LastError         string          `json:"lastError,omitempty"`
 	Pages             []crawl.PageRef `json:"pages,omitempty"`
+	Answered          bool            `json:"answered,omitempty"` // the host answered a request sensibly
+	Gone              string          `json:"gone,omitempty"`     // why the host may be dead
+	Retired           bool            `json:"retired,omitempty"`  // the host was retired (dead-site cleanup)
 }
 
 // batch is one running FetchBatch: its result under a lock, and the host's request schedule.
@@ -177,7 +182,37 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 			}
 		}()
 	}
-	return b.wait(sem, errs, nil)
+	res, err := b.wait(sem, errs, nil)
+	if err != nil || len(in.URLs) == 0 {
+		return res, err
+	}
+	ci, cerr := f.Crawls.get(ctx, in.URLs[0].CrawlID)
+	if cerr != nil {
+		return res, cerr
+	}
+	res.Retired, err = f.hostHealth(ctx, in.Host, res, ci.spec.RetireAfter.D())
+	return res, err
+}
+
+// isNoSuchHost reports a DNS answer that the name does not exist.
+func isNoSuchHost(err error) bool {
+	var dnsErr *net.DNSError
+	return errors.As(err, &dnsErr) && dnsErr.IsNotFound
+}
+
+// hostHealth keeps the dead-site clock: a sensible answer stops it, a DNS "no such host" or a
+// front page answering 404/410 starts it, and a host failing longer than retireAfter is retired.
+func (f *Fetcher) hostHealth(ctx context.Context, host string, res FetchBatchResult, retireAfter time.Duration) (bool, error) {
+	switch {
+	case res.Gone == "front page gone" || (res.Gone != "" && !res.Answered):
+		if err := f.Store.HostFailing(ctx, host, res.Gone); err != nil {
+			return false, err
+		}
+		return f.Store.RetireIfDead(ctx, host, retireAfter)
+	case res.Answered:
+		return false, f.Store.HostHealthy(ctx, host)
+	}
+	return false, nil
 }
 
 func (b *batch) delay() time.Duration { return max(b.in.Delay, b.res.CrawlDelay) }
@@ -305,6 +340,7 @@ type effect struct {
 	failed, succeeded                     bool
 	deferUntil                            time.Time
 	lastError                             string
+	gone                                  string // "dns" or "front page gone": the host may be dead
 }
 
 func (b *batch) apply(e effect) {
@@ -312,6 +348,11 @@ func (b *batch) apply(e effect) {
 	defer b.mu.Unlock()
 	b.inFlight--
 	r := &b.res
+	if e.gone != "" {
+		r.Gone = e.gone
+	} else if e.succeeded {
+		r.Answered = true
+	}
 	r.Fetched += e.fetched
 	r.NotModified += e.notModified
 	r.Errors += e.errors
@@ -404,6 +445,11 @@ func (f *Fetcher) robots(ctx context.Context, b *batch, pageURL string, ci *craw
 	}
 	if err != nil && ctx.Err() != nil {
 		return nil, ctx.Err()
+	}
+	if isNoSuchHost(err) {
+		b.mu.Lock()
+		b.res.Gone = "dns"
+		b.mu.Unlock()
 	}
 	switch {
 	case err != nil || resp == nil:
@@ -550,6 +596,9 @@ func (f *Fetcher) fetchOne(ctx context.Context, ci *crawlInfo, u store.Claimed, 
 		if ctx.Err() != nil {
 			return o, nil, eff, ctx.Err() // we are stopping; not the site's failure
 		}
+		if isNoSuchHost(err) {
+			eff.gone = "dns"
+		}
 		retry(err.Error(), time.Time{})
 		return o, nil, eff, nil
 	}
@@ -593,6 +642,9 @@ func (f *Fetcher) fetchOne(ctx context.Context, ci *crawlInfo, u store.Claimed, 
 		retry(fmt.Sprintf("HTTP %d", s), time.Time{})
 	default: // other 4xx: a final answer, recorded
 		eff.succeeded = true
+		if (s == 404 || s == 410) && strings.HasSuffix(strings.SplitN(u.URL, "?", 2)[0], "://"+urlnorm.Authority(u.URL)+"/") {
+			eff.gone = "front page gone"
+		}
 		done()
 	}
 	return o, nil, eff, nil

@@ -69,6 +69,7 @@ type Spec struct {
 	BatchWindow      Duration `json:"batchWindow,omitempty"` // how much host time one fetch activity covers
 	MaxBatch         int      `json:"maxBatch,omitempty"`    // URLs per fetch activity at most
 	HostIdleTimeout  Duration `json:"hostIdleTimeout,omitempty"`
+	RetireAfter      Duration `json:"retireAfter,omitempty"` // a host failing for good this long is retired
 	ProgressInterval Duration `json:"progressInterval,omitempty"`
 
 	Recrawl Recrawl `json:"recrawl,omitempty"`
@@ -122,6 +123,7 @@ func (s Spec) WithDefaults() Spec {
 		s.MaxBatch = 50
 	}
 	def(&s.HostIdleTimeout, 5*time.Minute)
+	def(&s.RetireAfter, 7*24*time.Hour)
 	def(&s.ProgressInterval, 5*time.Second)
 	return s
 }

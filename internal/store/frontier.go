@@ -129,6 +129,12 @@ func (s *Store) Admit(ctx context.Context, crawlID string, cands []Candidate) (A
 		if len(res.New) == 0 {
 			return nil
 		}
+		// A retired host takes no new URLs: they are recorded, skipped with the reason.
+		if _, err := tx.Exec(ctx, `UPDATE urls u SET state = 'skipped', skip_reason = 'host retired: ' || h.retired_reason
+			FROM unnest($2::bytea[]) AS t(hh), hosts h
+			WHERE u.crawl_id = $1 AND u.url_hash = t.hh AND h.host = u.host AND h.retired_at IS NOT NULL`, crawlID, inserted); err != nil {
+			return fmt.Errorf("skip retired hosts: %w", err)
+		}
 		newHosts, counts := make([]string, 0, len(res.New)), make([]int32, 0, len(res.New))
 		for h, c := range res.New {
 			newHosts, counts = append(newHosts, h), append(counts, int32(c))
