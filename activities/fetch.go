@@ -545,6 +545,9 @@ func (f *Fetcher) readSitemap(ctx context.Context, ci *crawlInfo, u store.Claime
 		if e.Priority >= 0 { // the sitemap's own <priority> replaces the 0.5 default
 			c.Priority += float32(e.Priority-0.5) * 0.5
 		}
+		if !e.LastMod.IsZero() && time.Since(e.LastMod) < 30*24*time.Hour { // changed lately
+			c.Priority += 0.25
+		}
 		if ci.admissible(c) == "" {
 			cands = append(cands, c)
 		}

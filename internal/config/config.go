@@ -35,6 +35,8 @@ type Config struct {
 	ConnectTo     []ConnectRule
 	AllowNetworks []netip.Prefix
 	SeenMode      string
+	DropParams    []string
+	DefaultPages  []string
 	BloomExpected uint
 	HeartbeatMax  time.Duration
 	IPGap         time.Duration

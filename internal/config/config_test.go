@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/trawlerdev/trawler/internal/urlnorm"
 )
 
 func env(kv map[string]string) func(string) string {
@@ -106,5 +108,16 @@ func TestConnectTo(t *testing.T) {
 		if _, err := ParseConnectTo(bad); err == nil {
 			t.Errorf("ParseConnectTo(%q) accepted", bad)
 		}
+	}
+}
+
+// The normalizer's defaults and the settings' defaults are the same list.
+func TestDropParamsDefaultMatchesNormalizer(t *testing.T) {
+	c, err := load(t, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(c.DropParams, ",") != strings.Join(urlnorm.Default().DropParams, ",") || len(c.DefaultPages) != 0 {
+		t.Errorf("TRAWLER_DROP_PARAMS default %v differs from urlnorm.Default() %v", c.DropParams, urlnorm.Default().DropParams)
 	}
 }

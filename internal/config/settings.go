@@ -78,6 +78,10 @@ var settings = []setting{
 		set: func(c *Config, v string) error { return duration(&c.IPGap, v) }},
 	{Flag: "ip-gap-connect-to", Env: "TRAWLER_IP_GAP_CONNECT_TO", Default: "false", Usage: "apply the per-IP limit to connect-to targets too (off: a test web serving thousands of hosts from one address is not throttled as one site)",
 		set: func(c *Config, v string) error { return boolean(&c.IPGapOverride, v) }},
+	{Flag: "drop-params", Env: "TRAWLER_DROP_PARAMS", Default: "utm_*,fbclid,gclid,dclid,msclkid,mc_cid,mc_eid,yclid,_ga,_hsenc,_hsmi,jsessionid,phpsessid,aspsessionid*,sid,sessionid,session_id,cfid,cftoken", Usage: "query parameters removed when normalizing URLs (a trailing * matches a prefix)",
+		set: func(c *Config, v string) error { c.DropParams = list(v); return nil }},
+	{Flag: "default-pages", Env: "TRAWLER_DEFAULT_PAGES", Default: "", Usage: "final path segments treated as their directory when normalizing, e.g. 'index.html,index.php' (off by default: many sites serve different pages there)",
+		set: func(c *Config, v string) error { c.DefaultPages = list(v); return nil }},
 	{Flag: "seen-mode", Env: "TRAWLER_SEEN_MODE", Default: "exact", Usage: "exact: every discovered link is checked in Postgres; approximate: links the per-worker Bloom filter has seen skip Postgres (a false positive loses a link)",
 		set: func(c *Config, v string) error { return oneOf(&c.SeenMode, v, "exact", "approximate") }},
 	{Flag: "bloom-expected", Env: "TRAWLER_BLOOM_EXPECTED", Default: "10000000", Usage: "URLs the per-worker Bloom filter is sized for (at a 1e-6 false-positive rate)",
@@ -166,6 +170,16 @@ func duration(dst *time.Duration, v string) error {
 	}
 	*dst = d
 	return nil
+}
+
+func list(v string) []string {
+	var out []string
+	for _, p := range strings.Split(v, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func prefixes(dst *[]netip.Prefix, v string) error {

@@ -38,7 +38,8 @@ type Runner struct {
 // Start creates and starts one worker per role in cfg.Roles. Stop them with Stop.
 func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 	st := store.New(deps.DB)
-	crawls := &activities.Crawls{Store: st, Norm: urlnorm.New(urlnorm.Default()), DefaultUserAgent: cfg.UserAgent}
+	norm := urlnorm.New(urlnorm.Options{DropParams: cfg.DropParams, DefaultPages: cfg.DefaultPages})
+	crawls := &activities.Crawls{Store: st, Norm: norm, DefaultUserAgent: cfg.UserAgent}
 	waker := &activities.Waker{Client: c, TaskQueue: cfg.TaskQueue, FetchQueue: cfg.FetchTaskQueue, ProcessQueue: cfg.ProcessTaskQueue,
 		IDPrefix: cfg.IDPrefix}
 	filter := seen.New(cfg.BloomExpected, 1e-6, cfg.SeenMode == "approximate")

@@ -44,7 +44,8 @@ type Options struct {
 }
 
 // Default drops common tracking and session parameters and keeps default pages (many sites
-// serve different content at /index.html and /, so stripping it is opt-in).
+// serve different content at /index.html and /, so stripping it is opt-in). The worker's
+// TRAWLER_DROP_PARAMS and TRAWLER_DEFAULT_PAGES settings default to the same.
 func Default() Options {
 	return Options{DropParams: []string{
 		"utm_*", "fbclid", "gclid", "dclid", "msclkid", "mc_cid", "mc_eid", "yclid", "_ga", "_hsenc", "_hsmi",
