@@ -178,8 +178,18 @@ func normalizeHost(h string) (string, error) {
 		}
 	}
 	ascii = strings.TrimRight(ascii, ".")
-	if ascii == "" || strings.Contains(ascii, "..") {
+	if ascii == "" || strings.Contains(ascii, "..") || len(ascii) > 253 {
 		return "", fmt.Errorf("%w: host %q", ErrSyntax, ascii)
+	}
+	for _, label := range strings.Split(ascii, ".") {
+		if len(label) > 63 {
+			return "", fmt.Errorf("%w: host label longer than 63 bytes", ErrSyntax)
+		}
+		if strings.HasPrefix(label, "xn--") {
+			if _, err := idna.Punycode.ToUnicode(label); err != nil {
+				return "", fmt.Errorf("%w: host label %q: %v", ErrSyntax, label, err)
+			}
+		}
 	}
 	for i := 0; i < len(ascii); i++ {
 		if c := ascii[i]; !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_') {
