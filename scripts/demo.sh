@@ -7,6 +7,10 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 mkdir -p .dev/log
 addr=${DEMO_ADDR:-127.0.0.1:18080}
+stamp=$(date +%Y%m%d-%H%M%S)
+# Each demo gets its own workflow IDs, so it never signals host workflows of an earlier demo
+# (which may still be idling, or were started by an older build).
+export TRAWLER_ID_PREFIX="demo-$stamp/"
 export TRAWLER_CONNECT_TO="*.test=$addr"
 export TRAWLER_LOG_LEVEL=${TRAWLER_LOG_LEVEL:-warn}
 pids=()
@@ -33,7 +37,7 @@ fi
 # Each demo serves a fresh test web: forget robots.txt cached from an earlier one, so the audit's
 # "robots.txt first" check is meaningful.
 psql "$DATABASE_URL" -qc "UPDATE hosts SET robots_expires_at = now() WHERE host LIKE '%.test'" >/dev/null 2>&1 || true
-name="demo-$(date +%Y%m%d-%H%M%S)"
+name="demo-$stamp"
 echo "demo: crawling the test web at $addr as crawl $name (worker log .dev/log/demo-worker.log)"
 bin/trawler crawl --name "$name" --scope any --max-pages "${DEMO_MAX_PAGES:-400}" --max-pages-per-host 40 \
   --delay "$delay" --request-timeout 5s --max-attempts 2 --retry-base 2s --wait "http://h0000.test/"
