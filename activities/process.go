@@ -24,19 +24,11 @@ type Processor struct {
 	Admitter *Admitter
 }
 
-// processProgress is the heartbeat detail: pages done and counts so far.
-type processProgress struct {
-	Done   int                 `json:"done"`
-	Result crawl.ProcessResult `json:"result"`
-}
-
 // Process handles a batch of pages, then admits all their links in one batch per crawl (one
-// wake-up signal per affected host).
+// wake-up signal per affected host). Every step is idempotent, so a retried attempt simply
+// processes the whole batch again; heartbeats (the page index) only show it is alive.
 func (p *Processor) Process(ctx context.Context, in crawl.ProcessInput) (crawl.ProcessResult, error) {
-	var prog processProgress
-	if activity.HasHeartbeatDetails(ctx) {
-		_ = activity.GetHeartbeatDetails(ctx, &prog)
-	}
+	var res crawl.ProcessResult
 	log := activity.GetLogger(ctx)
 	pending := map[string][]store.Candidate{}
 	rejected := map[string]map[string]int{} // crawl -> reason -> count
@@ -44,45 +36,40 @@ func (p *Processor) Process(ctx context.Context, in crawl.ProcessInput) (crawl.P
 	for i, page := range in.Pages {
 		ci, err := p.Crawls.get(ctx, page.CrawlID)
 		if err != nil {
-			return prog.Result, err
+			return res, err
 		}
 		if rejected[page.CrawlID] == nil {
 			rejected[page.CrawlID] = map[string]int{}
 		}
-		cands, err := p.processPage(ctx, ci, page, &prog.Result, rejected[page.CrawlID])
+		cands, err := p.processPage(ctx, ci, page, &res, rejected[page.CrawlID])
 		if err != nil {
-			return prog.Result, err
+			return res, err
 		}
-		// Links of pages finished before a retry were admitted already or will be again:
-		// admission is idempotent, so they are simply collected again here.
 		if _, ok := pending[page.CrawlID]; !ok {
 			crawlOrder = append(crawlOrder, page.CrawlID)
 		}
 		pending[page.CrawlID] = append(pending[page.CrawlID], cands...)
-		if i >= prog.Done {
-			prog.Done = i + 1
-			activity.RecordHeartbeat(ctx, prog)
-		}
+		activity.RecordHeartbeat(ctx, i+1)
 	}
 	for _, id := range crawlOrder {
 		ci, err := p.Crawls.get(ctx, id)
 		if err != nil {
-			return prog.Result, err
+			return res, err
 		}
 		st, err := p.Admitter.admit(ctx, ci, pending[id])
 		if err != nil {
-			return prog.Result, err
+			return res, err
 		}
 		// Counted once per batch; a retried batch may count its rejections again (stats only).
 		if err := p.Store.CountRejections(ctx, id, rejected[id]); err != nil {
-			return prog.Result, err
+			return res, err
 		}
-		prog.Result.Admitted += st.New
-		prog.Result.Duplicates += st.Duplicates
-		prog.Result.Rejected += st.OverBudget
+		res.Admitted += st.New
+		res.Duplicates += st.Duplicates
+		res.Rejected += st.OverBudget
 	}
-	log.Debug("processed pages", "host", in.Host, "pages", len(in.Pages), "admitted", prog.Result.Admitted)
-	return prog.Result, nil
+	log.Debug("processed pages", "host", in.Host, "pages", len(in.Pages), "admitted", res.Admitted)
+	return res, nil
 }
 
 // processPage parses and stores one page and returns the links to admit.
