@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/dedup"
 	"github.com/trawlerdev/trawler/internal/robots"
 	"github.com/trawlerdev/trawler/internal/scope"
 	"github.com/trawlerdev/trawler/internal/store"
@@ -22,7 +23,8 @@ type crawlInfo struct {
 	scope     *scope.Scope
 	traps     traps.Rules
 	userAgent string
-	token     string // robots.txt product token
+	token     string          // robots.txt product token
+	dedup     *dedup.Detector // nil: near-duplicate detection is off
 	loaded    time.Time
 }
 
@@ -71,7 +73,11 @@ func (c *Crawls) build(id string, spec crawl.Spec) *crawlInfo {
 	if ua == "" {
 		ua = c.DefaultUserAgent
 	}
-	return &crawlInfo{id: id, spec: spec, scope: scope.New(spec, hosts), userAgent: ua,
+	var det *dedup.Detector
+	if !spec.NearDup.Off {
+		det, _ = dedup.NewDetector(spec.NearDup.SimHashBits, spec.NearDup.MinHashJaccard) // the spec was validated
+	}
+	return &crawlInfo{id: id, spec: spec, scope: scope.New(spec, hosts), userAgent: ua, dedup: det,
 		traps: traps.Rules{MaxPathDepth: spec.Traps.MaxPathDepth, MaxRepeats: spec.Traps.MaxSegmentRepeats,
 			CalendarYears: spec.Traps.CalendarYears},
 		token: robots.ProductToken(ua), loaded: time.Now()}

@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -542,6 +543,7 @@ func (f *Fetcher) readSitemap(ctx context.Context, ci *crawlInfo, u store.Claime
 			continue
 		}
 		c := candidate(n, u.Depth+1, 0, sourceSitemap)
+		c.HintS = int(crawl.ChangeFreqInterval(e.ChangeFreq) / time.Second)
 		if e.Priority >= 0 { // the sitemap's own <priority> replaces the 0.5 default
 			c.Priority += float32(e.Priority-0.5) * 0.5
 		}
@@ -571,10 +573,12 @@ func (f *Fetcher) fetchOne(ctx context.Context, ci *crawlInfo, u store.Claimed, 
 	resp, err := f.Client.Get(ctx, fetch.Request{URL: u.URL, UserAgent: ci.userAgent, ETag: u.ETag, LastModified: u.LastModified,
 		MaxBytes: spec.MaxBodyBytes, Timeout: spec.RequestTimeout.D()})
 	o.FetchedAt, o.Duration = start, time.Since(start)
-	done := func() {
+	// schedule finishes the URL, or queues its recrawl after an interval adapted to what this
+	// fetch found (crawl.Recrawl).
+	schedule := func(change crawl.Change) {
 		o.State = store.StateDone
-		if spec.Recrawl.Interval > 0 {
-			o.State, o.NextFetchAt = store.StateQueued, start.Add(spec.Recrawl.Interval.D())
+		if next := spec.Recrawl.Next(seconds(u.RecrawlS), change, seconds(u.HintS)); next > 0 {
+			o.State, o.NextFetchAt, o.RecrawlS = store.StateQueued, start.Add(next), int(next/time.Second)
 		}
 	}
 	retry := func(why string, deferUntil time.Time) {
@@ -607,29 +611,41 @@ func (f *Fetcher) fetchOne(ctx context.Context, ci *crawlInfo, u store.Claimed, 
 	}
 	o.Status, o.ContentType, o.FinalURL, o.Truncated = resp.Status, resp.ContentType, resp.FinalURL, resp.Truncated
 	o.Bytes, o.ETag, o.LastModified = int64(len(resp.Body)), resp.ETag, resp.LastModified
+	o.RequestHead, o.ResponseHead = resp.RequestHead, resp.ResponseHead
 	switch s := resp.Status; {
 	case s >= 200 && s < 300:
-		key, _, err := f.Blob.PutBody(ctx, resp.Body)
+		h := blob.ContentHash(resp.Body)
+		change := crawl.FirstFetch
+		if len(u.ContentHash) > 0 {
+			changed := !bytes.Equal(u.ContentHash, h[:])
+			o.Changed, change = &changed, crawl.Unchanged
+			if changed {
+				change = crawl.Changed
+			}
+		}
+		key, _, err := f.Blob.PutBody(ctx, resp.Body) // content-addressed: an unchanged body writes nothing
 		if err != nil {
 			return o, nil, eff, err
 		}
-		h := blob.ContentHash(resp.Body)
 		o.BodyKey, o.ContentHash = key, h[:]
 		eff.fetched, eff.succeeded = 1, true
 		if u.Source == sourceSitemapFile {
 			o.Note = f.readSitemap(ctx, ci, u, resp.Body)
-			done()
+			schedule(change)
 			return o, nil, eff, nil
 		}
-		if fetch.IsHTML(resp.ContentType) {
+		if fetch.IsHTML(resp.ContentType) && change != crawl.Unchanged {
 			o.State = store.StateFetched
 			return o, &crawl.PageRef{CrawlID: u.CrawlID, Hash: u.Hash, URL: u.URL, FinalURL: resp.FinalURL, BodyKey: key,
-				ContentType: resp.ContentType, ContentHash: h[:], Depth: u.Depth, Size: o.Bytes}, eff, nil
+				ContentType: resp.ContentType, ContentHash: h[:], Depth: u.Depth, Size: o.Bytes,
+				Change: change, RecrawlS: u.RecrawlS, HintS: u.HintS}, eff, nil
 		}
-		done()
+		schedule(change) // not HTML, or the same bytes as last time: its document stands
 	case s == 304:
 		eff.notModified, eff.succeeded = 1, true
-		done()
+		unchanged := false
+		o.Changed = &unchanged
+		schedule(crawl.Unchanged)
 	case s >= 300 && s < 400:
 		eff.succeeded = true
 		o.State = store.StateDone // a redirect's own URL is not recrawled; its target is
@@ -645,10 +661,19 @@ func (f *Fetcher) fetchOne(ctx context.Context, ci *crawlInfo, u store.Claimed, 
 		retry(fmt.Sprintf("HTTP %d", s), time.Time{})
 	default: // other 4xx: a final answer, recorded
 		eff.succeeded = true
-		if (s == 404 || s == 410) && strings.HasSuffix(strings.SplitN(u.URL, "?", 2)[0], "://"+urlnorm.Authority(u.URL)+"/") {
+		if s != 404 && s != 410 {
+			schedule(crawl.Unchanged)
+			break
+		}
+		if strings.HasSuffix(strings.SplitN(u.URL, "?", 2)[0], "://"+urlnorm.Authority(u.URL)+"/") {
 			eff.gone = "front page gone"
 		}
-		done()
+		o.GoneCount = u.GoneCount + 1
+		if o.GoneCount >= spec.Recrawl.GoneAfter { // gone for good: no more recrawls
+			o.State = store.StateDone
+			break
+		}
+		schedule(crawl.Unchanged)
 	}
 	return o, nil, eff, nil
 }
@@ -688,6 +713,8 @@ func later(a, b time.Time) time.Time {
 	}
 	return a
 }
+
+func seconds(s int) time.Duration { return time.Duration(s) * time.Second }
 
 // backoff is the wait before retry n (1-based): base·2^(n-1), ±20% jitter, at most 6 h.
 func backoff(base time.Duration, n int) time.Duration {

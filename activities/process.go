@@ -10,6 +10,7 @@ import (
 
 	"github.com/trawlerdev/trawler/internal/blob"
 	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/dedup"
 	"github.com/trawlerdev/trawler/internal/parse"
 	"github.com/trawlerdev/trawler/internal/store"
 	"github.com/trawlerdev/trawler/internal/urlnorm"
@@ -105,6 +106,10 @@ func (p *Processor) processPage(ctx context.Context, ci *crawlInfo, page crawl.P
 			return nil, err
 		}
 	}
+	doc.TextBytes = len(parsed.Text)
+	if ci.dedup != nil {
+		doc.Fingerprint = ci.dedup.Fingerprint(parsed.Text)
+	}
 	var links []store.Link
 	var cands []store.Candidate
 	seenLinks := map[string]bool{}
@@ -147,18 +152,22 @@ func (p *Processor) processPage(ctx context.Context, ci *crawlInfo, page crawl.P
 		}
 	}
 	doc.LinksOut = len(links)
-	if spec.Recrawl.Interval > 0 {
-		at := time.Now().Add(spec.Recrawl.Interval.D())
-		doc.RecrawlAt = &at
+	// The recrawl schedule learns from this fetch: changed pages come back sooner.
+	if next := spec.Recrawl.Next(time.Duration(page.RecrawlS)*time.Second, page.Change, time.Duration(page.HintS)*time.Second); next > 0 {
+		at := time.Now().Add(next)
+		doc.RecrawlAt, doc.RecrawlS = &at, int(next/time.Second)
 	}
-	dupOf, err := p.Store.SaveDocument(ctx, doc, links)
+	dup, err := p.Store.SaveDocument(ctx, doc, links, ci.dedup)
 	if err != nil {
 		return nil, err
 	}
 	res.Documents++
 	res.Links += len(links)
-	if dupOf != nil {
-		res.Duplicates++
+	if dup != nil {
+		res.DuplicateDocs++
+		if dup.Kind != dedup.KindExact {
+			res.NearDuplicates++
+		}
 	}
 	return cands, nil
 }

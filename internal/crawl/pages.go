@@ -13,6 +13,9 @@ type PageRef struct {
 	ContentHash []byte `json:"contentHash"`
 	Depth       int    `json:"depth"`
 	Size        int64  `json:"size"`
+	Change      Change `json:"change,omitempty"`   // what this fetch found, for the recrawl schedule
+	RecrawlS    int    `json:"recrawlS,omitempty"` // the URL's recrawl interval before this fetch, seconds
+	HintS       int    `json:"hintS,omitempty"`    // its sitemap changefreq interval, seconds
 }
 
 // ProcessInput is a batch of pages for one ProcessPage workflow.
@@ -27,9 +30,13 @@ type ProcessResult struct {
 	Documents  int `json:"documents"`
 	Links      int `json:"links"`
 	Admitted   int `json:"admitted"`
-	Duplicates int `json:"duplicates"`
+	Duplicates int `json:"duplicates"` // links to URLs already in the frontier
 	Rejected   int `json:"rejected"`
-	Failed     int `json:"failed"`
+	// Documents that duplicate an earlier one: all of them, and those found by a near-duplicate
+	// detector (not byte-identical).
+	DuplicateDocs  int `json:"duplicateDocs,omitempty"`
+	NearDuplicates int `json:"nearDuplicates,omitempty"`
+	Failed         int `json:"failed"`
 }
 
 // CrawlProgress answers the progress query.

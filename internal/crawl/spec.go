@@ -74,6 +74,22 @@ type Spec struct {
 
 	Recrawl Recrawl `json:"recrawl,omitempty"`
 	Traps   Traps   `json:"traps,omitempty"`
+	NearDup NearDup `json:"nearDup,omitempty"`
+	WARC    WARC    `json:"warc,omitempty"`
+}
+
+// NearDup configures near-duplicate detection (exact duplicates are always marked).
+type NearDup struct {
+	Off            bool    `json:"off,omitempty"`
+	SimHashBits    int     `json:"simhashBits,omitempty"`    // SimHash match: at most this many bits apart (1–3, default 3)
+	MinHashJaccard float64 `json:"minhashJaccard,omitempty"` // MinHash match: estimated Jaccard at least this (default 0.9)
+}
+
+// WARC configures the crawl's WARC output.
+type WARC struct {
+	Off      bool     `json:"off,omitempty"`
+	MaxBytes int64    `json:"maxBytes,omitempty"` // a file is closed once it reaches this size (default 1 GB)
+	MaxAge   Duration `json:"maxAge,omitempty"`   // records wait at most this long for a file to fill (default 10m)
 }
 
 // Traps are the trap rules applied to discovered links; zero fields take generous defaults
@@ -82,11 +98,6 @@ type Traps struct {
 	MaxPathDepth      int `json:"maxPathDepth,omitempty"`
 	MaxSegmentRepeats int `json:"maxSegmentRepeats,omitempty"`
 	CalendarYears     int `json:"calendarYears,omitempty"`
-}
-
-// Recrawl is the recrawl policy. A zero Interval means fetch each page once.
-type Recrawl struct {
-	Interval Duration `json:"interval,omitempty"`
 }
 
 // WithDefaults fills unset fields.
@@ -125,6 +136,17 @@ func (s Spec) WithDefaults() Spec {
 	def(&s.HostIdleTimeout, 5*time.Minute)
 	def(&s.RetireAfter, 7*24*time.Hour)
 	def(&s.ProgressInterval, 5*time.Second)
+	s.Recrawl = s.Recrawl.withDefaults()
+	if s.NearDup.SimHashBits == 0 {
+		s.NearDup.SimHashBits = 3
+	}
+	if s.NearDup.MinHashJaccard == 0 {
+		s.NearDup.MinHashJaccard = 0.9
+	}
+	if s.WARC.MaxBytes == 0 {
+		s.WARC.MaxBytes = 1 << 30
+	}
+	def(&s.WARC.MaxAge, 10*time.Minute)
 	return s
 }
 
@@ -169,10 +191,26 @@ func (s Spec) Validate() error {
 		v    Duration
 	}{{"delay", s.Delay}, {"maxCrawlDelay", s.MaxCrawlDelay}, {"requestTimeout", s.RequestTimeout}, {"retryBase", s.RetryBase},
 		{"batchWindow", s.BatchWindow}, {"hostIdleTimeout", s.HostIdleTimeout}, {"progressInterval", s.ProgressInterval},
-		{"recrawl.interval", s.Recrawl.Interval}} {
+		{"recrawl.interval", s.Recrawl.Interval}, {"recrawl.minInterval", s.Recrawl.MinInterval},
+		{"recrawl.maxInterval", s.Recrawl.MaxInterval}, {"warc.maxAge", s.WARC.MaxAge}} {
 		if d.v < 0 {
 			errs = append(errs, fmt.Errorf("%s: must not be negative", d.name))
 		}
+	}
+	if s.Recrawl.MinInterval > s.Recrawl.MaxInterval {
+		errs = append(errs, fmt.Errorf("recrawl: minInterval %s is above maxInterval %s", s.Recrawl.MinInterval.D(), s.Recrawl.MaxInterval.D()))
+	}
+	if s.Recrawl.GoneAfter < 0 {
+		errs = append(errs, errors.New("recrawl.goneAfter: must not be negative"))
+	}
+	if b := s.NearDup.SimHashBits; b < 1 || b > 3 {
+		errs = append(errs, fmt.Errorf("nearDup.simhashBits: %d is outside 1–3 (what the block index finds)", b))
+	}
+	if j := s.NearDup.MinHashJaccard; j <= 0 || j > 1 {
+		errs = append(errs, fmt.Errorf("nearDup.minhashJaccard: %v is outside (0, 1]", j))
+	}
+	if s.WARC.MaxBytes < 1<<20 {
+		errs = append(errs, fmt.Errorf("warc.maxBytes: %d is below 1 MiB", s.WARC.MaxBytes))
 	}
 	if s.RequestTimeout > 0 && s.RequestTimeout.D() < time.Second {
 		errs = append(errs, errors.New("requestTimeout: at least 1s"))

@@ -100,6 +100,8 @@ type Response struct {
 	LastModified string
 	Started      time.Time
 	Duration     time.Duration
+	RequestHead  string // request line and headers as sent, CRLF-terminated (for WARC)
+	ResponseHead string // status line and headers as received
 }
 
 // ErrTimeout marks a request cut by its total time limit.
@@ -137,7 +139,8 @@ func (c *Client) Get(ctx context.Context, r Request) (*Response, error) {
 	}
 	defer resp.Body.Close()
 	out := &Response{Status: resp.StatusCode, Header: resp.Header, FinalURL: resp.Request.URL.String(), Started: start,
-		ContentType: resp.Header.Get("Content-Type"), ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified")}
+		ContentType: resp.Header.Get("Content-Type"), ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified"),
+		RequestHead: requestHead(resp.Request), ResponseHead: responseHead(resp)}
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
 		if loc, err := resp.Location(); err == nil {
 			out.Location = loc.String()
@@ -231,4 +234,28 @@ func ParseRetryAfter(v string, now time.Time) time.Duration {
 func IsHTML(contentType string) bool {
 	ct := strings.ToLower(contentType)
 	return ct == "" || strings.HasPrefix(ct, "text/html") || strings.HasPrefix(ct, "application/xhtml+xml")
+}
+
+// requestHead renders the request as sent: request line, Host, then the headers we set (the
+// transport adds nothing else to a GET: we set Accept-Encoding ourselves).
+func requestHead(r *http.Request) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "GET %s HTTP/1.1\r\nHost: %s\r\n", r.URL.RequestURI(), r.Host)
+	if r.Host == "" {
+		b.Reset()
+		fmt.Fprintf(&b, "GET %s HTTP/1.1\r\nHost: %s\r\n", r.URL.RequestURI(), r.URL.Host)
+	}
+	_ = r.Header.WriteSubset(&b, nil)
+	b.WriteString("\r\n")
+	return b.String()
+}
+
+// responseHead renders the status line and headers as received (Go canonicalises header
+// names and joins nothing; the order is sorted, as WriteSubset writes it).
+func responseHead(resp *http.Response) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "HTTP/%d.%d %s\r\n", resp.ProtoMajor, resp.ProtoMinor, resp.Status)
+	_ = resp.Header.WriteSubset(&b, nil)
+	b.WriteString("\r\n")
+	return b.String()
 }

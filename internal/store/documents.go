@@ -3,9 +3,12 @@ package store
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/trawlerdev/trawler/internal/dedup"
 )
 
 // Document is a processed page.
@@ -24,7 +27,17 @@ type Document struct {
 	NoIndex     bool
 	NoFollow    bool
 	LinksOut    int
-	RecrawlAt   *time.Time // nil: the URL is done; else it is queued again for then
+	TextBytes   int
+	Fingerprint dedup.Fingerprint // near-duplicate fingerprint of the text (unusable: none)
+	RecrawlAt   *time.Time        // nil: the URL is done; else it is queued again for then
+	RecrawlS    int               // the URL's recrawl interval now, in seconds (0: unchanged)
+}
+
+// Dup is a duplicate verdict: the document duplicated, by which detector, how closely.
+type Dup struct {
+	Of    []byte
+	Kind  string  // dedup.KindExact, KindSimHash or KindMinHash
+	Score float64 // SimHash: bits apart; MinHash: estimated Jaccard; exact: 0
 }
 
 // Link is an edge of the web graph.
@@ -33,33 +46,71 @@ type Link struct {
 	NoFollow bool
 }
 
-// SaveDocument stores a processed page, marks its exact duplicate (the first document of the
-// crawl with the same content hash), records its out-links and moves the URL to done. Running
-// it twice for the same page changes nothing the second time.
-func (s *Store) SaveDocument(ctx context.Context, d Document, links []Link) (dupOf []byte, err error) {
+// SaveDocument stores a processed page, decides whether it duplicates an earlier document of
+// the crawl — exactly (same content hash: the first such document) or nearly (the detector's
+// best match among the candidates its index keys find) — files its near-duplicate keys,
+// records its out-links and moves the URL to done or back to the queue for its recrawl.
+// Documents that could match each other take the same advisory locks first, so two workers
+// saving near-duplicates at once cannot both miss each other. Running it twice for the same
+// page changes nothing the second time.
+func (s *Store) SaveDocument(ctx context.Context, d Document, links []Link, det *dedup.Detector) (dup *Dup, err error) {
+	var keys []int64
+	if det != nil {
+		keys = det.Keys(d.Fingerprint)
+	}
+	var simhash *int64
+	var minhash []byte
+	if d.Fingerprint.Usable() {
+		v := int64(d.Fingerprint.SimHash)
+		simhash, minhash = &v, dedup.EncodeSignature(d.Fingerprint.MinHash)
+	}
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		dup = nil
+		if _, err := tx.Exec(ctx, `SELECT count(pg_advisory_xact_lock(k)) FROM (SELECT DISTINCT k FROM unnest($1::bigint[]) k ORDER BY k) x`,
+			lockKeys(d.CrawlID, d.ContentHash, keys)); err != nil {
+			return fmt.Errorf("lock duplicate keys: %w", err)
+		}
 		_, err := tx.Exec(ctx, `INSERT INTO documents (crawl_id, url_hash, content_hash, body_key, text_key, title, lang, charset,
-				content_type, size, canonical, noindex, nofollow, links_out)
-			VALUES ($1, $2, $3, $4, nullif($5, ''), $6, nullif($7, ''), nullif($8, ''), $9, $10, nullif($11, ''), $12, $13, $14)
+				content_type, size, canonical, noindex, nofollow, links_out, simhash, minhash, text_bytes)
+			VALUES ($1, $2, $3, $4, nullif($5, ''), $6, nullif($7, ''), nullif($8, ''), $9, $10, nullif($11, ''), $12, $13, $14, $15, $16, $17)
 			ON CONFLICT (crawl_id, url_hash) DO UPDATE SET content_hash = excluded.content_hash, body_key = excluded.body_key,
 				text_key = excluded.text_key, title = excluded.title, lang = excluded.lang, charset = excluded.charset,
 				content_type = excluded.content_type, size = excluded.size, canonical = excluded.canonical,
-				noindex = excluded.noindex, nofollow = excluded.nofollow, links_out = excluded.links_out, processed_at = now()`,
+				noindex = excluded.noindex, nofollow = excluded.nofollow, links_out = excluded.links_out,
+				simhash = excluded.simhash, minhash = excluded.minhash, text_bytes = excluded.text_bytes, processed_at = now()`,
 			d.CrawlID, d.Hash, d.ContentHash, d.BodyKey, d.TextKey, d.Title, d.Lang, d.Charset, d.ContentType, d.Size,
-			d.Canonical, d.NoIndex, d.NoFollow, d.LinksOut)
+			d.Canonical, d.NoIndex, d.NoFollow, d.LinksOut, simhash, minhash, d.TextBytes)
 		if err != nil {
 			return fmt.Errorf("save document: %w", err)
 		}
+		var first []byte
 		err = tx.QueryRow(ctx, `SELECT url_hash FROM documents WHERE crawl_id = $1 AND content_hash = $2
-			ORDER BY processed_at, url_hash LIMIT 1`, d.CrawlID, d.ContentHash).Scan(&dupOf)
+			ORDER BY processed_at, url_hash LIMIT 1`, d.CrawlID, d.ContentHash).Scan(&first)
 		if err != nil {
 			return fmt.Errorf("find duplicate: %w", err)
 		}
-		if string(dupOf) == string(d.Hash) {
-			dupOf = nil
+		if _, err := tx.Exec(ctx, `DELETE FROM dedup_keys WHERE crawl_id = $1 AND url_hash = $2`, d.CrawlID, d.Hash); err != nil {
+			return fmt.Errorf("clear near-duplicate keys: %w", err)
 		}
-		if _, err := tx.Exec(ctx, `UPDATE documents SET dup_of = $3, dup_kind = CASE WHEN $3::bytea IS NULL THEN NULL ELSE 'exact' END
-			WHERE crawl_id = $1 AND url_hash = $2`, d.CrawlID, d.Hash, dupOf); err != nil {
+		if string(first) != string(d.Hash) {
+			dup = &Dup{Of: first, Kind: dedup.KindExact}
+		} else if len(keys) > 0 {
+			if dup, err = nearDuplicate(ctx, tx, det, d, keys); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO dedup_keys (crawl_id, key, url_hash) SELECT $1, k, $2 FROM unnest($3::bigint[]) k
+				ON CONFLICT DO NOTHING`, d.CrawlID, d.Hash, keys); err != nil {
+				return fmt.Errorf("file near-duplicate keys: %w", err)
+			}
+		}
+		var of []byte
+		var kind *string
+		var score *float64
+		if dup != nil {
+			of, kind, score = dup.Of, &dup.Kind, &dup.Score
+		}
+		if _, err := tx.Exec(ctx, `UPDATE documents SET dup_of = $3, dup_kind = $4, dup_score = $5
+			WHERE crawl_id = $1 AND url_hash = $2`, d.CrawlID, d.Hash, of, kind, score); err != nil {
 			return fmt.Errorf("mark duplicate: %w", err)
 		}
 		if len(links) > 0 {
@@ -74,14 +125,67 @@ func (s *Store) SaveDocument(ctx context.Context, d Document, links []Link) (dup
 			}
 		}
 		_, err = tx.Exec(ctx, `UPDATE urls SET state = CASE WHEN $3::timestamptz IS NULL THEN 'done' ELSE 'queued' END,
-				next_fetch_at = coalesce($3, next_fetch_at), updated_at = now()
-			WHERE crawl_id = $1 AND url_hash = $2 AND state = 'fetched'`, d.CrawlID, d.Hash, d.RecrawlAt)
+				next_fetch_at = coalesce($3, next_fetch_at), recrawl_s = coalesce(nullif($4, 0), recrawl_s), updated_at = now()
+			WHERE crawl_id = $1 AND url_hash = $2 AND state = 'fetched'`, d.CrawlID, d.Hash, d.RecrawlAt, d.RecrawlS)
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: document %x: %w", d.Hash, err)
 	}
-	return dupOf, nil
+	return dup, nil
+}
+
+// maxNearCandidates bounds the candidates one lookup verifies (a hot key — thousands of pages
+// sharing a SimHash block — must not make a lookup scan them all).
+const maxNearCandidates = 500
+
+// nearDuplicate returns the detector's best match for d among the documents filed under its
+// keys: an original (itself no duplicate) before a duplicate, then the closest, then the first.
+func nearDuplicate(ctx context.Context, tx pgx.Tx, det *dedup.Detector, d Document, keys []int64) (*Dup, error) {
+	rows, err := tx.Query(ctx, `SELECT d.url_hash, d.simhash, d.minhash, d.dup_of IS NULL
+		FROM (SELECT DISTINCT url_hash FROM dedup_keys WHERE crawl_id = $1 AND key = ANY($2) AND url_hash <> $3 LIMIT $4) k
+		JOIN documents d ON d.crawl_id = $1 AND d.url_hash = k.url_hash
+		WHERE d.simhash IS NOT NULL
+		ORDER BY d.processed_at, d.url_hash`, d.CrawlID, keys, d.Hash, maxNearCandidates)
+	if err != nil {
+		return nil, fmt.Errorf("near-duplicate candidates: %w", err)
+	}
+	defer rows.Close()
+	var best *Dup
+	var bestMatch dedup.Match
+	bestOriginal := false
+	for rows.Next() {
+		var hash, sig []byte
+		var simhash int64
+		var original bool
+		if err := rows.Scan(&hash, &simhash, &sig, &original); err != nil {
+			return nil, fmt.Errorf("near-duplicate candidates: %w", err)
+		}
+		cand := dedup.Fingerprint{SimHash: uint64(simhash), MinHash: dedup.DecodeSignature(sig), Shingles: dedup.MinShingles}
+		m, ok := det.Compare(d.Fingerprint, cand)
+		if !ok {
+			continue
+		}
+		if best == nil || (original && !bestOriginal) || (original == bestOriginal && m.Better(bestMatch)) {
+			best, bestMatch, bestOriginal = &Dup{Of: hash, Kind: m.Kind, Score: m.Score}, m, original
+		}
+	}
+	return best, rows.Err()
+}
+
+// lockKeys maps a document's duplicate keys to advisory-lock keys scoped to its crawl.
+func lockKeys(crawlID string, contentHash []byte, keys []int64) []int64 {
+	base := fnv.New64a()
+	_, _ = base.Write([]byte(crawlID))
+	crawl := base.Sum64()
+	out := make([]int64, 0, len(keys)+1)
+	h := fnv.New64a()
+	_, _ = h.Write(contentHash)
+	out = append(out, int64(h.Sum64()^crawl))
+	for _, k := range keys {
+		out = append(out, int64(uint64(k)*0x9e3779b97f4a7c15^crawl))
+	}
+	return out
 }
 
 // MarkDone moves a fetched URL that needs no processing (or could not be processed) to done.

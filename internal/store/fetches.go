@@ -36,6 +36,9 @@ type FetchOutcome struct {
 	FinalURL     string
 	ETag         string
 	LastModified string
+	RequestHead  string // request line and headers as sent (for WARC)
+	ResponseHead string // status line and headers as received
+	Changed      *bool  // a recrawl found the content changed (nil: nothing to compare)
 	Err          string // why the attempt failed, if it did
 	Note         string // what else to remember as the URL's last error (not a failure)
 
@@ -43,6 +46,8 @@ type FetchOutcome struct {
 	SkipReason  string
 	Attempts    int       // the URL's failed attempts so far
 	NextFetchAt time.Time // when State is queued
+	RecrawlS    int       // the URL's recrawl interval from now on, seconds (0: leave it)
+	GoneCount   int       // consecutive 404/410 answers, this one included
 }
 
 // RecordFetch stores an outcome: the fetches row, the URL's new state, the host's counters
@@ -57,11 +62,12 @@ func (s *Store) RecordFetch(ctx context.Context, host string, o FetchOutcome) (b
 				errText = &o.Err
 			}
 			tag, err := tx.Exec(ctx, `INSERT INTO fetches (crawl_id, url_hash, fetch_key, fetched_at, status, duration_ms,
-					bytes, truncated, content_type, content_hash, body_key, final_url, error)
-				VALUES ($1, $2, $3, $4, nullif($5, 0), $6, $7, $8, nullif($9, ''), $10, nullif($11, ''), nullif($12, ''), $13)
+					bytes, truncated, content_type, content_hash, body_key, final_url, error, request_head, response_head, changed)
+				VALUES ($1, $2, $3, $4, nullif($5, 0), $6, $7, $8, nullif($9, ''), $10, nullif($11, ''), nullif($12, ''), $13,
+					nullif($14, ''), nullif($15, ''), $16)
 				ON CONFLICT (fetch_key) DO NOTHING`,
 				o.CrawlID, o.Hash, o.FetchKey, o.FetchedAt, o.Status, o.Duration.Milliseconds(), o.Bytes, o.Truncated,
-				o.ContentType, o.ContentHash, o.BodyKey, o.FinalURL, errText)
+				o.ContentType, o.ContentHash, o.BodyKey, o.FinalURL, errText, o.RequestHead, o.ResponseHead, o.Changed)
 			if err != nil {
 				return fmt.Errorf("insert fetch: %w", err)
 			}
@@ -84,10 +90,13 @@ func (s *Store) RecordFetch(ctx context.Context, host string, o FetchOutcome) (b
 				last_error = nullif($10, ''),
 				etag = CASE WHEN $8 BETWEEN 200 AND 299 THEN nullif($11, '') ELSE etag END,
 				last_modified = CASE WHEN $8 BETWEEN 200 AND 299 THEN nullif($12, '') ELSE last_modified END,
-				content_hash = coalesce($13, content_hash), updated_at = now()
+				content_hash = coalesce($13, content_hash), recrawl_s = coalesce(nullif($14, 0), recrawl_s),
+				gone_count = CASE WHEN $8 = 0 THEN gone_count ELSE $15 END,
+				change_count = change_count + CASE WHEN $16 THEN 1 ELSE 0 END,
+				unchanged_count = unchanged_count + CASE WHEN NOT $16 THEN 1 ELSE 0 END, updated_at = now()
 			WHERE crawl_id = $1 AND url_hash = $2 AND state IN ('claimed', 'queued')`,
 			o.CrawlID, o.Hash, o.State, o.SkipReason, o.Attempts, next, requested, o.Status, o.FetchedAt, firstNonEmpty(o.Err, o.Note),
-			o.ETag, o.LastModified, o.ContentHash)
+			o.ETag, o.LastModified, o.ContentHash, o.RecrawlS, o.GoneCount, o.Changed)
 		if err != nil {
 			return fmt.Errorf("update url: %w", err)
 		}

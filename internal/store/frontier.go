@@ -17,6 +17,7 @@ type Candidate struct {
 	Hops     int
 	Source   string // seed, link, redirect, sitemap, api
 	Priority float32
+	HintS    int // sitemap <changefreq> as seconds (0: none)
 }
 
 // InLinkBoost is what each further in-link adds to a queued URL's priority.
@@ -51,14 +52,16 @@ func (s *Store) Admit(ctx context.Context, crawlID string, cands []Candidate) (A
 		hashes, urls, hosts, sources := make([][]byte, n), make([]string, n), make([]string, n), make([]string, n)
 		depths, hops := make([]int32, n), make([]int32, n)
 		prios := make([]float32, n)
+		hints := make([]int32, n)
 		for i, c := range cands {
 			hashes[i], urls[i], hosts[i], sources[i] = c.Hash, c.URL, c.Host, c.Source
-			depths[i], hops[i], prios[i] = int32(c.Depth), int32(c.Hops), c.Priority
+			depths[i], hops[i], prios[i], hints[i] = int32(c.Depth), int32(c.Hops), c.Priority, int32(c.HintS)
 		}
-		rows, err := tx.Query(ctx, `INSERT INTO urls (crawl_id, url_hash, url, host, depth, hops, source, priority)
-			SELECT $1, h, u, ho, d, hp, s, p FROM unnest($2::bytea[], $3::text[], $4::text[], $5::int[], $6::int[], $7::text[], $8::real[]) AS t(h, u, ho, d, hp, s, p)
+		rows, err := tx.Query(ctx, `INSERT INTO urls (crawl_id, url_hash, url, host, depth, hops, source, priority, change_hint_s)
+			SELECT $1, h, u, ho, d, hp, s, p, nullif(ch, 0)
+			FROM unnest($2::bytea[], $3::text[], $4::text[], $5::int[], $6::int[], $7::text[], $8::real[], $9::int[]) AS t(h, u, ho, d, hp, s, p, ch)
 			ON CONFLICT (crawl_id, url_hash) DO NOTHING RETURNING url_hash`,
-			crawlID, hashes, urls, hosts, depths, hops, sources, prios)
+			crawlID, hashes, urls, hosts, depths, hops, sources, prios, hints)
 		if err != nil {
 			return fmt.Errorf("insert urls: %w", err)
 		}
@@ -168,7 +171,11 @@ type Claimed struct {
 	FetchCount   int    `json:"fetchCount"`
 	ETag         string `json:"etag,omitempty"`
 	LastModified string `json:"lastModified,omitempty"`
-	Source       string `json:"source,omitempty"` // seed, link, redirect, sitemap, sitemap-file
+	Source       string `json:"source,omitempty"`      // seed, link, redirect, sitemap, sitemap-file
+	ContentHash  []byte `json:"contentHash,omitempty"` // of the last 2xx body: a recrawl compares
+	RecrawlS     int    `json:"recrawlS,omitempty"`    // current recrawl interval, seconds
+	HintS        int    `json:"hintS,omitempty"`       // sitemap changefreq interval, seconds
+	GoneCount    int    `json:"goneCount,omitempty"`   // consecutive 404/410 answers
 }
 
 // Claim leases up to limit due URLs of host, best first, from running crawls: queued ones due
@@ -182,14 +189,16 @@ func (s *Store) Claim(ctx context.Context, host string, limit int, lease time.Du
 			LIMIT $3 FOR UPDATE OF u SKIP LOCKED)
 		UPDATE urls u SET state = 'claimed', claimed_until = $2::timestamptz + $4::interval, updated_at = now()
 		FROM c WHERE u.crawl_id = c.crawl_id AND u.url_hash = c.url_hash
-		RETURNING u.crawl_id, u.url_hash, u.url, u.depth, u.hops, u.attempts, u.fetch_count, coalesce(u.etag, ''), coalesce(u.last_modified, ''), u.source`,
+		RETURNING u.crawl_id, u.url_hash, u.url, u.depth, u.hops, u.attempts, u.fetch_count, coalesce(u.etag, ''), coalesce(u.last_modified, ''), u.source,
+			u.content_hash, coalesce(u.recrawl_s, 0), coalesce(u.change_hint_s, 0), u.gone_count`,
 		host, now, limit, lease)
 	if err != nil {
 		return nil, nil, fmt.Errorf("store: claim %s: %w", host, err)
 	}
 	claimed, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Claimed, error) {
 		var c Claimed
-		err := r.Scan(&c.CrawlID, &c.Hash, &c.URL, &c.Depth, &c.Hops, &c.Attempts, &c.FetchCount, &c.ETag, &c.LastModified, &c.Source)
+		err := r.Scan(&c.CrawlID, &c.Hash, &c.URL, &c.Depth, &c.Hops, &c.Attempts, &c.FetchCount, &c.ETag, &c.LastModified, &c.Source,
+			&c.ContentHash, &c.RecrawlS, &c.HintS, &c.GoneCount)
 		return c, err
 	})
 	if err != nil {

@@ -17,7 +17,9 @@ func cand(url, host string, depth int) store.Candidate {
 	return store.Candidate{URL: url, Hash: h[:16], Host: host, Depth: depth, Source: "link"}
 }
 
-func newStore(t *testing.T, maxPages, perHost int) (*store.Store, context.Context) {
+func newStoreB(b *testing.B) (*store.Store, context.Context) { return newStore(b, 0, 0) }
+
+func newStore(t testing.TB, maxPages, perHost int) (*store.Store, context.Context) {
 	pool, _ := testenv.Postgres(t)
 	s := store.New(pool)
 	ctx := context.Background()
@@ -141,7 +143,7 @@ func TestSaveDocumentMarksExactDuplicates(t *testing.T) {
 	content := sha256.Sum256([]byte("same body"))
 	for i, c := range []store.Candidate{a, b, b} { // b saved twice: no change the second time
 		dup, err := s.SaveDocument(ctx, store.Document{CrawlID: "c", Hash: c.Hash, ContentHash: content[:], BodyKey: "k", Size: 9},
-			[]store.Link{{From: c.Hash, To: a.Hash}})
+			[]store.Link{{From: c.Hash, To: a.Hash}}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
