@@ -294,7 +294,7 @@ func (b *batch) take(ctx context.Context) (time.Time, error) {
 			// per-IP limit applies — so a retried batch and a stale attempt of it that has not
 			// noticed yet share one schedule. Under the batch's lock, so this batch's own next
 			// request is spaced from when this one really starts.
-			start, err := b.f.Store.BookSlot(ctx, b.in.Host, b.delay()+jitterMargin(b.delay()), b.ip, b.f.IPGap, time.Now())
+			start, err := b.f.Store.BookSlot(ctx, b.in.Host, b.delay()+jitterMargin(b.delay()), b.ip, b.f.IPGap+jitterMargin(b.f.IPGap), time.Now())
 			if err != nil {
 				b.mu.Unlock()
 				return time.Time{}, err

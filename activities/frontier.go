@@ -28,12 +28,14 @@ type StartCrawlResult struct {
 	Admitted int               `json:"admitted"`
 	Hosts    int               `json:"hosts"`
 	Invalid  []crawl.SeedError `json:"invalid,omitempty"`
+	// ProcessQueue is where the crawl's processing and archiving activities run.
+	ProcessQueue string `json:"processQueue,omitempty"`
 }
 
 // StartCrawl records the crawl (keeping an existing record) and admits the valid seeds; the
 // invalid ones come back with their reasons.
 func (f *Frontier) StartCrawl(ctx context.Context, in StartCrawlInput) (StartCrawlResult, error) {
-	var out StartCrawlResult
+	out := StartCrawlResult{ProcessQueue: f.ProcessQueue}
 	spec := in.Spec.WithDefaults()
 	if err := f.Store.CreateCrawl(ctx, in.CrawlID, spec, spec.MaxPages, spec.MaxPagesPerHost); err != nil {
 		return out, err

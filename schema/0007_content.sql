@@ -35,6 +35,8 @@ ALTER TABLE fetches
     ADD COLUMN warc_file     text,
     ADD COLUMN warc_offset   bigint,
     ADD COLUMN warc_length   bigint;
+-- A WARC revisit record refers to the first capture of the same payload.
+CREATE INDEX fetches_content ON fetches (crawl_id, content_hash) WHERE content_hash IS NOT NULL;
 CREATE INDEX fetches_unarchived ON fetches (crawl_id, id) WHERE warc_file IS NULL AND status IS NOT NULL;
 
 CREATE TABLE warc_files (

@@ -26,6 +26,28 @@ type CrawlRun struct {
 	Started bool              `json:"started"`
 	Invalid []crawl.SeedError `json:"invalid,omitempty"`
 	Paused  bool              `json:"paused"`
+	// ProcessQueue runs the WARC archiver (the worker's process queue, learnt at start).
+	ProcessQueue string `json:"processQueue,omitempty"`
+}
+
+// archiveEvery is how many progress ticks pass between WARC updates of a running crawl (each
+// update writes only full files, or files whose oldest capture waited warc.maxAge).
+const archiveEvery = 12
+
+// archive brings the crawl's WARC files up to date (all of them, when final). Failures are
+// logged, not fatal: the captures stay in Postgres and the next update writes them.
+func archive(ctx workflow.Context, crawlID, queue string, final bool) {
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:           or(queue, defaultProcessQueue),
+		StartToCloseTimeout: time.Hour,
+		HeartbeatTimeout:    2 * time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 5 * time.Second, MaximumInterval: time.Minute, MaximumAttempts: 5},
+	})
+	var a *activities.Archiver
+	var res activities.ArchiveResult
+	if err := workflow.ExecuteActivity(actx, a.WriteWARC, activities.ArchiveInput{CrawlID: crawlID, Final: final}).Get(ctx, &res); err != nil {
+		workflow.GetLogger(ctx).Warn("writing WARC files failed", "crawl", crawlID, "error", err)
+	}
 }
 
 // reprocess hands pages whose processing never finished (a ProcessPage workflow that failed
@@ -91,7 +113,7 @@ func CrawlWorkflow(ctx workflow.Context, in CrawlInput) (crawl.CrawlProgress, er
 		if err := workflow.ExecuteLocalActivity(lctx, f.StartCrawl, activities.StartCrawlInput{CrawlID: crawlID, Spec: spec}).Get(ctx, &started); err != nil {
 			return progress, err
 		}
-		run.Started, run.Invalid = true, started.Invalid
+		run.Started, run.Invalid, run.ProcessQueue = true, started.Invalid, started.ProcessQueue
 	}
 	refresh := func() error {
 		var p crawl.CrawlProgress
@@ -149,15 +171,25 @@ func CrawlWorkflow(ctx workflow.Context, in CrawlInput) (crawl.CrawlProgress, er
 		if err := refresh(); err != nil {
 			return progress, err
 		}
+		archiving := workflow.GetVersion(ctx, "warc-archive", workflow.DefaultVersion, 1) == 1
 		if stopped || progress.State == store.CrawlStopped {
+			if archiving {
+				archive(ctx, crawlID, run.ProcessQueue, true)
+			}
 			return progress, nil
 		}
 		if progress.Pending == 0 && !run.Paused {
+			if archiving {
+				archive(ctx, crawlID, run.ProcessQueue, true)
+			}
 			if err := setState(store.CrawlDone); err != nil {
 				return progress, err
 			}
 			progress.State = store.CrawlDone
 			return progress, nil
+		}
+		if archiving && tick%archiveEvery == 0 {
+			archive(ctx, crawlID, run.ProcessQueue, false)
 		}
 		if !run.Paused && tick%6 == 0 {
 			wake(staleAfter)

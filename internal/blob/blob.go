@@ -116,23 +116,7 @@ func (s *Store) putCompressed(ctx context.Context, key string, body []byte) (str
 
 // GetBody reads and decompresses an object stored by PutBody or PutText, refusing more than limit bytes.
 func (s *Store) GetBody(ctx context.Context, key string, limit int64) ([]byte, error) {
-	obj, err := s.client.GetObject(ctx, s.bucket, key, minio.GetObjectOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("blob: get %s: %w", key, err)
-	}
-	defer obj.Close()
-	zr, err := gzip.NewReader(obj)
-	if err != nil {
-		return nil, fmt.Errorf("blob: read %s: %w", key, err)
-	}
-	body, err := io.ReadAll(io.LimitReader(zr, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("blob: read %s: %w", key, err)
-	}
-	if int64(len(body)) > limit {
-		return nil, fmt.Errorf("blob: %s is larger than %d bytes", key, limit)
-	}
-	return body, nil
+	return s.read(ctx, key, limit, true)
 }
 
 // Put writes an object as is.
@@ -147,19 +131,69 @@ func (s *Store) Put(ctx context.Context, key string, data []byte, contentType st
 
 // Get reads an object whole, refusing more than limit bytes.
 func (s *Store) Get(ctx context.Context, key string, limit int64) ([]byte, error) {
+	return s.read(ctx, key, limit, false)
+}
+
+func (s *Store) read(ctx context.Context, key string, limit int64, gunzip bool) ([]byte, error) {
 	obj, err := s.client.GetObject(ctx, s.bucket, key, minio.GetObjectOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("blob: get %s: %w", key, err)
 	}
 	defer obj.Close()
-	data, err := io.ReadAll(io.LimitReader(obj, limit+1))
+	var r io.Reader = obj
+	if gunzip {
+		zr, err := gzip.NewReader(obj)
+		if err != nil {
+			return nil, fmt.Errorf("blob: read %s: %w", key, err)
+		}
+		r = zr
+	}
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
 	if err != nil {
-		return nil, fmt.Errorf("blob: get %s: %w", key, err)
+		return nil, fmt.Errorf("blob: read %s: %w", key, err)
 	}
 	if int64(len(data)) > limit {
 		return nil, fmt.Errorf("blob: %s is larger than %d bytes", key, limit)
 	}
 	return data, nil
+}
+
+// GetRange reads length bytes of an object from offset (one WARC record, say).
+func (s *Store) GetRange(ctx context.Context, key string, offset, length int64) ([]byte, error) {
+	opts := minio.GetObjectOptions{}
+	if err := opts.SetRange(offset, offset+length-1); err != nil {
+		return nil, fmt.Errorf("blob: range of %s: %w", key, err)
+	}
+	obj, err := s.client.GetObject(ctx, s.bucket, key, opts)
+	if err != nil {
+		return nil, fmt.Errorf("blob: get %s: %w", key, err)
+	}
+	defer obj.Close()
+	data, err := io.ReadAll(io.LimitReader(obj, length))
+	if err != nil {
+		return nil, fmt.Errorf("blob: read %s at %d: %w", key, offset, err)
+	}
+	return data, nil
+}
+
+// PutFile uploads a local file (a finished WARC file) as key.
+func (s *Store) PutFile(ctx context.Context, key, path, contentType string) error {
+	if _, err := s.client.FPutObject(ctx, s.bucket, key, path, minio.PutObjectOptions{ContentType: contentType}); err != nil {
+		return fmt.Errorf("blob: upload %s: %w", key, err)
+	}
+	return nil
+}
+
+// List returns the keys under prefix, in order.
+func (s *Store) List(ctx context.Context, prefix string) ([]string, error) {
+	var keys []string
+	for obj := range s.client.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{Prefix: prefix, Recursive: true}) {
+		if obj.Err != nil {
+			return nil, fmt.Errorf("blob: list %s: %w", prefix, obj.Err)
+		}
+		keys = append(keys, obj.Key)
+	}
+	return keys, nil
 }
 
 // Exists reports whether key is stored.

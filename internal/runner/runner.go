@@ -78,6 +78,7 @@ func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 			w = worker.New(c, cfg.ProcessTaskQueue, opts)
 			w.RegisterActivity(health)
 			w.RegisterActivity(&activities.Processor{Store: st, Blob: deps.Blob, Crawls: crawls, Admitter: admitter})
+			w.RegisterActivity(&activities.Archiver{Store: st, Blob: deps.Blob, Crawls: crawls, Software: "Trawler (" + cfg.UserAgent + ")"})
 		default:
 			r.Stop()
 			return nil, fmt.Errorf("runner: unknown role %q", role)

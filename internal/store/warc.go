@@ -1,0 +1,150 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Capture is a fetch that got an HTTP answer, as a WARC writer needs it.
+type Capture struct {
+	ID                        int64
+	FetchKey, URL             string
+	FetchedAt                 time.Time
+	Status                    int
+	ContentType, BodyKey      string
+	ContentHash               []byte
+	Truncated                 bool
+	RequestHead, ResponseHead string
+	// The earlier capture whose payload this one repeats (an identical body fetched before, or
+	// for a 304 the URL's last body): a revisit record refers to it. Zero when none.
+	RefersToID   int64
+	RefersToURL  string
+	RefersToDate time.Time
+	RefersToHash []byte
+}
+
+// Unarchived returns up to limit captures of a crawl not yet in a WARC file, in fetch order,
+// after fetch id afterID.
+func (s *Store) Unarchived(ctx context.Context, crawlID string, afterID int64, limit int) ([]Capture, error) {
+	rows, err := s.pool.Query(ctx, `SELECT f.id, f.fetch_key, u.url, f.fetched_at, f.status, coalesce(f.content_type, ''),
+			coalesce(f.body_key, ''), f.content_hash, f.truncated, coalesce(f.request_head, ''), coalesce(f.response_head, ''),
+			coalesce(r.id, 0), coalesce(r.url, ''), coalesce(r.fetched_at, 'epoch'), r.content_hash
+		FROM fetches f JOIN urls u ON u.crawl_id = f.crawl_id AND u.url_hash = f.url_hash
+		LEFT JOIN LATERAL (
+			SELECT p.id, pu.url, p.fetched_at, p.content_hash FROM fetches p JOIN urls pu ON pu.crawl_id = p.crawl_id AND pu.url_hash = p.url_hash
+			WHERE p.crawl_id = f.crawl_id AND p.body_key IS NOT NULL AND p.id < f.id AND (
+				(f.status = 304 AND p.url_hash = f.url_hash) OR (f.body_key IS NOT NULL AND p.content_hash = f.content_hash))
+			ORDER BY CASE WHEN f.status = 304 THEN -p.id ELSE p.id END LIMIT 1) r ON true
+		WHERE f.crawl_id = $1 AND f.warc_file IS NULL AND f.status IS NOT NULL AND f.id > $2
+		ORDER BY f.id LIMIT $3`, crawlID, afterID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: unarchived captures of %s: %w", crawlID, err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Capture, error) {
+		var c Capture
+		err := r.Scan(&c.ID, &c.FetchKey, &c.URL, &c.FetchedAt, &c.Status, &c.ContentType, &c.BodyKey, &c.ContentHash,
+			&c.Truncated, &c.RequestHead, &c.ResponseHead, &c.RefersToID, &c.RefersToURL, &c.RefersToDate, &c.RefersToHash)
+		return c, err
+	})
+}
+
+// OldestUnarchived is when the crawl's oldest capture not yet in a WARC file was fetched
+// (zero: none), and how many body bytes wait.
+func (s *Store) OldestUnarchived(ctx context.Context, crawlID string) (time.Time, int64, error) {
+	var t *time.Time
+	var n int64
+	err := s.pool.QueryRow(ctx, `SELECT min(fetched_at), coalesce(sum(bytes), 0) FROM fetches
+		WHERE crawl_id = $1 AND warc_file IS NULL AND status IS NOT NULL`, crawlID).Scan(&t, &n)
+	if err != nil {
+		return time.Time{}, 0, fmt.Errorf("store: unarchived captures of %s: %w", crawlID, err)
+	}
+	if t == nil {
+		return time.Time{}, 0, nil
+	}
+	return *t, n, nil
+}
+
+// WARCFile is a finished WARC file and where its captures' records are.
+type WARCFile struct {
+	CrawlID, Name, CDXKey string
+	Records               int
+	Bytes                 int64
+	FirstID, LastID       int64
+	Placed                []Placed
+}
+
+// Placed is the offset and compressed length of a capture's response or revisit record.
+type Placed struct {
+	ID             int64
+	Offset, Length int64
+}
+
+// SaveWARCFile records an uploaded WARC file and marks its captures archived.
+func (s *Store) SaveWARCFile(ctx context.Context, f WARCFile) error {
+	ids, offs, lens := make([]int64, len(f.Placed)), make([]int64, len(f.Placed)), make([]int64, len(f.Placed))
+	for i, p := range f.Placed {
+		ids[i], offs[i], lens[i] = p.ID, p.Offset, p.Length
+	}
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO warc_files (crawl_id, name, cdx_key, records, bytes, first_id, last_id)
+			VALUES ($1, $2, $3, $4, $5, $6, $7)
+			ON CONFLICT (crawl_id, name) DO UPDATE SET cdx_key = excluded.cdx_key, records = excluded.records,
+				bytes = excluded.bytes, last_id = excluded.last_id, created_at = now()`,
+			f.CrawlID, f.Name, f.CDXKey, f.Records, f.Bytes, f.FirstID, f.LastID); err != nil {
+			return fmt.Errorf("insert warc file: %w", err)
+		}
+		_, err := tx.Exec(ctx, `UPDATE fetches f SET warc_file = $2, warc_offset = p.o, warc_length = p.l
+			FROM unnest($3::bigint[], $4::bigint[], $5::bigint[]) AS p(id, o, l) WHERE f.id = p.id AND f.crawl_id = $1`,
+			f.CrawlID, f.Name, ids, offs, lens)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("store: save WARC file %s: %w", f.Name, err)
+	}
+	return nil
+}
+
+// WARCFiles lists a crawl's WARC files in order.
+func (s *Store) WARCFiles(ctx context.Context, crawlID string) ([]WARCFile, error) {
+	rows, err := s.pool.Query(ctx, `SELECT crawl_id, name, cdx_key, records, bytes, first_id, last_id FROM warc_files
+		WHERE crawl_id = $1 ORDER BY first_id`, crawlID)
+	if err != nil {
+		return nil, fmt.Errorf("store: WARC files of %s: %w", crawlID, err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (WARCFile, error) {
+		var f WARCFile
+		err := r.Scan(&f.CrawlID, &f.Name, &f.CDXKey, &f.Records, &f.Bytes, &f.FirstID, &f.LastID)
+		return f, err
+	})
+}
+
+// LockArchive takes the crawl's archive lock on a connection of its own, so one writer at a
+// time appends a crawl's records; ok is false when another holds it. Call release when done.
+func (s *Store) LockArchive(ctx context.Context, crawlID string) (release func(), ok bool, err error) {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return nil, false, fmt.Errorf("store: archive lock: %w", err)
+	}
+	h := fnv.New64a()
+	_, _ = h.Write([]byte("warc/" + crawlID))
+	key := int64(h.Sum64())
+	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, key).Scan(&ok); err != nil || !ok {
+		conn.Release()
+		return nil, false, err
+	}
+	return func() { unlock(conn, key) }, true, nil
+}
+
+func unlock(conn *pgxpool.Conn, key int64) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_unlock($1)`, key); err != nil {
+		_ = conn.Conn().Close(ctx) // closing the session drops its locks
+	}
+	conn.Release()
+}
