@@ -41,3 +41,36 @@ for spec in "${TOOLS[@]}"; do
   # shellcheck disable=SC2086
   ensure $spec
 done
+
+# npm packages the tests use as independent checkers (not ours, so they catch our mistakes):
+# warcio.js reads our WARC files. Installed once per version into the cache, then copied.
+ensure_npm() {
+  local name=$1 version=$2
+  local dest="$root/.tools/node" cached="$cache/npm-$name@$version"
+  if [[ -f "$dest/node_modules/$name/package.json" && "$(cat "$dest/.$name.version" 2>/dev/null)" == "$version" ]]; then
+    return 0
+  fi
+  if ! command -v npm >/dev/null 2>&1; then
+    if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null 2>&1; then
+      echo "tools: installing nodejs and npm from Debian..." >&2
+      apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null
+    else
+      echo "tools: npm is needed for $name (install nodejs and npm)" >&2
+      exit 1
+    fi
+  fi
+  if [[ ! -f "$cached/node_modules/$name/package.json" ]]; then
+    echo "tools: installing $name@$version from npm..." >&2
+    mkdir -p "$cached"
+    (cd "$cached" && npm install --silent --no-audit --no-fund --prefix "$cached" "$name@$version" >/dev/null 2>&1) || {
+      echo "tools: npm install $name@$version failed" >&2
+      exit 1
+    }
+  fi
+  rm -rf "$dest"
+  mkdir -p "$dest"
+  cp -r "$cached/node_modules" "$dest/"
+  echo "$version" >"$dest/.$name.version"
+}
+
+ensure_npm warcio 2.4.11
