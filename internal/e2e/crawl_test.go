@@ -141,6 +141,10 @@ func TestCrawlTheTestWeb(t *testing.T) {
 		}
 	}
 
+	checkDuplicates(t, s, crawlID, truth)
+	responses, revisits := checkWARC(t, s, crawlID)
+	t.Logf("WARC: %d response and %d revisit records", responses, revisits)
+
 	byType := s.eventsByType()
 	events := 0
 	for _, n := range byType {

@@ -67,8 +67,11 @@ func (e CDXEntry) Line() string {
 	if e.Revisit {
 		fields["mime"] = "warc/revisit"
 	}
-	j, _ := json.Marshal(fields) // map keys marshal sorted: stable lines
-	return SURT(e.URL) + " " + Timestamp14(e.Time) + " " + string(j)
+	var j strings.Builder
+	enc := json.NewEncoder(&j)
+	enc.SetEscapeHTML(false) // URLs keep their & and <: CDXJ is not HTML
+	_ = enc.Encode(fields)   // map keys marshal sorted: stable lines
+	return SURT(e.URL) + " " + Timestamp14(e.Time) + " " + strings.TrimSuffix(j.String(), "\n")
 }
 
 // SortLines orders CDXJ lines as readers binary-search them: by key, then time.
