@@ -101,12 +101,10 @@ func Parse(body []byte, contentType string, pageURL *url.URL, maxLinks int) (*Pa
 		p.Links = append(p.Links, Link{Href: href, NoFollow: nofollow})
 		return true
 	})
-	doc.Find("script, style, noscript, template, svg, nav, header, footer, iframe, head").Remove()
-	var b strings.Builder
-	for _, n := range doc.Nodes {
-		visibleText(n, &b, MaxTextBytes*2)
+	if p.Lang == "" {
+		p.Lang = strings.TrimSpace(doc.Find(`meta[http-equiv="content-language" i]`).First().AttrOr("content", ""))
 	}
-	p.Text = collapse(b.String(), MaxTextBytes)
+	p.Text = mainText(doc)
 	return p, nil
 }
 
@@ -177,4 +175,33 @@ func looksBinary(b []byte) bool {
 		}
 	}
 	return ctrl*10 > len(b)
+}
+
+// boilerplate is what main text leaves out: code, navigation, page furniture, forms.
+const boilerplate = `script, style, noscript, template, svg, nav, header, footer, iframe, head, aside, form, button,
+	[role="navigation"], [role="banner"], [role="contentinfo"], [role="search"], [aria-hidden="true"]`
+
+// mainText is the page's readable text without boilerplate: the <main> element (or the only
+// <article>, or role=main) when the page marks one and it holds a fair share of the text,
+// else the whole body.
+func mainText(doc *goquery.Document) string {
+	doc.Find(boilerplate).Remove()
+	text := func(sel *goquery.Selection) string {
+		var b strings.Builder
+		for _, n := range sel.Nodes {
+			visibleText(n, &b, MaxTextBytes*2)
+		}
+		return collapse(b.String(), MaxTextBytes)
+	}
+	all := text(doc.Selection)
+	main := doc.Find(`main, [role="main"]`)
+	if main.Length() != 1 {
+		main = doc.Find("article")
+	}
+	if main.Length() == 1 {
+		if t := text(main); len(t) >= 200 || len(t)*4 >= len(all) {
+			return t
+		}
+	}
+	return all
 }

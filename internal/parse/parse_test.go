@@ -76,3 +76,27 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestMainTextLeavesBoilerplateOut(t *testing.T) {
+	article := strings.Repeat("The committee approved the budget after a long debate. ", 6)
+	body := `<html><head><meta http-equiv="Content-Language" content="de"><title>t</title></head><body>
+	<div role="navigation">Home | News | Sport</div><aside>Related: ten tricks</aside>
+	<main><h1>Budget passed</h1><p>` + article + `</p><form><button>Subscribe</button></form></main>
+	<div class="sidebar">Most read today</div></body></html>`
+	p, err := Parse([]byte(body), "text/html", mustURL("http://x.example/news/1"), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(p.Text, "Budget passed The committee") || strings.Contains(p.Text, "Most read") ||
+		strings.Contains(p.Text, "Subscribe") || strings.Contains(p.Text, "Sport") || strings.Contains(p.Text, "Related") {
+		t.Errorf("main text = %q", p.Text)
+	}
+	if p.Lang != "de" {
+		t.Errorf("language hint %q, want the Content-Language meta's de", p.Lang)
+	}
+	// A <main> holding a sliver of the page is not trusted over the body.
+	p, _ = Parse([]byte(`<body><main>Hi</main><p>`+article+`</p></body>`), "text/html", mustURL("http://x.example/"), 10)
+	if !strings.Contains(p.Text, "committee") {
+		t.Errorf("text = %q", p.Text)
+	}
+}
