@@ -30,6 +30,7 @@ var commands = map[string]command{
 	"pause":    {"pause hosts (trawler pause HOST...) or a crawl (--crawl NAME)", hostSignal("pause")},
 	"resume":   {"resume hosts or a crawl (--crawl NAME)", hostSignal("resume")},
 	"stop":     {"stop a crawl: trawler stop --crawl NAME", hostSignal("stop")},
+	"warc":     {"a crawl's WARC files, or a URL's captures: trawler warc --crawl NAME [--url URL [--at TIME] [--out FILE]]", runWARC},
 	"throttle": {"slow a host: trawler throttle HOST --delay 5s [--concurrency N] [--reset]", hostSignal("throttle")},
 }
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/testenv"
 	"github.com/trawlerdev/trawler/internal/testweb"
 )
 
@@ -67,6 +68,28 @@ func TestTrawlerCrawlCommand(t *testing.T) {
 	}
 	if v := s.web.Audit().Report().Violations(); v != 0 {
 		t.Errorf("%d politeness violations", v)
+	}
+
+	// The crawl's WARC files are listed, and a URL's capture comes out as a WARC record that an
+	// independent reader reads.
+	warcCmd := func(args ...string) string {
+		cmd := exec.Command(bin, append([]string{"warc", "--crawl", "cli"}, args...)...)
+		cmd.Env = append(s.env(), "DATABASE_URL="+s.cfg.DatabaseURL, "TRAWLER_S3_BUCKET="+s.cfg.S3Bucket)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("trawler warc %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	if out := warcCmd(); !strings.Contains(out, "warc/cli/cli-") || !strings.Contains(out, ".cdxj") {
+		t.Errorf("trawler warc lists: %s", out)
+	}
+	one := filepath.Join(t.TempDir(), "front.warc.gz")
+	if out := warcCmd("--url", "http://H0000.test:80/", "--out", one); !strings.Contains(out, "wrote the capture") {
+		t.Errorf("trawler warc --url: %s", out)
+	}
+	if recs := testenv.ReadWARC(t, one); len(recs) != 1 || recs[0].Type != "response" || recs[0].URI != "http://h0000.test/" || recs[0].Status != 200 {
+		t.Errorf("extracted record: %+v", recs)
 	}
 
 	// Status and host queries answer as JSON.

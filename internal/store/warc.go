@@ -148,3 +148,27 @@ func unlock(conn *pgxpool.Conn, key int64) {
 	}
 	conn.Release()
 }
+
+// CaptureLoc is where one capture of a URL is archived.
+type CaptureLoc struct {
+	URL            string    `json:"url"`
+	FetchedAt      time.Time `json:"fetchedAt"`
+	Status         int       `json:"status"`
+	File           string    `json:"file"`
+	Offset, Length int64     `json:"-"`
+}
+
+// CapturesOf lists the archived captures of one URL of a crawl, oldest first.
+func (s *Store) CapturesOf(ctx context.Context, crawlID string, urlHash []byte) ([]CaptureLoc, error) {
+	rows, err := s.pool.Query(ctx, `SELECT u.url, f.fetched_at, f.status, f.warc_file, f.warc_offset, f.warc_length
+		FROM fetches f JOIN urls u USING (crawl_id, url_hash)
+		WHERE f.crawl_id = $1 AND f.url_hash = $2 AND f.warc_file IS NOT NULL ORDER BY f.fetched_at`, crawlID, urlHash)
+	if err != nil {
+		return nil, fmt.Errorf("store: captures: %w", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (CaptureLoc, error) {
+		var c CaptureLoc
+		err := r.Scan(&c.URL, &c.FetchedAt, &c.Status, &c.File, &c.Offset, &c.Length)
+		return c, err
+	})
+}

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/trawlerdev/trawler/internal/app"
+	"github.com/trawlerdev/trawler/internal/config"
+	"github.com/trawlerdev/trawler/internal/store"
+	"github.com/trawlerdev/trawler/internal/urlnorm"
+)
+
+// runWARC lists a crawl's WARC files, or finds a URL's captures in them and extracts one.
+func runWARC(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("trawler warc", flag.ContinueOnError)
+	crawlName := fs.String("crawl", "", "the crawl (required)")
+	rawURL := fs.String("url", "", "find this URL's captures (default: list the crawl's WARC files)")
+	at := fs.String("at", "", "with --url: pick the capture nearest this time (RFC 3339); default the latest")
+	out := fs.String("out", "", "with --url: write the picked capture's record (a one-record WARC.gz) to this file")
+	cfg, err := config.Load(fs, args, os.Getenv)
+	if err != nil {
+		return err
+	}
+	if *crawlName == "" {
+		return errors.New("warc: --crawl is required")
+	}
+	var when time.Time
+	if *at != "" {
+		if when, err = time.Parse(time.RFC3339, *at); err != nil {
+			return fmt.Errorf("warc: --at %q: want RFC 3339, e.g. 2026-11-22T10:00:00Z", *at)
+		}
+	}
+	db, err := app.OpenDB(ctx, cfg, app.NewLogger(cfg))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	st := store.New(db)
+	if *rawURL == "" {
+		files, err := st.WARCFiles(ctx, *crawlName)
+		if err != nil {
+			return err
+		}
+		if len(files) == 0 {
+			return fmt.Errorf("warc: crawl %q has no WARC files yet", *crawlName)
+		}
+		for _, f := range files {
+			fmt.Fprintf(stdout, "%s\t%d records\t%d bytes\tindex %s\n", f.Name, f.Records, f.Bytes, f.CDXKey)
+		}
+		return nil
+	}
+	n, err := urlnorm.New(urlnorm.Options{DropParams: cfg.DropParams, DefaultPages: cfg.DefaultPages}).Normalize(*rawURL)
+	if err != nil {
+		return fmt.Errorf("warc: --url: %w", err)
+	}
+	caps, err := st.CapturesOf(ctx, *crawlName, urlnorm.Hash(n))
+	if err != nil {
+		return err
+	}
+	if len(caps) == 0 {
+		return fmt.Errorf("warc: no archived capture of %s in crawl %q", n, *crawlName)
+	}
+	pick := len(caps) - 1
+	for i, c := range caps {
+		fmt.Fprintf(stdout, "%s\t%d\t%s\toffset %d\tlength %d\n", c.FetchedAt.UTC().Format(time.RFC3339Nano), c.Status, c.File, c.Offset, c.Length)
+		if !when.IsZero() && absDur(c.FetchedAt.Sub(when)) < absDur(caps[pick].FetchedAt.Sub(when)) {
+			pick = i
+		}
+	}
+	if *out == "" {
+		return nil
+	}
+	blobs, err := app.OpenBlob(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	c := caps[pick]
+	rec, err := blobs.GetRange(ctx, c.File, c.Offset, c.Length)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(*out, rec, 0o644); err != nil {
+		return fmt.Errorf("warc: %w", err)
+	}
+	fmt.Fprintf(stdout, "wrote the capture of %s to %s\n", c.FetchedAt.UTC().Format(time.RFC3339Nano), *out)
+	return nil
+}
+
+func absDur(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
+}
