@@ -50,6 +50,8 @@ fuzz:
 bench: up
 	$(WITH_ENV) $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./internal/e2e/
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/testweb/
+	$(GO) test -run 'NearDuplicates' -v -bench . -benchtime 2000x ./internal/dedup/ | grep -E 'precision|Benchmark|^ok'
+	$(WITH_ENV) $(GO) test -run '^$$' -bench NearDuplicateSave10k -benchtime 300x -timeout 20m ./internal/store/
 
 ## Only the tests that need no services.
 test-unit:
