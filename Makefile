@@ -44,6 +44,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./internal/parse/
 	$(GO) test -run '^$$' -fuzz FuzzRobots -fuzztime $(FUZZTIME) ./internal/robots/
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./internal/sitemap/
+	$(GO) test -run '^$$' -fuzz FuzzFingerprint -fuzztime $(FUZZTIME) ./internal/dedup/
 
 ## Crawl benchmark against the real stack: pages/s and Temporal history events per page.
 ## Size with BENCH_HOSTS, BENCH_PAGES, BENCH_DELAY_MS.
