@@ -543,7 +543,7 @@ func (f *Fetcher) readSitemap(ctx context.Context, ci *crawlInfo, u store.Claime
 			continue
 		}
 		c := candidate(n, u.Depth+1, 0, sourceSitemap)
-		c.HintS = int(crawl.ChangeFreqInterval(e.ChangeFreq) / time.Second)
+		c.HintS = int(recrawlHint(e, time.Now()) / time.Second)
 		if e.Priority >= 0 { // the sitemap's own <priority> replaces the 0.5 default
 			c.Priority += float32(e.Priority-0.5) * 0.5
 		}
@@ -712,6 +712,18 @@ func later(a, b time.Time) time.Time {
 		return b
 	}
 	return a
+}
+
+// recrawlHint is the first recrawl interval a sitemap entry suggests: its <changefreq>, else
+// half the time since its <lastmod> (a page unchanged for long changes rarely), else none.
+func recrawlHint(e sitemap.Entry, now time.Time) time.Duration {
+	if d := crawl.ChangeFreqInterval(e.ChangeFreq); d > 0 {
+		return d
+	}
+	if !e.LastMod.IsZero() && e.LastMod.Before(now) {
+		return max(now.Sub(e.LastMod)/2, time.Hour)
+	}
+	return 0
 }
 
 func seconds(s int) time.Duration { return time.Duration(s) * time.Second }
