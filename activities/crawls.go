@@ -38,7 +38,8 @@ type Crawls struct {
 	m  map[string]*crawlInfo
 }
 
-const crawlCacheTTL = time.Minute
+// crawlCacheTTL is short so a live change to a crawl (a block signal) reaches every worker within seconds.
+const crawlCacheTTL = 5 * time.Second
 
 func (c *Crawls) get(ctx context.Context, id string) (*crawlInfo, error) {
 	c.mu.Lock()
@@ -59,6 +60,13 @@ func (c *Crawls) get(ctx context.Context, id string) (*crawlInfo, error) {
 	c.m[id] = ci
 	c.mu.Unlock()
 	return ci, nil
+}
+
+// forget drops a crawl from the cache, so this process sees a change at once.
+func (c *Crawls) forget(id string) {
+	c.mu.Lock()
+	delete(c.m, id)
+	c.mu.Unlock()
 }
 
 func (c *Crawls) build(id string, spec crawl.Spec) *crawlInfo {

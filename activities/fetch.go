@@ -157,6 +157,21 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 				return b.wait(sem, errs, err)
 			}
 		}
+		if !skip {
+			// The crawl may have been stopped, or the URL blocked, since the batch claimed it.
+			claimed, err := f.Store.StillClaimed(ctx, u.CrawlID, u.Hash)
+			if err != nil {
+				b.endRequest()
+				<-sem
+				return b.wait(sem, errs, err)
+			}
+			if !claimed {
+				b.endRequest()
+				<-sem
+				b.finish(ctx, i, nil)
+				continue
+			}
+		}
 		if skip {
 			<-sem
 			if err := f.record(ctx, in.Host, o); err != nil {

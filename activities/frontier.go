@@ -44,30 +44,38 @@ func (f *Frontier) StartCrawl(ctx context.Context, in StartCrawlInput) (StartCra
 	if err != nil {
 		return out, err
 	}
-	var cands []store.Candidate
-	for _, s := range spec.Seeds {
-		if why := crawl.CheckSeed(s); why != "" {
-			out.Invalid = append(out.Invalid, crawl.SeedError{Seed: s, Reason: why})
-			continue
-		}
-		n, err := f.Crawls.Norm.Normalize(s)
-		if err != nil {
-			out.Invalid = append(out.Invalid, crawl.SeedError{Seed: s, Reason: err.Error()})
-			continue
-		}
-		c := candidate(n, 0, 0, "seed")
-		if why := ci.admissible(c); why == rejectDenied || why == rejectScope { // trap rules do not judge seeds
-			out.Invalid = append(out.Invalid, crawl.SeedError{Seed: s, Reason: why})
-			continue
-		}
-		cands = append(cands, c)
-	}
+	cands, invalid := f.seedCandidates(ci, spec.Seeds)
+	out.Invalid = invalid
 	st, err := f.Admitter.admit(ctx, ci, cands)
 	if err != nil {
 		return out, err
 	}
 	out.Admitted, out.Hosts = st.New, st.Hosts
 	return out, nil
+}
+
+// seedCandidates checks and normalizes seed URLs; the refused ones come back with reasons.
+func (f *Frontier) seedCandidates(ci *crawlInfo, seeds []string) ([]store.Candidate, []crawl.SeedError) {
+	var cands []store.Candidate
+	var invalid []crawl.SeedError
+	for _, s := range seeds {
+		if why := crawl.CheckSeed(s); why != "" {
+			invalid = append(invalid, crawl.SeedError{Seed: s, Reason: why})
+			continue
+		}
+		n, err := f.Crawls.Norm.Normalize(s)
+		if err != nil {
+			invalid = append(invalid, crawl.SeedError{Seed: s, Reason: err.Error()})
+			continue
+		}
+		c := candidate(n, 0, 0, "seed")
+		if why := ci.admissible(c); why == rejectDenied || why == rejectScope { // trap rules do not judge seeds
+			invalid = append(invalid, crawl.SeedError{Seed: s, Reason: why})
+			continue
+		}
+		cands = append(cands, c)
+	}
+	return cands, invalid
 }
 
 // ClaimInput asks for up to Limit due URLs of Host, leased for Lease.

@@ -28,6 +28,24 @@ type CrawlRun struct {
 	Paused  bool              `json:"paused"`
 	// ProcessQueue runs the WARC archiver (the worker's process queue, learnt at start).
 	ProcessQueue string `json:"processQueue,omitempty"`
+	// Controls are the latest control results (at most maxControls), for the progress query.
+	Controls []crawl.ControlResult `json:"controls,omitempty"`
+}
+
+const maxControls = 10
+
+// control runs one crawl control (add seeds, replay dead letters, block) as a local activity
+// and keeps its result for the progress query. A failure is reported there, never fatal.
+func control(ctx workflow.Context, run *CrawlRun, signal string, activity, input any) {
+	res := crawl.ControlResult{Signal: signal}
+	if err := workflow.ExecuteLocalActivity(withLocal(ctx), activity, input).Get(ctx, &res); err != nil {
+		res.Error = err.Error()
+		workflow.GetLogger(ctx).Warn("crawl control failed", "signal", signal, "error", err)
+	}
+	run.Controls = append(run.Controls, res)
+	if len(run.Controls) > maxControls {
+		run.Controls = run.Controls[len(run.Controls)-maxControls:]
+	}
 }
 
 // archiveEvery is how many progress ticks pass between WARC updates of a running crawl (each
@@ -120,7 +138,7 @@ func CrawlWorkflow(ctx workflow.Context, in CrawlInput) (crawl.CrawlProgress, er
 		if err := workflow.ExecuteLocalActivity(lctx, f.Progress, crawlID).Get(ctx, &p); err != nil {
 			return err
 		}
-		p.InvalidSeed = run.Invalid
+		p.InvalidSeed, p.Controls = run.Invalid, run.Controls
 		progress = p
 		return nil
 	}
@@ -138,11 +156,14 @@ func CrawlWorkflow(ctx workflow.Context, in CrawlInput) (crawl.CrawlProgress, er
 	pauseCh := workflow.GetSignalChannel(ctx, crawl.SignalPause)
 	resumeCh := workflow.GetSignalChannel(ctx, crawl.SignalResume)
 	stopCh := workflow.GetSignalChannel(ctx, crawl.SignalStop)
+	seedsCh := workflow.GetSignalChannel(ctx, crawl.SignalAddSeeds)
+	replayCh := workflow.GetSignalChannel(ctx, crawl.SignalReplay)
+	blockCh := workflow.GetSignalChannel(ctx, crawl.SignalBlock)
 	var stopped bool
 	for tick := 1; ; tick++ {
 		if info := workflow.GetInfo(ctx); info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() > 3000 {
 			_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
-			if pauseCh.Len()+resumeCh.Len()+stopCh.Len() == 0 {
+			if pauseCh.Len()+resumeCh.Len()+stopCh.Len()+seedsCh.Len()+replayCh.Len()+blockCh.Len() == 0 {
 				return progress, workflow.NewContinueAsNewError(ctx, CrawlWorkflow, CrawlInput{Spec: in.Spec, Run: run})
 			}
 		}
@@ -163,6 +184,21 @@ func CrawlWorkflow(ctx workflow.Context, in CrawlInput) (crawl.CrawlProgress, er
 			c.Receive(ctx, nil)
 			stopped, sigErr = true, setState(store.CrawlStopped)
 		})
+		sel.AddReceive(seedsCh, func(c workflow.ReceiveChannel, _ bool) {
+			var in crawl.AddSeeds
+			c.Receive(ctx, &in)
+			control(ctx, run, crawl.SignalAddSeeds, f.AddSeeds, activities.AddSeedsInput{CrawlID: crawlID, Seeds: in})
+		})
+		sel.AddReceive(replayCh, func(c workflow.ReceiveChannel, _ bool) {
+			var in crawl.Replay
+			c.Receive(ctx, &in)
+			control(ctx, run, crawl.SignalReplay, f.ReplayDeadLetters, activities.ReplayInput{CrawlID: crawlID, Replay: in})
+		})
+		sel.AddReceive(blockCh, func(c workflow.ReceiveChannel, _ bool) {
+			var in crawl.Block
+			c.Receive(ctx, &in)
+			control(ctx, run, crawl.SignalBlock, f.Block, activities.BlockInput{CrawlID: crawlID, Block: in})
+		})
 		sel.Select(ctx)
 		cancel()
 		if sigErr != nil {
@@ -174,6 +210,10 @@ func CrawlWorkflow(ctx workflow.Context, in CrawlInput) (crawl.CrawlProgress, er
 		archiving := workflow.GetVersion(ctx, "warc-archive", workflow.DefaultVersion, 1) == 1
 		if stopped || progress.State == store.CrawlStopped {
 			if archiving {
+				// No request starts after the stop (a batch checks its claim before each one), but
+				// those already sent still record their fetches: let them land, so the final WARC
+				// file holds them too.
+				_ = workflow.Sleep(ctx, spec.RequestTimeout.D()+5*time.Second)
 				archive(ctx, crawlID, run.ProcessQueue, true)
 			}
 			return progress, nil

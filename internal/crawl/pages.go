@@ -41,22 +41,23 @@ type ProcessResult struct {
 
 // CrawlProgress answers the progress query.
 type CrawlProgress struct {
-	CrawlID     string         `json:"crawlId"`
-	State       string         `json:"state"`
-	Admitted    int64          `json:"admitted"`
-	Fetched     int64          `json:"fetched"`
-	Pages       int64          `json:"pages"`
-	Errors      int64          `json:"errors"`
-	Dead        int64          `json:"dead"`
-	Pending     int64          `json:"pending"`
-	Hosts       int64          `json:"hosts"`
-	Bytes       int64          `json:"bytes"`
-	ByState     map[string]int `json:"byState"`
-	Skipped     map[string]int `json:"skipped"`
-	Rejected    map[string]int `json:"rejected,omitempty"`
-	PagesPerSec float64        `json:"pagesPerSec"`
-	InvalidSeed []SeedError    `json:"invalidSeeds,omitempty"`
-	UpdatedAt   time.Time      `json:"updatedAt"`
+	CrawlID     string          `json:"crawlId"`
+	State       string          `json:"state"`
+	Admitted    int64           `json:"admitted"`
+	Fetched     int64           `json:"fetched"`
+	Pages       int64           `json:"pages"`
+	Errors      int64           `json:"errors"`
+	Dead        int64           `json:"dead"`
+	Pending     int64           `json:"pending"`
+	Hosts       int64           `json:"hosts"`
+	Bytes       int64           `json:"bytes"`
+	ByState     map[string]int  `json:"byState"`
+	Skipped     map[string]int  `json:"skipped"`
+	Rejected    map[string]int  `json:"rejected,omitempty"`
+	PagesPerSec float64         `json:"pagesPerSec"`
+	InvalidSeed []SeedError     `json:"invalidSeeds,omitempty"`
+	Controls    []ControlResult `json:"controls,omitempty"` // the latest add-seeds, replay and block results
+	UpdatedAt   time.Time       `json:"updatedAt"`
 }
 
 // SeedError is a seed that was not admitted, and why.

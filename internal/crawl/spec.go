@@ -24,6 +24,9 @@ const (
 	SignalResume    = "resume"
 	SignalStop      = "stop"
 	SignalThrottle  = "throttle"
+	SignalAddSeeds  = "add-seeds"           // crawl: AddSeeds
+	SignalReplay    = "replay-dead-letters" // crawl: Replay
+	SignalBlock     = "block"               // crawl: Block
 
 	QueryStatus   = "status"
 	QueryProgress = "progress"

@@ -67,6 +67,20 @@ func checkWARC(t *testing.T, s *stack, crawlID string) (responses, revisits int)
 		WHERE crawl_id = $1 AND status IS NOT NULL`, crawlID).Scan(&fetches, &unarchived); err != nil {
 		t.Fatal(err)
 	}
+	if unarchived != 0 {
+		rows, _ := s.store.Pool().Query(ctx, `SELECT f.id, u.url, f.status, f.fetched_at, u.state, (SELECT max(created_at) FROM warc_files)
+			FROM fetches f JOIN urls u USING (crawl_id, url_hash) WHERE f.crawl_id = $1 AND f.warc_file IS NULL AND f.status IS NOT NULL`, crawlID)
+		for rows.Next() {
+			var id int64
+			var u, state string
+			var status int
+			var at, filed time.Time
+			_ = rows.Scan(&id, &u, &status, &at, &state, &filed)
+			t.Logf("not archived: fetch %d %s %d at %s (url now %s); last WARC file written %s", id, u, status,
+				at.Format("15:04:05.000"), state, filed.Format("15:04:05.000"))
+		}
+		rows.Close()
+	}
 	if unarchived != 0 || responses+revisits != fetches || len(captured) != fetches {
 		t.Errorf("%d captures in Postgres (%d not archived); WARC has %d responses + %d revisits for %d distinct captures",
 			fetches, unarchived, responses, revisits, len(captured))

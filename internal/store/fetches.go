@@ -11,6 +11,7 @@ import (
 // URL states after a fetch attempt.
 const (
 	StateQueued  = "queued"  // retry later (NextFetchAt)
+	StateClaimed = "claimed" // leased by a host workflow's batch
 	StateFetched = "fetched" // stored; HTML awaiting processing
 	StateDone    = "done"    // nothing more to do
 	StateSkipped = "skipped" // not fetched, for SkipReason
@@ -148,18 +149,7 @@ type DeadLetter struct {
 
 // DeadLetters lists a crawl's dead letters (not yet replayed), newest first.
 func (s *Store) DeadLetters(ctx context.Context, crawlID string, limit int) ([]DeadLetter, error) {
-	rows, err := s.pool.Query(ctx, `SELECT id, crawl_id, url, host, reason, attempts::text, created_at FROM dead_letters
-		WHERE crawl_id = $1 AND replayed_at IS NULL ORDER BY created_at DESC LIMIT $2`, crawlID, limit)
-	if err != nil {
-		return nil, fmt.Errorf("store: dead letters: %w", err)
-	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (DeadLetter, error) {
-		var d DeadLetter
-		var attempts string
-		err := r.Scan(&d.ID, &d.CrawlID, &d.URL, &d.Host, &d.Reason, &attempts, &d.Created)
-		d.Attempts = []byte(attempts)
-		return d, err
-	})
+	return s.DeadLettersWhere(ctx, crawlID, DeadLetterFilter{}, limit)
 }
 
 func firstNonEmpty(a, b string) string {

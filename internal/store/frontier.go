@@ -243,3 +243,15 @@ func (s *Store) SeenRows(ctx context.Context) (pgx.Rows, error) {
 	}
 	return rows, nil
 }
+
+// StillClaimed reports whether a URL is still leased for fetching: a stop or a block since
+// the claim takes it back, and its request must not be sent.
+func (s *Store) StillClaimed(ctx context.Context, crawlID string, hash []byte) (bool, error) {
+	var ok bool
+	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM urls WHERE crawl_id = $1 AND url_hash = $2 AND state = 'claimed')`,
+		crawlID, hash).Scan(&ok)
+	if err != nil {
+		return false, fmt.Errorf("store: check claim: %w", err)
+	}
+	return ok, nil
+}

@@ -1,0 +1,79 @@
+package activities
+
+import (
+	"context"
+
+	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/store"
+)
+
+// AddSeedsInput is a running crawl's add-seeds request.
+type AddSeedsInput struct {
+	CrawlID string         `json:"crawlId"`
+	Seeds   crawl.AddSeeds `json:"seeds"`
+}
+
+// AddSeeds admits URLs to a running crawl as seeds (depth 0, seed priority) and wakes their
+// hosts; invalid ones are reported, not fatal.
+func (f *Frontier) AddSeeds(ctx context.Context, in AddSeedsInput) (crawl.ControlResult, error) {
+	out := crawl.ControlResult{Signal: crawl.SignalAddSeeds}
+	ci, err := f.Crawls.get(ctx, in.CrawlID)
+	if err != nil {
+		return out, err
+	}
+	cands, invalid := f.seedCandidates(ci, in.Seeds.Seeds)
+	for _, bad := range invalid {
+		out.Error += bad.Seed + ": " + bad.Reason + "; "
+	}
+	st, err := f.Admitter.admit(ctx, ci, cands)
+	if err != nil {
+		return out, err
+	}
+	out.Count = int64(st.New)
+	return out, nil
+}
+
+// ReplayInput is a crawl's replay-dead-letters request.
+type ReplayInput struct {
+	CrawlID string       `json:"crawlId"`
+	Replay  crawl.Replay `json:"replay"`
+}
+
+// ReplayDeadLetters queues the matching dead URLs again and wakes their hosts.
+func (f *Frontier) ReplayDeadLetters(ctx context.Context, in ReplayInput) (crawl.ControlResult, error) {
+	out := crawl.ControlResult{Signal: crawl.SignalReplay}
+	hosts, err := f.Store.ReplayDeadLetters(ctx, in.CrawlID, store.DeadLetterFilter{Host: in.Replay.Host, Reason: in.Replay.Reason})
+	if err != nil || len(hosts) == 0 {
+		return out, err
+	}
+	ci, err := f.Crawls.get(ctx, in.CrawlID)
+	if err != nil {
+		return out, err
+	}
+	names := make([]string, 0, len(hosts))
+	for h, n := range hosts {
+		names = append(names, h)
+		out.Count += int64(n)
+	}
+	out.Hosts = hosts
+	return out, f.Admitter.Waker.Wake(ctx, in.CrawlID, crawl.HostConfigFrom(ci.spec), names)
+}
+
+// BlockInput is a crawl's block request.
+type BlockInput struct {
+	CrawlID string      `json:"crawlId"`
+	Block   crawl.Block `json:"block"`
+}
+
+// Block adds hosts and patterns to the crawl's deny lists and skips its queued URLs they match.
+func (f *Frontier) Block(ctx context.Context, in BlockInput) (crawl.ControlResult, error) {
+	out := crawl.ControlResult{Signal: crawl.SignalBlock}
+	if err := in.Block.Validate(); err != nil {
+		out.Error = err.Error()
+		return out, nil
+	}
+	n, err := f.Store.Block(ctx, in.CrawlID, in.Block.Hosts, in.Block.Patterns)
+	out.Count = n
+	f.Crawls.forget(in.CrawlID)
+	return out, err
+}
