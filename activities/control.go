@@ -17,6 +17,10 @@ type AddSeedsInput struct {
 // hosts; invalid ones are reported, not fatal.
 func (f *Frontier) AddSeeds(ctx context.Context, in AddSeedsInput) (crawl.ControlResult, error) {
 	out := crawl.ControlResult{Signal: crawl.SignalAddSeeds}
+	if err := f.Store.AddSeeds(ctx, in.CrawlID, in.Seeds.Seeds); err != nil { // the crawl's scope takes them in
+		return out, err
+	}
+	f.Crawls.forget(in.CrawlID)
 	ci, err := f.Crawls.get(ctx, in.CrawlID)
 	if err != nil {
 		return out, err

@@ -30,6 +30,9 @@ var commands = map[string]command{
 	"pause":    {"pause hosts (trawler pause HOST...) or a crawl (--crawl NAME)", hostSignal("pause")},
 	"resume":   {"resume hosts or a crawl (--crawl NAME)", hostSignal("resume")},
 	"stop":     {"stop a crawl: trawler stop --crawl NAME", hostSignal("stop")},
+	"seed":     {"add seeds to a running crawl: trawler seed --crawl NAME URL|FILE...", runSeed},
+	"block":    {"stop crawling hosts or URL patterns in a running crawl: trawler block --crawl NAME --host H --pattern RE", runBlock},
+	"dlq":      {"dead letters: trawler dlq list|replay --crawl NAME [--host H] [--reason TEXT]", runDLQ},
 	"warc":     {"a crawl's WARC files, or a URL's captures: trawler warc --crawl NAME [--url URL [--at TIME] [--out FILE]]", runWARC},
 	"throttle": {"slow a host: trawler throttle HOST --delay 5s [--concurrency N] [--reset]", hostSignal("throttle")},
 }

@@ -39,6 +39,43 @@ func escapeLike(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }
 
+// AddSeeds records seeds added to a running crawl in its spec, so its scope (hosts or domains
+// of the seeds) takes them in.
+func (s *Store) AddSeeds(ctx context.Context, crawlID string, seeds []string) error {
+	return s.editSpec(ctx, crawlID, func(spec map[string]any) {
+		spec["seeds"] = appendUnique(spec["seeds"], seeds)
+	})
+}
+
+// editSpec changes a crawl's stored spec under a row lock.
+func (s *Store) editSpec(ctx context.Context, crawlID string, edit func(map[string]any)) error {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return editSpecTx(ctx, tx, crawlID, edit) })
+	if err != nil {
+		return fmt.Errorf("store: edit spec of %s: %w", crawlID, err)
+	}
+	return nil
+}
+
+func editSpecTx(ctx context.Context, tx pgx.Tx, crawlID string, edit func(map[string]any)) error {
+	var raw []byte
+	if err := tx.QueryRow(ctx, `SELECT spec FROM crawls WHERE id = $1 FOR UPDATE`, crawlID).Scan(&raw); err != nil {
+		return fmt.Errorf("read spec: %w", err)
+	}
+	var spec map[string]any
+	if err := json.Unmarshal(raw, &spec); err != nil {
+		return fmt.Errorf("decode spec: %w", err)
+	}
+	edit(spec)
+	raw, err := json.Marshal(spec)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `UPDATE crawls SET spec = $2, updated_at = now() WHERE id = $1`, crawlID, raw); err != nil {
+		return fmt.Errorf("save spec: %w", err)
+	}
+	return nil
+}
+
 // ReplayDeadLetters queues the dead URLs matching f again with a fresh attempt count, marks
 // their dead letters replayed and returns the hosts to wake with how many URLs each got back.
 func (s *Store) ReplayDeadLetters(ctx context.Context, crawlID string, f DeadLetterFilter) (map[string]int, error) {
@@ -78,22 +115,11 @@ func (s *Store) ReplayDeadLetters(ctx context.Context, crawlID string, f DeadLet
 func (s *Store) Block(ctx context.Context, crawlID string, hosts, patterns []string) (int64, error) {
 	var skipped int64
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		var raw []byte
-		if err := tx.QueryRow(ctx, `SELECT spec FROM crawls WHERE id = $1 FOR UPDATE`, crawlID).Scan(&raw); err != nil {
-			return fmt.Errorf("read spec: %w", err)
-		}
-		var spec map[string]any
-		if err := json.Unmarshal(raw, &spec); err != nil {
-			return fmt.Errorf("decode spec: %w", err)
-		}
-		spec["denyHosts"] = appendUnique(spec["denyHosts"], hosts)
-		spec["denyPatterns"] = appendUnique(spec["denyPatterns"], patterns)
-		raw, err := json.Marshal(spec)
-		if err != nil {
+		if err := editSpecTx(ctx, tx, crawlID, func(spec map[string]any) {
+			spec["denyHosts"] = appendUnique(spec["denyHosts"], hosts)
+			spec["denyPatterns"] = appendUnique(spec["denyPatterns"], patterns)
+		}); err != nil {
 			return err
-		}
-		if _, err := tx.Exec(ctx, `UPDATE crawls SET spec = $2, updated_at = now() WHERE id = $1`, crawlID, raw); err != nil {
-			return fmt.Errorf("save spec: %w", err)
 		}
 		suffixes := make([]string, len(hosts))
 		for i, h := range hosts {
