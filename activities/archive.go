@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/activity"
 
 	"github.com/trawlerdev/trawler/internal/blob"
+	"github.com/trawlerdev/trawler/internal/metrics"
 	"github.com/trawlerdev/trawler/internal/store"
 	"github.com/trawlerdev/trawler/internal/warc"
 )
@@ -196,6 +197,8 @@ func (f *warcFile) finish(ctx context.Context, res *ArchiveResult) error {
 		Records: f.w.Records(), Bytes: f.w.Size(), FirstID: f.first, LastID: f.last, Placed: f.placed}); err != nil {
 		return err
 	}
+	count(ctx, metrics.WARCRecords, int64(f.w.Records()))
+	count(ctx, metrics.WARCBytes, f.w.Size())
 	res.Files++
 	res.Records += f.w.Records()
 	res.Bytes += f.w.Size()

@@ -18,6 +18,7 @@ import (
 	"github.com/trawlerdev/trawler/internal/blob"
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/fetch"
+	"github.com/trawlerdev/trawler/internal/metrics"
 	"github.com/trawlerdev/trawler/internal/netguard"
 	"github.com/trawlerdev/trawler/internal/robots"
 	"github.com/trawlerdev/trawler/internal/sitemap"
@@ -113,6 +114,7 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 	sem := make(chan struct{}, n)
 	errs := make(chan error, len(in.URLs))
 	rulesByToken := map[string]*robots.Rules{}
+	sitemapsChecked := map[string]bool{} // crawls whose sitemap discovery on this host is settled
 	var cached *store.Robots
 	for i, u := range in.URLs {
 		if b.res.Finished[i] {
@@ -141,6 +143,12 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 				b.mu.Lock()
 				b.res.CrawlDelay, b.res.CrawlDelayCapped = min(d, in.MaxCrawlDelay), d > in.MaxCrawlDelay
 				b.mu.Unlock()
+			}
+		}
+		if !sitemapsChecked[ci.id] {
+			sitemapsChecked[ci.id] = true
+			if err := f.discoverSitemaps(ctx, ci, in.Host, cached, u.URL); err != nil {
+				return b.wait(sem, errs, err)
 			}
 		}
 		// Acquire a place first: a response that arrives meanwhile (a Retry-After) can still
@@ -177,6 +185,9 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 			if err := f.record(ctx, in.Host, o); err != nil {
 				return b.wait(sem, errs, err)
 			}
+			if o.State == store.StateSkipped && strings.HasPrefix(o.SkipReason, "robots.txt") {
+				count(ctx, metrics.RobotsBlocked, 1)
+			}
 			b.finish(ctx, i, nil)
 			continue
 		}
@@ -185,6 +196,9 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 			o, page, eff, err := f.fetchOne(ctx, ci, u, start)
 			if err == nil {
 				err = f.record(ctx, in.Host, o)
+			}
+			if err == nil {
+				observeFetch(ctx, o)
 			}
 			if err != nil {
 				errs <- err
@@ -475,6 +489,7 @@ func (f *Fetcher) robots(ctx context.Context, b *batch, pageURL string, ci *craw
 	default:
 		r.Status, r.Body = resp.Status, string(resp.Body)
 	}
+	count(ctx, metrics.RobotsFetches, 1, "outcome", robotsOutcome(r.Status))
 	if cached != nil && robots.KeepCached(cached.Status, cached.FetchedAt, r.Status, now) {
 		// Unreachable now, but we hold a good copy: keep obeying it (§2.3.1.4), look again soon.
 		r.Status, r.Body, r.FetchedAt, r.Sitemaps = cached.Status, cached.Body, cached.FetchedAt, cached.Sitemaps
@@ -492,14 +507,30 @@ func (f *Fetcher) robots(ctx context.Context, b *batch, pageURL string, ci *craw
 	if err := f.Store.SaveRobots(ctx, b.in.Host, *r, rules.CrawlDelay); err != nil {
 		return nil, err
 	}
-	if sitemaps := r.Sitemaps; r.Status >= 200 && r.Status < 500 {
-		if len(sitemaps) == 0 { // none announced: try the conventional place
-			sitemaps = []string{"/sitemap.xml"}
-		}
-		f.admitSitemaps(ctx, ci, pu, sitemaps, 0, 0)
-	}
 	b.heartbeat(ctx)
 	return r, nil
+}
+
+// discoverSitemaps admits, once per crawl and host, the sitemaps robots.txt names (or
+// /sitemap.xml when it names none), whichever crawl fetched that robots.txt.
+func (f *Fetcher) discoverSitemaps(ctx context.Context, ci *crawlInfo, host string, r *store.Robots, pageURL string) error {
+	if r == nil || r.Status < 200 || r.Status >= 500 { // unreachable robots.txt: look again later
+		return nil
+	}
+	first, err := f.Store.StartSitemapDiscovery(ctx, ci.id, host)
+	if err != nil || !first {
+		return err
+	}
+	base, err := url.Parse(pageURL)
+	if err != nil {
+		return nil
+	}
+	sitemaps := r.Sitemaps
+	if len(sitemaps) == 0 {
+		sitemaps = []string{"/sitemap.xml"}
+	}
+	f.admitSitemaps(ctx, ci, base, sitemaps, 0, 0)
+	return nil
 }
 
 // MaxSitemapNesting bounds sitemap indexes that list indexes.
@@ -739,6 +770,17 @@ func recrawlHint(e sitemap.Entry, now time.Time) time.Duration {
 		return max(now.Sub(e.LastMod)/2, time.Hour)
 	}
 	return 0
+}
+
+// robotsOutcome classes a robots.txt answer as RFC 9309 reads it.
+func robotsOutcome(status int) string {
+	switch {
+	case status >= 200 && status < 300:
+		return "rules"
+	case status >= 400 && status < 500:
+		return "allow_all"
+	}
+	return "unreachable"
 }
 
 func seconds(s int) time.Duration { return time.Duration(s) * time.Second }

@@ -4,7 +4,10 @@ import (
 	"context"
 	"time"
 
+	"go.temporal.io/sdk/activity"
+
 	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/metrics"
 	"github.com/trawlerdev/trawler/internal/store"
 )
 
@@ -107,6 +110,12 @@ func (f *Frontier) Progress(ctx context.Context, crawlID string) (crawl.CrawlPro
 	p, err := f.Store.CrawlProgress(ctx, crawlID)
 	if err != nil {
 		return crawl.CrawlProgress{}, err
+	}
+	if activity.IsActivity(ctx) {
+		h := activity.GetMetricsHandler(ctx)
+		for _, state := range []string{store.StateQueued, store.StateClaimed, store.StateFetched} {
+			h.WithTags(map[string]string{"crawl": crawlID, "state": state}).Gauge(metrics.FrontierURLs).Update(float64(p.ByState[state]))
+		}
 	}
 	out := crawl.CrawlProgress{CrawlID: crawlID, State: p.State, Admitted: p.Admitted, Fetched: p.Fetched, Pages: p.Pages,
 		Errors: p.Errors, Dead: p.Dead, Pending: p.Pending, Hosts: p.Hosts, Bytes: p.Bytes, ByState: p.ByState,

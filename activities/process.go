@@ -11,6 +11,7 @@ import (
 	"github.com/trawlerdev/trawler/internal/blob"
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/dedup"
+	"github.com/trawlerdev/trawler/internal/metrics"
 	"github.com/trawlerdev/trawler/internal/parse"
 	"github.com/trawlerdev/trawler/internal/store"
 	"github.com/trawlerdev/trawler/internal/urlnorm"
@@ -68,6 +69,12 @@ func (p *Processor) Process(ctx context.Context, in crawl.ProcessInput) (crawl.P
 		res.Admitted += st.New
 		res.Duplicates += st.Duplicates
 		res.Rejected += st.OverBudget
+		count(ctx, metrics.LinksAdmitted, int64(st.New))
+		count(ctx, metrics.LinksSeen, int64(st.Duplicates))
+		count(ctx, metrics.LinksRejected, int64(st.OverBudget), "reason", "budget")
+		for reason, n := range rejected[id] {
+			count(ctx, metrics.LinksRejected, int64(n), "reason", reason)
+		}
 	}
 	log.Debug("processed pages", "host", in.Host, "pages", len(in.Pages), "admitted", res.Admitted)
 	return res, nil
@@ -163,7 +170,9 @@ func (p *Processor) processPage(ctx context.Context, ci *crawlInfo, page crawl.P
 	}
 	res.Documents++
 	res.Links += len(links)
+	count(ctx, metrics.Documents, 1)
 	if dup != nil {
+		count(ctx, metrics.Duplicates, 1, "kind", dup.Kind)
 		res.DuplicateDocs++
 		if dup.Kind != dedup.KindExact {
 			res.NearDuplicates++

@@ -12,8 +12,11 @@ import (
 	"os/signal"
 	"syscall"
 
+	"go.temporal.io/sdk/client"
+
 	"github.com/trawlerdev/trawler/internal/app"
 	"github.com/trawlerdev/trawler/internal/config"
+	"github.com/trawlerdev/trawler/internal/metrics"
 	"github.com/trawlerdev/trawler/internal/runner"
 )
 
@@ -43,7 +46,21 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	tc, err := app.DialTemporal(ctx, cfg, log)
+	var handler client.MetricsHandler
+	if cfg.MetricsAddr != "" {
+		reg, err := metrics.New()
+		if err != nil {
+			return err
+		}
+		defer reg.Close()
+		addr, err := reg.Serve(ctx, cfg.MetricsAddr)
+		if err != nil {
+			return err
+		}
+		log.Info("serving Prometheus metrics", "url", "http://"+addr+"/metrics")
+		handler = reg.Handler()
+	}
+	tc, err := app.DialTemporalWithMetrics(ctx, cfg, log, handler)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/trawlerdev/trawler/activities"
 	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/metrics"
 	"github.com/trawlerdev/trawler/internal/store"
 )
 
@@ -256,6 +257,7 @@ func (h *hostRun) apply(res activities.FetchBatchResult, d time.Duration) {
 // backoff defers the host exponentially: 2^level × max(delay, 1s), ±20% jitter, at most an
 // hour. A host that reaches the top level is parked: it is tried once an hour, not hammered.
 func (h *hostRun) backoff(now time.Time) {
+	workflow.GetMetricsHandler(h.ctx).Counter(metrics.HostBackoffs).Inc(1) // replay-safe: counted once
 	h.st.BackoffLevel = min(h.st.BackoffLevel+1, maxBackoffLevel)
 	wait := min(max(h.delay(), time.Second)<<h.st.BackoffLevel, time.Hour)
 	wait = time.Duration(float64(wait) * jitter(h.in.Host, h.st.BackoffLevel, h.st.Errors))

@@ -55,10 +55,17 @@ func OpenBlob(ctx context.Context, cfg *config.Config) (*blob.Store, error) {
 
 // DialTemporal connects a Temporal client that logs through log.
 func DialTemporal(ctx context.Context, cfg *config.Config, log *slog.Logger) (client.Client, error) {
+	return DialTemporalWithMetrics(ctx, cfg, log, nil)
+}
+
+// DialTemporalWithMetrics connects a Temporal client whose SDK metrics, and the metrics its
+// workflows and activities emit, go to metrics (nil: nowhere).
+func DialTemporalWithMetrics(ctx context.Context, cfg *config.Config, log *slog.Logger, metrics client.MetricsHandler) (client.Client, error) {
 	c, err := client.DialContext(ctx, client.Options{
-		HostPort:  cfg.TemporalAddress,
-		Namespace: cfg.TemporalNamespace,
-		Logger:    tlog.NewStructuredLogger(log.With("component", "temporal-sdk")),
+		HostPort:       cfg.TemporalAddress,
+		Namespace:      cfg.TemporalNamespace,
+		Logger:         tlog.NewStructuredLogger(log.With("component", "temporal-sdk")),
+		MetricsHandler: metrics,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("temporal at %s: %w", cfg.TemporalAddress, err)

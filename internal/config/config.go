@@ -46,6 +46,14 @@ type Config struct {
 	FetchConcurrency   int
 	ProcessConcurrency int
 	ShutdownTimeout    time.Duration
+	FetchRate          float64 // per worker, activities/s (0: no cap)
+	FetchQueueRate     float64 // per task queue
+	ProcessRate        float64
+	ProcessQueueRate   float64
+
+	MetricsAddr string // "" when off
+	APIAddr     string
+	APIToken    string
 
 	LogLevel  string
 	LogFormat string

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"net"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -99,12 +100,52 @@ var settings = []setting{
 		set: func(c *Config, v string) error { return positiveInt(&c.FetchConcurrency, v) }},
 	{Flag: "process-concurrency", Env: "TRAWLER_PROCESS_CONCURRENCY", Default: "8", Usage: "concurrent processing activities per worker process",
 		set: func(c *Config, v string) error { return positiveInt(&c.ProcessConcurrency, v) }},
+	{Flag: "fetch-rate", Env: "TRAWLER_FETCH_RATE", Default: "0", Usage: "fetch activities started per second by this worker at most (0: no cap)",
+		set: func(c *Config, v string) error { return nonNegativeFloat(&c.FetchRate, v) }},
+	{Flag: "fetch-queue-rate", Env: "TRAWLER_FETCH_QUEUE_RATE", Default: "0", Usage: "fetch activities started per second on the fetch task queue by all workers together (0: no cap; the server enforces it)",
+		set: func(c *Config, v string) error { return nonNegativeFloat(&c.FetchQueueRate, v) }},
+	{Flag: "process-rate", Env: "TRAWLER_PROCESS_RATE", Default: "0", Usage: "processing activities started per second by this worker at most (0: no cap)",
+		set: func(c *Config, v string) error { return nonNegativeFloat(&c.ProcessRate, v) }},
+	{Flag: "process-queue-rate", Env: "TRAWLER_PROCESS_QUEUE_RATE", Default: "0", Usage: "processing activities started per second on the process task queue by all workers together (0: no cap)",
+		set: func(c *Config, v string) error { return nonNegativeFloat(&c.ProcessQueueRate, v) }},
+	{Flag: "metrics-addr", Env: "TRAWLER_METRICS_ADDR", Default: "127.0.0.1:9464", Usage: "where a worker serves Prometheus metrics (/metrics); host:0 picks a free port, off disables",
+		set: func(c *Config, v string) error { return listenAddr(&c.MetricsAddr, v) }},
+	{Flag: "api-addr", Env: "TRAWLER_API_ADDR", Default: "127.0.0.1:8080", Usage: "where `trawler serve` listens for the HTTP API",
+		set: func(c *Config, v string) error { return listenAddr(&c.APIAddr, v) }},
+	{Flag: "api-token", Env: "TRAWLER_API_TOKEN", Default: "", Usage: "when set, the HTTP API requires `Authorization: Bearer <token>`", Secret: true,
+		set: func(c *Config, v string) error { c.APIToken = v; return nil }},
 	{Flag: "shutdown-timeout", Env: "TRAWLER_SHUTDOWN_TIMEOUT", Default: "30s", Usage: "how long a stopping worker lets in-flight activities finish",
 		set: func(c *Config, v string) error { return duration(&c.ShutdownTimeout, v) }},
 	{Flag: "log-level", Env: "TRAWLER_LOG_LEVEL", Default: "info", Usage: "debug, info, warn or error",
 		set: func(c *Config, v string) error { return oneOf(&c.LogLevel, v, "debug", "info", "warn", "error") }},
 	{Flag: "log-format", Env: "TRAWLER_LOG_FORMAT", Default: "text", Usage: "text or json",
 		set: func(c *Config, v string) error { return oneOf(&c.LogFormat, v, "text", "json") }},
+}
+
+func nonNegativeFloat(dst *float64, v string) error {
+	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil || f < 0 || f != f {
+		return fmt.Errorf("want a number ≥ 0")
+	}
+	*dst = f
+	return nil
+}
+
+// listenAddr is host:port with port 0 allowed (any free port), or "off".
+func listenAddr(dst *string, v string) error {
+	if v == "off" {
+		*dst = ""
+		return nil
+	}
+	_, port, err := net.SplitHostPort(v)
+	if err != nil {
+		return fmt.Errorf("want host:port or off")
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return fmt.Errorf("port %q is not a number from 0 to 65535", port)
+	}
+	*dst = v
+	return nil
 }
 
 func nonEmpty(dst *string, v string) error {

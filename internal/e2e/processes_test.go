@@ -1,7 +1,13 @@
 package e2e
 
 import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -13,7 +19,7 @@ import (
 )
 
 // workerEnv is the environment of a worker process that joins this stack.
-func (s *stack) workerEnv(roles string) []string {
+func (s *stack) workerEnv(roles, metricsAddr string) []string {
 	rules := make([]string, len(s.cfg.ConnectTo))
 	for i, r := range s.cfg.ConnectTo {
 		rules[i] = r.Pattern + "=" + r.Address
@@ -21,62 +27,189 @@ func (s *stack) workerEnv(roles string) []string {
 	return append(s.env(), "DATABASE_URL="+s.cfg.DatabaseURL, "TRAWLER_S3_BUCKET="+s.cfg.S3Bucket,
 		"TRAWLER_FETCH_TASK_QUEUE="+s.cfg.FetchTaskQueue, "TRAWLER_PROCESS_TASK_QUEUE="+s.cfg.ProcessTaskQueue,
 		"TRAWLER_CONNECT_TO="+strings.Join(rules, ","), "TRAWLER_HEARTBEAT_MAX=1s", "TRAWLER_ROLES="+roles,
-		"TRAWLER_SHUTDOWN_TIMEOUT=5s")
+		"TRAWLER_SHUTDOWN_TIMEOUT=5s", "TRAWLER_METRICS_ADDR="+metricsAddr)
 }
 
-// startWorkerProcess runs trawler-worker with roles until the test ends (then SIGTERM).
-func (s *stack) startWorkerProcess(t *testing.T, bin, roles string) {
+// workerProcess is a trawler-worker the test started.
+type workerProcess struct {
+	cmd     *exec.Cmd
+	roles   string
+	metrics string // host:port of its /metrics
+	out     *strings.Builder
+}
+
+// startWorkerProcess runs trawler-worker with roles until stop or the end of the test
+// (SIGTERM, which must drain it within 15 s).
+func (s *stack) startWorkerProcess(t *testing.T, bin, roles string) *workerProcess {
 	t.Helper()
-	cmd := exec.Command(bin)
-	cmd.Env = s.workerEnv(roles)
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
+	w := &workerProcess{roles: roles, metrics: freeAddr(t), out: &strings.Builder{}}
+	w.cmd = exec.Command(bin)
+	w.cmd.Env = s.workerEnv(roles, w.metrics)
+	w.cmd.Stdout, w.cmd.Stderr = w.out, w.out
+	if err := w.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case <-done:
-		case <-time.After(15 * time.Second):
-			_ = cmd.Process.Kill()
-			t.Errorf("worker (%s) did not stop on SIGTERM within 15s", roles)
-		}
-		if t.Failed() {
-			t.Logf("worker %s output:\n%s", roles, out.String())
-		}
-	})
+	t.Cleanup(func() { w.stop(t) })
+	return w
 }
 
-// Politeness holds when three worker processes fetch for the same crawl: the host workflow,
-// not the worker, is what spaces a host's requests.
-func TestPolitenessWithThreeWorkerProcesses(t *testing.T) {
+func (w *workerProcess) stop(t *testing.T) {
+	if w.cmd.ProcessState != nil {
+		return
+	}
+	_ = w.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- w.cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second):
+		_ = w.cmd.Process.Kill()
+		t.Errorf("worker (%s) did not stop on SIGTERM within 15s", w.roles)
+	}
+	if t.Failed() {
+		t.Logf("worker %s output:\n%s", w.roles, w.out.String())
+	}
+}
+
+// freeAddr is a loopback address with a port free right now.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// scrape reads a Prometheus text endpoint: the sum of each series' samples by metric name
+// (histograms by their _count), and the names seen.
+func scrape(t *testing.T, addr string) map[string]float64 {
+	t.Helper()
+	m, err := tryScrape(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func tryScrape(addr string) (map[string]float64, error) {
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return nil, fmt.Errorf("scrape %s: %w", addr, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	out := map[string]float64{}
+	for _, line := range strings.Split(string(body), "\n") {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		name, rest, _ := strings.Cut(line, " ")
+		if i := strings.IndexByte(name, '{'); i >= 0 {
+			if j := strings.LastIndexByte(line, '}'); j > i {
+				name, rest = line[:i], strings.TrimSpace(line[j+1:])
+			}
+		}
+		v, err := strconv.ParseFloat(strings.Fields(rest + " 0")[0], 64)
+		if err == nil {
+			out[name] += v
+		}
+	}
+	return out, nil
+}
+
+// The scaling recipe — 1 workflow worker, 2 fetch workers and 1 process worker as separate
+// processes — crawls the test web with the same results as one process serving every role,
+// politely; and each process's metrics endpoint reports what it did, agreeing with the audit.
+func TestScalingRecipeMatchesOneProcess(t *testing.T) {
 	wc := testweb.DefaultConfig()
 	wc.Hosts, wc.Pages = 20, 8
 	wc.DefaultDelay, wc.RetryAfter, wc.SlowRobots = 300*time.Millisecond, 2*time.Second, time.Second
 	s := newStackWithoutWorkers(t, wc)
 	bin := buildBinary(t, "trawler-worker", "./workers")
-	s.startWorkerProcess(t, bin, config.RoleWorkflow+","+config.RoleProcess)
-	s.startWorkerProcess(t, bin, config.RoleFetch)
-	s.startWorkerProcess(t, bin, config.RoleFetch)
-	s.startWorkerProcess(t, bin, config.RoleFetch)
-	p := s.crawl(crawl.Spec{Seeds: s.web.Seeds(), Scope: crawl.ScopeAny, MaxPagesPerHost: 20,
-		Delay: crawl.Duration(300 * time.Millisecond), BatchWindow: crawl.Duration(2 * time.Second),
-		RequestTimeout: crawl.Duration(3 * time.Second), MaxBodyBytes: 2 << 20, MaxAttempts: 2,
-		RetryBase: crawl.Duration(500 * time.Millisecond), HostIdleTimeout: crawl.Duration(10 * time.Second),
-		ProgressInterval: crawl.Duration(time.Second)}, 4*time.Minute)
-	rep := s.web.Audit().Report()
-	t.Logf("crawl %+v", p)
-	t.Logf("audit %+v", rep.Totals)
-	if p.State != "done" || p.Fetched < 150 {
-		t.Errorf("crawl: %+v", p)
+	spec := func(name string) crawl.Spec {
+		return crawl.Spec{Name: name, Seeds: s.web.Seeds(), Scope: crawl.ScopeAny, MaxPagesPerHost: 20,
+			Delay: crawl.Duration(300 * time.Millisecond), BatchWindow: crawl.Duration(2 * time.Second),
+			RequestTimeout: crawl.Duration(3 * time.Second), MaxBodyBytes: 2 << 20, MaxAttempts: 2,
+			RetryBase: crawl.Duration(500 * time.Millisecond), HostIdleTimeout: crawl.Duration(10 * time.Second),
+			ProgressInterval: crawl.Duration(time.Second)}
 	}
-	if rep.Violations() != 0 || rep.Totals.Repeats != 0 || rep.Totals.UnknownHostRequests != 0 {
+
+	one := s.startWorkerProcess(t, bin, config.RoleWorkflow+","+config.RoleFetch+","+config.RoleProcess)
+	single := s.crawl(spec("single"), 4*time.Minute)
+	one.stop(t)
+	s.web.Audit().Reset()
+
+	wf := s.startWorkerProcess(t, bin, config.RoleWorkflow)
+	fetchers := []*workerProcess{s.startWorkerProcess(t, bin, config.RoleFetch), s.startWorkerProcess(t, bin, config.RoleFetch)}
+	proc := s.startWorkerProcess(t, bin, config.RoleProcess)
+	run := s.start(spec("recipe"))
+	// Mid-crawl, the workflow worker's frontier gauge shows queued URLs.
+	var frontier float64
+	waitFor(t, time.Minute, func() bool {
+		m, err := tryScrape(wf.metrics)
+		frontier = m["trawler_frontier_urls"]
+		return err == nil && frontier > 0
+	})
+	recipe := s.wait(run, 4*time.Minute)
+	rep := s.web.Audit().Report()
+	t.Logf("one process: %+v", single)
+	t.Logf("recipe:      %+v", recipe)
+	t.Logf("audit of the recipe crawl: %+v", rep.Totals)
+	if recipe.State != "done" || recipe.Fetched < 150 || recipe.Fetched != single.Fetched || recipe.Pages != single.Pages ||
+		recipe.Dead != single.Dead || recipe.Admitted != single.Admitted {
+		t.Errorf("the recipe's crawl differs from one process's")
+	}
+	// (robots.txt is cached from the first crawl, so the audit's robots-first rule does not apply)
+	if tot := rep.Totals; tot.GapViolations+tot.ConcurrencyViolations+tot.Disallowed+tot.RetryAfterViolations+tot.Repeats+tot.UnknownHostRequests != 0 {
 		t.Errorf("audit: %+v", rep.Totals)
 	}
-	if h := rep.Host("retry.test"); h == nil || h.RetryAfterViolations != 0 || h.Status["4xx"] == 0 {
-		t.Errorf("retry.test: %+v", h)
+	for _, c := range []string{"single", "recipe"} {
+		var docs int
+		_ = s.store.Pool().QueryRow(context.Background(), `SELECT count(*) FROM documents WHERE crawl_id = $1`, c).Scan(&docs)
+		if int64(docs) != single.Pages {
+			t.Errorf("crawl %s stored %d documents, want %d", c, docs, single.Pages)
+		}
 	}
+
+	// Metrics: every process serves its role's series, non-zero, agreeing with the audit.
+	time.Sleep(2 * time.Second) // tally reports to the registry every second
+	fetched := map[string]float64{}
+	for _, f := range fetchers {
+		for k, v := range scrape(t, f.metrics) {
+			fetched[k] += v
+		}
+	}
+	pages := float64(rep.Totals.Requests - robotsRequests(rep))
+	if fetched["trawler_fetches"] != pages || fetched["trawler_fetch_latency_count"] != pages {
+		t.Errorf("fetch workers counted %v fetches (%v timed); the audit saw %v page requests",
+			fetched["trawler_fetches"], fetched["trawler_fetch_latency_count"], pages)
+	}
+	for _, name := range []string{"trawler_fetch_bytes", "trawler_robots_fetches", "trawler_robots_blocked", "trawler_retries",
+		"trawler_dead_letters", "temporal_activity_execution_latency_count", "temporal_request", "go_goroutines"} {
+		if fetched[name] <= 0 {
+			t.Errorf("fetch workers' %s = %v", name, fetched[name])
+		}
+	}
+	processed := scrape(t, proc.metrics)
+	if processed["trawler_documents"] != float64(recipe.Pages) {
+		t.Errorf("process worker counted %v documents, crawl stored %d", processed["trawler_documents"], recipe.Pages)
+	}
+	for _, name := range []string{"trawler_duplicates", "trawler_links_admitted", "trawler_links_seen", "trawler_links_rejected", "trawler_warc_records"} {
+		if processed[name] <= 0 {
+			t.Errorf("process worker's %s = %v", name, processed[name])
+		}
+	}
+	if w := scrape(t, wf.metrics); w["temporal_workflow_completed"] <= 0 {
+		t.Errorf("workflow worker: temporal_workflow_completed = %v", w["temporal_workflow_completed"])
+	}
+}
+
+func robotsRequests(rep *testweb.Report) int {
+	n := 0
+	for _, h := range rep.Hosts {
+		n += h.RobotsRequests
+	}
+	return n
 }

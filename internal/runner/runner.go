@@ -68,6 +68,7 @@ func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 			w.RegisterActivity(&activities.Frontier{Store: st, Crawls: crawls, Admitter: admitter, ProcessQueue: cfg.ProcessTaskQueue})
 		case config.RoleFetch:
 			opts.MaxConcurrentActivityExecutionSize = cfg.FetchConcurrency
+			opts.WorkerActivitiesPerSecond, opts.TaskQueueActivitiesPerSecond = cfg.FetchRate, cfg.FetchQueueRate
 			w = worker.New(c, cfg.FetchTaskQueue, opts)
 			w.RegisterActivity(health)
 			dialer := netguard.New(netguard.Options{ConnectTo: cfg.ConnectTo, Allow: cfg.AllowNetworks})
@@ -75,6 +76,7 @@ func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 				Crawls: crawls, Admitter: admitter, Dialer: dialer, IPGap: cfg.IPGap, IPGapOverride: cfg.IPGapOverride})
 		case config.RoleProcess:
 			opts.MaxConcurrentActivityExecutionSize = cfg.ProcessConcurrency
+			opts.WorkerActivitiesPerSecond, opts.TaskQueueActivitiesPerSecond = cfg.ProcessRate, cfg.ProcessQueueRate
 			w = worker.New(c, cfg.ProcessTaskQueue, opts)
 			w.RegisterActivity(health)
 			w.RegisterActivity(&activities.Processor{Store: st, Blob: deps.Blob, Crawls: crawls, Admitter: admitter})

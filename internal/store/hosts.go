@@ -65,3 +65,14 @@ func (s *Store) SaveRobots(ctx context.Context, host string, r Robots, crawlDela
 	}
 	return nil
 }
+
+// StartSitemapDiscovery marks that a crawl looks for a host's sitemaps now; false means it
+// already has.
+func (s *Store) StartSitemapDiscovery(ctx context.Context, crawlID, host string) (bool, error) {
+	tag, err := s.pool.Exec(ctx, `UPDATE crawl_hosts SET sitemaps_at = now() WHERE crawl_id = $1 AND host = $2 AND sitemaps_at IS NULL`,
+		crawlID, host)
+	if err != nil {
+		return false, fmt.Errorf("store: sitemap discovery on %s: %w", host, err)
+	}
+	return tag.RowsAffected() == 1, nil
+}

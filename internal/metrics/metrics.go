@@ -1,0 +1,111 @@
+// Package metrics owns a process's Prometheus endpoint: the Temporal SDK's metrics (through
+// its tally handler) and Trawler's own series, which activities and workflows emit through
+// the same handler (activity.GetMetricsHandler, workflow.GetMetricsHandler), so one registry
+// serves both. It also names Trawler's series, so emitters and the dashboard agree.
+package metrics
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	prom "github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/uber-go/tally/v4"
+	tallyprom "github.com/uber-go/tally/v4/prometheus"
+	"go.temporal.io/sdk/client"
+	sdktally "go.temporal.io/sdk/contrib/tally"
+)
+
+// Trawler's series, exposed under exactly these names (with the SDK's tags — namespace,
+// task_queue, activity_type or workflow_type — added to the ones listed).
+const (
+	Fetches       = "trawler_fetches"         // counter; tag status_class: 2xx 3xx 4xx 5xx error (no answer)
+	Refused       = "trawler_fetches_refused" // counter: requests not sent, the address being forbidden (SSRF guard)
+	FetchBytes    = "trawler_fetch_bytes"     // counter: body bytes kept
+	FetchLatency  = "trawler_fetch_latency"   // histogram (seconds), request start to body read
+	NotModified   = "trawler_not_modified"    // counter: 304 answers to conditional requests
+	Retries       = "trawler_retries"         // counter: URL attempts that failed and were rescheduled
+	DeadLetters   = "trawler_dead_letters"    // counter: URLs that failed for good
+	RobotsFetches = "trawler_robots_fetches"  // counter; tag outcome: rules allow_all unreachable
+	RobotsBlocked = "trawler_robots_blocked"  // counter: URLs robots.txt forbids
+	HostBackoffs  = "trawler_host_backoffs"   // counter: host workflows entering backoff
+	Documents     = "trawler_documents"       // counter: pages processed and stored
+	Duplicates    = "trawler_duplicates"      // counter; tag kind: exact simhash minhash
+	LinksAdmitted = "trawler_links_admitted"  // counter: new URLs entering the frontier
+	LinksSeen     = "trawler_links_seen"      // counter: links to URLs already known
+	LinksRejected = "trawler_links_rejected"  // counter; tag reason
+	FrontierURLs  = "trawler_frontier_urls"   // gauge; tags crawl, state: queued claimed fetched
+	WARCRecords   = "trawler_warc_records"    // counter
+	WARCBytes     = "trawler_warc_bytes"      // counter
+)
+
+// Registry is a process's metrics: a tally scope reporting into a Prometheus registry.
+type Registry struct {
+	scope  tally.Scope
+	closer io.Closer
+	prom   *prom.Registry
+}
+
+// New creates the registry. Close it to stop reporting.
+func New() (*Registry, error) {
+	reg := prom.NewRegistry()
+	reg.MustRegister(prom.NewGoCollector(), prom.NewProcessCollector(prom.ProcessCollectorOpts{}))
+	reporter := tallyprom.NewReporter(tallyprom.Options{
+		Registerer:       reg,
+		DefaultTimerType: tallyprom.HistogramTimerType,
+		DefaultHistogramBuckets: tally.DurationBuckets{
+			5 * time.Millisecond, 10 * time.Millisecond, 25 * time.Millisecond, 50 * time.Millisecond, 100 * time.Millisecond,
+			250 * time.Millisecond, 500 * time.Millisecond, time.Second, 2500 * time.Millisecond, 5 * time.Second,
+			10 * time.Second, 30 * time.Second, time.Minute}.AsValues(),
+		OnRegisterError: func(err error) { slog.Warn("metrics: registering a series failed", "error", err) },
+	})
+	scope, closer := tally.NewRootScope(tally.ScopeOptions{
+		CachedReporter:  reporter,
+		Separator:       tallyprom.DefaultSeparator,
+		SanitizeOptions: &sdktally.PrometheusSanitizeOptions,
+	}, time.Second)
+	return &Registry{scope: scope, closer: closer, prom: reg}, nil
+}
+
+// Handler is what a Temporal client takes as client.Options.MetricsHandler.
+func (r *Registry) Handler() client.MetricsHandler {
+	return sdktally.NewMetricsHandler(r.scope)
+}
+
+// HTTPHandler serves the registry in Prometheus text format.
+func (r *Registry) HTTPHandler() http.Handler {
+	return promhttp.HandlerFor(r.prom, promhttp.HandlerOpts{})
+}
+
+// Close flushes and stops reporting.
+func (r *Registry) Close() error { return r.closer.Close() }
+
+// Serve listens on addr and serves /metrics until ctx ends. It returns the bound address
+// (addr may end in :0) once listening.
+func (r *Registry) Serve(ctx context.Context, addr string) (string, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", fmt.Errorf("metrics: listen on %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", r.HTTPHandler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			slog.Error("metrics: server failed", "error", err)
+		}
+	}()
+	return ln.Addr().String(), nil
+}
