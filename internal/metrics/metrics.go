@@ -45,6 +45,10 @@ const (
 	WARCBytes     = "trawler_warc_bytes"      // counter
 )
 
+// Series lists every Trawler series name, for checks of the dashboard and the docs.
+var Series = []string{Fetches, Refused, FetchBytes, FetchLatency, NotModified, Retries, DeadLetters, RobotsFetches,
+	RobotsBlocked, HostBackoffs, Documents, Duplicates, LinksAdmitted, LinksSeen, LinksRejected, FrontierURLs, WARCRecords, WARCBytes}
+
 // Registry is a process's metrics: a tally scope reporting into a Prometheus registry.
 type Registry struct {
 	scope  tally.Scope
