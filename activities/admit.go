@@ -3,8 +3,6 @@ package activities
 import (
 	"context"
 
-	"go.temporal.io/sdk/activity"
-
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/seen"
 	"github.com/trawlerdev/trawler/internal/store"
@@ -56,7 +54,7 @@ func (a *Admitter) admit(ctx context.Context, ci *crawlInfo, cands []store.Candi
 		if err := a.Waker.Wake(ctx, ci.id, crawl.HostConfigFrom(ci.spec), hosts); err != nil {
 			// The URLs are safe in Postgres, and the crawl's sweep wakes hosts that missed a
 			// signal; failing here would only admit the same URLs again.
-			activity.GetLogger(ctx).Warn("waking hosts failed; the crawl sweep will retry", "crawl", ci.id, "error", err)
+			loggerFor(ctx).Warn("waking hosts failed; the crawl sweep will retry", "crawl", ci.id, "error", err)
 		}
 	}
 	return st, nil

@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/store"
@@ -81,3 +82,53 @@ func (f *Frontier) Block(ctx context.Context, in BlockInput) (crawl.ControlResul
 	f.Crawls.forget(in.CrawlID)
 	return out, err
 }
+
+// SubmitResult is what became of URLs submitted to a crawl (the HTTP API's POST /urls).
+type SubmitResult struct {
+	Accepted   int               `json:"accepted"`   // new to the crawl, queued
+	Duplicates int               `json:"duplicates"` // already known to the crawl
+	Rejected   int               `json:"rejected"`   // invalid, out of scope, denied or over budget
+	Reasons    []crawl.SeedError `json:"rejections,omitempty"`
+}
+
+// Submit admits URLs to a running crawl under its rules (scope, deny lists, budgets; unlike
+// added seeds they do not widen the scope) and wakes their hosts.
+func (f *Frontier) Submit(ctx context.Context, crawlID string, urls []string) (SubmitResult, error) {
+	var out SubmitResult
+	ci, err := f.Crawls.get(ctx, crawlID)
+	if err != nil {
+		return out, err
+	}
+	var cands []store.Candidate
+	for _, raw := range urls {
+		why := crawl.CheckSeed(raw)
+		var c store.Candidate
+		if why == "" {
+			n, err := f.Crawls.Norm.Normalize(raw)
+			if err != nil {
+				why = err.Error()
+			} else {
+				c = candidate(n, 0, 0, sourceAPI)
+				why = ci.admissible(c)
+			}
+		}
+		if why != "" {
+			out.Rejected++
+			out.Reasons = append(out.Reasons, crawl.SeedError{Seed: raw, Reason: why})
+			continue
+		}
+		cands = append(cands, c)
+	}
+	st, err := f.Admitter.admit(ctx, ci, cands)
+	if err != nil {
+		return out, err
+	}
+	out.Accepted, out.Duplicates, out.Rejected = st.New, st.Duplicates, out.Rejected+st.OverBudget
+	if st.OverBudget > 0 {
+		out.Reasons = append(out.Reasons, crawl.SeedError{Seed: fmt.Sprintf("%d URLs", st.OverBudget), Reason: "over the crawl's page budget"})
+	}
+	return out, nil
+}
+
+// sourceAPI marks URLs submitted through the HTTP API.
+const sourceAPI = "api"

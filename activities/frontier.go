@@ -118,7 +118,7 @@ func (f *Frontier) Progress(ctx context.Context, crawlID string) (crawl.CrawlPro
 		}
 	}
 	out := crawl.CrawlProgress{CrawlID: crawlID, State: p.State, Admitted: p.Admitted, Fetched: p.Fetched, Pages: p.Pages,
-		Errors: p.Errors, Dead: p.Dead, Pending: p.Pending, Hosts: p.Hosts, Bytes: p.Bytes, ByState: p.ByState,
+		Errors: p.Errors, Dead: p.Dead, Pending: p.Pending, Hosts: p.Hosts, Bytes: p.Bytes, ErrorClass: p.ErrorClass, ByState: p.ByState,
 		Skipped: p.Skipped, Rejected: p.Rejected, UpdatedAt: time.Now()}
 	if p.FirstFetch != nil && p.LastFetch != nil {
 		if secs := p.LastFetch.Sub(*p.FirstFetch).Seconds(); secs > 0 {

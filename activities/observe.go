@@ -3,8 +3,10 @@ package activities
 import (
 	"context"
 	"fmt"
+	"log/slog"
 
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/log"
 
 	"github.com/trawlerdev/trawler/internal/metrics"
 	"github.com/trawlerdev/trawler/internal/store"
@@ -53,4 +55,13 @@ func observeFetch(ctx context.Context, o store.FetchOutcome) {
 	case o.Err != "" && o.State == store.StateQueued:
 		count(ctx, metrics.Retries, 1)
 	}
+}
+
+// loggerFor is the activity's logger (with its workflow and activity fields) inside an
+// activity, else the process logger: admission also runs in the HTTP API's process.
+func loggerFor(ctx context.Context) log.Logger {
+	if activity.IsActivity(ctx) {
+		return activity.GetLogger(ctx)
+	}
+	return log.NewStructuredLogger(slog.Default())
 }

@@ -46,6 +46,8 @@ func (w *Waker) Wake(ctx context.Context, crawlID string, cfg crawl.HostConfig, 
 				WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 				TypedSearchAttributes: temporal.NewSearchAttributes(SearchHost.ValueSet(h), SearchCrawlID.ValueSet(crawlID),
 					SearchHostState.ValueSet("active")),
+				StaticSummary: crawl.HostSummary(h),
+				Memo:          map[string]any{"host": h, "startedFor": crawlID},
 			}
 			_, err := w.Client.SignalWithStartWorkflow(ctx, opts.ID, crawl.SignalURLsAdded,
 				crawl.URLsAdded{CrawlID: crawlID, Config: cfg}, opts, crawl.HostWorkflowName,

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
@@ -57,11 +58,23 @@ func hostKey(arg string) (string, error) {
 }
 
 func runStatus(ctx context.Context, args []string, stdout io.Writer) error {
-	cfg, tc, rest, err := dial(ctx, "status", args, nil)
+	var watch bool
+	var every time.Duration
+	cfg, tc, rest, err := dial(ctx, "status", args, func(fs *flag.FlagSet) {
+		fs.BoolVar(&watch, "watch", false, "redraw a live view of the named crawl until it ends (Ctrl-C to leave)")
+		fs.DurationVar(&every, "every", 2*time.Second, "with --watch: how often to redraw")
+		fs.Bool("json", true, "print JSON (the default without --watch)")
+	})
 	if err != nil {
 		return err
 	}
 	defer tc.Close()
+	if watch {
+		if len(rest) != 1 {
+			return fmt.Errorf("usage: trawler status --watch NAME")
+		}
+		return watchCrawl(ctx, tc, cfg, rest[0], every, stdout)
+	}
 	var ids []string
 	if len(rest) > 0 {
 		for _, name := range rest {
@@ -181,6 +194,7 @@ func hostSignal(signal string) func(context.Context, []string, io.Writer) error 
 			// Signal-With-Start: a paused or throttled host stays so when its next URLs come.
 			_, err = tc.SignalWithStartWorkflow(ctx, id, signal, payload, client.StartWorkflowOptions{
 				ID: id, TaskQueue: cfg.TaskQueue, WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+				StaticSummary: crawl.HostSummary(host), Memo: map[string]any{"host": host},
 			}, crawl.HostWorkflowName, crawl.HostInput{Host: host, Config: crawl.HostConfig{FetchQueue: cfg.FetchTaskQueue, ProcessQueue: cfg.ProcessTaskQueue}})
 			if err != nil {
 				return fmt.Errorf("%s %s: %w", signal, host, err)

@@ -115,7 +115,8 @@ func runCrawl(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	defer tc.Close()
 	id := cfg.IDPrefix + crawl.CrawlWorkflowID(spec.Name)
-	run, err := tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: cfg.TaskQueue},
+	run, err := tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: cfg.TaskQueue,
+		StaticSummary: fmt.Sprintf("Crawl %s: %d seeds, scope %s", spec.Name, len(spec.Seeds), spec.WithDefaults().Scope)},
 		workflows.CrawlWorkflow, workflows.CrawlInput{Spec: spec})
 	if err != nil {
 		return fmt.Errorf("start crawl %s: %w", spec.Name, err)

@@ -33,6 +33,7 @@ var commands = map[string]command{
 	"seed":     {"add seeds to a running crawl: trawler seed --crawl NAME URL|FILE...", runSeed},
 	"block":    {"stop crawling hosts or URL patterns in a running crawl: trawler block --crawl NAME --host H --pattern RE", runBlock},
 	"dlq":      {"dead letters: trawler dlq list|replay --crawl NAME [--host H] [--reason TEXT]", runDLQ},
+	"serve":    {"serve the HTTP API (/api/v1/stats, /urls, /url, /host) on TRAWLER_API_ADDR", runServe},
 	"warc":     {"a crawl's WARC files, or a URL's captures: trawler warc --crawl NAME [--url URL [--at TIME] [--out FILE]]", runWARC},
 	"throttle": {"slow a host: trawler throttle HOST --delay 5s [--concurrency N] [--reset]", hostSignal("throttle")},
 }

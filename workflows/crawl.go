@@ -140,6 +140,8 @@ func CrawlWorkflow(ctx workflow.Context, in CrawlInput) (crawl.CrawlProgress, er
 		}
 		p.InvalidSeed, p.Controls = run.Invalid, run.Controls
 		progress = p
+		workflow.SetCurrentDetails(ctx, fmt.Sprintf("**%s** · %d of %d URLs fetched · %d pages · %d pending · %d errors · %d dead · %.1f pages/s",
+			p.State, p.Fetched, p.Admitted, p.Pages, p.Pending, p.Errors, p.Dead, p.PagesPerSec))
 		return nil
 	}
 	setState := func(s string) error {

@@ -225,6 +225,7 @@ func (h *hostRun) fetch(urls []store.Claimed) {
 
 // apply folds a batch's outcome into the host state: pacing, Retry-After, error backoff.
 func (h *hostRun) apply(res activities.FetchBatchResult, d time.Duration) {
+	defer h.describe()
 	now := workflow.Now(h.ctx)
 	h.st.CrawlDelay, h.st.CrawlDelayCapped = crawl.Duration(res.CrawlDelay), res.CrawlDelayCapped
 	if !res.LastRequestAt.IsZero() {
@@ -425,6 +426,20 @@ func (h *hostRun) setState(s string) {
 	}
 	h.state = s
 	_ = workflow.UpsertTypedSearchAttributes(h.ctx, activities.SearchHostState.ValueSet(s))
+	h.describe()
+}
+
+// describe sets the line the Temporal UI shows as the workflow's current details (metadata,
+// not history: no command, so it never affects replay).
+func (h *hostRun) describe() {
+	d := fmt.Sprintf("**%s** · delay %s · fetched %d · errors %d · skipped %d", h.state, h.delay(), h.st.Fetched, h.st.Errors, h.st.Skipped)
+	if h.st.Paused {
+		d += " · paused by signal"
+	}
+	if h.st.LastError != "" {
+		d += " · last error: " + h.st.LastError
+	}
+	workflow.SetCurrentDetails(h.ctx, d)
 }
 
 func (h *hostRun) status() crawl.HostStatus {

@@ -90,3 +90,8 @@ type Throttle struct {
 	Concurrency int      `json:"concurrency,omitempty"`
 	Reset       bool     `json:"reset,omitempty"`
 }
+
+// HostSummary is the one-line summary the Temporal UI shows for a host's workflow.
+func HostSummary(host string) string {
+	return "Fetches from " + host + " for every crawl: one request per crawl-delay; query `status`, signal `pause`/`resume`/`throttle`"
+}

@@ -51,6 +51,7 @@ type CrawlProgress struct {
 	Pending     int64           `json:"pending"`
 	Hosts       int64           `json:"hosts"`
 	Bytes       int64           `json:"bytes"`
+	ErrorClass  map[string]int  `json:"errorsByClass,omitempty"` // failed fetches: 5xx, 429, 408, network, timeout
 	ByState     map[string]int  `json:"byState"`
 	Skipped     map[string]int  `json:"skipped"`
 	Rejected    map[string]int  `json:"rejected,omitempty"`

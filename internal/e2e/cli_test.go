@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -90,6 +91,14 @@ func TestTrawlerCrawlCommand(t *testing.T) {
 	}
 	if recs := testenv.ReadWARC(t, one); len(recs) != 1 || recs[0].Type != "response" || recs[0].URI != "http://h0000.test/" || recs[0].Status != 200 {
 		t.Errorf("extracted record: %+v", recs)
+	}
+
+	// The live view of a finished crawl draws once and returns.
+	watch := exec.Command(bin, "status", "--watch", "cli")
+	watch.Env = s.env()
+	if out, err := watch.CombinedOutput(); err != nil || !strings.Contains(string(out), "DONE") ||
+		!strings.Contains(string(out), "100.0%") || !strings.Contains(string(out), "pages "+strconv.Itoa(int(p.Pages))) {
+		t.Errorf("trawler status --watch: %v\n%s", err, out)
 	}
 
 	// Status and host queries answer as JSON.
@@ -200,6 +209,9 @@ func TestReadmeTemporalCLICommands(t *testing.T) {
 			t.Errorf("status after throttle answered %s", out)
 		case strings.HasPrefix(line, "temporal workflow result") && !strings.Contains(out, `"state":"stopped"`) && !strings.Contains(out, `"state":"done"`):
 			t.Errorf("result: %s", out)
+		case strings.HasPrefix(line, "temporal workflow result") && (!strings.Contains(out, `"signal":"add-seeds"`) ||
+			!strings.Contains(out, `"signal":"replay-dead-letters"`) || !strings.Contains(out, `"signal":"block"`)):
+			t.Errorf("the crawl controls sent with the temporal CLI are not in the result's controls: %s", out)
 		}
 	}
 	if v := s.web.Audit().Report().Violations(); v != 0 {

@@ -137,3 +137,31 @@ func ProductToken(userAgent string) string {
 	}
 	return tok
 }
+
+// Explain is Allowed with its reason: the rule that decides (e.g. "Disallow: /private/"), or
+// why none does.
+func (r *Rules) Explain(pathAndQuery string) (allowed bool, why string) {
+	allowed = r.Allowed(pathAndQuery)
+	switch {
+	case pathAndQuery == "/robots.txt":
+		return allowed, "/robots.txt itself is always allowed"
+	case r.disallowAll || r.allowAll:
+		return allowed, r.Reason
+	}
+	best := -1
+	var decisive rule
+	for _, rl := range r.rules {
+		if patternMatch(rl.path, normalizePath(pathAndQuery)) {
+			if n := len(rl.path); n > best || (n == best && rl.allow) {
+				best, decisive = n, rl
+			}
+		}
+	}
+	if best < 0 {
+		return allowed, "no rule matches"
+	}
+	if decisive.allow {
+		return allowed, "Allow: " + decisive.path
+	}
+	return allowed, "Disallow: " + decisive.path
+}

@@ -76,3 +76,20 @@ func TestKeepCachedWhileUnreachable(t *testing.T) {
 		}
 	}
 }
+
+func TestExplainNamesTheDecisiveRule(t *testing.T) {
+	r := FromStatus(200, []byte("User-agent: *\nDisallow: /private/\nAllow: /private/open\n"), "trawlerbot")
+	for path, want := range map[string]string{
+		"/private/x":    "Disallow: /private/",
+		"/private/open": "Allow: /private/open",
+		"/public":       "no rule matches",
+	} {
+		allowed, why := r.Explain(path)
+		if why != want || allowed != r.Allowed(path) {
+			t.Errorf("Explain(%q) = %v %q, want %q", path, allowed, why, want)
+		}
+	}
+	if _, why := FromStatus(404, nil, "x").Explain("/a"); why != "no robots.txt" {
+		t.Errorf("404: %q", why)
+	}
+}

@@ -38,12 +38,9 @@ type Runner struct {
 // Start creates and starts one worker per role in cfg.Roles. Stop them with Stop.
 func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 	st := store.New(deps.DB)
-	norm := urlnorm.New(urlnorm.Options{DropParams: cfg.DropParams, DefaultPages: cfg.DefaultPages})
-	crawls := &activities.Crawls{Store: st, Norm: norm, DefaultUserAgent: cfg.UserAgent}
-	waker := &activities.Waker{Client: c, TaskQueue: cfg.TaskQueue, FetchQueue: cfg.FetchTaskQueue, ProcessQueue: cfg.ProcessTaskQueue,
-		IDPrefix: cfg.IDPrefix}
 	filter := seen.New(cfg.BloomExpected, 1e-6, cfg.SeenMode == "approximate")
-	admitter := &activities.Admitter{Store: st, Waker: waker, Seen: filter}
+	frontier := NewFrontier(c, cfg, st, filter)
+	crawls, admitter := frontier.Crawls, frontier.Admitter
 	if cfg.SeenMode == "approximate" && deps.Blob != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		go func() {
@@ -65,7 +62,7 @@ func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 			w.RegisterWorkflow(workflows.HostWorkflow)
 			w.RegisterWorkflow(workflows.ProcessPageWorkflow)
 			w.RegisterActivity(health)
-			w.RegisterActivity(&activities.Frontier{Store: st, Crawls: crawls, Admitter: admitter, ProcessQueue: cfg.ProcessTaskQueue})
+			w.RegisterActivity(frontier)
 		case config.RoleFetch:
 			opts.MaxConcurrentActivityExecutionSize = cfg.FetchConcurrency
 			opts.WorkerActivitiesPerSecond, opts.TaskQueueActivitiesPerSecond = cfg.FetchRate, cfg.FetchQueueRate
@@ -92,6 +89,17 @@ func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 		r.workers = append(r.workers, w)
 	}
 	return r, nil
+}
+
+// NewFrontier assembles the frontier's activities (admission, claims, controls) on a store, for
+// the workers and for other processes that admit URLs (the HTTP API). seen may be nil.
+func NewFrontier(c client.Client, cfg *config.Config, st *store.Store, filter *seen.Filter) *activities.Frontier {
+	norm := urlnorm.New(urlnorm.Options{DropParams: cfg.DropParams, DefaultPages: cfg.DefaultPages})
+	crawls := &activities.Crawls{Store: st, Norm: norm, DefaultUserAgent: cfg.UserAgent}
+	waker := &activities.Waker{Client: c, TaskQueue: cfg.TaskQueue, FetchQueue: cfg.FetchTaskQueue, ProcessQueue: cfg.ProcessTaskQueue,
+		IDPrefix: cfg.IDPrefix}
+	return &activities.Frontier{Store: st, Crawls: crawls, Admitter: &activities.Admitter{Store: st, Waker: waker, Seen: filter},
+		ProcessQueue: cfg.ProcessTaskQueue}
 }
 
 // Stop stops every worker, letting in-flight activities finish within the stop timeout;

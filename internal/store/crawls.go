@@ -86,22 +86,23 @@ type Progress struct {
 	State      string         `json:"state"`
 	Admitted   int64          `json:"admitted"`
 	ByState    map[string]int `json:"byState"`
-	Fetched    int64          `json:"fetched"`    // URLs fetched at least once
-	Pages      int64          `json:"pages"`      // documents stored
-	Errors     int64          `json:"errors"`     // fetches that failed (network, 5xx, 429)
-	Dead       int64          `json:"dead"`       // dead-lettered URLs
-	Skipped    map[string]int `json:"skipped"`    // by reason
-	Rejected   map[string]int `json:"rejected"`   // links refused at admission, by reason
-	Hosts      int64          `json:"hosts"`      // hosts with admitted URLs
-	Pending    int64          `json:"pending"`    // queued + claimed + fetched-not-processed
-	Bytes      int64          `json:"bytes"`      // body bytes fetched
-	FirstFetch *time.Time     `json:"firstFetch"` // for rates
+	Fetched    int64          `json:"fetched"`       // URLs fetched at least once
+	Pages      int64          `json:"pages"`         // documents stored
+	Errors     int64          `json:"errors"`        // fetches that failed (network, 5xx, 429)
+	Dead       int64          `json:"dead"`          // dead-lettered URLs
+	Skipped    map[string]int `json:"skipped"`       // by reason
+	Rejected   map[string]int `json:"rejected"`      // links refused at admission, by reason
+	Hosts      int64          `json:"hosts"`         // hosts with admitted URLs
+	Pending    int64          `json:"pending"`       // queued + claimed + fetched-not-processed
+	Bytes      int64          `json:"bytes"`         // body bytes fetched
+	ErrorClass map[string]int `json:"errorsByClass"` // failed fetches: 5xx, 429, 408, network, timeout
+	FirstFetch *time.Time     `json:"firstFetch"`    // for rates
 	LastFetch  *time.Time     `json:"lastFetch"`
 }
 
 // CrawlProgress counts a crawl's URLs by state and its fetches.
 func (s *Store) CrawlProgress(ctx context.Context, id string) (Progress, error) {
-	p := Progress{ByState: map[string]int{}, Skipped: map[string]int{}, Rejected: map[string]int{}}
+	p := Progress{ByState: map[string]int{}, Skipped: map[string]int{}, Rejected: map[string]int{}, ErrorClass: map[string]int{}}
 	err := s.pool.QueryRow(ctx, `SELECT state, admitted FROM crawls WHERE id = $1`, id).Scan(&p.State, &p.Admitted)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return p, fmt.Errorf("store: crawl %s: %w", id, ErrNoCrawl)
@@ -138,6 +139,23 @@ func (s *Store) CrawlProgress(ctx context.Context, id string) (Progress, error) 
 		FROM fetches WHERE crawl_id = $1`, id).Scan(&p.Fetched, &p.Errors, &p.Bytes, &p.FirstFetch, &p.LastFetch)
 	if err != nil {
 		return p, fmt.Errorf("store: progress %s: %w", id, err)
+	}
+	cls, err := s.pool.Query(ctx, `SELECT CASE WHEN status >= 500 THEN '5xx' WHEN status IN (408, 429) THEN status::text
+			WHEN status IS NOT NULL THEN 'other' WHEN error ILIKE '%timed out%' THEN 'timeout' ELSE 'network' END, count(*)
+		FROM fetches WHERE crawl_id = $1 AND error IS NOT NULL GROUP BY 1`, id)
+	if err != nil {
+		return p, fmt.Errorf("store: progress %s: %w", id, err)
+	}
+	for cls.Next() {
+		var class string
+		var n int
+		if err := cls.Scan(&class, &n); err != nil {
+			return p, err
+		}
+		p.ErrorClass[class] = n
+	}
+	if err := cls.Err(); err != nil {
+		return p, err
 	}
 	rej, err := s.pool.Query(ctx, `SELECT reason, count FROM crawl_rejections WHERE crawl_id = $1`, id)
 	if err != nil {
@@ -192,4 +210,17 @@ func (s *Store) CountRejections(ctx context.Context, crawlID string, byReason ma
 		return fmt.Errorf("store: count rejections: %w", err)
 	}
 	return nil
+}
+
+// CrawlState reads a crawl's state (running, paused, stopped, done).
+func (s *Store) CrawlState(ctx context.Context, id string) (string, error) {
+	var state string
+	err := s.pool.QueryRow(ctx, `SELECT state FROM crawls WHERE id = $1`, id).Scan(&state)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", fmt.Errorf("store: crawl %s: %w", id, ErrNoCrawl)
+	}
+	if err != nil {
+		return "", fmt.Errorf("store: crawl %s: %w", id, err)
+	}
+	return state, nil
 }

@@ -1,0 +1,333 @@
+// Package api owns Trawler's HTTP API (`trawler serve`): crawl statistics, URL submission, and
+// the analysis of one URL or one host, as JSON under /api/v1/. Errors are JSON too; a bearer
+// token guards it when configured.
+package api
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/trawlerdev/trawler/activities"
+	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/robots"
+	"github.com/trawlerdev/trawler/internal/store"
+	"github.com/trawlerdev/trawler/internal/urlnorm"
+)
+
+// Server answers the API from Postgres and Temporal.
+type Server struct {
+	Store     *store.Store
+	Temporal  client.Client
+	Frontier  *activities.Frontier // admits submitted URLs
+	Norm      *urlnorm.Normalizer
+	IDPrefix  string // workflow ID prefix of this deployment
+	TaskQueue string // its workflow task queue, to count its host workflows
+	UserAgent string // whose robots.txt rules a URL analysis explains
+	Token     string // "" : no authentication
+	Log       *slog.Logger
+}
+
+// Limits on requests.
+const (
+	maxBodyBytes  = 4 << 20
+	maxSubmitURLs = 10000
+)
+
+// Handler routes /api/v1/.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /api/v1/stats", s.stats)
+	mux.HandleFunc("POST /api/v1/urls", s.submit)
+	mux.HandleFunc("GET /api/v1/url", s.url)
+	mux.HandleFunc("GET /api/v1/host", s.host)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "no such endpoint: %s %s (see GET /api/v1/stats, POST /api/v1/urls, GET /api/v1/url, GET /api/v1/host)", r.Method, r.URL.Path)
+	})
+	return s.authenticate(mux)
+}
+
+func (s *Server) authenticate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.Token != "" {
+			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(s.Token)) != 1 {
+				writeError(w, http.StatusUnauthorized, "missing or wrong bearer token (Authorization: Bearer <TRAWLER_API_TOKEN>)")
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+type apiError struct {
+	Error string `json:"error"`
+}
+
+func writeError(w http.ResponseWriter, status int, format string, args ...any) {
+	writeJSON(w, status, apiError{Error: fmt.Sprintf(format, args...)})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+// fail answers an internal error without leaking its details beyond a summary.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	s.Log.Error("api request failed", "method", r.Method, "path", r.URL.Path, "error", err)
+	writeError(w, http.StatusInternalServerError, "internal error: %v", err)
+}
+
+// CrawlStats is one crawl in GET /api/v1/stats.
+type CrawlStats struct {
+	Crawl      string           `json:"crawl"`
+	State      string           `json:"state"`
+	Discovered int64            `json:"discovered"` // URLs admitted to the frontier
+	Queued     int              `json:"queued"`
+	InFlight   int              `json:"inFlight"`   // claimed by a host's batch
+	Fetched    int64            `json:"fetched"`    // URLs fetched at least once
+	Documents  int64            `json:"documents"`  // pages processed and stored
+	Failed     int64            `json:"failed"`     // fetch attempts that failed
+	Dead       int64            `json:"dead"`       // URLs dead-lettered
+	Duplicates int64            `json:"duplicates"` // documents duplicating another
+	NearDups   int64            `json:"nearDuplicates"`
+	RobotsBlk  int64            `json:"robotsBlocked"`
+	Skipped    map[string]int   `json:"skipped"`
+	Rejected   map[string]int   `json:"rejectedLinks"`
+	Bytes      int64            `json:"bytes"`
+	PagesPerS  store.Throughput `json:"pagesPerSecond"`
+	Hosts      int64            `json:"hosts"`
+}
+
+// Stats is GET /api/v1/stats.
+type Stats struct {
+	Crawls []CrawlStats     `json:"crawls"`
+	Hosts  map[string]int64 `json:"hostWorkflows"` // running host workflows by state: active, idle, backoff, paused
+	At     time.Time        `json:"at"`
+}
+
+func (s *Server) stats(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	ids := r.URL.Query()["crawl"]
+	if len(ids) == 0 {
+		var err error
+		if ids, err = s.Store.CrawlIDs(ctx); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+	}
+	out := Stats{Crawls: []CrawlStats{}, Hosts: map[string]int64{}, At: time.Now().UTC()}
+	for _, id := range ids {
+		st, err := s.Store.CrawlStats(ctx, id, time.Now())
+		if errors.Is(err, store.ErrNoCrawl) {
+			writeError(w, http.StatusNotFound, "no crawl %q", id)
+			return
+		}
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		out.Crawls = append(out.Crawls, CrawlStats{Crawl: id, State: st.State, Discovered: st.Admitted,
+			Queued: st.ByState[store.StateQueued], InFlight: st.ByState[store.StateClaimed], Fetched: st.Fetched,
+			Documents: st.Pages, Failed: st.Errors, Dead: st.Dead, Duplicates: st.Duplicates, NearDups: st.NearDuplicates,
+			RobotsBlk: st.RobotsBlocked, Skipped: st.Skipped, Rejected: st.Rejected, Bytes: st.Bytes,
+			PagesPerS: st.Throughput, Hosts: st.Hosts})
+	}
+	for _, state := range []string{"active", "idle", "backoff", "paused"} {
+		n, err := s.countHosts(ctx, state)
+		if err != nil {
+			s.Log.Warn("counting host workflows failed", "state", state, "error", err)
+			continue
+		}
+		out.Hosts[state] = n
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// countHosts counts this deployment's running host workflows in a state (search attribute).
+func (s *Server) countHosts(ctx context.Context, state string) (int64, error) {
+	resp, err := s.Temporal.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{
+		Query: fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running' AND TaskQueue = '%s' AND HostState = '%s'",
+			crawl.HostWorkflowName, s.TaskQueue, state)})
+	if err != nil {
+		return 0, err
+	}
+	return resp.Count, nil
+}
+
+// SubmitRequest is POST /api/v1/urls.
+type SubmitRequest struct {
+	Crawl string   `json:"crawl"`
+	URLs  []string `json:"urls"`
+}
+
+func (s *Server) submit(w http.ResponseWriter, r *http.Request) {
+	var req SubmitRequest
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		writeError(w, http.StatusBadRequest, "body must be JSON {\"crawl\": NAME, \"urls\": [URL, ...]}: %v", err)
+		return
+	}
+	switch {
+	case req.Crawl == "":
+		writeError(w, http.StatusBadRequest, "crawl: required")
+		return
+	case len(req.URLs) == 0:
+		writeError(w, http.StatusBadRequest, "urls: at least one URL is required")
+		return
+	case len(req.URLs) > maxSubmitURLs:
+		writeError(w, http.StatusRequestEntityTooLarge, "urls: at most %d per request (got %d)", maxSubmitURLs, len(req.URLs))
+		return
+	}
+	state, err := s.Store.CrawlState(r.Context(), req.Crawl)
+	if errors.Is(err, store.ErrNoCrawl) {
+		writeError(w, http.StatusNotFound, "no crawl %q", req.Crawl)
+		return
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if state != store.CrawlRunning && state != store.CrawlPaused {
+		writeError(w, http.StatusConflict, "crawl %q is %s: it takes no more URLs", req.Crawl, state)
+		return
+	}
+	res, err := s.Frontier.Submit(r.Context(), req.Crawl, req.URLs)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+// URLAnalysis is GET /api/v1/url.
+type URLAnalysis struct {
+	Input      string             `json:"input"`
+	Normalized string             `json:"normalized"`
+	Hash       string             `json:"hash"`
+	Robots     *RobotsVerdict     `json:"robots,omitempty"`
+	Crawls     []*store.URLRecord `json:"crawls"`
+}
+
+// RobotsVerdict is what the host's cached robots.txt says of a URL.
+type RobotsVerdict struct {
+	Allowed   bool       `json:"allowed"`
+	Rule      string     `json:"rule"`
+	Status    int        `json:"robotsStatus"`
+	FetchedAt *time.Time `json:"robotsFetchedAt,omitempty"`
+}
+
+func (s *Server) url(w http.ResponseWriter, r *http.Request) {
+	raw := r.URL.Query().Get("url")
+	if raw == "" {
+		writeError(w, http.StatusBadRequest, "url: required, e.g. /api/v1/url?url=http://example.com/")
+		return
+	}
+	if why := crawl.CheckSeed(raw); why != "" {
+		writeError(w, http.StatusBadRequest, "url %q: %s", raw, why)
+		return
+	}
+	n, err := s.Norm.Normalize(raw)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "url %q: %v", raw, err)
+		return
+	}
+	ctx := r.Context()
+	hash := urlnorm.Hash(n)
+	out := URLAnalysis{Input: raw, Normalized: n, Hash: fmt.Sprintf("%x", hash), Crawls: []*store.URLRecord{}}
+	ids := r.URL.Query()["crawl"]
+	if len(ids) == 0 {
+		if ids, err = s.Store.CrawlsOfURL(ctx, hash); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+	}
+	for _, id := range ids {
+		rec, err := s.Store.URLRecordOf(ctx, id, hash)
+		if errors.Is(err, store.ErrNoURL) {
+			continue
+		}
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		out.Crawls = append(out.Crawls, rec)
+	}
+	if rb, err := s.Store.HostRobots(ctx, urlnorm.Authority(n)); err == nil && rb != nil && !rb.FetchedAt.IsZero() {
+		u, _ := url.Parse(n)
+		allowed, why := robots.FromStatus(rb.Status, []byte(rb.Body), robots.ProductToken(s.UserAgent)).Explain(u.RequestURI())
+		fetched := rb.FetchedAt
+		out.Robots = &RobotsVerdict{Allowed: allowed, Rule: why, Status: rb.Status, FetchedAt: &fetched}
+	}
+	if len(out.Crawls) == 0 && out.Robots == nil {
+		writeJSON(w, http.StatusNotFound, struct {
+			apiError
+			URLAnalysis
+		}{apiError{"no crawl knows this URL"}, out})
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// HostAnalysis is GET /api/v1/host.
+type HostAnalysis struct {
+	*store.HostRecord
+	Workflow *crawl.HostStatus `json:"workflow,omitempty"` // the running host workflow's status query
+}
+
+func (s *Server) host(w http.ResponseWriter, r *http.Request) {
+	arg := strings.TrimSpace(r.URL.Query().Get("host"))
+	if arg == "" {
+		writeError(w, http.StatusBadRequest, "host: required, e.g. /api/v1/host?host=example.com")
+		return
+	}
+	u := arg
+	if !strings.Contains(u, "://") {
+		u = "http://" + u + "/"
+	}
+	n, err := s.Norm.Normalize(u)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "host %q: %v", arg, err)
+		return
+	}
+	host := urlnorm.Authority(n)
+	rec, err := s.Store.HostRecordOf(r.Context(), host)
+	if errors.Is(err, store.ErrNoHost) {
+		writeError(w, http.StatusNotFound, "no crawl has touched host %q", host)
+		return
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	out := HostAnalysis{HostRecord: rec}
+	qctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
+	defer cancel()
+	id := s.IDPrefix + crawl.HostWorkflowID(host)
+	if desc, err := s.Temporal.DescribeWorkflowExecution(qctx, id, ""); err == nil &&
+		desc.WorkflowExecutionInfo.Status == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		if v, err := s.Temporal.QueryWorkflow(qctx, id, "", crawl.QueryStatus); err == nil {
+			var st crawl.HostStatus
+			if v.Get(&st) == nil {
+				out.Workflow = &st
+			}
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
+}

@@ -1,0 +1,254 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Throughput is fetch rates in fetches per second.
+type Throughput struct {
+	Now  float64 `json:"now"`  // over the last minute
+	Avg  float64 `json:"avg"`  // first to last fetch
+	Peak float64 `json:"peak"` // the busiest minute
+}
+
+// Stats is what an operator asks of a crawl: its progress plus duplicates, robots refusals
+// and throughput.
+type Stats struct {
+	Progress
+	Duplicates     int64      `json:"duplicates"`     // documents duplicating an earlier one
+	NearDuplicates int64      `json:"nearDuplicates"` // of which SimHash or MinHash matches
+	RobotsBlocked  int64      `json:"robotsBlocked"`
+	Throughput     Throughput `json:"throughput"`
+}
+
+// CrawlStats reads a crawl's statistics.
+func (s *Store) CrawlStats(ctx context.Context, id string, now time.Time) (Stats, error) {
+	p, err := s.CrawlProgress(ctx, id)
+	st := Stats{Progress: p}
+	if err != nil {
+		return st, err
+	}
+	st.RobotsBlocked = int64(p.Skipped["robots.txt"] + p.Skipped["robots.txt unreachable"])
+	var lastMinute, peak int64
+	err = s.pool.QueryRow(ctx, `SELECT
+			(SELECT count(*) FROM documents WHERE crawl_id = $1 AND dup_of IS NOT NULL),
+			(SELECT count(*) FROM documents WHERE crawl_id = $1 AND dup_kind IN ('simhash', 'minhash')),
+			(SELECT count(*) FROM fetches WHERE crawl_id = $1 AND fetched_at > $2::timestamptz - interval '1 minute'),
+			(SELECT coalesce(max(n), 0) FROM (SELECT count(*) AS n FROM fetches WHERE crawl_id = $1
+				GROUP BY date_trunc('minute', fetched_at)) m)`, id, now).Scan(&st.Duplicates, &st.NearDuplicates, &lastMinute, &peak)
+	if err != nil {
+		return st, fmt.Errorf("store: stats of %s: %w", id, err)
+	}
+	st.Throughput.Now, st.Throughput.Peak = float64(lastMinute)/60, float64(peak)/60
+	if p.FirstFetch != nil && p.LastFetch != nil {
+		if secs := p.LastFetch.Sub(*p.FirstFetch).Seconds(); secs > 0 {
+			st.Throughput.Avg = float64(p.Fetched) / secs
+		}
+	}
+	return st, nil
+}
+
+// CrawlIDs lists crawls, newest first.
+func (s *Store) CrawlIDs(ctx context.Context) ([]string, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id FROM crawls ORDER BY created_at DESC LIMIT 1000`)
+	if err != nil {
+		return nil, fmt.Errorf("store: crawls: %w", err)
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+// URLRecord is one URL of a crawl as the frontier holds it.
+type URLRecord struct {
+	CrawlID       string        `json:"crawl"`
+	URL           string        `json:"url"`
+	Host          string        `json:"host"`
+	State         string        `json:"state"`
+	SkipReason    string        `json:"skipReason,omitempty"`
+	Source        string        `json:"source"`
+	Depth         int           `json:"depth"`
+	Priority      float32       `json:"priority"`
+	Attempts      int           `json:"attempts"`
+	FetchCount    int           `json:"fetchCount"`
+	NextFetchAt   *time.Time    `json:"nextFetchAt,omitempty"`
+	LastStatus    *int          `json:"lastStatus,omitempty"`
+	LastError     string        `json:"lastError,omitempty"`
+	RecrawlS      *int          `json:"recrawlIntervalSeconds,omitempty"`
+	ChangeCount   int           `json:"changes"`
+	UnchangedSeen int           `json:"unchanged"`
+	Fetches       []FetchRecord `json:"fetches"`
+	Document      *DocRecord    `json:"document,omitempty"`
+	InLinks       []string      `json:"inLinks"`
+	OutLinks      []string      `json:"outLinks"`
+}
+
+// FetchRecord is one fetch attempt.
+type FetchRecord struct {
+	At          time.Time `json:"at"`
+	Status      *int      `json:"status,omitempty"`
+	DurationMs  *int      `json:"durationMs,omitempty"`
+	Bytes       *int64    `json:"bytes,omitempty"`
+	ContentType string    `json:"contentType,omitempty"`
+	Error       string    `json:"error,omitempty"`
+	WARCFile    string    `json:"warcFile,omitempty"`
+}
+
+// DocRecord is a URL's stored document and its duplicate verdict.
+type DocRecord struct {
+	Title       string    `json:"title,omitempty"`
+	Lang        string    `json:"lang,omitempty"`
+	Charset     string    `json:"charset,omitempty"`
+	Size        int64     `json:"size"`
+	TextBytes   *int      `json:"textBytes,omitempty"`
+	BodyKey     string    `json:"bodyKey"`
+	TextKey     string    `json:"textKey,omitempty"`
+	Canonical   string    `json:"canonical,omitempty"`
+	DupOf       string    `json:"duplicateOf,omitempty"` // the URL it duplicates
+	DupKind     string    `json:"duplicateKind,omitempty"`
+	DupScore    *float64  `json:"duplicateScore,omitempty"`
+	ProcessedAt time.Time `json:"processedAt"`
+}
+
+// maxListedLinks caps the in- and out-links a URL record lists.
+const maxListedLinks = 100
+
+// URLRecordOf reads everything known about one URL of a crawl; ErrNoURL when it is unknown.
+func (s *Store) URLRecordOf(ctx context.Context, crawlID string, hash []byte) (*URLRecord, error) {
+	r := &URLRecord{CrawlID: crawlID, Fetches: []FetchRecord{}, InLinks: []string{}, OutLinks: []string{}}
+	var skip, lastErr *string
+	err := s.pool.QueryRow(ctx, `SELECT url, host, state, skip_reason, source, depth, priority, attempts, fetch_count,
+			CASE WHEN state = 'queued' THEN next_fetch_at END, last_status, last_error, recrawl_s, change_count, unchanged_count
+		FROM urls WHERE crawl_id = $1 AND url_hash = $2`, crawlID, hash).Scan(&r.URL, &r.Host, &r.State, &skip, &r.Source,
+		&r.Depth, &r.Priority, &r.Attempts, &r.FetchCount, &r.NextFetchAt, &r.LastStatus, &lastErr, &r.RecrawlS,
+		&r.ChangeCount, &r.UnchangedSeen)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, ErrNoURL
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: url: %w", err)
+	}
+	r.SkipReason, r.LastError = deref(skip), deref(lastErr)
+	rows, err := s.pool.Query(ctx, `SELECT fetched_at, status, duration_ms, bytes, coalesce(content_type, ''), coalesce(error, ''),
+			coalesce(warc_file, '') FROM fetches WHERE crawl_id = $1 AND url_hash = $2 ORDER BY fetched_at`, crawlID, hash)
+	if err != nil {
+		return nil, fmt.Errorf("store: url fetches: %w", err)
+	}
+	if r.Fetches, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (FetchRecord, error) {
+		var f FetchRecord
+		err := row.Scan(&f.At, &f.Status, &f.DurationMs, &f.Bytes, &f.ContentType, &f.Error, &f.WARCFile)
+		return f, err
+	}); err != nil {
+		return nil, fmt.Errorf("store: url fetches: %w", err)
+	}
+	d := &DocRecord{}
+	var textKey, title, lang, charset, canonical, dupOf, dupKind *string
+	err = s.pool.QueryRow(ctx, `SELECT d.title, d.lang, d.charset, d.size, d.text_bytes, d.body_key, d.text_key, d.canonical,
+			o.url, d.dup_kind, d.dup_score, d.processed_at
+		FROM documents d LEFT JOIN urls o ON o.crawl_id = d.crawl_id AND o.url_hash = d.dup_of
+		WHERE d.crawl_id = $1 AND d.url_hash = $2`, crawlID, hash).Scan(&title, &lang, &charset, &d.Size, &d.TextBytes,
+		&d.BodyKey, &textKey, &canonical, &dupOf, &dupKind, &d.DupScore, &d.ProcessedAt)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+	case err != nil:
+		return nil, fmt.Errorf("store: url document: %w", err)
+	default:
+		d.Title, d.Lang, d.Charset, d.TextKey, d.Canonical = deref(title), deref(lang), deref(charset), deref(textKey), deref(canonical)
+		d.DupOf, d.DupKind = deref(dupOf), deref(dupKind)
+		r.Document = d
+	}
+	for _, q := range []struct {
+		sql string
+		dst *[]string
+	}{
+		{`SELECT u.url FROM links l JOIN urls u ON u.crawl_id = l.crawl_id AND u.url_hash = l.from_hash
+			WHERE l.crawl_id = $1 AND l.to_hash = $2 ORDER BY u.url LIMIT $3`, &r.InLinks},
+		{`SELECT u.url FROM links l JOIN urls u ON u.crawl_id = l.crawl_id AND u.url_hash = l.to_hash
+			WHERE l.crawl_id = $1 AND l.from_hash = $2 ORDER BY u.url LIMIT $3`, &r.OutLinks},
+	} {
+		rows, err := s.pool.Query(ctx, q.sql, crawlID, hash, maxListedLinks)
+		if err != nil {
+			return nil, fmt.Errorf("store: url links: %w", err)
+		}
+		if *q.dst, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
+			return nil, fmt.Errorf("store: url links: %w", err)
+		}
+	}
+	return r, nil
+}
+
+// ErrNoURL says a crawl has no such URL.
+var ErrNoURL = errors.New("no such URL in the crawl")
+
+// CrawlsOfURL lists the crawls that know a URL.
+func (s *Store) CrawlsOfURL(ctx context.Context, hash []byte) ([]string, error) {
+	rows, err := s.pool.Query(ctx, `SELECT crawl_id FROM urls WHERE url_hash = $1 ORDER BY crawl_id`, hash)
+	if err != nil {
+		return nil, fmt.Errorf("store: crawls of url: %w", err)
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+// HostRecord is what is known about a host across crawls.
+type HostRecord struct {
+	Host          string                    `json:"host"`
+	RobotsStatus  *int                      `json:"robotsStatus,omitempty"`
+	RobotsFetched *time.Time                `json:"robotsFetchedAt,omitempty"`
+	CrawlDelayMs  *int                      `json:"crawlDelayMs,omitempty"`
+	Fetched       int64                     `json:"fetched"`
+	Errors        int64                     `json:"errors"`
+	Bytes         int64                     `json:"bytes"`
+	LastError     string                    `json:"lastError,omitempty"`
+	LastClaimAt   *time.Time                `json:"lastClaimAt,omitempty"`
+	NextRequestAt *time.Time                `json:"nextRequestAt,omitempty"`
+	RetiredAt     *time.Time                `json:"retiredAt,omitempty"`
+	RetiredReason string                    `json:"retiredReason,omitempty"`
+	Crawls        map[string]map[string]int `json:"crawls"` // crawl → URL state → count
+}
+
+// HostRecordOf reads a host's record; ErrNoHost when no crawl has touched it.
+func (s *Store) HostRecordOf(ctx context.Context, host string) (*HostRecord, error) {
+	h := &HostRecord{Host: host, Crawls: map[string]map[string]int{}}
+	var lastErr, retiredReason *string
+	err := s.pool.QueryRow(ctx, `SELECT robots_status, robots_fetched_at, crawl_delay_ms, fetched, errors, bytes, last_error,
+			last_claim_at, next_request_at, retired_at, retired_reason FROM hosts WHERE host = $1`, host).Scan(
+		&h.RobotsStatus, &h.RobotsFetched, &h.CrawlDelayMs, &h.Fetched, &h.Errors, &h.Bytes, &lastErr, &h.LastClaimAt,
+		&h.NextRequestAt, &h.RetiredAt, &retiredReason)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, ErrNoHost
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: host: %w", err)
+	}
+	h.LastError, h.RetiredReason = deref(lastErr), deref(retiredReason)
+	rows, err := s.pool.Query(ctx, `SELECT crawl_id, state, count(*) FROM urls WHERE host = $1 GROUP BY 1, 2`, host)
+	if err != nil {
+		return nil, fmt.Errorf("store: host urls: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var c, st string
+		var n int
+		if err := rows.Scan(&c, &st, &n); err != nil {
+			return nil, err
+		}
+		if h.Crawls[c] == nil {
+			h.Crawls[c] = map[string]int{}
+		}
+		h.Crawls[c][st] = n
+	}
+	return h, rows.Err()
+}
+
+// ErrNoHost says no crawl has touched a host.
+var ErrNoHost = errors.New("no such host")
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
