@@ -208,7 +208,7 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 			b.apply(eff)
 			b.finish(ctx, i, page)
 			if o.Err != "" {
-				activity.GetLogger(ctx).Debug("fetch failed", "url", u.URL, "error", o.Err, "state", o.State)
+				activity.GetLogger(ctx).Debug("fetch failed", "crawl", u.CrawlID, "host", in.Host, "url", u.URL, "error", o.Err, "state", o.State)
 			}
 		}()
 	}
@@ -221,6 +221,9 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 		return res, cerr
 	}
 	res.Retired, err = f.hostHealth(ctx, in.Host, res, ci.spec.RetireAfter.D())
+	activity.GetLogger(ctx).Info("fetch batch done", "host", in.Host, "crawl", ci.id, "urls", len(in.URLs),
+		"requests", res.Requests, "fetched", res.Fetched, "notModified", res.NotModified, "errors", res.Errors,
+		"skipped", res.Skipped, "deferred", res.Deferred, "lastError", res.LastError)
 	return res, err
 }
 

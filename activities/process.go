@@ -76,7 +76,8 @@ func (p *Processor) Process(ctx context.Context, in crawl.ProcessInput) (crawl.P
 			count(ctx, metrics.LinksRejected, int64(n), "reason", reason)
 		}
 	}
-	log.Debug("processed pages", "host", in.Host, "pages", len(in.Pages), "admitted", res.Admitted)
+	log.Info("processed pages", "host", in.Host, "crawls", crawlOrder, "pages", len(in.Pages), "documents", res.Documents,
+		"duplicates", res.DuplicateDocs, "admitted", res.Admitted, "rejected", res.Rejected, "failed", res.Failed)
 	return res, nil
 }
 

@@ -40,7 +40,7 @@ func control(ctx workflow.Context, run *CrawlRun, signal string, activity, input
 	res := crawl.ControlResult{Signal: signal}
 	if err := workflow.ExecuteLocalActivity(withLocal(ctx), activity, input).Get(ctx, &res); err != nil {
 		res.Error = err.Error()
-		workflow.GetLogger(ctx).Warn("crawl control failed", "signal", signal, "error", err)
+		workflow.GetLogger(ctx).Warn("crawl control failed", "signal", signal, "input", input, "error", err)
 	}
 	run.Controls = append(run.Controls, res)
 	if len(run.Controls) > maxControls {
@@ -74,7 +74,7 @@ func reprocess(ctx workflow.Context, crawlID string, tick int) {
 	var f *activities.Frontier
 	var in crawl.ProcessInput
 	if err := workflow.ExecuteLocalActivity(withLocal(ctx), f.StaleFetched, crawlID, reprocessAfter).Get(ctx, &in); err != nil {
-		workflow.GetLogger(ctx).Warn("finding unprocessed pages failed", "error", err)
+		workflow.GetLogger(ctx).Warn("finding unprocessed pages failed", "crawl", crawlID, "error", err)
 		return
 	}
 	if len(in.Pages) == 0 {
@@ -87,7 +87,7 @@ func reprocess(ctx workflow.Context, crawlID string, tick int) {
 	})
 	child := workflow.ExecuteChildWorkflow(cctx, ProcessPageWorkflow, in)
 	if err := child.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
-		workflow.GetLogger(ctx).Warn("starting reprocessing failed", "error", err)
+		workflow.GetLogger(ctx).Warn("starting reprocessing failed", "crawl", crawlID, "error", err)
 	}
 }
 
@@ -149,7 +149,7 @@ func CrawlWorkflow(ctx workflow.Context, in CrawlInput) (crawl.CrawlProgress, er
 	}
 	wake := func(staleFor time.Duration) {
 		if err := workflow.ExecuteLocalActivity(lctx, f.WakeStale, crawlID, staleFor).Get(ctx, nil); err != nil {
-			workflow.GetLogger(ctx).Warn("waking stale hosts failed", "error", err)
+			workflow.GetLogger(ctx).Warn("waking stale hosts failed", "crawl", crawlID, "error", err)
 		}
 	}
 	if err := refresh(); err != nil {

@@ -198,13 +198,13 @@ func (h *hostRun) fetch(urls []store.Claimed) {
 		// Cancelled or failed for good: URLs not finished go back to the queue.
 		var fr *activities.Frontier
 		if rerr := workflow.ExecuteLocalActivity(withLocal(ctx), fr.Release, urls).Get(ctx, nil); rerr != nil {
-			workflow.GetLogger(ctx).Error("release claims failed; their leases will expire", "error", rerr)
+			workflow.GetLogger(ctx).Error("release claims failed; their leases will expire", "host", h.in.Host, "error", rerr)
 		}
 		// Pages the batch fetched before it stopped still go to processing.
 		if workflow.GetVersion(ctx, "process-interrupted-batch", workflow.DefaultVersion, 1) == 1 {
 			var pages []crawl.PageRef
 			if perr := workflow.ExecuteLocalActivity(withLocal(ctx), fr.FetchedOf, urls).Get(ctx, &pages); perr != nil {
-				workflow.GetLogger(ctx).Error("finding the batch's fetched pages failed; the crawl's sweep will", "error", perr)
+				workflow.GetLogger(ctx).Error("finding the batch's fetched pages failed; the crawl's sweep will", "host", h.in.Host, "error", perr)
 			} else if len(pages) > 0 {
 				h.process(pages)
 			}

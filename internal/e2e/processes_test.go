@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -27,7 +28,7 @@ func (s *stack) workerEnv(roles, metricsAddr string) []string {
 	return append(s.env(), "DATABASE_URL="+s.cfg.DatabaseURL, "TRAWLER_S3_BUCKET="+s.cfg.S3Bucket,
 		"TRAWLER_FETCH_TASK_QUEUE="+s.cfg.FetchTaskQueue, "TRAWLER_PROCESS_TASK_QUEUE="+s.cfg.ProcessTaskQueue,
 		"TRAWLER_CONNECT_TO="+strings.Join(rules, ","), "TRAWLER_HEARTBEAT_MAX=1s", "TRAWLER_ROLES="+roles,
-		"TRAWLER_SHUTDOWN_TIMEOUT=5s", "TRAWLER_METRICS_ADDR="+metricsAddr)
+		"TRAWLER_SHUTDOWN_TIMEOUT=5s", "TRAWLER_METRICS_ADDR="+metricsAddr, "TRAWLER_LOG_FORMAT=json", "TRAWLER_LOG_LEVEL=info")
 }
 
 // workerProcess is a trawler-worker the test started.
@@ -200,6 +201,26 @@ func TestScalingRecipeMatchesOneProcess(t *testing.T) {
 		if processed[name] <= 0 {
 			t.Errorf("process worker's %s = %v", name, processed[name])
 		}
+	}
+	// Logs: JSON lines with crawl and host fields, and no secret anywhere.
+	batchLogs := 0
+	for _, w := range []*workerProcess{wf, fetchers[0], fetchers[1], proc} {
+		if strings.Contains(w.out.String(), s.cfg.S3SecretKey) {
+			t.Errorf("worker %s logged the S3 secret key", w.roles)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(w.out.String()), "\n") {
+			var rec map[string]any
+			if err := json.Unmarshal([]byte(line), &rec); err != nil {
+				t.Errorf("worker %s logged a line that is not JSON: %q", w.roles, line)
+				break
+			}
+			if rec["msg"] == "fetch batch done" && rec["host"] != nil && rec["crawl"] == "recipe" {
+				batchLogs++
+			}
+		}
+	}
+	if batchLogs == 0 {
+		t.Error("no fetch batch log line with host and crawl fields")
 	}
 	if w := scrape(t, wf.metrics); w["temporal_workflow_completed"] <= 0 {
 		t.Errorf("workflow worker: temporal_workflow_completed = %v", w["temporal_workflow_completed"])
