@@ -166,17 +166,25 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 			}
 		}
 		if !skip {
-			// The crawl may have been stopped, or the URL blocked, since the batch claimed it.
-			claimed, err := f.Store.StillClaimed(ctx, u.CrawlID, u.Hash)
+			// The crawl may have been stopped, or the URL blocked, since the batch claimed it;
+			// or an attempt of this batch that died fetched it already: hand its page on.
+			state, err := f.Store.URLState(ctx, u.CrawlID, u.Hash)
+			var page *crawl.PageRef
+			if err == nil && state == store.StateFetched {
+				var pages []crawl.PageRef
+				if pages, err = fetchedOf(ctx, f.Store, []store.Claimed{u}); err == nil && len(pages) == 1 {
+					page = &pages[0]
+				}
+			}
 			if err != nil {
 				b.endRequest()
 				<-sem
 				return b.wait(sem, errs, err)
 			}
-			if !claimed {
+			if state != store.StateClaimed {
 				b.endRequest()
 				<-sem
-				b.finish(ctx, i, nil)
+				b.finish(ctx, i, page)
 				continue
 			}
 		}

@@ -159,11 +159,15 @@ func (f *Frontier) StaleFetched(ctx context.Context, crawlID string, olderThan t
 // FetchedOf returns those of a batch's URLs that were fetched and await processing: what an
 // interrupted or failed fetch batch leaves behind.
 func (f *Frontier) FetchedOf(ctx context.Context, claims []store.Claimed) ([]crawl.PageRef, error) {
+	return fetchedOf(ctx, f.Store, claims)
+}
+
+func fetchedOf(ctx context.Context, st *store.Store, claims []store.Claimed) ([]crawl.PageRef, error) {
 	ids, hashes := make([]string, len(claims)), make([][]byte, len(claims))
 	for i, c := range claims {
 		ids[i], hashes[i] = c.CrawlID, c.Hash
 	}
-	pages, err := f.Store.FetchedOf(ctx, ids, hashes)
+	pages, err := st.FetchedOf(ctx, ids, hashes)
 	return pageRefs(pages), err
 }
 

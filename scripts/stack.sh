@@ -217,8 +217,17 @@ case "${1:-}" in
   env)
     print_env
     ;;
+  start|stop|restart)
+    # One service at a time (fault injection: make chaos). start/restart need the tools built.
+    svc=${2:-}
+    case "$svc" in temporal|postgres|minio) ;; *) die "usage: $0 start|stop|restart temporal|postgres|minio" ;; esac
+    if [[ $1 != start ]]; then
+      if [[ $svc == postgres ]]; then postgres_down; else stop_pidfile "$svc"; fi
+    fi
+    if [[ $1 != stop ]]; then "${svc}_up"; fi
+    ;;
   *)
-    echo "usage: $0 up|down|status|logs|env" >&2
+    echo "usage: $0 up|down|status|logs|env|start SERVICE|stop SERVICE|restart SERVICE" >&2
     exit 2
     ;;
 esac

@@ -18,7 +18,7 @@ func ProcessPageWorkflow(ctx workflow.Context, in crawl.ProcessInput) (crawl.Pro
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:           or(in.TaskQueue, defaultProcessQueue),
 		StartToCloseTimeout: time.Duration(len(in.Pages))*30*time.Second + time.Minute,
-		HeartbeatTimeout:    2 * time.Minute,
+		HeartbeatTimeout:    45 * time.Second, // each page heartbeats; a dead worker's batch moves on soon
 		RetryPolicy: &temporal.RetryPolicy{
 			InitialInterval:    2 * time.Second,
 			BackoffCoefficient: 2,

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -244,14 +245,17 @@ func (s *Store) SeenRows(ctx context.Context) (pgx.Rows, error) {
 	return rows, nil
 }
 
-// StillClaimed reports whether a URL is still leased for fetching: a stop or a block since
-// the claim takes it back, and its request must not be sent.
-func (s *Store) StillClaimed(ctx context.Context, crawlID string, hash []byte) (bool, error) {
-	var ok bool
-	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM urls WHERE crawl_id = $1 AND url_hash = $2 AND state = 'claimed')`,
-		crawlID, hash).Scan(&ok)
-	if err != nil {
-		return false, fmt.Errorf("store: check claim: %w", err)
+// URLState reads a URL's state: a batch checks it is still "claimed" before each request (a
+// stop or a block since the claim takes the URL back), and finds "fetched" when an earlier
+// attempt of the batch already fetched it.
+func (s *Store) URLState(ctx context.Context, crawlID string, hash []byte) (string, error) {
+	var state string
+	err := s.pool.QueryRow(ctx, `SELECT state FROM urls WHERE crawl_id = $1 AND url_hash = $2`, crawlID, hash).Scan(&state)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
 	}
-	return ok, nil
+	if err != nil {
+		return "", fmt.Errorf("store: check claim: %w", err)
+	}
+	return state, nil
 }
