@@ -6,7 +6,7 @@ GO ?= go
 WITH_ENV = eval "$$(scripts/stack.sh env)" &&
 GO_TEST_FLAGS ?= -count=1 -timeout 30m
 
-.PHONY: all build up down status logs migrate demo test test-unit fmt-check vet bench fuzz clean
+.PHONY: all build up down status logs migrate demo test test-unit fmt-check vet bench fuzz chaos clean
 
 all: build
 
@@ -53,6 +53,13 @@ bench: up
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/testweb/
 	$(GO) test -run 'NearDuplicates' -v -bench . -benchtime 2000x ./internal/dedup/ | grep -E 'precision|Benchmark|^ok'
 	$(WITH_ENV) $(GO) test -run '^$$' -bench NearDuplicateSave10k -benchtime 300x -timeout 20m ./internal/store/
+
+## Fault injection (issue #10): a ~5,000-page crawl while workers are SIGKILLed every 20-30 s,
+## Temporal and Postgres restart and MinIO is down for 60 s. CHAOS_RUNS=3 runs it three times.
+CHAOS_RUNS ?= 1
+chaos: up
+	$(WITH_ENV) $(GO) test -tags chaos -run 'TestChaos' -count=$(CHAOS_RUNS) -timeout 120m -v ./internal/e2e/ 2>&1 | \
+		grep -E '^(=== RUN|--- |ok|FAIL|PASS)|chaos_test|faults injected|SIGKILL|restart|MinIO|chaos report' ; exit $${PIPESTATUS[0]}
 
 ## Only the tests that need no services.
 test-unit:

@@ -66,6 +66,7 @@ type FetchBatchResult struct {
 	Skipped           int             `json:"skipped"`
 	Deferred          int             `json:"deferred"`
 	Requests          int             `json:"requests"`
+	LateSlots         int             `json:"lateSlots,omitempty"` // slots given up because this process woke too late
 	PeakInFlight      int             `json:"peakInFlight"`
 	LastRequestAt     time.Time       `json:"lastRequestAt"`
 	CrawlDelay        time.Duration   `json:"crawlDelay"` // from robots.txt, capped
@@ -108,6 +109,26 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 		b.next = later(b.next, time.Now().Add(max(in.Delay, b.res.CrawlDelay)))
 	} else if !b.res.LastRequestAt.IsZero() {
 		b.next = later(b.next, b.res.LastRequestAt.Add(b.delay()))
+	}
+	if why := f.refusedHost(ctx, in.Host); why != "" {
+		// Every address of the host is forbidden (loopback, private, link-local, metadata…):
+		// not even robots.txt is requested.
+		for i, u := range in.URLs {
+			if b.res.Finished[i] {
+				continue
+			}
+			o := store.FetchOutcome{CrawlID: u.CrawlID, Hash: u.Hash, URL: u.URL, Attempts: u.Attempts,
+				State: store.StateSkipped, SkipReason: "blocked address", Err: why}
+			if err := f.record(ctx, in.Host, o); err != nil {
+				return b.result(), err
+			}
+			count(ctx, metrics.Refused, 1)
+			b.mu.Lock()
+			b.res.Skipped++
+			b.mu.Unlock()
+			b.finish(ctx, i, nil)
+		}
+		return b.result(), nil
 	}
 	b.ip = f.limitedIP(ctx, in.Host)
 	n := max(in.Concurrency, 1)
@@ -263,6 +284,21 @@ func (b *batch) delay() time.Duration { return max(b.in.Delay, b.res.CrawlDelay)
 // and the delay is a floor the server must see. A fifth of the delay, at most 50 ms.
 func jitterMargin(delay time.Duration) time.Duration { return min(delay/5, 50*time.Millisecond) }
 
+// refusedHost says why the host's every address is forbidden ("" if it may be dialed).
+func (f *Fetcher) refusedHost(ctx context.Context, authority string) string {
+	if f.Dialer == nil {
+		return ""
+	}
+	host := authority
+	if h, _, err := net.SplitHostPort(authority); err == nil {
+		host = h
+	}
+	if why := f.Dialer.Refuses(ctx, strings.Trim(host, "[]")); why != "" {
+		return "refused address (" + why + ")"
+	}
+	return ""
+}
+
 // limitedIP is the address per-IP politeness counts the host's requests under, or the zero
 // address when the limit does not apply (off, a connect-to target, or unresolvable: the
 // request itself will then fail and be retried).
@@ -354,6 +390,22 @@ func (b *batch) take(ctx context.Context) (time.Time, error) {
 					return time.Time{}, ctx.Err()
 				case <-t.C:
 				}
+			}
+			// Slots are booked a delay plus a margin apart. A request that would leave more
+			// than half the margin after its slot (this process was descheduled: an overloaded
+			// machine, a stalled GC) could land too close to the next slot's request, which
+			// may leave on time from another worker: give the slot up and book a new one.
+			tolerance := jitterMargin(b.delay()) / 2
+			if b.ip.IsValid() {
+				tolerance = min(tolerance, jitterMargin(b.f.IPGap)/2)
+			}
+			if late := time.Since(start); late > tolerance {
+				b.mu.Lock()
+				b.res.Requests--
+				b.res.LateSlots++
+				b.inFlight--
+				b.mu.Unlock()
+				continue
 			}
 			return start, nil
 		}

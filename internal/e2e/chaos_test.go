@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os/exec"
@@ -10,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/testweb"
@@ -85,7 +88,16 @@ func runChaos(t *testing.T, wc testweb.Config, faults []fault, timeout time.Dura
 		defer close(done)
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
-		waitErr = run.Get(ctx, &p)
+		for { // a restarting Temporal server breaks the long poll: poll again
+			if waitErr = s.tc.GetWorkflow(ctx, run.GetID(), "").Get(ctx, &p); waitErr == nil || ctx.Err() != nil {
+				return
+			}
+			var appErr *temporal.ApplicationError
+			if errors.As(waitErr, &appErr) {
+				return
+			}
+			time.Sleep(time.Second)
+		}
 	}()
 	for _, f := range faults {
 		select {

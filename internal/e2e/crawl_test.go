@@ -141,6 +141,29 @@ func TestCrawlTheTestWeb(t *testing.T) {
 		}
 	}
 
+	// SSRF: redirects to loopback, IPv4-mapped loopback, a private address and the cloud
+	// metadata address are refused at dial time: no request left, the URLs are skipped.
+	var sent int
+	_ = s.store.Pool().QueryRow(ctx, `SELECT count(*) FROM fetches f JOIN urls u USING (crawl_id, url_hash)
+		WHERE f.crawl_id = $1 AND u.host NOT LIKE '%.test' AND u.host NOT LIKE '%.test:%'`, crawlID).Scan(&sent)
+	blocked := map[string]string{}
+	rows, err = s.store.Pool().Query(ctx, `SELECT url, state || ':' || coalesce(skip_reason, '') FROM urls
+		WHERE crawl_id = $1 AND host NOT LIKE '%.test' AND host NOT LIKE '%.test:%'`, crawlID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var u, st string
+		_ = rows.Scan(&u, &st)
+		blocked[u] = st
+	}
+	rows.Close()
+	t.Logf("SSRF targets: %v", blocked)
+	if sent != 0 || blocked["http://169.254.169.254/latest/meta-data/"] != "skipped:blocked address" ||
+		blocked["http://10.0.0.1/admin"] != "skipped:blocked address" {
+		t.Errorf("%d requests recorded to non-test hosts; redirect targets %v", sent, blocked)
+	}
+
 	checkDuplicates(t, s, crawlID, truth)
 	responses, revisits := checkWARC(t, s, crawlID)
 	t.Logf("WARC: %d response and %d revisit records", responses, revisits)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -202,6 +203,16 @@ func TestScalingRecipeMatchesOneProcess(t *testing.T) {
 			t.Errorf("process worker's %s = %v", name, processed[name])
 		}
 	}
+	// The crawl includes hostile.test (gzip bomb, 25 MB page, drip feed, …): every worker's peak
+	// RSS stays under 512 MB.
+	for _, w := range []*workerProcess{wf, fetchers[0], fetchers[1], proc} {
+		if peak := peakRSS(t, w.cmd.Process.Pid); peak == 0 || peak > 512<<20 {
+			t.Errorf("worker %s peak RSS %d MiB", w.roles, peak>>20)
+		} else {
+			t.Logf("worker %s peak RSS %d MiB", w.roles, peak>>20)
+		}
+	}
+
 	// Logs: JSON lines with crawl and host fields, and no secret anywhere.
 	batchLogs := 0
 	for _, w := range []*workerProcess{wf, fetchers[0], fetchers[1], proc} {
@@ -233,4 +244,20 @@ func robotsRequests(rep *testweb.Report) int {
 		n += h.RobotsRequests
 	}
 	return n
+}
+
+// peakRSS reads a process's peak resident set (VmHWM) in bytes; 0 if unknown.
+func peakRSS(t *testing.T, pid int) int64 {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Logf("peak RSS of %d: %v", pid, err)
+		return 0
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
 }

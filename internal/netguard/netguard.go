@@ -157,3 +157,22 @@ func (d *Dialer) Target(ctx context.Context, host string) (netip.Addr, bool, err
 	}
 	return ips[0], false, nil
 }
+
+// Refuses says why every address host resolves to is forbidden, or "" when one is allowed, a
+// connect-to rule routes the host, or it does not resolve (the request itself then fails).
+func (d *Dialer) Refuses(ctx context.Context, host string) string {
+	if _, ok := d.Override(host); ok {
+		return ""
+	}
+	ips, err := d.resolver.Lookup(ctx, host)
+	if err != nil || len(ips) == 0 {
+		return ""
+	}
+	why := ""
+	for _, ip := range ips {
+		if why = d.refuse(ip); why == "" {
+			return ""
+		}
+	}
+	return why
+}

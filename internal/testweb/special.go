@@ -111,7 +111,16 @@ func (s *redirectSite) host() string           { return "redirect.test" }
 func (s *redirectSite) robots() robotsSpec     { return allowAll }
 func (s *redirectSite) sitemapPages() []string { return nil }
 
-var redirectRootLinks = []string{"/chain/3", "/chain/8", "/loop/a", "/to-other", "/to-loopback"}
+var redirectRootLinks = []string{"/chain/3", "/chain/8", "/loop/a", "/to-other", "/to-loopback", "/to-metadata",
+	"/to-mapped-loopback", "/to-private"}
+
+// ForbiddenTargets are where redirect.test's SSRF redirects point (besides its own loopback
+// address): a crawler must refuse them without sending a packet.
+var ForbiddenTargets = map[string]string{
+	"/to-metadata":        "http://169.254.169.254/latest/meta-data/",
+	"/to-mapped-loopback": "http://[::ffff:127.0.0.1]:1/",
+	"/to-private":         "http://10.0.0.1/admin",
+}
 
 func (s *redirectSite) target(r *http.Request, p string) (string, bool) {
 	var n int
@@ -122,6 +131,8 @@ func (s *redirectSite) target(r *http.Request, p string) (string, bool) {
 		return "/loop/a", true
 	case p == "/to-other":
 		return "http://" + s.w.HostName(s.w.cfg.Hosts-1) + "/", true
+	case ForbiddenTargets[p] != "":
+		return ForbiddenTargets[p], true
 	case p == "/to-loopback":
 		addr := "127.0.0.1:1"
 		if r != nil {
@@ -162,8 +173,8 @@ func (s *redirectSite) page(p, q string) pageInfo {
 		return pageInfo{}
 	}
 	if t, ok := s.target(nil, p); ok {
-		if p == "/to-loopback" {
-			return pageInfo{kind: pageRedirect} // a loopback target is refused, not followed
+		if p == "/to-loopback" || ForbiddenTargets[p] != "" {
+			return pageInfo{kind: pageRedirect} // a loopback, private or metadata target is refused, not followed
 		}
 		return pageInfo{kind: pageRedirect, links: []string{absolute(s.host(), t)}}
 	}
