@@ -197,7 +197,7 @@ func TestRefusesHostsWhoseEveryAddressIsForbidden(t *testing.T) {
 	for host, refused := range map[string]bool{
 		"169.254.169.254": true, "127.0.0.1": true, "::ffff:127.0.0.1": true, "10.0.0.1": true, "fd00::1": true,
 		"100.64.0.1": true, "224.0.0.1": true, "0.0.0.0": true, "::1": true,
-		"10.1.2.3": false, // allow-listed
+		"10.1.2.3":      false, // allow-listed
 		"93.184.216.34": false, "2606:2800:220:1::": false,
 	} {
 		if why := d.Refuses(ctx, host); (why != "") != refused {
