@@ -20,23 +20,27 @@ import (
 func signalCrawl(ctx context.Context, name string, args []string, stdout io.Writer, setup func(*flag.FlagSet),
 	payload func(rest []string) (string, any, error)) error {
 	var crawlName string
-	cfg, tc, rest, err := dial(ctx, name, args, func(fs *flag.FlagSet) {
-		fs.StringVar(&crawlName, "crawl", "", "the running crawl (required)")
-		if setup != nil {
-			setup(fs)
-		}
-	})
+	fs := flag.NewFlagSet("trawler "+name, flag.ContinueOnError)
+	fs.StringVar(&crawlName, "crawl", "", "the running crawl (required)")
+	if setup != nil {
+		setup(fs)
+	}
+	cfg, err := config.Load(fs, args, os.Getenv)
+	if err != nil {
+		return err
+	}
+	if crawlName == "" {
+		return fmt.Errorf("%s: --crawl is required", name)
+	}
+	signal, body, err := payload(fs.Args()) // bad input fails here, before any connection
+	if err != nil {
+		return err
+	}
+	tc, err := app.DialTemporal(ctx, cfg, app.NewLogger(cfg))
 	if err != nil {
 		return err
 	}
 	defer tc.Close()
-	if crawlName == "" {
-		return fmt.Errorf("%s: --crawl is required", name)
-	}
-	signal, body, err := payload(rest)
-	if err != nil {
-		return err
-	}
 	id := cfg.IDPrefix + crawl.CrawlWorkflowID(crawlName)
 	if err := tc.SignalWorkflow(ctx, id, "", signal, body); err != nil {
 		return fmt.Errorf("%s: crawl %s: %w (is it running?)", name, crawlName, err)

@@ -1,0 +1,46 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Bad input gets a clear error naming what is wrong, before any connection is tried (the
+// Temporal address points nowhere, so a dial would fail differently).
+func TestBadInputIsRefusedClearly(t *testing.T) {
+	t.Setenv("TEMPORAL_ADDRESS", "127.0.0.1:1")
+	t.Setenv("DATABASE_URL", "postgres://nobody@127.0.0.1:1/none")
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	_ = os.WriteFile(bad, []byte(`{"seeds": [`), 0o644)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
+		{[]string{"crawl", "--max-pages", "-5", "http://a.test/"}, "maxPages: must not be negative"},
+		{[]string{"crawl", "--delay", "soon", "http://a.test/"}, `invalid value "soon"`},
+		{[]string{"crawl", "mailto:x@example.com"}, "no valid seed URL"},
+		{[]string{"crawl", "--spec", bad}, bad},
+		{[]string{"crawl", "--spec", filepath.Join(t.TempDir(), "missing.json")}, "missing.json"},
+		{[]string{"crawl", "--scope", "galaxy", "http://a.test/"}, `scope: "galaxy"`},
+		{[]string{"dlq"}, "usage: trawler dlq list|replay"},
+		{[]string{"warc"}, "--crawl is required"},
+		{[]string{"warc", "--crawl", "c", "--url", "http://a.test/", "--at", "yesterday"}, "want RFC 3339"},
+		{[]string{"seed", "--crawl", "c"}, "usage: trawler seed"},
+		{[]string{"seed", "--crawl", "c", "ftp://a.test/"}, "not an http(s) URL"},
+		{[]string{"block", "--crawl", "c"}, "give at least one host or pattern"},
+		{[]string{"block", "--crawl", "c", "--pattern", "("}, "pattern"},
+		{[]string{"block", "--host", "a.test"}, "--crawl is required"},
+		{[]string{"status", "--every", "often"}, `invalid value "often"`},
+	} {
+		var out bytes.Buffer
+		err := dispatch(context.Background(), c.args, &out)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("trawler %v: %v; want an error containing %q", c.args, err, c.want)
+		}
+	}
+}
