@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"net/netip"
+	"os"
 	"strings"
 	"time"
 )
@@ -71,7 +72,18 @@ func Load(fs *flag.FlagSet, args []string, getenv func(string) string) (*Config,
 	}
 	var errs []error
 	for _, s := range settings {
-		if v := getenv(s.Env); v != "" {
+		v := getenv(s.Env)
+		if file := getenv(s.Env + "_FILE"); s.Secret && file != "" && v == "" {
+			// A secret may come from a file (a mounted Docker or Kubernetes secret), so it need
+			// not sit in the environment or on a command line.
+			raw, err := os.ReadFile(file)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s_FILE: %w", s.Env, err))
+				continue
+			}
+			v = strings.TrimRight(string(raw), "\r\n")
+		}
+		if v != "" {
 			if err := s.set(c, v); err != nil {
 				errs = append(errs, fmt.Errorf("invalid %s=%q: %w", s.Env, redact(s, v), err))
 			}

@@ -3,6 +3,8 @@ package config
 import (
 	"flag"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -119,5 +121,25 @@ func TestDropParamsDefaultMatchesNormalizer(t *testing.T) {
 	}
 	if strings.Join(c.DropParams, ",") != strings.Join(urlnorm.Default().DropParams, ",") || len(c.DefaultPages) != 0 {
 		t.Errorf("TRAWLER_DROP_PARAMS default %v differs from urlnorm.Default() %v", c.DropParams, urlnorm.Default().DropParams)
+	}
+}
+
+func TestSecretsComeFromFiles(t *testing.T) {
+	dir := t.TempDir()
+	secret := filepath.Join(dir, "s3")
+	_ = os.WriteFile(secret, []byte("from-a-file\n"), 0o600)
+	env := map[string]string{"TRAWLER_S3_SECRET_KEY_FILE": secret, "TRAWLER_API_TOKEN_FILE": filepath.Join(dir, "missing")}
+	_, err := Load(nil, nil, func(k string) string { return env[k] })
+	if err == nil || !strings.Contains(err.Error(), "TRAWLER_API_TOKEN_FILE") {
+		t.Fatalf("a missing secret file: %v", err)
+	}
+	delete(env, "TRAWLER_API_TOKEN_FILE")
+	c, err := Load(nil, nil, func(k string) string { return env[k] })
+	if err != nil || c.S3SecretKey != "from-a-file" {
+		t.Fatalf("secret from file: %q %v", c.S3SecretKey, err)
+	}
+	env["TRAWLER_USER_AGENT_FILE"] = secret // only secrets read files
+	if c, _ := Load(nil, nil, func(k string) string { return env[k] }); c.UserAgent == "from-a-file" {
+		t.Error("a non-secret setting read a _FILE")
 	}
 }
