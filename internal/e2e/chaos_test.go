@@ -169,6 +169,17 @@ func checkNothingLost(t *testing.T, s *stack, p crawl.CrawlProgress, elapsed tim
 		"%d dead letters (%d undeserved); %d requests, %d repeated 2xx requests (at-least-once after kills), %d politeness violations; %v",
 		faults, len(truth.Pages), distinct, lost, docs-distinct, hostCount, fetchRows, len(dead), wrongDead, tot.Requests, tot.Repeats,
 		violations, elapsed.Round(time.Second))
+	for _, h := range rep.Hosts { // show each gap violation: which requests, how close
+		if h.GapViolations == 0 {
+			continue
+		}
+		reqs := s.web.Audit().Requests(h.Host)
+		for i := 1; i < len(reqs); i++ {
+			if gap := reqs[i].Start.Sub(reqs[i-1].Start); gap < time.Duration(h.RequiredDelayMs)*time.Millisecond {
+				t.Logf("gap violation on %s: %s then %s, %v apart (required %d ms)", h.Host, reqs[i-1].Path, reqs[i].Path, gap, h.RequiredDelayMs)
+			}
+		}
+	}
 	if lost != 0 || docs != distinct || hostCount != fetchRows || violations != 0 || p.State != "done" {
 		t.Errorf("chaos invariants broken (progress %+v; audit %+v)", p, tot)
 	}
