@@ -67,6 +67,7 @@ type FetchBatchResult struct {
 	Deferred          int             `json:"deferred"`
 	Requests          int             `json:"requests"`
 	LateSlots         int             `json:"lateSlots,omitempty"` // slots given up because this process woke too late
+	LateDepartures    int             `json:"lateDepartures,omitempty"` // requests that left late: the next slot moved out
 	PeakInFlight      int             `json:"peakInFlight"`
 	LastRequestAt     time.Time       `json:"lastRequestAt"`
 	CrawlDelay        time.Duration   `json:"crawlDelay"` // from robots.txt, capped
@@ -222,7 +223,7 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 		}
 		go func() {
 			defer func() { <-sem }()
-			o, page, eff, err := f.fetchOne(ctx, ci, u, start)
+			o, page, eff, err := f.fetchOne(ctx, ci, u, start, b.sent(ctx, start))
 			if err == nil {
 				err = f.record(ctx, in.Host, o)
 			}
@@ -395,11 +396,7 @@ func (b *batch) take(ctx context.Context) (time.Time, error) {
 			// than half the margin after its slot (this process was descheduled: an overloaded
 			// machine, a stalled GC) could land too close to the next slot's request, which
 			// may leave on time from another worker: give the slot up and book a new one.
-			tolerance := jitterMargin(b.delay()) / 2
-			if b.ip.IsValid() {
-				tolerance = min(tolerance, jitterMargin(b.f.IPGap)/2)
-			}
-			if late := time.Since(start); late > tolerance {
+			if late := time.Since(start); late > b.tolerance() {
 				b.mu.Lock()
 				b.res.Requests--
 				b.res.LateSlots++
@@ -418,6 +415,40 @@ func (b *batch) take(ctx context.Context) (time.Time, error) {
 		case <-t.C:
 			b.heartbeat(ctx)
 		}
+	}
+}
+
+// tolerance is how late after its slot a request may leave: half the margin slots are booked
+// apart by.
+func (b *batch) tolerance() time.Duration {
+	t := jitterMargin(b.delay()) / 2
+	if b.ip.IsValid() {
+		t = min(t, jitterMargin(b.f.IPGap)/2)
+	}
+	return t
+}
+
+// sent returns the hook told when the request of the slot at start really left. One that left
+// later than the tolerance (a slow dial, a process descheduled after take's check) pushes the
+// host's and address's next slots out to a full delay after its departure, so the server still
+// sees the delay between it and the next request, from this worker or another.
+func (b *batch) sent(ctx context.Context, start time.Time) func(time.Time) {
+	return func(at time.Time) {
+		if at.Sub(start) <= b.tolerance() {
+			return
+		}
+		b.mu.Lock()
+		b.res.LateDepartures++
+		b.next = later(b.next, at.Add(b.delay()))
+		b.mu.Unlock()
+		hostNext, ipNext := at.Add(b.delay()+jitterMargin(b.delay())), at.Add(b.f.IPGap+jitterMargin(b.f.IPGap))
+		go func() {
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			defer cancel()
+			if err := b.f.Store.PushSlot(ctx, b.in.Host, hostNext, b.ip, ipNext); err != nil {
+				activity.GetLogger(ctx).Warn("push a late request's next slot", "host", b.in.Host, "error", err)
+			}
+		}()
 	}
 }
 
@@ -525,11 +556,12 @@ func (f *Fetcher) robots(ctx context.Context, b *batch, pageURL string, ci *craw
 	// the host's schedule so the host never sees two closer than its delay.
 	var resp *fetch.Response
 	for hop := 0; ; hop++ {
-		if _, err := b.take(ctx); err != nil {
+		var start time.Time
+		if start, err = b.take(ctx); err != nil {
 			return nil, err
 		}
 		resp, err = f.Client.Get(ctx, fetch.Request{URL: target, UserAgent: ci.userAgent, MaxBytes: robots.MaxBytes,
-			Timeout: ci.spec.RequestTimeout.D()})
+			Timeout: ci.spec.RequestTimeout.D(), Sent: b.sent(ctx, start)})
 		b.endRequest()
 		if err != nil || resp.Status < 300 || resp.Status >= 400 || resp.Location == "" || hop == 5 {
 			break
@@ -674,13 +706,13 @@ func (f *Fetcher) readSitemap(ctx context.Context, ci *crawlInfo, u store.Claime
 
 // fetchOne requests one URL (its slot started at start) and decides what becomes of it. An
 // error means our side failed (MinIO): the activity is retried and resumes at this URL.
-func (f *Fetcher) fetchOne(ctx context.Context, ci *crawlInfo, u store.Claimed, start time.Time) (store.FetchOutcome, *crawl.PageRef, effect, error) {
+func (f *Fetcher) fetchOne(ctx context.Context, ci *crawlInfo, u store.Claimed, start time.Time, sent func(time.Time)) (store.FetchOutcome, *crawl.PageRef, effect, error) {
 	spec := ci.spec
 	var eff effect
 	o := store.FetchOutcome{CrawlID: u.CrawlID, Hash: u.Hash, URL: u.URL, Attempts: u.Attempts,
 		FetchKey: fmt.Sprintf("%s/%x/%d/%d", u.CrawlID, u.Hash, u.FetchCount, u.Attempts)}
 	resp, err := f.Client.Get(ctx, fetch.Request{URL: u.URL, UserAgent: ci.userAgent, ETag: u.ETag, LastModified: u.LastModified,
-		MaxBytes: spec.MaxBodyBytes, Timeout: spec.RequestTimeout.D()})
+		MaxBytes: spec.MaxBodyBytes, Timeout: spec.RequestTimeout.D(), Sent: sent})
 	o.FetchedAt, o.Duration = start, time.Since(start)
 	// schedule finishes the URL, or queues its recrawl after an interval adapted to what this
 	// fetch found (crawl.Recrawl).

@@ -53,7 +53,7 @@ func TestCrawlTheTestWeb(t *testing.T) {
 		}
 	}
 	for _, h := range rep.Hosts {
-		if h.GapViolations+h.Disallowed+h.Repeats > 0 || !h.RobotsFirst {
+		if h.GapViolations+h.ConcurrencyViolations+h.Disallowed+h.Repeats > 0 || !h.RobotsFirst {
 			t.Errorf("host %s: %+v", h.Host, h)
 			for _, r := range s.web.Audit().Requests(h.Host) {
 				t.Logf("  %s–%s %s %d", r.Start.Format("15:04:05.000"), r.End.Format("15:04:05.000"), r.Path, r.Status)

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"strconv"
 	"strings"
 	"time"
@@ -84,6 +85,10 @@ type Request struct {
 	MaxBytes     int64  // decoded body cap
 	Timeout      time.Duration
 	Robots       bool // follow redirects (robots.txt only)
+	// Sent, if set, is called with the time the request was written to the connection: the
+	// moment politeness is measured from, which a slow dial or a descheduled process can put
+	// well after the slot the request was booked for.
+	Sent func(at time.Time)
 }
 
 // Response is what came back. Body holds at most MaxBytes decoded bytes.
@@ -115,6 +120,9 @@ func (c *Client) Get(ctx context.Context, r Request) (*Response, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.Timeout)
 	defer cancel()
+	if r.Sent != nil {
+		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { r.Sent(time.Now()) }})
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.URL, nil)
 	if err != nil {
 		return nil, fmt.Errorf("fetch %s: %w", r.URL, err)

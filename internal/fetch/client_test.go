@@ -65,7 +65,12 @@ func TestRedirectsConditionalAndRetryAfter(t *testing.T) {
 	if err != nil || r.Status != 200 || r.FinalURL != "http://h0006.test/robots-moved.txt" {
 		t.Fatalf("robots redirect followed: %v %+v", err, r)
 	}
-	r, _ = c.Get(ctx, Request{URL: "http://etag.test/stable/2", UserAgent: "TrawlerBot/test"})
+	before := time.Now()
+	var sent []time.Time
+	r, _ = c.Get(ctx, Request{URL: "http://etag.test/stable/2", UserAgent: "TrawlerBot/test", Sent: func(at time.Time) { sent = append(sent, at) }})
+	if len(sent) != 1 || sent[0].Before(before) || sent[0].After(r.Started.Add(r.Duration)) {
+		t.Fatalf("sent hook: %v, request %v+%v", sent, r.Started, r.Duration)
+	}
 	r2, err := c.Get(ctx, Request{URL: "http://etag.test/stable/2", UserAgent: "TrawlerBot/test", ETag: r.ETag, LastModified: r.LastModified})
 	if err != nil || r2.Status != http.StatusNotModified {
 		t.Fatalf("conditional: %v %d", err, r2.Status)

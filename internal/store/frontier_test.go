@@ -215,4 +215,18 @@ func TestSlotsAreSpacedPerHostAndPerIP(t *testing.T) {
 	if st, _ := s.BookSlot(ctx, "c.test", time.Second, netip.Addr{}, 0, later); st.Before(later.Add(-time.Microsecond)) { // Postgres keeps microseconds
 		t.Errorf("booked %v, before earliest %v", st, later)
 	}
+	// A request that left late pushes both schedules out; an earlier push never pulls them in.
+	pushed := time.Now().Add(10 * time.Second)
+	if err := s.PushSlot(ctx, "a.test", pushed, ip, pushed.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PushSlot(ctx, "a.test", now, ip, now); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := s.BookSlot(ctx, "a.test", time.Second, netip.Addr{}, 0, now); st.Before(pushed.Add(-time.Microsecond)) {
+		t.Errorf("host slot %v, before the pushed %v", st, pushed)
+	}
+	if st, _ := s.BookSlot(ctx, "b.test", time.Second, ip, 0, now); st.Before(pushed.Add(time.Second - time.Microsecond)) {
+		t.Errorf("address slot %v, before the pushed %v", st, pushed.Add(time.Second))
+	}
 }

@@ -47,3 +47,18 @@ func (s *Store) BookSlot(ctx context.Context, host string, hostGap time.Duration
 	}
 	return start, nil
 }
+
+// PushSlot moves the host's next request slot, and the address's when ip is valid, out to at
+// least hostNext and ipNext: a request that left later than its slot spaces the next one from
+// when it really left.
+func (s *Store) PushSlot(ctx context.Context, host string, hostNext time.Time, ip netip.Addr, ipNext time.Time) error {
+	b := &pgx.Batch{}
+	b.Queue(`UPDATE hosts SET next_request_at = greatest(next_request_at, $2) WHERE host = $1`, host, hostNext)
+	if ip.IsValid() {
+		b.Queue(`UPDATE ip_slots SET next_at = greatest(next_at, $2) WHERE ip = $1`, ip.Unmap().String(), ipNext)
+	}
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return fmt.Errorf("store: push the next request slot on %s: %w", host, err)
+	}
+	return nil
+}
