@@ -66,7 +66,7 @@ type FetchBatchResult struct {
 	Skipped           int             `json:"skipped"`
 	Deferred          int             `json:"deferred"`
 	Requests          int             `json:"requests"`
-	LateSlots         int             `json:"lateSlots,omitempty"` // slots given up because this process woke too late
+	LateSlots         int             `json:"lateSlots,omitempty"`      // slots given up because this process woke too late
 	LateDepartures    int             `json:"lateDepartures,omitempty"` // requests that left late: the next slot moved out
 	PeakInFlight      int             `json:"peakInFlight"`
 	LastRequestAt     time.Time       `json:"lastRequestAt"`
