@@ -46,13 +46,18 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./internal/sitemap/
 	$(GO) test -run '^$$' -fuzz FuzzFingerprint -fuzztime $(FUZZTIME) ./internal/dedup/
 
-## Crawl benchmark against the real stack: pages/s and Temporal history events per page.
-## Size with BENCH_HOSTS, BENCH_PAGES, BENCH_DELAY_MS.
+## Crawl benchmark against the real stack (issue #9): Trawler (1, 2 and 4 fetch worker
+## processes) and the Colly peer (bench/colly) on the same test web, politeness-bound and with
+## no delay; the report table is appended to BENCHMARKS.md. Size with BENCH_HOSTS, BENCH_PAGES,
+## BENCH_DELAY_MS, BENCH_BUDGET_S (per run), BENCH_FETCHERS. BENCH_MICRO=1 adds the
+## component benchmarks (test web audit, near-dup detection, document saves).
+BENCH_MICRO ?=
 bench: up
-	$(WITH_ENV) $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./internal/e2e/
-	$(GO) test -run '^$$' -bench . -benchmem ./internal/testweb/
-	$(GO) test -run 'NearDuplicates' -v -bench . -benchtime 2000x ./internal/dedup/ | grep -E 'precision|Benchmark|^ok'
-	$(WITH_ENV) $(GO) test -run '^$$' -bench NearDuplicateSave10k -benchtime 300x -timeout 20m ./internal/store/
+	$(WITH_ENV) BENCH_REPORT=$(CURDIR)/BENCHMARKS.md $(GO) test -run '^$$' -bench Crawl -benchtime 1x -timeout 30m ./internal/e2e/
+	if [ -n "$(BENCH_MICRO)" ]; then \
+		$(GO) test -run '^$$' -bench . -benchmem ./internal/testweb/ && \
+		$(GO) test -run 'NearDuplicates' -v -bench . -benchtime 2000x ./internal/dedup/ | grep -E 'precision|Benchmark|^ok' && \
+		$(WITH_ENV) $(GO) test -run '^$$' -bench NearDuplicateSave10k -benchtime 300x -timeout 20m ./internal/store/; fi
 
 ## Fault injection (issue #10): a ~5,000-page crawl while workers are SIGKILLed every 20-30 s,
 ## Temporal and Postgres restart and MinIO is down for 60 s. CHAOS_RUNS=3 runs it three times.

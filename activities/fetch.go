@@ -353,12 +353,15 @@ func (b *batch) withoutRequest(ci *crawlInfo, u store.Claimed, rules *robots.Rul
 	return o, true
 }
 
+// maxLateSlots is how many slots in a row one request gives up for waking too late.
+const maxLateSlots = 3
+
 // errDeferred says the host asked us to wait (Retry-After) while a request waited for its slot.
 var errDeferred = errors.New("host deferred")
 
 // take waits for the host's next request slot and books it.
 func (b *batch) take(ctx context.Context) (time.Time, error) {
-	for {
+	for given := 0; ; {
 		b.mu.Lock()
 		if time.Now().Before(b.res.DeferUntil) {
 			b.mu.Unlock()
@@ -395,8 +398,11 @@ func (b *batch) take(ctx context.Context) (time.Time, error) {
 			// Slots are booked a delay plus a margin apart. A request that would leave more
 			// than half the margin after its slot (this process was descheduled: an overloaded
 			// machine, a stalled GC) could land too close to the next slot's request, which
-			// may leave on time from another worker: give the slot up and book a new one.
-			if late := time.Since(start); late > b.tolerance() {
+			// may leave on time from another worker: give the slot up and book a new one. A
+			// few times at most: with a delay of milliseconds, booking alone can take longer
+			// than the tolerance, and the request's late departure still pushes the next slot.
+			if late := time.Since(start); late > b.tolerance() && given < maxLateSlots {
+				given++
 				b.mu.Lock()
 				b.res.Requests--
 				b.res.LateSlots++

@@ -51,7 +51,7 @@ func run() error {
 	connectTo := fs.String("connect-to", "", "pattern=address: dial every host matching pattern (*.test) at address")
 	agent := fs.String("user-agent", "TrawlerBot/1.0", "User-Agent; its first word is the robots.txt product token")
 	delay := fs.Duration("delay", time.Second, "least gap between requests to one host (robots.txt Crawl-delay raises it)")
-	budget := fs.Duration("budget", 5*time.Minute, "stop after this long")
+	budget := fs.Duration("budget", 5*time.Minute, "stop after this long (sooner if the crawl ends)")
 	maxPages := fs.Int64("max-pages", 0, "stop after this many pages (0: no limit)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return err
@@ -105,20 +105,32 @@ func run() error {
 		}
 	})
 	start := time.Now()
-	time.AfterFunc(*budget, func() { stop.Store(true) })
+	// At the budget the figures are printed and the process ends: requests already waiting
+	// for their host's limit rule would otherwise go on after it.
+	var once sync.Once
+	report := func() {
+		once.Do(func() {
+			stop.Store(true)
+			out := result{Pages: atomic.LoadInt64(&res.Pages), Requests: atomic.LoadInt64(&res.Requests),
+				Errors: atomic.LoadInt64(&res.Errors), Disallowed: atomic.LoadInt64(&res.Disallowed), Seconds: time.Since(start).Seconds()}
+			var ru syscall.Rusage
+			if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
+				out.CPUSeconds = float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+				out.PeakRSSMB = float64(ru.Maxrss) / 1024
+			}
+			_ = json.NewEncoder(os.Stdout).Encode(out)
+			os.Exit(0)
+		})
+	}
+	time.AfterFunc(*budget, report)
 	for _, s := range strings.Split(*seeds, ",") {
 		if err := c.Visit(strings.TrimSpace(s)); err != nil {
 			return fmt.Errorf("seed %s: %w", s, err)
 		}
 	}
 	c.Wait()
-	res.Seconds = time.Since(start).Seconds()
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
-		res.CPUSeconds = float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
-		res.PeakRSSMB = float64(ru.Maxrss) / 1024
-	}
-	return json.NewEncoder(os.Stdout).Encode(res)
+	report()
+	return nil
 }
 
 // dialer sends hosts matching the connect-to pattern to its address and refuses the rest: the

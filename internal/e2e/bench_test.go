@@ -1,67 +1,403 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
 
+	"github.com/trawlerdev/trawler/internal/config"
 	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/testenv"
 	"github.com/trawlerdev/trawler/internal/testweb"
 )
 
 func envInt(name string, def int) int {
-	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v >= 0 {
 		return v
 	}
 	return def
 }
 
-// BenchmarkCrawl crawls a generic test web (BENCH_HOSTS × BENCH_PAGES, delay BENCH_DELAY_MS)
-// and reports pages/s and Temporal history events per fetched page, by workflow type.
-//
-//	make bench   (or: go test -run XXX -bench Crawl -benchtime 1x ./internal/e2e/)
+// BenchmarkCrawl is `make bench`: Trawler and the Colly peer (bench/colly) crawl the same test
+// web (BENCH_HOSTS × BENCH_PAGES) for BENCH_BUDGET_S each, in a politeness-bound scenario
+// (BENCH_DELAY_MS per host, with 1, 2 and 4 fetch worker processes: BENCH_FETCHERS) and a
+// concurrency-bound one (no delay). Workers run as separate processes so each one's CPU and
+// peak RSS are its own. The report table goes to stdout and, with BENCH_REPORT=file, is
+// appended to that file.
 func BenchmarkCrawl(b *testing.B) {
-	hosts, pages := envInt("BENCH_HOSTS", 20), envInt("BENCH_PAGES", 50)
-	delay := time.Duration(envInt("BENCH_DELAY_MS", 100)) * time.Millisecond
+	o := benchOptions{hosts: envInt("BENCH_HOSTS", 2000), pages: envInt("BENCH_PAGES", 50),
+		delay: time.Duration(envInt("BENCH_DELAY_MS", 1000)) * time.Millisecond, budget: time.Duration(envInt("BENCH_BUDGET_S", 90)) * time.Second}
+	var fetchers []int
+	for _, f := range strings.Split(envOr("BENCH_FETCHERS", "1,2,4"), ",") {
+		if n, err := strconv.Atoi(strings.TrimSpace(f)); err == nil && n > 0 {
+			fetchers = append(fetchers, n)
+		}
+	}
+	worker := buildBinary(b, "trawler-worker", "./workers")
+	peer := buildColly(b)
+	var rows []benchRow
 	for i := 0; i < b.N; i++ {
-		wc := testweb.DefaultConfig()
-		wc.Hosts, wc.Pages, wc.Specials, wc.DefaultDelay = hosts, pages, false, delay
-		s := newStack(b, wc)
-		start := time.Now()
-		// retryBase 1s: hosts whose robots.txt answers 503 give up after seconds, not minutes.
-		p := s.crawl(crawl.Spec{Seeds: s.web.Seeds(), Scope: crawl.ScopeAny, Delay: crawl.Duration(delay),
-			RetryBase: crawl.Duration(time.Second), ProgressInterval: crawl.Duration(time.Second),
-			HostIdleTimeout: crawl.Duration(10 * time.Second)}, 30*time.Minute)
-		elapsed := time.Since(start)
-		byType := s.eventsByType()
+		for _, n := range fetchers {
+			rows = append(rows, runTrawlerBench(b, worker, o, "politeness-bound", n))
+		}
+		rows = append(rows, runCollyBench(b, peer, o, "politeness-bound"))
+		fast := o
+		fast.delay = 0
+		rows = append(rows, runTrawlerBench(b, worker, fast, "no delay", fetchers[0]), runCollyBench(b, peer, fast, "no delay"))
+	}
+	report := benchTable(o, rows)
+	fmt.Println(report)
+	if path := os.Getenv("BENCH_REPORT"); path != "" {
+		f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := f.WriteString("\n" + report); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+type benchOptions struct {
+	hosts, pages  int
+	delay, budget time.Duration
+}
+
+// benchRow is one crawler's run of one scenario.
+type benchRow struct {
+	scenario, crawler string
+	fetchers          int
+	pages             int64
+	seconds           float64
+	steady            float64 // pages/s over the last two thirds of the budget
+	allowed           float64 // pages/s politeness allows on the hosts the crawl had found
+	events            float64 // Temporal history events per fetched page
+	cpu               map[string]float64
+	rssMB             map[string]float64
+	pgBytes, s3Bytes  float64 // per page
+	violations        int
+}
+
+func (r benchRow) perKPages(cpu float64) float64 {
+	if r.pages == 0 {
+		return 0
+	}
+	return cpu / float64(r.pages) * 1000
+}
+
+func benchWeb(o benchOptions) testweb.Config {
+	wc := testweb.DefaultConfig()
+	wc.Hosts, wc.Pages, wc.Specials, wc.DefaultDelay = o.hosts, o.pages, false, o.delay
+	wc.Tolerance = 20 * time.Millisecond
+	return wc
+}
+
+// runTrawlerBench crawls with one workflow+process worker process and fetchers fetch worker
+// processes for the budget, then stops the crawl and reads the figures.
+func runTrawlerBench(b *testing.B, bin string, o benchOptions, scenario string, fetchers int) benchRow {
+	s := newStackWithoutWorkers(b, benchWeb(o))
+	services := serviceCPU(b)
+	pgBefore, s3Before := s.databaseBytes(), s.bucketBytes()
+	workers := []*workerProcess{s.startWorkerProcess(b, bin, config.RoleWorkflow+","+config.RoleProcess)}
+	for i := 0; i < fetchers; i++ {
+		workers = append(workers, s.startWorkerProcess(b, bin, config.RoleFetch))
+	}
+	name := testenv.Unique("bench")
+	// No delay is a millisecond: a zero Delay means the default (1 s).
+	spec := crawl.Spec{Name: name, Seeds: s.web.Seeds(), Scope: crawl.ScopeAny, Delay: crawl.Duration(max(o.delay, time.Millisecond)),
+		RetryBase: crawl.Duration(time.Second), ProgressInterval: crawl.Duration(5 * time.Second)}
+	start := time.Now()
+	s.start(spec)
+	steady := steadyRate(s.web, o.budget)
+	row := benchRow{scenario: scenario, crawler: "Trawler", fetchers: fetchers, cpu: map[string]float64{}, rssMB: map[string]float64{}}
+	row.pages, row.seconds, row.steady = s.fetched(name), time.Since(start).Seconds(), steady
+	for _, w := range workers {
+		cpu, rss := procTree(w.cmd.Process.Pid)
+		role := "worker:" + w.roles
+		row.cpu[role] += cpu
+		row.rssMB[role] = max(row.rssMB[role], rss)
+	}
+	for name, cpu := range serviceCPU(b) {
+		row.cpu[name] = cpu - services[name]
+	}
+	for _, svc := range []string{"temporal", "postgres", "minio"} {
+		if pid := servicePID(b, svc); pid > 0 {
+			_, row.rssMB[svc] = procTree(pid)
+		}
+	}
+	rep := s.web.Audit().Report()
+	row.allowed, row.violations = allowedRate(s.web, rep, o.delay), rep.Violations()
+	if row.pages == 0 || row.violations > 0 {
+		b.Errorf("%s, %d fetch workers: %d pages, %d politeness violations %+v", scenario, fetchers, row.pages, row.violations, rep.Totals)
+		s.dumpPending()
+	}
+	// Stopped, the crawl's figures per page are final.
+	s.terminateWorkflows()
+	for _, w := range workers {
+		w.stop(b)
+	}
+	if pages := s.fetched(name); pages > 0 {
+		row.pgBytes = float64(s.databaseBytes()-pgBefore) / float64(pages)
+		row.s3Bytes = float64(s.bucketBytes()-s3Before) / float64(pages)
 		total := 0
-		for _, n := range byType {
+		for _, n := range s.eventsByType() {
 			total += n
 		}
-		b.ReportMetric(float64(p.Fetched)/elapsed.Seconds(), "pages/s")
-		b.ReportMetric(float64(total)/float64(p.Fetched), "events/page")
-		for typ, n := range byType {
-			b.ReportMetric(float64(n)/float64(p.Fetched), typ+"-events/page")
+		row.events = float64(total) / float64(pages)
+	}
+	b.Logf("%s, Trawler with %d fetch workers: %d pages in %.0fs, %.1f pages/s steady, %.1f events/page, %d violations",
+		scenario, fetchers, row.pages, row.seconds, row.steady, row.events, row.violations)
+	return row
+}
+
+// runCollyBench runs the Colly peer on a fresh test web of the same shape for the budget.
+func runCollyBench(b *testing.B, bin string, o benchOptions, scenario string) benchRow {
+	srv, _ := testenv.TestWeb(b, benchWeb(o))
+	var out struct {
+		Pages      int64   `json:"pages"`
+		Seconds    float64 `json:"seconds"`
+		CPUSeconds float64 `json:"cpuSeconds"`
+		PeakRSSMB  float64 `json:"peakRssMb"`
+	}
+	cmd := exec.Command(bin, "--seeds", strings.Join(srv.Web.Seeds(), ","), "--connect-to", srv.ConnectTo(),
+		"--user-agent", "TrawlerBot/1.0", "--delay", o.delay.String(), "--budget", o.budget.String())
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	steady := steadyRate(srv.Web, o.budget)
+	if err := json.NewDecoder(stdout).Decode(&out); err != nil {
+		b.Fatalf("colly peer: %v\n%s", err, stderr.String())
+	}
+	_ = cmd.Wait()
+	rep := srv.Web.Audit().Report()
+	row := benchRow{scenario: scenario, crawler: "Colly", pages: out.Pages, seconds: out.Seconds,
+		steady: steady,
+		cpu:    map[string]float64{"worker:colly": out.CPUSeconds}, rssMB: map[string]float64{"worker:colly": out.PeakRSSMB},
+		allowed: allowedRate(srv.Web, rep, o.delay), violations: rep.Violations()}
+	b.Logf("%s, Colly: %d pages in %.0fs, %.1f requests/s steady, %d violations", scenario, row.pages, row.seconds, row.steady, row.violations)
+	return row
+}
+
+// steadyRate waits out the budget and returns the rate of requests the test web saw over its
+// last two thirds: the steady state, past the start-up while the crawl discovers hosts.
+func steadyRate(w *testweb.Web, budget time.Duration) float64 {
+	time.Sleep(budget / 3)
+	atThird := w.Audit().Report().Totals.Requests
+	time.Sleep(budget - budget/3)
+	return float64(w.Audit().Report().Totals.Requests-atThird) / (budget - budget/3).Seconds()
+}
+
+// allowedRate is the request rate politeness allows on the hosts the crawler has found:
+// one request per required delay each; 0 (not bound by politeness) when the scenario sets none.
+func allowedRate(w *testweb.Web, rep *testweb.Report, delay time.Duration) float64 {
+	if delay <= 0 {
+		return 0
+	}
+	var rate float64
+	for _, h := range rep.Hosts {
+		if d := w.RequiredDelay(h.Host); d > 0 {
+			rate += float64(time.Second) / float64(d)
 		}
-		if rep := s.web.Audit().Report(); rep.Violations() != 0 {
-			b.Errorf("%d politeness violations: %+v", rep.Violations(), rep.Totals)
-			for _, h := range rep.Hosts {
-				if h.GapViolations+h.ConcurrencyViolations+h.Disallowed+h.RetryAfterViolations > 0 || !h.RobotsFirst {
-					b.Logf("host %s: %+v", h.Host, h)
-					for _, r := range s.web.Audit().Requests(h.Host) {
-						b.Logf("  %s %s %d", r.Start.Format("15:04:05.000"), r.Path, r.Status)
-					}
+	}
+	return rate
+}
+
+func (s *stack) fetched(crawlID string) int64 {
+	p, err := s.store.CrawlProgress(context.Background(), crawlID)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return p.Fetched
+}
+
+func (s *stack) databaseBytes() int64 {
+	var n int64
+	if err := s.store.Pool().QueryRow(context.Background(), `SELECT pg_database_size(current_database())`).Scan(&n); err != nil {
+		s.t.Fatal(err)
+	}
+	return n
+}
+
+// bucketBytes is the disk the stack's bucket takes in the local MinIO's data directory.
+func (s *stack) bucketBytes() int64 {
+	var n int64
+	_ = filepath.Walk(filepath.Join(repoRoot(s.t), ".dev", "minio", s.cfg.S3Bucket), func(_ string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() {
+			n += fi.Size()
+		}
+		return nil
+	})
+	return n
+}
+
+// servicePID is the PID scripts/stack.sh recorded for a service (0 if none).
+func servicePID(tb testing.TB, name string) int {
+	data, err := os.ReadFile(filepath.Join(repoRoot(tb), ".dev", "run", name+".pid"))
+	if err != nil {
+		return 0
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+	return pid
+}
+
+func serviceCPU(b testing.TB) map[string]float64 {
+	out := map[string]float64{}
+	for _, svc := range []string{"temporal", "postgres", "minio"} {
+		if pid := servicePID(b, svc); pid > 0 {
+			out[svc], _ = procTree(pid)
+		}
+	}
+	return out
+}
+
+// procTree is the CPU seconds (including reaped children) of pid and its descendants, and
+// the largest peak RSS (MB) among them.
+func procTree(pid int) (cpuSeconds, peakRSSMB float64) {
+	children := map[int][]int{}
+	entries, _ := os.ReadDir("/proc")
+	stats := map[int][]string{}
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// Fields after the parenthesised command: state ppid … utime(14) stime cutime cstime.
+		s := string(data)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) < 15 {
+			continue
+		}
+		stats[p] = f
+		ppid, _ := strconv.Atoi(f[1])
+		children[ppid] = append(children[ppid], p)
+	}
+	todo := []int{pid}
+	for len(todo) > 0 {
+		p := todo[0]
+		todo = append(todo[1:], children[p]...)
+		f, ok := stats[p]
+		if !ok {
+			continue
+		}
+		for _, i := range []int{11, 12, 13, 14} {
+			ticks, _ := strconv.ParseFloat(f[i], 64)
+			cpuSeconds += ticks / 100 // USER_HZ
+		}
+		if status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p)); err == nil {
+			for _, line := range strings.Split(string(status), "\n") {
+				if kb, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+					v, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(kb), " kB"), 64)
+					peakRSSMB = max(peakRSSMB, v/1024)
 				}
 			}
 		}
-		b.Logf("%d hosts × %d pages, delay %v: %d fetched in %v", hosts, pages, delay, p.Fetched, elapsed.Round(time.Millisecond))
 	}
+	return cpuSeconds, peakRSSMB
+}
+
+// buildColly builds the Colly peer from its own module.
+func buildColly(b *testing.B) string {
+	bin := filepath.Join(b.TempDir(), "colly-peer")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Dir = filepath.Join(repoRoot(b), "bench", "colly")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("build the Colly peer: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// benchTable renders the report as Markdown.
+func benchTable(o benchOptions, rows []benchRow) string {
+	host, _ := os.Hostname()
+	cpuInfo := ""
+	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			if v, ok := strings.CutPrefix(line, "model name"); ok {
+				cpuInfo = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), ":"))
+				break
+			}
+		}
+	}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "## %s — `make bench` (%s, %s, %d cores)\n\n", time.Now().UTC().Format("2006-01-02 15:04 MST"), host, cpuInfo, runtime.NumCPU())
+	fmt.Fprintf(&sb, "Test web %d hosts × %d pages; politeness-bound: %v per host; budget %v per run; everything co-located.\n\n", o.hosts, o.pages, o.delay, o.budget)
+	sb.WriteString("| scenario | crawler | fetch procs | pages | requests/s steady | politeness use | events/page | CPU s/1k pages: workers · temporal · postgres · minio | peak RSS MB: workers · temporal · postgres · minio | PG B/page | S3 B/page | violations |\n")
+	sb.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, r := range rows {
+		var wcpu, wrss float64
+		for k, v := range r.cpu {
+			if strings.HasPrefix(k, "worker:") {
+				wcpu += v
+			}
+		}
+		for k, v := range r.rssMB {
+			if strings.HasPrefix(k, "worker:") {
+				wrss = max(wrss, v)
+			}
+		}
+		use := "—"
+		if r.allowed > 0 {
+			use = fmt.Sprintf("%.1f%%", 100*r.steady/r.allowed)
+		}
+		fmt.Fprintf(&sb, "| %s | %s | %d | %d | %.1f | %s | %.1f | %.1f · %.1f · %.1f · %.1f | %.0f · %.0f · %.0f · %.0f | %.0f | %.0f | %d |\n",
+			r.scenario, r.crawler, r.fetchers, r.pages, r.steady, use, r.events,
+			r.perKPages(wcpu), r.perKPages(r.cpu["temporal"]), r.perKPages(r.cpu["postgres"]), r.perKPages(r.cpu["minio"]),
+			wrss, r.rssMB["temporal"], r.rssMB["postgres"], r.rssMB["minio"], r.pgBytes, r.s3Bytes, r.violations)
+	}
+	sb.WriteString("\n")
+	for _, scenario := range []string{"politeness-bound", "no delay"} {
+		var t, c *benchRow
+		for i := range rows {
+			r := &rows[i]
+			if r.scenario == scenario && r.crawler == "Trawler" && t == nil {
+				t = r
+			}
+			if r.scenario == scenario && r.crawler == "Colly" {
+				c = r
+			}
+		}
+		if t == nil || c == nil || c.steady == 0 || c.pages == 0 || t.pages == 0 {
+			continue
+		}
+		var total float64
+		for _, v := range t.cpu {
+			total += v
+		}
+		tc := t.perKPages(total)
+		cc := c.perKPages(c.cpu["worker:colly"])
+		fmt.Fprintf(&sb, "- %s: Trawler ÷ Colly = %.2f× pages/s (steady), %.1f× CPU per page (Trawler with its services)\n", scenario, t.steady/c.steady, tc/cc)
+	}
+	return sb.String()
 }
 
 // eventsByType counts history events of the stack's workflows by workflow type.

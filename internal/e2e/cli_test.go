@@ -18,14 +18,14 @@ import (
 	"github.com/trawlerdev/trawler/internal/testweb"
 )
 
-func repoRoot(t *testing.T) string {
+func repoRoot(t testing.TB) string {
 	_, file, _, _ := runtime.Caller(0)
 	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
 }
 
 // buildBinary builds the command in pkg (relative to the repository) into a temporary
 // directory as name.
-func buildBinary(t *testing.T, name, pkg string) string {
+func buildBinary(t testing.TB, name, pkg string) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), name)
 	cmd := exec.Command("go", "build", "-o", bin, pkg)

@@ -21,32 +21,7 @@ import (
 // it replaced that has not noticed yet — still keep the host's spacing: the request slots are
 // booked in Postgres, not in the worker.
 func TestOverlappingFetchAttemptsKeepTheHostsDelay(t *testing.T) {
-	wc := testweb.DefaultConfig()
-	wc.Hosts, wc.Pages, wc.Specials = 1, 12, false
-	wc.DefaultDelay = 300 * time.Millisecond
-	s := newStackWithoutWorkers(t, wc)
-	ctx := context.Background()
-	spec := crawl.Spec{Seeds: s.web.Seeds(), Scope: crawl.ScopeAny, Delay: crawl.Duration(300 * time.Millisecond)}.WithDefaults()
-	if err := s.store.CreateCrawl(ctx, "overlap", spec, 0, 0); err != nil {
-		t.Fatal(err)
-	}
-	var cands []store.Candidate
-	for _, p := range []string{"/", "/p/1.html", "/p/2.html", "/p/4.html", "/p/5.html", "/p/6.html"} {
-		u := "http://h0000.test" + p
-		cands = append(cands, store.Candidate{URL: u, Hash: urlnorm.Hash(u), Host: "h0000.test", Source: "link"})
-	}
-	if _, err := s.store.Admit(ctx, "overlap", cands); err != nil {
-		t.Fatal(err)
-	}
-	claimed, _, err := s.store.Claim(ctx, "h0000.test", 10, time.Minute, time.Now())
-	if err != nil || len(claimed) != 6 {
-		t.Fatalf("claim: %d, %v", len(claimed), err)
-	}
-	norm := urlnorm.New(urlnorm.Default())
-	crawls := &activities.Crawls{Store: s.store, Norm: norm, DefaultUserAgent: s.cfg.UserAgent}
-	fetcher := &activities.Fetcher{Store: s.store, Blob: s.blob, Crawls: crawls,
-		Client:   fetch.New(fetch.Options{Dialer: netguard.New(netguard.Options{ConnectTo: s.cfg.ConnectTo})}),
-		Admitter: &activities.Admitter{Store: s.store, Waker: &activities.Waker{Client: s.tc, TaskQueue: s.cfg.TaskQueue}}}
+	s, fetcher, claimed := fetchFixture(t, 300*time.Millisecond)
 	var wg sync.WaitGroup
 	for _, half := range [][]store.Claimed{claimed[:3], claimed[3:]} {
 		wg.Add(1)
@@ -68,4 +43,63 @@ func TestOverlappingFetchAttemptsKeepTheHostsDelay(t *testing.T) {
 		t.Fatalf("two overlapping attempts broke the host's spacing: %+v", h)
 	}
 	t.Logf("%d requests from two concurrent attempts, min gap %.0f ms", h.Requests, h.MinGapMs)
+}
+
+// fetchFixture is a one-host test web with the given delay, six of its URLs claimed, and a
+// Fetcher on the stack's services.
+func fetchFixture(t *testing.T, delay time.Duration) (*stack, *activities.Fetcher, []store.Claimed) {
+	wc := testweb.DefaultConfig()
+	wc.Hosts, wc.Pages, wc.Specials = 1, 12, false
+	wc.DefaultDelay = delay
+	s := newStackWithoutWorkers(t, wc)
+	ctx := context.Background()
+	spec := crawl.Spec{Seeds: s.web.Seeds(), Scope: crawl.ScopeAny, Delay: crawl.Duration(delay)}.WithDefaults()
+	if err := s.store.CreateCrawl(ctx, "overlap", spec, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	var cands []store.Candidate
+	for _, p := range []string{"/", "/p/1.html", "/p/2.html", "/p/4.html", "/p/5.html", "/p/6.html"} {
+		u := "http://h0000.test" + p
+		cands = append(cands, store.Candidate{URL: u, Hash: urlnorm.Hash(u), Host: "h0000.test", Source: "link"})
+	}
+	if _, err := s.store.Admit(ctx, "overlap", cands); err != nil {
+		t.Fatal(err)
+	}
+	claimed, _, err := s.store.Claim(ctx, "h0000.test", 10, time.Minute, time.Now())
+	if err != nil || len(claimed) != 6 {
+		t.Fatalf("claim: %d, %v", len(claimed), err)
+	}
+	norm := urlnorm.New(urlnorm.Default())
+	crawls := &activities.Crawls{Store: s.store, Norm: norm, DefaultUserAgent: s.cfg.UserAgent}
+	fetcher := &activities.Fetcher{Store: s.store, Blob: s.blob, Crawls: crawls,
+		Client:   fetch.New(fetch.Options{Dialer: netguard.New(netguard.Options{ConnectTo: s.cfg.ConnectTo})}),
+		Admitter: &activities.Admitter{Store: s.store, Waker: &activities.Waker{Client: s.tc, TaskQueue: s.cfg.TaskQueue}}}
+	return s, fetcher, claimed
+}
+
+// A delay of a millisecond — less than booking a slot takes — must not stall a batch on
+// slots it keeps giving up as late.
+func TestMillisecondDelayDoesNotStall(t *testing.T) {
+	s, fetcher, claimed := fetchFixture(t, time.Millisecond)
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestActivityEnvironment()
+	env.RegisterActivity(fetcher)
+	start := time.Now()
+	v, err := env.ExecuteActivity(fetcher.FetchBatch, activities.FetchBatchInput{Host: "h0000.test", URLs: claimed,
+		Delay: time.Millisecond, MaxCrawlDelay: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res activities.FetchBatchResult
+	if err := v.Get(&res); err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(start)
+	if res.Fetched != 6 || took > 20*time.Second || res.LateSlots > 3*res.Requests {
+		t.Fatalf("batch of 6 at 1 ms: %+v in %v", res, took)
+	}
+	if h := s.web.Audit().Report().Host("h0000.test"); h == nil || h.PeakInFlight != 1 {
+		t.Fatalf("audit: %+v", h)
+	}
+	t.Logf("6 pages in %v, %d slots given up as late", took.Round(time.Millisecond), res.LateSlots)
 }

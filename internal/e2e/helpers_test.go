@@ -58,13 +58,21 @@ func newStackWithoutWorkers(t testing.TB, webCfg testweb.Config) *stack {
 // shared dev server until their idle timeout with no worker to run them.
 func (s *stack) terminateWorkflows() {
 	ctx := context.Background()
-	resp, err := s.tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
-		Query: "TaskQueue = '" + s.cfg.TaskQueue + "' AND ExecutionStatus = 'Running'", PageSize: 1000})
-	if err != nil {
-		return
-	}
-	for _, e := range resp.Executions {
-		_ = s.tc.TerminateWorkflow(ctx, e.Execution.WorkflowId, e.Execution.RunId, "test finished")
+	for range 20 { // a page at a time: terminating changes what the next page would hold
+		resp, err := s.tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+			Query: "TaskQueue = '" + s.cfg.TaskQueue + "' AND ExecutionStatus = 'Running'", PageSize: 1000})
+		if err != nil || len(resp.Executions) == 0 {
+			return
+		}
+		terminated := 0
+		for _, e := range resp.Executions {
+			if s.tc.TerminateWorkflow(ctx, e.Execution.WorkflowId, e.Execution.RunId, "test finished") == nil {
+				terminated++
+			}
+		}
+		if terminated == 0 { // visibility lags: these are already gone
+			return
+		}
 	}
 }
 

@@ -42,7 +42,7 @@ type workerProcess struct {
 
 // startWorkerProcess runs trawler-worker with roles until stop or the end of the test
 // (SIGTERM, which must drain it within 15 s).
-func (s *stack) startWorkerProcess(t *testing.T, bin, roles string) *workerProcess {
+func (s *stack) startWorkerProcess(t testing.TB, bin, roles string) *workerProcess {
 	t.Helper()
 	w := &workerProcess{roles: roles, metrics: freeAddr(t), out: &strings.Builder{}}
 	w.cmd = exec.Command(bin)
@@ -55,7 +55,7 @@ func (s *stack) startWorkerProcess(t *testing.T, bin, roles string) *workerProce
 	return w
 }
 
-func (w *workerProcess) stop(t *testing.T) {
+func (w *workerProcess) stop(t testing.TB) {
 	if w.cmd.ProcessState != nil {
 		return
 	}
@@ -74,7 +74,7 @@ func (w *workerProcess) stop(t *testing.T) {
 }
 
 // freeAddr is a loopback address with a port free right now.
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
