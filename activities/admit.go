@@ -44,14 +44,14 @@ func (a *Admitter) admit(ctx context.Context, ci *crawlInfo, cands []store.Candi
 	}
 	a.Seen.Add(ci.id, hashes)
 	st.Duplicates, st.OverBudget = res.Duplicates, res.OverBudget
-	hosts := make([]string, 0, len(res.New))
-	for h, n := range res.New {
+	for _, n := range res.New {
 		st.New += n
-		hosts = append(hosts, h)
 	}
-	st.Hosts = len(hosts)
-	if len(hosts) > 0 {
-		if err := a.Waker.Wake(ctx, ci.id, crawl.HostConfigFrom(ci.spec), hosts); err != nil {
+	st.Hosts = len(res.New)
+	// Only hosts waiting for work are signalled: a busy one claims the new URLs after its
+	// batch. This is most of what admission used to cost in workflow history.
+	if len(res.Wake) > 0 {
+		if err := a.Waker.Wake(ctx, ci.id, crawl.HostConfigFrom(ci.spec), res.Wake); err != nil {
 			// The URLs are safe in Postgres, and the crawl's sweep wakes hosts that missed a
 			// signal; failing here would only admit the same URLs again.
 			loggerFor(ctx).Warn("waking hosts failed; the crawl sweep will retry", "crawl", ci.id, "error", err)

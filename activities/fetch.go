@@ -53,12 +53,18 @@ type FetchBatchInput struct {
 	MaxCrawlDelay time.Duration   `json:"maxCrawlDelay"` // cap on Crawl-delay
 	NotBefore     time.Time       `json:"notBefore"`     // no request starts earlier
 	Concurrency   int             `json:"concurrency"`   // requests in flight at most (default 1)
+	// TopUp: when the URLs are done within Window, claim more of the host's due URLs, under
+	// Lease, until the batch has carried TopUp (0: never).
+	TopUp  int           `json:"topUp,omitempty"`
+	Window time.Duration `json:"window,omitempty"`
+	Lease  time.Duration `json:"lease,omitempty"`
 }
 
 // FetchBatchResult is small: counts, pacing facts and page references, never bodies. It is
 // also the heartbeat detail, so a retried activity resumes with the URLs it finished.
 type FetchBatchResult struct {
-	Finished          []bool          `json:"finished"` // by input index
+	Finished          []bool          `json:"finished"`        // by index in the input's URLs, then TopUp's
+	TopUp             []store.Claimed `json:"topUp,omitempty"` // URLs the batch claimed itself
 	Done              int             `json:"done"`
 	Fetched           int             `json:"fetched"`
 	NotModified       int             `json:"notModified"`
@@ -90,6 +96,7 @@ type batch struct {
 	inFlight int
 	next     time.Time  // the earliest start of the next request
 	ip       netip.Addr // the host's address, when the per-IP limit applies
+	began    time.Time
 }
 
 // FetchBatch fetches in.URLs, at most in.Concurrency at a time, request starts at least the
@@ -97,13 +104,19 @@ type batch struct {
 // same schedule). A URL robots.txt forbids is skipped without a request. After a Retry-After
 // the rest of the batch goes back to the queue for later.
 func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatchResult, error) {
-	b := &batch{f: f, in: in, next: in.NotBefore}
+	b := &batch{f: f, in: in, next: in.NotBefore, began: time.Now()}
 	if activity.HasHeartbeatDetails(ctx) {
 		_ = activity.GetHeartbeatDetails(ctx, &b.res)
 	}
-	if len(b.res.Finished) != len(in.URLs) {
-		b.res.Finished = make([]bool, len(in.URLs))
+	b.in.URLs = append(append([]store.Claimed(nil), in.URLs...), b.res.TopUp...) // resumed: with what it claimed itself
+	if len(b.res.Finished) != len(b.in.URLs) {
+		b.res.Finished, b.res.TopUp = make([]bool, len(in.URLs)), nil
+		b.in.URLs = in.URLs
 	}
+	if err := b.pace(ctx, b.in.URLs); err != nil {
+		return FetchBatchResult{}, err
+	}
+	in = b.in
 	if activity.GetInfo(ctx).Attempt > 1 {
 		// A previous attempt may have sent a request after its last delivered heartbeat:
 		// start a full delay from now, which is after all of them.
@@ -134,11 +147,21 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 	b.ip = f.limitedIP(ctx, in.Host)
 	n := max(in.Concurrency, 1)
 	sem := make(chan struct{}, n)
-	errs := make(chan error, len(in.URLs))
+	errs := make(chan error, max(len(in.URLs), in.TopUp))
 	rulesByToken := map[string]*robots.Rules{}
 	sitemapsChecked := map[string]bool{} // crawls whose sitemap discovery on this host is settled
 	var cached *store.Robots
-	for i, u := range in.URLs {
+	for i := 0; ; i++ {
+		if i == len(b.in.URLs) {
+			more, err := b.topUp(ctx, n)
+			if err != nil {
+				return b.wait(sem, errs, err)
+			}
+			if !more {
+				break
+			}
+		}
+		u := b.in.URLs[i]
 		if b.res.Finished[i] {
 			continue
 		}
@@ -251,7 +274,7 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 		return res, cerr
 	}
 	res.Retired, err = f.hostHealth(ctx, in.Host, res, ci.spec.RetireAfter.D())
-	activity.GetLogger(ctx).Info("fetch batch done", "host", in.Host, "crawl", ci.id, "urls", len(in.URLs),
+	activity.GetLogger(ctx).Info("fetch batch done", "host", in.Host, "crawl", ci.id, "urls", len(b.in.URLs), "toppedUp", len(res.TopUp),
 		"requests", res.Requests, "fetched", res.Fetched, "notModified", res.NotModified, "errors", res.Errors,
 		"skipped", res.Skipped, "deferred", res.Deferred, "lastError", res.LastError)
 	return res, err
@@ -279,6 +302,54 @@ func (f *Fetcher) hostHealth(ctx context.Context, host string, res FetchBatchRes
 }
 
 func (b *batch) delay() time.Duration { return max(b.in.Delay, b.res.CrawlDelay) }
+
+// pace applies the pacing of the crawls urls belong to. Crawls sharing a host each set their
+// own, and a busy host is not signalled when another crawl adds URLs to it: the batch keeps
+// the politest pacing of its URLs' crawls, whatever the workflow last heard of.
+func (b *batch) pace(ctx context.Context, urls []store.Claimed) error {
+	for _, u := range urls {
+		ci, err := b.f.Crawls.get(ctx, u.CrawlID)
+		if err != nil {
+			return err
+		}
+		b.mu.Lock()
+		b.in.Delay = max(b.in.Delay, ci.spec.Delay.D())
+		if c := ci.spec.Concurrency; c > 0 && c < b.in.Concurrency {
+			b.in.Concurrency = c
+		}
+		b.mu.Unlock()
+	}
+	return nil
+}
+
+// topUp claims more of the host's due URLs while the batch has room and time left in its
+// window, so a host whose URLs trickle in (links found a few at a time) still fills its
+// batches: a batch costs the host workflow the same history events whatever it carries. Not
+// after a Retry-After or errors, and not for concurrent batches (their semaphore is sized).
+func (b *batch) topUp(ctx context.Context, concurrency int) (bool, error) {
+	b.mu.Lock()
+	room := b.in.TopUp - len(b.in.URLs)
+	stop := room <= 0 || b.in.Lease <= 0 || concurrency > 1 || time.Since(b.began) >= b.in.Window ||
+		!b.res.DeferUntil.IsZero() || b.res.ConsecutiveErrors > 0 || b.res.Gone != ""
+	b.mu.Unlock()
+	if stop || ctx.Err() != nil {
+		return false, nil
+	}
+	more, _, err := b.f.Store.Claim(ctx, b.in.Host, room, b.in.Lease, time.Now())
+	if err != nil || len(more) == 0 {
+		return false, err
+	}
+	if err := b.pace(ctx, more); err != nil {
+		return false, err
+	}
+	b.mu.Lock()
+	b.in.URLs = append(b.in.URLs, more...)
+	b.res.Finished = append(b.res.Finished, make([]bool, len(more))...)
+	b.res.TopUp = append(b.res.TopUp, more...)
+	b.mu.Unlock()
+	b.heartbeat(ctx)
+	return true, nil
+}
 
 // jitterMargin is added to a host's delay when its next slot is booked: connection set-up and
 // scheduling on either side can bring two requests closer at the server than they left here,
@@ -367,7 +438,9 @@ func (b *batch) take(ctx context.Context) (time.Time, error) {
 			b.mu.Unlock()
 			return time.Time{}, errDeferred
 		}
-		next := later(b.next, b.res.LastRequestAt.Add(b.delay()))
+		// The margin here too: when robots.txt's Crawl-delay raises the delay mid-batch, the
+		// slot booked before it knew is closer than the new delay plus margin.
+		next := later(b.next, b.res.LastRequestAt.Add(b.delay()+jitterMargin(b.delay())))
 		wait := time.Until(next)
 		if wait <= 0 {
 			// The slot is booked in Postgres — the host's schedule, and its address's when the
@@ -379,7 +452,7 @@ func (b *batch) take(ctx context.Context) (time.Time, error) {
 				b.mu.Unlock()
 				return time.Time{}, err
 			}
-			b.next = start.Add(b.delay())
+			b.next = start.Add(b.delay() + jitterMargin(b.delay()))
 			b.res.LastRequestAt = start
 			b.res.Requests++
 			b.inFlight++
@@ -440,14 +513,16 @@ func (b *batch) tolerance() time.Duration {
 // sees the delay between it and the next request, from this worker or another.
 func (b *batch) sent(ctx context.Context, start time.Time) func(time.Time) {
 	return func(at time.Time) {
+		b.mu.Lock()
+		d := b.delay()
 		if at.Sub(start) <= b.tolerance() {
+			b.mu.Unlock()
 			return
 		}
-		b.mu.Lock()
 		b.res.LateDepartures++
-		b.next = later(b.next, at.Add(b.delay()))
+		b.next = later(b.next, at.Add(d+jitterMargin(d)))
 		b.mu.Unlock()
-		hostNext, ipNext := at.Add(b.delay()+jitterMargin(b.delay())), at.Add(b.f.IPGap+jitterMargin(b.f.IPGap))
+		hostNext, ipNext := at.Add(d+jitterMargin(d)), at.Add(b.f.IPGap+jitterMargin(b.f.IPGap))
 		go func() {
 			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 			defer cancel()
@@ -519,6 +594,7 @@ func (b *batch) result() FetchBatchResult {
 	defer b.mu.Unlock()
 	r := b.res
 	r.Finished = append([]bool(nil), r.Finished...)
+	r.TopUp = append([]store.Claimed(nil), r.TopUp...)
 	r.Pages = append([]crawl.PageRef(nil), r.Pages...)
 	return r
 }

@@ -132,11 +132,15 @@ func (h *hostRun) batchSize() int {
 
 func (h *hostRun) claim() (activities.ClaimResult, error) {
 	var f *activities.Frontier
-	k := h.batchSize()
-	lease := time.Duration(k)*(h.delay()+h.cfg.RequestTimeout.D()) + claimLeaseSlack
 	var res activities.ClaimResult
-	err := workflow.ExecuteLocalActivity(withLocal(h.ctx), f.Claim, activities.ClaimInput{Host: h.in.Host, Limit: k, Lease: lease}).Get(h.ctx, &res)
+	err := workflow.ExecuteLocalActivity(withLocal(h.ctx), f.Claim, activities.ClaimInput{Host: h.in.Host, Limit: h.batchSize(), Lease: h.lease()}).Get(h.ctx, &res)
 	return res, err
+}
+
+// lease is how long a batch's claims last: the whole batch, K requests at the delay each
+// taking up to the request timeout, and some slack.
+func (h *hostRun) lease() time.Duration {
+	return time.Duration(h.batchSize())*(h.delay()+h.cfg.RequestTimeout.D()) + claimLeaseSlack
 }
 
 // idle waits for work: until the next due URL (if any) or a signal, at most the idle timeout.
@@ -161,7 +165,7 @@ func (h *hostRun) idle(nextDue *time.Time) bool {
 func (h *hostRun) fetch(urls []store.Claimed) {
 	ctx := h.ctx
 	d := h.delay()
-	k := len(urls)
+	k := max(len(urls), h.batchSize()) // the batch tops itself up to K
 	actx, cancel := workflow.WithCancel(ctx)
 	actx = workflow.WithActivityOptions(actx, workflow.ActivityOptions{
 		TaskQueue:           or(h.cfg.FetchQueue, defaultFetchQueue),
@@ -177,7 +181,8 @@ func (h *hostRun) fetch(urls []store.Claimed) {
 	})
 	var f *activities.Fetcher
 	fut := workflow.ExecuteActivity(actx, f.FetchBatch, activities.FetchBatchInput{Host: h.in.Host, URLs: urls, Delay: d,
-		MaxCrawlDelay: h.cfg.MaxCrawlDelay.D(), NotBefore: h.st.NextRequestAt, Concurrency: h.concurrency()})
+		MaxCrawlDelay: h.cfg.MaxCrawlDelay.D(), NotBefore: h.st.NextRequestAt, Concurrency: h.concurrency(),
+		TopUp: h.batchSize(), Window: h.cfg.BatchWindow.D(), Lease: h.lease()})
 	h.busy = true
 	h.batches++
 	h.interrupted = false

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -159,11 +160,12 @@ func runTrawlerBench(b *testing.B, bin string, o benchOptions, scenario string, 
 	if pages := s.fetched(name); pages > 0 {
 		row.pgBytes = float64(s.databaseBytes()-pgBefore) / float64(pages)
 		row.s3Bytes = float64(s.bucketBytes()-s3Before) / float64(pages)
-		total := 0
-		for _, n := range s.eventsByType() {
+		events, total := s.events(), 0
+		for _, n := range events {
 			total += n
 		}
 		row.events = float64(total) / float64(pages)
+		b.Logf("events per page, most frequent: %s", topEvents(events, pages, 12))
 	}
 	b.Logf("%s, Trawler with %d fetch workers: %d pages in %.0fs, %.1f pages/s steady, %.1f events/page, %d violations",
 		scenario, fetchers, row.pages, row.seconds, row.steady, row.events, row.violations)
@@ -402,8 +404,19 @@ func benchTable(o benchOptions, rows []benchRow) string {
 
 // eventsByType counts history events of the stack's workflows by workflow type.
 func (s *stack) eventsByType() map[string]int {
-	ctx := context.Background()
 	out := map[string]int{}
+	for k, n := range s.events() {
+		out[k.workflow] += n
+	}
+	return out
+}
+
+type eventKind struct{ workflow, event string }
+
+// events counts history events of the stack's workflows by workflow type and event type.
+func (s *stack) events() map[eventKind]int {
+	ctx := context.Background()
+	out := map[eventKind]int{}
 	var token []byte
 	for {
 		resp, err := s.tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
@@ -414,14 +427,32 @@ func (s *stack) eventsByType() map[string]int {
 		for _, e := range resp.Executions {
 			it := s.tc.GetWorkflowHistory(ctx, e.Execution.WorkflowId, e.Execution.RunId, false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 			for it.HasNext() {
-				if _, err := it.Next(); err != nil {
+				ev, err := it.Next()
+				if err != nil {
 					s.t.Fatal(fmt.Errorf("history of %s: %w", e.Execution.WorkflowId, err))
 				}
-				out[e.Type.Name]++
+				out[eventKind{e.Type.Name, strings.TrimPrefix(ev.EventType.String(), "EVENT_TYPE_")}]++
 			}
 		}
 		if token = resp.NextPageToken; len(token) == 0 {
 			return out
 		}
 	}
+}
+
+// topEvents renders the most frequent kinds of event per fetched page.
+func topEvents(events map[eventKind]int, pages int64, n int) string {
+	kinds := make([]eventKind, 0, len(events))
+	for k := range events {
+		kinds = append(kinds, k)
+	}
+	sort.Slice(kinds, func(i, j int) bool { return events[kinds[i]] > events[kinds[j]] })
+	var sb strings.Builder
+	for i, k := range kinds {
+		if i == n || pages == 0 {
+			break
+		}
+		fmt.Fprintf(&sb, "%s %s %.2f; ", k.workflow, k.event, float64(events[k])/float64(pages))
+	}
+	return sb.String()
 }

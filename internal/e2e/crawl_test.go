@@ -175,4 +175,5 @@ func TestCrawlTheTestWeb(t *testing.T) {
 	}
 	t.Logf("pages/s %.1f (%d fetched in %v); %d history events (%v) = %.2f events per fetched page",
 		float64(p.Fetched)/elapsed.Seconds(), p.Fetched, elapsed.Round(time.Second), events, byType, float64(events)/float64(p.Fetched))
+	t.Logf("events per page, most frequent: %s", topEvents(s.events(), p.Fetched, 12))
 }

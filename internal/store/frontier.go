@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -27,6 +28,7 @@ const InLinkBoost = 0.05
 // AdmitResult says what admission did with a batch.
 type AdmitResult struct {
 	New        map[string]int // host -> URLs newly queued
+	Wake       []string       // hosts of New whose workflows wait for a signal (sorted)
 	Duplicates int            // already in the frontier
 	OverBudget int            // new, but past the crawl's or host's page budget: recorded as skipped
 }
@@ -148,6 +150,19 @@ func (s *Store) Admit(ctx context.Context, crawlID string, cands []Candidate) (A
 			ON CONFLICT (crawl_id, host) DO UPDATE SET admitted = crawl_hosts.admitted + excluded.admitted`, crawlID, newHosts, counts); err != nil {
 			return fmt.Errorf("count host admissions: %w", err)
 		}
+		// Only hosts whose workflow found nothing at its last claim wait for a signal; the others
+		// claim again after their batch. Sorted: concurrent admissions lock host rows in order.
+		sorted := append([]string(nil), newHosts...)
+		sort.Strings(sorted)
+		rows, err = tx.Query(ctx, `INSERT INTO hosts (host, waiting) SELECT h, false FROM unnest($1::text[]) AS t(h) ORDER BY h
+			ON CONFLICT (host) DO UPDATE SET waiting = false WHERE hosts.waiting RETURNING host`, sorted)
+		if err != nil {
+			return fmt.Errorf("find waiting hosts: %w", err)
+		}
+		if res.Wake, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
+			return fmt.Errorf("find waiting hosts: %w", err)
+		}
+		sort.Strings(res.Wake)
 		total := 0
 		for _, c := range res.New {
 			total += c
@@ -183,43 +198,54 @@ type Claimed struct {
 // by now, and claimed ones whose lease has run out (their claimer died). When none is due it
 // returns when the next one will be (nil: none pending).
 func (s *Store) Claim(ctx context.Context, host string, limit int, lease time.Duration, now time.Time) ([]Claimed, *time.Time, error) {
-	rows, err := s.pool.Query(ctx, `WITH c AS (
-			SELECT u.crawl_id, u.url_hash FROM urls u JOIN crawls c ON c.id = u.crawl_id AND c.state = 'running'
-			WHERE u.host = $1 AND ((u.state = 'queued' AND u.next_fetch_at <= $2) OR (u.state = 'claimed' AND u.claimed_until < $2))
-			ORDER BY u.priority DESC, u.depth, u.next_fetch_at
-			LIMIT $3 FOR UPDATE OF u SKIP LOCKED)
-		UPDATE urls u SET state = 'claimed', claimed_until = $2::timestamptz + $4::interval, updated_at = now()
-		FROM c WHERE u.crawl_id = c.crawl_id AND u.url_hash = c.url_hash
-		RETURNING u.crawl_id, u.url_hash, u.url, u.depth, u.hops, u.attempts, u.fetch_count, coalesce(u.etag, ''), coalesce(u.last_modified, ''), u.source,
-			u.content_hash, coalesce(u.recrawl_s, 0), coalesce(u.change_hint_s, 0), u.gone_count`,
-		host, now, limit, lease)
-	if err != nil {
-		return nil, nil, fmt.Errorf("store: claim %s: %w", host, err)
-	}
-	claimed, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Claimed, error) {
-		var c Claimed
-		err := r.Scan(&c.CrawlID, &c.Hash, &c.URL, &c.Depth, &c.Hops, &c.Attempts, &c.FetchCount, &c.ETag, &c.LastModified, &c.Source,
-			&c.ContentHash, &c.RecrawlS, &c.HintS, &c.GoneCount)
-		return c, err
+	var claimed []Claimed
+	var next *time.Time
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		// The host's row is locked first: an admission adding URLs meanwhile waits for this
+		// claim and then sees whether it left the host waiting for a signal (Admit).
+		if _, err := tx.Exec(ctx, `INSERT INTO hosts (host, last_claim_at) VALUES ($1, $2)
+			ON CONFLICT (host) DO UPDATE SET last_claim_at = excluded.last_claim_at`, host, now); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `WITH c AS (
+				SELECT u.crawl_id, u.url_hash FROM urls u JOIN crawls c ON c.id = u.crawl_id AND c.state = 'running'
+				WHERE u.host = $1 AND ((u.state = 'queued' AND u.next_fetch_at <= $2) OR (u.state = 'claimed' AND u.claimed_until < $2))
+				ORDER BY u.priority DESC, u.depth, u.next_fetch_at
+				LIMIT $3 FOR UPDATE OF u SKIP LOCKED)
+			UPDATE urls u SET state = 'claimed', claimed_until = $2::timestamptz + $4::interval, updated_at = now()
+			FROM c WHERE u.crawl_id = c.crawl_id AND u.url_hash = c.url_hash
+			RETURNING u.crawl_id, u.url_hash, u.url, u.depth, u.hops, u.attempts, u.fetch_count, coalesce(u.etag, ''), coalesce(u.last_modified, ''), u.source,
+				u.content_hash, coalesce(u.recrawl_s, 0), coalesce(u.change_hint_s, 0), u.gone_count`,
+			host, now, limit, lease)
+		if err != nil {
+			return err
+		}
+		claimed, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (Claimed, error) {
+			var c Claimed
+			err := r.Scan(&c.CrawlID, &c.Hash, &c.URL, &c.Depth, &c.Hops, &c.Attempts, &c.FetchCount, &c.ETag, &c.LastModified, &c.Source,
+				&c.ContentHash, &c.RecrawlS, &c.HintS, &c.GoneCount)
+			return c, err
+		})
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE hosts SET waiting = $2 WHERE host = $1`, host, len(claimed) == 0); err != nil {
+			return err
+		}
+		if len(claimed) > 0 {
+			return nil
+		}
+		return tx.QueryRow(ctx, `SELECT min(t) FROM (
+				SELECT min(u.next_fetch_at) AS t FROM urls u JOIN crawls c ON c.id = u.crawl_id AND c.state = 'running'
+				WHERE u.host = $1 AND u.state = 'queued'
+				UNION ALL
+				SELECT min(claimed_until) FROM urls WHERE host = $1 AND state = 'claimed') x`, host).Scan(&next)
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("store: claim %s: %w", host, err)
 	}
-	if _, err := s.pool.Exec(ctx, `INSERT INTO hosts (host, last_claim_at) VALUES ($1, $2)
-		ON CONFLICT (host) DO UPDATE SET last_claim_at = excluded.last_claim_at`, host, now); err != nil {
-		return nil, nil, fmt.Errorf("store: claim %s: %w", host, err)
-	}
 	if len(claimed) > 0 {
 		return claimed, nil, nil
-	}
-	var next *time.Time
-	err = s.pool.QueryRow(ctx, `SELECT min(t) FROM (
-			SELECT min(u.next_fetch_at) AS t FROM urls u JOIN crawls c ON c.id = u.crawl_id AND c.state = 'running'
-			WHERE u.host = $1 AND u.state = 'queued'
-			UNION ALL
-			SELECT min(claimed_until) FROM urls WHERE host = $1 AND state = 'claimed') x`, host).Scan(&next)
-	if err != nil {
-		return nil, nil, fmt.Errorf("store: next due on %s: %w", host, err)
 	}
 	return nil, next, nil
 }

@@ -230,3 +230,30 @@ func TestSlotsAreSpacedPerHostAndPerIP(t *testing.T) {
 		t.Errorf("address slot %v, before the pushed %v", st, pushed.Add(time.Second))
 	}
 }
+
+// Admission signals a host only while its workflow waits: a host whose last claim found work
+// claims again after its batch by itself.
+func TestAdmitWakesOnlyWaitingHosts(t *testing.T) {
+	s, ctx := newStore(t, 0, 0)
+	res, err := s.Admit(ctx, "c", []store.Candidate{cand("http://w.test/1", "w.test", 0)})
+	if err != nil || len(res.Wake) != 1 || res.Wake[0] != "w.test" {
+		t.Fatalf("a host never claimed is woken: %+v %v", res, err)
+	}
+	if got, _, err := s.Claim(ctx, "w.test", 10, time.Minute, time.Now()); err != nil || len(got) != 1 {
+		t.Fatalf("claim: %d %v", len(got), err)
+	}
+	res, _ = s.Admit(ctx, "c", []store.Candidate{cand("http://w.test/2", "w.test", 1)})
+	if res.New["w.test"] != 1 || len(res.Wake) != 0 {
+		t.Fatalf("a busy host is not signalled: %+v", res)
+	}
+	if got, _, _ := s.Claim(ctx, "w.test", 10, time.Minute, time.Now()); len(got) != 1 {
+		t.Fatalf("the busy host finds the new URL at its next claim: %d", len(got))
+	}
+	if got, _, _ := s.Claim(ctx, "w.test", 10, time.Minute, time.Now()); len(got) != 0 {
+		t.Fatalf("nothing left: %d", len(got))
+	}
+	res, _ = s.Admit(ctx, "c", []store.Candidate{cand("http://w.test/3", "w.test", 1), cand("http://v.test/", "v.test", 1)})
+	if len(res.Wake) != 2 || res.Wake[0] != "v.test" || res.Wake[1] != "w.test" {
+		t.Fatalf("a host whose last claim was empty waits, and is woken: %+v", res)
+	}
+}
