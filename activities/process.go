@@ -33,6 +33,7 @@ func (p *Processor) Process(ctx context.Context, in crawl.ProcessInput) (crawl.P
 	var res crawl.ProcessResult
 	log := activity.GetLogger(ctx)
 	pending := map[string][]store.Candidate{}
+	saved := map[string][]store.Document{} // finished once their crawl's links are admitted
 	rejected := map[string]map[string]int{} // crawl -> reason -> count
 	var crawlOrder []string
 	for i, page := range in.Pages {
@@ -43,9 +44,12 @@ func (p *Processor) Process(ctx context.Context, in crawl.ProcessInput) (crawl.P
 		if rejected[page.CrawlID] == nil {
 			rejected[page.CrawlID] = map[string]int{}
 		}
-		cands, err := p.processPage(ctx, ci, page, &res, rejected[page.CrawlID])
+		cands, doc, err := p.processPage(ctx, ci, page, &res, rejected[page.CrawlID])
 		if err != nil {
 			return res, err
+		}
+		if doc != nil {
+			saved[page.CrawlID] = append(saved[page.CrawlID], *doc)
 		}
 		if _, ok := pending[page.CrawlID]; !ok {
 			crawlOrder = append(crawlOrder, page.CrawlID)
@@ -60,6 +64,9 @@ func (p *Processor) Process(ctx context.Context, in crawl.ProcessInput) (crawl.P
 		}
 		st, err := p.Admitter.admit(ctx, ci, pending[id])
 		if err != nil {
+			return res, err
+		}
+		if err := p.Store.FinishProcessed(ctx, saved[id]); err != nil {
 			return res, err
 		}
 		// Counted once per batch; a retried batch may count its rejections again (stats only).
@@ -81,12 +88,13 @@ func (p *Processor) Process(ctx context.Context, in crawl.ProcessInput) (crawl.P
 	return res, nil
 }
 
-// processPage parses and stores one page and returns the links to admit.
-func (p *Processor) processPage(ctx context.Context, ci *crawlInfo, page crawl.PageRef, res *crawl.ProcessResult, rejected map[string]int) ([]store.Candidate, error) {
+// processPage parses and stores one page and returns the links to admit and the document
+// saved (nil when the page could not be: it is done already).
+func (p *Processor) processPage(ctx context.Context, ci *crawlInfo, page crawl.PageRef, res *crawl.ProcessResult, rejected map[string]int) ([]store.Candidate, *store.Document, error) {
 	spec := ci.spec
 	body, err := p.Blob.GetBody(ctx, page.BodyKey, spec.MaxBodyBytes+1)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	pageURL := page.URL
 	if page.FinalURL != "" {
@@ -95,23 +103,23 @@ func (p *Processor) processPage(ctx context.Context, ci *crawlInfo, page crawl.P
 	pu, err := url.Parse(pageURL)
 	if err != nil {
 		res.Failed++
-		return nil, p.Store.MarkDone(ctx, page.CrawlID, page.Hash, "unparseable page URL")
+		return nil, nil, p.Store.MarkDone(ctx, page.CrawlID, page.Hash, "unparseable page URL")
 	}
 	parsed, err := parse.Parse(body, page.ContentType, pu, spec.MaxOutlinks*4)
 	if err != nil {
 		res.Failed++
-		return nil, p.Store.MarkDone(ctx, page.CrawlID, page.Hash, err.Error())
+		return nil, nil, p.Store.MarkDone(ctx, page.CrawlID, page.Hash, err.Error())
 	}
 	if parsed.Binary {
 		res.Failed++
-		return nil, p.Store.MarkDone(ctx, page.CrawlID, page.Hash, "binary content served as HTML")
+		return nil, nil, p.Store.MarkDone(ctx, page.CrawlID, page.Hash, "binary content served as HTML")
 	}
 	doc := store.Document{CrawlID: page.CrawlID, Hash: page.Hash, ContentHash: page.ContentHash, BodyKey: page.BodyKey,
 		Title: parsed.Title, Lang: parsed.Lang, Charset: parsed.Charset, ContentType: page.ContentType, Size: page.Size,
 		NoIndex: parsed.NoIndex, NoFollow: parsed.NoFollow}
 	if !parsed.NoIndex && parsed.Text != "" {
 		if doc.TextKey, _, err = p.Blob.PutText(ctx, []byte(parsed.Text)); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	doc.TextBytes = len(parsed.Text)
@@ -167,7 +175,7 @@ func (p *Processor) processPage(ctx context.Context, ci *crawlInfo, page crawl.P
 	}
 	dup, err := p.Store.SaveDocument(ctx, doc, links, ci.dedup)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	res.Documents++
 	res.Links += len(links)
@@ -179,5 +187,5 @@ func (p *Processor) processPage(ctx context.Context, ci *crawlInfo, page crawl.P
 			res.NearDuplicates++
 		}
 	}
-	return cands, nil
+	return cands, &doc, nil
 }

@@ -124,10 +124,7 @@ func (s *Store) SaveDocument(ctx context.Context, d Document, links []Link, det 
 				return fmt.Errorf("save links: %w", err)
 			}
 		}
-		_, err = tx.Exec(ctx, `UPDATE urls SET state = CASE WHEN $3::timestamptz IS NULL THEN 'done' ELSE 'queued' END,
-				next_fetch_at = coalesce($3, next_fetch_at), recrawl_s = coalesce(nullif($4, 0), recrawl_s), updated_at = now()
-			WHERE crawl_id = $1 AND url_hash = $2 AND state = 'fetched'`, d.CrawlID, d.Hash, d.RecrawlAt, d.RecrawlS)
-		return err
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: document %x: %w", d.Hash, err)
@@ -186,6 +183,30 @@ func lockKeys(crawlID string, contentHash []byte, keys []int64) []int64 {
 		out = append(out, int64(uint64(k)*0x9e3779b97f4a7c15^crawl))
 	}
 	return out
+}
+
+// FinishProcessed ends the processing of a crawl's saved documents: each URL is done, or
+// queued again for its recrawl. Called only once their links are admitted: a URL still
+// "fetched" keeps the crawl pending, so a crawl cannot end while links of a page it fetched
+// are still on their way into the frontier (a process worker killed between the two leaves
+// the page to its retry, or to the crawl's sweep).
+func (s *Store) FinishProcessed(ctx context.Context, docs []Document) error {
+	if len(docs) == 0 {
+		return nil
+	}
+	crawls, hashes := make([]string, len(docs)), make([][]byte, len(docs))
+	at, secs := make([]*time.Time, len(docs)), make([]int32, len(docs))
+	for i, d := range docs {
+		crawls[i], hashes[i], at[i], secs[i] = d.CrawlID, d.Hash, d.RecrawlAt, int32(d.RecrawlS)
+	}
+	_, err := s.pool.Exec(ctx, `UPDATE urls u SET state = CASE WHEN t.at IS NULL THEN 'done' ELSE 'queued' END,
+			next_fetch_at = coalesce(t.at, u.next_fetch_at), recrawl_s = coalesce(nullif(t.s, 0), u.recrawl_s), updated_at = now()
+		FROM unnest($1::text[], $2::bytea[], $3::timestamptz[], $4::int[]) AS t(c, h, at, s)
+		WHERE u.crawl_id = t.c AND u.url_hash = t.h AND u.state = 'fetched'`, crawls, hashes, at, secs)
+	if err != nil {
+		return fmt.Errorf("store: finish processed pages: %w", err)
+	}
+	return nil
 }
 
 // MarkDone moves a fetched URL that needs no processing (or could not be processed) to done.

@@ -118,3 +118,40 @@ func BenchmarkNearDuplicateSave10k(b *testing.B) {
 	}
 	b.ReportMetric(float64(time.Since(start).Microseconds())/float64(b.N), "µs/doc")
 }
+
+// A saved document keeps its URL pending until FinishProcessed, which runs once the page's
+// links are admitted: the crawl cannot end in between.
+func TestProcessedPagesStayPendingUntilFinished(t *testing.T) {
+	s, ctx := newStore(t, 0, 0)
+	a, b := cand("http://a.test/a", "a.test", 1), cand("http://a.test/b", "a.test", 1)
+	if _, err := s.Admit(ctx, "c", []store.Candidate{a, b}); err != nil {
+		t.Fatal(err)
+	}
+	var docs []store.Document
+	recrawl := time.Now().Add(time.Hour)
+	for i, c := range []store.Candidate{a, b} {
+		if _, err := s.RecordFetch(ctx, "a.test", store.FetchOutcome{CrawlID: "c", Hash: c.Hash, URL: c.URL, FetchKey: c.URL,
+			FetchedAt: time.Now(), Status: 200, BodyKey: "k", ContentType: "text/html", Bytes: 10, State: store.StateFetched}); err != nil {
+			t.Fatal(err)
+		}
+		content := sha256.Sum256([]byte(c.URL))
+		d := store.Document{CrawlID: "c", Hash: c.Hash, ContentHash: content[:], BodyKey: "k", Size: 10}
+		if i == 1 {
+			d.RecrawlAt, d.RecrawlS = &recrawl, 3600
+		}
+		if _, err := s.SaveDocument(ctx, d, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, d)
+	}
+	if p, _ := s.CrawlProgress(ctx, "c"); p.Pending != 2 || p.ByState["fetched"] != 2 {
+		t.Fatalf("saved but not finished: %+v", p)
+	}
+	if err := s.FinishProcessed(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	p, _ := s.CrawlProgress(ctx, "c")
+	if p.ByState["done"] != 1 || p.ByState["queued"] != 1 || p.ByState["fetched"] != 0 {
+		t.Fatalf("finished: done and queued for the recrawl: %+v", p)
+	}
+}
