@@ -33,7 +33,7 @@ func (p *Processor) Process(ctx context.Context, in crawl.ProcessInput) (crawl.P
 	var res crawl.ProcessResult
 	log := activity.GetLogger(ctx)
 	pending := map[string][]store.Candidate{}
-	saved := map[string][]store.Document{} // finished once their crawl's links are admitted
+	saved := map[string][]store.Document{}  // finished once their crawl's links are admitted
 	rejected := map[string]map[string]int{} // crawl -> reason -> count
 	var crawlOrder []string
 	for i, page := range in.Pages {
