@@ -335,9 +335,26 @@ func (b *batch) topUp(ctx context.Context, concurrency int) (bool, error) {
 	if stop || ctx.Err() != nil {
 		return false, nil
 	}
-	more, _, err := b.f.Store.Claim(ctx, b.in.Host, room, b.in.Lease, time.Now())
-	if err != nil || len(more) == 0 {
+	// Owned by this activity across its attempts: a retry takes back what a dead attempt
+	// claimed after its last heartbeat, and drops what it already carries.
+	info := activity.GetInfo(ctx)
+	owner := "fetch:" + info.WorkflowExecution.RunID + "/" + info.ActivityID
+	claimed, _, err := b.f.Store.ClaimAs(ctx, b.in.Host, owner, room, b.in.Lease, time.Now())
+	if err != nil {
 		return false, err
+	}
+	carried := make(map[string]bool, len(b.in.URLs))
+	for _, u := range b.in.URLs {
+		carried[u.CrawlID+"\x00"+string(u.Hash)] = true
+	}
+	var more []store.Claimed
+	for _, u := range claimed {
+		if !carried[u.CrawlID+"\x00"+string(u.Hash)] {
+			more = append(more, u)
+		}
+	}
+	if len(more) == 0 {
+		return false, nil
 	}
 	if err := b.pace(ctx, more); err != nil {
 		return false, err

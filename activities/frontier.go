@@ -86,6 +86,7 @@ type ClaimInput struct {
 	Host  string        `json:"host"`
 	Limit int           `json:"limit"`
 	Lease time.Duration `json:"lease"`
+	Owner string        `json:"owner,omitempty"` // the same owner claiming again gets its claims back (Store.ClaimAs)
 }
 
 // ClaimResult holds the claimed URLs, or when the next one is due.
@@ -96,7 +97,7 @@ type ClaimResult struct {
 
 // Claim leases due URLs of a host.
 func (f *Frontier) Claim(ctx context.Context, in ClaimInput) (ClaimResult, error) {
-	urls, next, err := f.Store.Claim(ctx, in.Host, in.Limit, in.Lease, time.Now())
+	urls, next, err := f.Store.ClaimAs(ctx, in.Host, in.Owner, in.Limit, in.Lease, time.Now())
 	return ClaimResult{URLs: urls, NextDue: next}, err
 }
 

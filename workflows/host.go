@@ -133,7 +133,11 @@ func (h *hostRun) batchSize() int {
 func (h *hostRun) claim() (activities.ClaimResult, error) {
 	var f *activities.Frontier
 	var res activities.ClaimResult
-	err := workflow.ExecuteLocalActivity(withLocal(h.ctx), f.Claim, activities.ClaimInput{Host: h.in.Host, Limit: h.batchSize(), Lease: h.lease()}).Get(h.ctx, &res)
+	// Owned by this run's next batch: replayed after a worker died between claiming and
+	// recording the claim, the local activity takes the same URLs back.
+	owner := fmt.Sprintf("host:%s/%d", workflow.GetInfo(h.ctx).WorkflowExecution.RunID, h.batches)
+	err := workflow.ExecuteLocalActivity(withLocal(h.ctx), f.Claim, activities.ClaimInput{Host: h.in.Host, Limit: h.batchSize(),
+		Lease: h.lease(), Owner: owner}).Get(h.ctx, &res)
 	return res, err
 }
 

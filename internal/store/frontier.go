@@ -198,6 +198,13 @@ type Claimed struct {
 // by now, and claimed ones whose lease has run out (their claimer died). When none is due it
 // returns when the next one will be (nil: none pending).
 func (s *Store) Claim(ctx context.Context, host string, limit int, lease time.Duration, now time.Time) ([]Claimed, *time.Time, error) {
+	return s.ClaimAs(ctx, host, "", limit, lease, now)
+}
+
+// ClaimAs is Claim on behalf of owner: URLs the same owner claimed before and still holds come
+// first, so a claimer that died after claiming (its result lost) and runs again under the same
+// owner takes its claims back instead of waiting out their lease.
+func (s *Store) ClaimAs(ctx context.Context, host, owner string, limit int, lease time.Duration, now time.Time) ([]Claimed, *time.Time, error) {
 	var claimed []Claimed
 	var next *time.Time
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -209,14 +216,15 @@ func (s *Store) Claim(ctx context.Context, host string, limit int, lease time.Du
 		}
 		rows, err := tx.Query(ctx, `WITH c AS (
 				SELECT u.crawl_id, u.url_hash FROM urls u JOIN crawls c ON c.id = u.crawl_id AND c.state = 'running'
-				WHERE u.host = $1 AND ((u.state = 'queued' AND u.next_fetch_at <= $2) OR (u.state = 'claimed' AND u.claimed_until < $2))
-				ORDER BY u.priority DESC, u.depth, u.next_fetch_at
+				WHERE u.host = $1 AND ((u.state = 'queued' AND u.next_fetch_at <= $2)
+					OR (u.state = 'claimed' AND (u.claimed_until < $2 OR u.claimed_by = $5)))
+				ORDER BY (u.state = 'claimed' AND u.claimed_by = $5) DESC NULLS LAST, u.priority DESC, u.depth, u.next_fetch_at
 				LIMIT $3 FOR UPDATE OF u SKIP LOCKED)
-			UPDATE urls u SET state = 'claimed', claimed_until = $2::timestamptz + $4::interval, updated_at = now()
+			UPDATE urls u SET state = 'claimed', claimed_until = $2::timestamptz + $4::interval, claimed_by = $5, updated_at = now()
 			FROM c WHERE u.crawl_id = c.crawl_id AND u.url_hash = c.url_hash
 			RETURNING u.crawl_id, u.url_hash, u.url, u.depth, u.hops, u.attempts, u.fetch_count, coalesce(u.etag, ''), coalesce(u.last_modified, ''), u.source,
 				u.content_hash, coalesce(u.recrawl_s, 0), coalesce(u.change_hint_s, 0), u.gone_count`,
-			host, now, limit, lease)
+			host, now, limit, lease, nullIfEmpty(owner))
 		if err != nil {
 			return err
 		}
@@ -284,4 +292,11 @@ func (s *Store) URLState(ctx context.Context, crawlID string, hash []byte) (stri
 		return "", fmt.Errorf("store: check claim: %w", err)
 	}
 	return state, nil
+}
+
+func nullIfEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }

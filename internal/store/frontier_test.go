@@ -257,3 +257,27 @@ func TestAdmitWakesOnlyWaitingHosts(t *testing.T) {
 		t.Fatalf("a host whose last claim was empty waits, and is woken: %+v", res)
 	}
 }
+
+// A claimer that runs again under the same owner (a replayed local activity, a retried fetch
+// batch) takes its live claims back; anyone else waits for their lease.
+func TestClaimAsGivesAnOwnerItsClaimsBack(t *testing.T) {
+	s, ctx := newStore(t, 0, 0)
+	if _, err := s.Admit(ctx, "c", []store.Candidate{cand("http://o.test/1", "o.test", 0), cand("http://o.test/2", "o.test", 1)}); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	first, _, err := s.ClaimAs(ctx, "o.test", "run/1", 1, time.Hour, now)
+	if err != nil || len(first) != 1 {
+		t.Fatalf("claim: %d %v", len(first), err)
+	}
+	if other, _, _ := s.ClaimAs(ctx, "o.test", "run/2", 10, time.Hour, now); len(other) != 1 || string(other[0].Hash) == string(first[0].Hash) {
+		t.Fatalf("another owner gets only the unclaimed URL: %+v", other)
+	}
+	again, _, _ := s.ClaimAs(ctx, "o.test", "run/1", 10, time.Hour, now)
+	if len(again) != 1 || string(again[0].Hash) != string(first[0].Hash) {
+		t.Fatalf("the owner gets its claim back: %+v", again)
+	}
+	if none, _, _ := s.Claim(ctx, "o.test", 10, time.Hour, now); len(none) != 0 {
+		t.Fatalf("an anonymous claim waits for the leases: %+v", none)
+	}
+}
