@@ -32,45 +32,51 @@ type Processor struct {
 func (p *Processor) Process(ctx context.Context, in crawl.ProcessInput) (crawl.ProcessResult, error) {
 	var res crawl.ProcessResult
 	log := activity.GetLogger(ctx)
-	pending := map[string][]store.Candidate{}
-	saved := map[string][]store.Document{}  // finished once their crawl's links are admitted
-	rejected := map[string]map[string]int{} // crawl -> reason -> count
+	// Per crawl, in the order met: links to admit, documents to finish once they are
+	// admitted, and refused links by reason.
+	type crawlBatch struct {
+		cands    []store.Candidate
+		docs     []store.Document
+		rejected map[string]int
+	}
+	batches := map[string]*crawlBatch{}
 	var crawlOrder []string
 	for i, page := range in.Pages {
 		ci, err := p.Crawls.get(ctx, page.CrawlID)
 		if err != nil {
 			return res, err
 		}
-		if rejected[page.CrawlID] == nil {
-			rejected[page.CrawlID] = map[string]int{}
+		cb := batches[page.CrawlID]
+		if cb == nil {
+			cb = &crawlBatch{rejected: map[string]int{}}
+			batches[page.CrawlID] = cb
+			crawlOrder = append(crawlOrder, page.CrawlID)
 		}
-		cands, doc, err := p.processPage(ctx, ci, page, &res, rejected[page.CrawlID])
+		cands, doc, err := p.processPage(ctx, ci, page, &res, cb.rejected)
 		if err != nil {
 			return res, err
 		}
 		if doc != nil {
-			saved[page.CrawlID] = append(saved[page.CrawlID], *doc)
+			cb.docs = append(cb.docs, *doc)
 		}
-		if _, ok := pending[page.CrawlID]; !ok {
-			crawlOrder = append(crawlOrder, page.CrawlID)
-		}
-		pending[page.CrawlID] = append(pending[page.CrawlID], cands...)
+		cb.cands = append(cb.cands, cands...)
 		activity.RecordHeartbeat(ctx, i+1)
 	}
 	for _, id := range crawlOrder {
+		cb := batches[id]
 		ci, err := p.Crawls.get(ctx, id)
 		if err != nil {
 			return res, err
 		}
-		st, err := p.Admitter.admit(ctx, ci, pending[id])
+		st, err := p.Admitter.admit(ctx, ci, cb.cands)
 		if err != nil {
 			return res, err
 		}
-		if err := p.Store.FinishProcessed(ctx, saved[id]); err != nil {
+		if err := p.Store.FinishProcessed(ctx, cb.docs); err != nil {
 			return res, err
 		}
 		// Counted once per batch; a retried batch may count its rejections again (stats only).
-		if err := p.Store.CountRejections(ctx, id, rejected[id]); err != nil {
+		if err := p.Store.CountRejections(ctx, id, cb.rejected); err != nil {
 			return res, err
 		}
 		res.Admitted += st.New
@@ -79,7 +85,7 @@ func (p *Processor) Process(ctx context.Context, in crawl.ProcessInput) (crawl.P
 		count(ctx, metrics.LinksAdmitted, int64(st.New))
 		count(ctx, metrics.LinksSeen, int64(st.Duplicates))
 		count(ctx, metrics.LinksRejected, int64(st.OverBudget), "reason", "budget")
-		for reason, n := range rejected[id] {
+		for reason, n := range cb.rejected {
 			count(ctx, metrics.LinksRejected, int64(n), "reason", reason)
 		}
 	}

@@ -402,10 +402,10 @@ func benchTable(o benchOptions, rows []benchRow) string {
 	return sb.String()
 }
 
-// eventsByType counts history events of the stack's workflows by workflow type.
-func (s *stack) eventsByType() map[string]int {
+// byWorkflow sums events by workflow type.
+func byWorkflow(events map[eventKind]int) map[string]int {
 	out := map[string]int{}
-	for k, n := range s.events() {
+	for k, n := range events {
 		out[k.workflow] += n
 	}
 	return out

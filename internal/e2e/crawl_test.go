@@ -168,12 +168,13 @@ func TestCrawlTheTestWeb(t *testing.T) {
 	responses, revisits := checkWARC(t, s, crawlID)
 	t.Logf("WARC: %d response and %d revisit records", responses, revisits)
 
-	byType := s.eventsByType()
+	allEvents := s.events()
+	byType := byWorkflow(allEvents)
 	events := 0
 	for _, n := range byType {
 		events += n
 	}
 	t.Logf("pages/s %.1f (%d fetched in %v); %d history events (%v) = %.2f events per fetched page",
 		float64(p.Fetched)/elapsed.Seconds(), p.Fetched, elapsed.Round(time.Second), events, byType, float64(events)/float64(p.Fetched))
-	t.Logf("events per page, most frequent: %s", topEvents(s.events(), p.Fetched, 12))
+	t.Logf("events per page, most frequent: %s", topEvents(allEvents, p.Fetched, 12))
 }

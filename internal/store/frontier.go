@@ -220,11 +220,11 @@ func (s *Store) ClaimAs(ctx context.Context, host, owner string, limit int, leas
 					OR (u.state = 'claimed' AND (u.claimed_until < $2 OR u.claimed_by = $5)))
 				ORDER BY (u.state = 'claimed' AND u.claimed_by = $5) DESC NULLS LAST, u.priority DESC, u.depth, u.next_fetch_at
 				LIMIT $3 FOR UPDATE OF u SKIP LOCKED)
-			UPDATE urls u SET state = 'claimed', claimed_until = $2::timestamptz + $4::interval, claimed_by = $5, updated_at = now()
+			UPDATE urls u SET state = 'claimed', claimed_until = $2::timestamptz + $4::interval, claimed_by = nullif($5, ''), updated_at = now()
 			FROM c WHERE u.crawl_id = c.crawl_id AND u.url_hash = c.url_hash
 			RETURNING u.crawl_id, u.url_hash, u.url, u.depth, u.hops, u.attempts, u.fetch_count, coalesce(u.etag, ''), coalesce(u.last_modified, ''), u.source,
 				u.content_hash, coalesce(u.recrawl_s, 0), coalesce(u.change_hint_s, 0), u.gone_count`,
-			host, now, limit, lease, nullIfEmpty(owner))
+			host, now, limit, lease, owner)
 		if err != nil {
 			return err
 		}
@@ -292,11 +292,4 @@ func (s *Store) URLState(ctx context.Context, crawlID string, hash []byte) (stri
 		return "", fmt.Errorf("store: check claim: %w", err)
 	}
 	return state, nil
-}
-
-func nullIfEmpty(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
 }
