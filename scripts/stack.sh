@@ -56,8 +56,11 @@ start() {
 # ---- Temporal -------------------------------------------------------------------------------
 temporal_healthy() { "$bin/temporal" operator cluster health --address "127.0.0.1:$TEMPORAL_PORT" --command-timeout 3s; }
 
+# TRAWLER_TEMPORAL=postgres runs a Temporal server (scripts/tools.sh server) on our PostgreSQL
+# instead of the SQLite dev server: make bench compares the two. Same port, no UI.
 temporal_up() {
   if alive temporal && temporal_healthy >/dev/null 2>&1; then say "temporal: already up"; return; fi
+  if [[ "${TRAWLER_TEMPORAL:-dev}" == postgres ]]; then temporal_sql_up; return; fi
   start temporal "$bin/temporal" server start-dev \
     --ip 127.0.0.1 --port "$TEMPORAL_PORT" --ui-port "$TEMPORAL_UI_PORT" \
     --db-filename "$dev/temporal.db" \
@@ -69,6 +72,106 @@ temporal_up() {
     --log-level warn
   wait_for temporal 90 temporal_healthy || die "temporal failed to start"
   say "temporal: up on 127.0.0.1:$TEMPORAL_PORT (UI http://127.0.0.1:$TEMPORAL_UI_PORT)"
+}
+
+temporal_sql_up() {
+  external_db && die "temporal: TRAWLER_TEMPORAL=postgres uses the stack's own PostgreSQL"
+  "$root/scripts/tools.sh" server
+  PGBIN=$(pg_bindir) || die "temporal: no PostgreSQL binaries"
+  pg_healthy || die "temporal: PostgreSQL is not up"
+  local schema="$root/.tools/temporal-schema" conf="$dev/temporal-sql" db
+  local sqltool=("$bin/temporal-sql-tool" --plugin postgres12 --ep 127.0.0.1 -p "$PG_PORT" -u trawler)
+  for db in temporal temporal_visibility; do
+    local dir=temporal
+    [[ $db == temporal_visibility ]] && dir=visibility
+    if ! "$PGBIN/psql" -h 127.0.0.1 -p "$PG_PORT" -U trawler -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname='$db'" | grep -q 1; then
+      "${sqltool[@]}" --db "$db" create-database >>"$logs/temporal.log" 2>&1 &&
+        "${sqltool[@]}" --db "$db" setup-schema -v 0.0 >>"$logs/temporal.log" 2>&1 || die "temporal: creating database $db failed (see $logs/temporal.log)"
+    fi
+    "${sqltool[@]}" --db "$db" update-schema -d "$schema/$dir/versioned" >>"$logs/temporal.log" 2>&1 \
+      || die "temporal: updating the schema of $db failed (see $logs/temporal.log)"
+  done
+  mkdir -p "$conf/config"
+  cat >"$conf/dynamicconfig.yaml" <<YAML
+system.enableActivityEagerExecution:
+  - value: true
+limit.maxIDLength:
+  - value: 1000
+YAML
+  local store
+  store() {
+    cat <<YAML
+      sql:
+        pluginName: postgres12
+        databaseName: $1
+        connectAddr: "127.0.0.1:$PG_PORT"
+        connectProtocol: tcp
+        user: trawler
+        maxConns: $2
+        maxIdleConns: $2
+        maxConnLifetime: 1h
+YAML
+  }
+  local port
+  cat >"$conf/config/development.yaml" <<YAML
+log:
+  stdout: true
+  level: warn
+persistence:
+  defaultStore: default
+  visibilityStore: visibility
+  numHistoryShards: ${TRAWLER_TEMPORAL_SHARDS:-4}
+  datastores:
+    default:
+$(store temporal 20)
+    visibility:
+$(store temporal_visibility 4)
+global:
+  membership:
+    maxJoinDuration: 30s
+    broadcastAddress: 127.0.0.1
+  pprof:
+    port: ${TRAWLER_TEMPORAL_PPROF_PORT:-7936}
+services:
+YAML
+  port=$TEMPORAL_PORT
+  for svc in frontend history matching worker; do
+    printf '  %s:\n    rpc:\n      grpcPort: %s\n      membershipPort: %s\n      bindOnLocalHost: true\n' \
+      "$svc" "$port" "$((port - 1000))" >>"$conf/config/development.yaml"
+    port=$((port + 1))
+  done
+  cat >>"$conf/config/development.yaml" <<YAML
+clusterMetadata:
+  enableGlobalNamespace: false
+  failoverVersionIncrement: 10
+  masterClusterName: active
+  currentClusterName: active
+  clusterInformation:
+    active:
+      enabled: true
+      initialFailoverVersion: 1
+      rpcName: frontend
+      rpcAddress: "127.0.0.1:$TEMPORAL_PORT"
+dcRedirectionPolicy:
+  policy: noop
+dynamicConfigClient:
+  filepath: $conf/dynamicconfig.yaml
+  pollInterval: 10s
+YAML
+  start temporal "$bin/temporal-server" --root "$conf" --config config --env development --allow-no-auth start
+  wait_for temporal 90 temporal_healthy || die "temporal (PostgreSQL) failed to start"
+  local tctl=("$bin/temporal" operator --address "127.0.0.1:$TEMPORAL_PORT")
+  "${tctl[@]}" namespace describe --namespace default >/dev/null 2>&1 ||
+    "${tctl[@]}" namespace create --namespace default --retention 72h >>"$logs/temporal.log" 2>&1 || die "temporal: creating namespace default failed"
+  local i
+  for i in $(seq 1 50); do # the namespace reaches the frontend's cache within seconds
+    "${tctl[@]}" search-attribute create --namespace default --name Host --type Keyword --name CrawlID --type Keyword \
+      --name HostState --type Keyword >>"$logs/temporal.log" 2>&1 && break
+    "${tctl[@]}" search-attribute list --namespace default 2>/dev/null | grep -q HostState && break
+    sleep 0.5
+  done
+  "${tctl[@]}" search-attribute list --namespace default 2>/dev/null | grep -q HostState || die "temporal: registering search attributes failed"
+  say "temporal: Temporal server $("$bin/temporal-server" --version | awk '{print $NF}') on PostgreSQL, up on 127.0.0.1:$TEMPORAL_PORT"
 }
 
 # ---- PostgreSQL -----------------------------------------------------------------------------

@@ -13,6 +13,13 @@ TOOLS=(
   "temporal github.com/temporalio/cli/cmd/temporal v1.5.1"
   "minio github.com/minio/minio v0.0.0-20260212201848-7aac2a2c5b7c"
 )
+# `scripts/tools.sh server` adds a Temporal server for PostgreSQL and its schema tool (make
+# bench's "Temporal on PostgreSQL" scenario); the tests do not need them.
+TEMPORAL_SERVER_VERSION=v1.29.1
+SERVER_TOOLS=(
+  "temporal-server go.temporal.io/server/cmd/server $TEMPORAL_SERVER_VERSION"
+  "temporal-sql-tool go.temporal.io/server/cmd/tools/sql $TEMPORAL_SERVER_VERSION"
+)
 
 ensure() {
   local name=$1 pkg=$2 version=$3
@@ -30,12 +37,27 @@ ensure() {
       exit 1
     fi
     mkdir -p "$(dirname "$cached")"
-    mv "$tmp/$name" "$cached"
+    mv "$tmp/$(basename "$pkg")" "$cached"
     rm -rf "$tmp"
   fi
   cp -f "$cached" "$bin/$name"
   echo "$version" >"$stamp"
 }
+
+if [[ "${1:-}" == server ]]; then
+  for spec in "${SERVER_TOOLS[@]}"; do
+    # shellcheck disable=SC2086
+    ensure $spec
+  done
+  # The server's SQL schema ships in its module, which the build downloaded.
+  dir=$(go mod download -json "go.temporal.io/server@$TEMPORAL_SERVER_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  [[ -d "$dir/schema/postgresql/v12" ]] || { echo "tools: no PostgreSQL schema in go.temporal.io/server@$TEMPORAL_SERVER_VERSION" >&2; exit 1; }
+  rm -rf "$root/.tools/temporal-schema"
+  mkdir -p "$root/.tools/temporal-schema"
+  cp -r "$dir/schema/postgresql/v12/." "$root/.tools/temporal-schema/"
+  chmod -R u+w "$root/.tools/temporal-schema"
+  exit 0
+fi
 
 for spec in "${TOOLS[@]}"; do
   # shellcheck disable=SC2086

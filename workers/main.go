@@ -53,7 +53,7 @@ func run() error {
 			return err
 		}
 		defer reg.Close()
-		addr, err := reg.Serve(ctx, cfg.MetricsAddr)
+		addr, err := reg.Serve(ctx, cfg.MetricsAddr, cfg.PProf)
 		if err != nil {
 			return err
 		}

@@ -20,6 +20,11 @@ const (
 	defaultMaxHistory    = 3000
 	defaultMaxRunBatches = 150
 	claimLeaseSlack      = 2 * time.Minute
+	// inBatchWait is the longest wait for the host's next slot that the next fetch batch takes
+	// over (it books its slots in Postgres and sleeps until NotBefore anyway): a durable timer
+	// per batch would cost two events and a workflow task for a second's crawl-delay. Longer
+	// waits (a large Crawl-delay, backoff, the next due URL) stay durable timers.
+	inBatchWait = 5 * time.Second
 )
 
 // HostWorkflow is the one workflow that requests pages from its host (ID host/<authority>),
@@ -43,6 +48,10 @@ type hostRun struct {
 	wake    time.Time
 	busy    bool
 	batches int // fetch batches in this run
+	// amortised (version "amortised-batches"): short crawl-delay waits inside the next batch,
+	// processing children started without a workflow task of their own.
+	amortised bool
+	starting  []workflow.Future // children whose start is not yet confirmed
 
 	urlsAdded, pause, resume, throttle workflow.ReceiveChannel
 	interrupted                        bool // a pause or throttle arrived while fetching
@@ -71,6 +80,8 @@ func (h *hostRun) run() error {
 	if err := workflow.SetQueryHandler(ctx, crawl.QueryStatus, func() (crawl.HostStatus, error) { return h.status(), nil }); err != nil {
 		return err
 	}
+	h.amortised = workflow.GetVersion(ctx, "amortised-batches", workflow.DefaultVersion, 1) == 1
+	defer h.awaitChildStarts()
 	for {
 		h.drainSignals()
 		if h.shouldContinueAsNew() {
@@ -82,7 +93,7 @@ func (h *hostRun) run() error {
 			continue
 		}
 		now := workflow.Now(ctx)
-		if gate := later(h.st.NextRequestAt, h.st.BackoffUntil); gate.After(now) {
+		if gate := later(h.st.NextRequestAt, h.st.BackoffUntil); gate.After(now) && !h.waitInBatch(gate.Sub(now)) {
 			if h.st.BackoffUntil.After(now) {
 				h.setState(h.backoffState())
 			}
@@ -102,6 +113,11 @@ func (h *hostRun) run() error {
 		h.setState("active")
 		h.fetch(claimed.URLs)
 	}
+}
+
+// waitInBatch says whether the next batch may wait out the gap itself (its NotBefore).
+func (h *hostRun) waitInBatch(gap time.Duration) bool {
+	return h.amortised && gap <= inBatchWait && !h.st.BackoffUntil.After(workflow.Now(h.ctx))
 }
 
 // delay is the gap between request starts in force: the crawl's, robots.txt's Crawl-delay
@@ -163,6 +179,7 @@ func (h *hostRun) idle(nextDue *time.Time) bool {
 	}
 	// Timed out. A signal that raced the timer still wakes us (the server refuses to complete
 	// a workflow with unhandled signals, and the next task finds it here).
+	h.awaitChildStarts()
 	return h.drainSignals()
 }
 
@@ -305,9 +322,36 @@ func (h *hostRun) process(pages []crawl.PageRef) {
 	})
 	child := workflow.ExecuteChildWorkflow(cctx, ProcessPageWorkflow, crawl.ProcessInput{Host: h.in.Host, Pages: pages,
 		TaskQueue: h.cfg.ProcessQueue})
-	if err := child.GetChildWorkflowExecution().Get(h.ctx, nil); err != nil {
-		workflow.GetLogger(h.ctx).Error("start processing failed; pages stay fetched for a retry", "error", err)
+	if !h.amortised {
+		h.childStarted(child.GetChildWorkflowExecution())
+		return
 	}
+	// The start command goes out with the next batch's; the started event is awaited only
+	// before this run closes (an abandoned child initiated but not started when its parent
+	// closes is never started).
+	pending := h.starting[:0]
+	for _, f := range h.starting {
+		if f.IsReady() {
+			h.childStarted(f)
+		} else {
+			pending = append(pending, f)
+		}
+	}
+	h.starting = append(pending, child.GetChildWorkflowExecution())
+}
+
+func (h *hostRun) childStarted(f workflow.Future) {
+	if err := f.Get(h.ctx, nil); err != nil {
+		workflow.GetLogger(h.ctx).Error("start processing failed; pages stay fetched for the crawl's sweep", "error", err)
+	}
+}
+
+// awaitChildStarts blocks until every processing child this run initiated has started.
+func (h *hostRun) awaitChildStarts() {
+	for _, f := range h.starting {
+		h.childStarted(f)
+	}
+	h.starting = nil
 }
 
 // waitSignal blocks until deadline (false; zero: no deadline) or a control signal (pause,
@@ -471,6 +515,7 @@ func (h *hostRun) shouldContinueAsNew() bool {
 
 // continueAsNew carries the state into a fresh run once no signal is pending.
 func (h *hostRun) continueAsNew() error {
+	h.awaitChildStarts()
 	_ = workflow.Await(h.ctx, func() bool { return workflow.AllHandlersFinished(h.ctx) })
 	h.drainSignals()
 	h.st.Runs++

@@ -21,8 +21,10 @@ type hostEnv struct {
 	*testsuite.TestWorkflowEnvironment
 	frontier *activities.Frontier
 	fetcher  *activities.Fetcher
-	fetches  []time.Time // workflow time at each FetchBatch
+	fetches  []time.Time // workflow time at each FetchBatch's first request
 	claims   int
+	// waitedInBatch counts batches that started before their NotBefore and waited for it.
+	waitedInBatch int
 }
 
 func newHostEnv(t *testing.T) *hostEnv {
@@ -55,17 +57,22 @@ func (e *hostEnv) claimsOf(n, k int) {
 		})
 }
 
-// fetchOK answers each batch as fetched, its last request at the batch's NotBefore (or now).
+// fetchOK answers each batch as fetched. A batch whose NotBefore is near waits for it itself
+// (its one request is at NotBefore); one further off should have been preceded by a durable
+// timer and fails.
 func (e *hostEnv) fetchOK() {
 	e.OnActivity(e.fetcher.FetchBatch, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in activities.FetchBatchInput) (activities.FetchBatchResult, error) {
 			now := e.Now()
-			e.fetches = append(e.fetches, now)
-			last := now
-			if in.NotBefore.After(now) {
-				return activities.FetchBatchResult{}, errors.New("activity started before NotBefore: the workflow did not wait")
+			if in.NotBefore.Sub(now) > inBatchWait {
+				return activities.FetchBatchResult{}, errors.New("activity started long before NotBefore: the workflow did not wait")
 			}
-			return activities.FetchBatchResult{Done: len(in.URLs), Fetched: len(in.URLs), LastRequestAt: last,
+			sent := later(now, in.NotBefore)
+			e.fetches = append(e.fetches, sent)
+			if sent.After(now) {
+				e.waitedInBatch++
+			}
+			return activities.FetchBatchResult{Done: len(in.URLs), Fetched: len(in.URLs), LastRequestAt: sent,
 				Pages: []crawl.PageRef{{CrawlID: "c", URL: in.URLs[0].URL}}}, nil
 		})
 }
@@ -75,21 +82,33 @@ func hostInput(delay time.Duration) crawl.HostInput {
 		BatchWindow: crawl.Duration(10 * delay), IdleTimeout: crawl.Duration(time.Minute)}}
 }
 
-func TestHostWaitsTheDelayOnADurableTimerBetweenBatches(t *testing.T) {
-	e := newHostEnv(t)
-	e.claimsOf(3, 10)
-	e.fetchOK()
-	e.ExecuteWorkflow(HostWorkflow, hostInput(2*time.Second))
-	if !e.IsWorkflowCompleted() || e.GetWorkflowError() != nil {
-		t.Fatalf("completed %v err %v", e.IsWorkflowCompleted(), e.GetWorkflowError())
-	}
-	if len(e.fetches) != 3 {
-		t.Fatalf("%d fetch batches, want 3", len(e.fetches))
-	}
-	for i := 1; i < len(e.fetches); i++ {
-		if gap := e.fetches[i].Sub(e.fetches[i-1]); gap < 2*time.Second {
-			t.Errorf("batch %d started %v after the previous one's last request; want >= the 2s delay", i, gap)
-		}
+// A crawl-delay longer than inBatchWait is waited on a durable timer; a shorter one inside
+// the next batch, which starts at once and sends its first request no earlier than NotBefore.
+func TestHostWaitsTheDelayBetweenBatches(t *testing.T) {
+	for _, tc := range []struct {
+		delay   time.Duration
+		inBatch bool
+	}{{2 * time.Second, true}, {10 * time.Second, false}} {
+		t.Run(tc.delay.String(), func(t *testing.T) {
+			e := newHostEnv(t)
+			e.claimsOf(3, 10)
+			e.fetchOK()
+			e.ExecuteWorkflow(HostWorkflow, hostInput(tc.delay))
+			if !e.IsWorkflowCompleted() || e.GetWorkflowError() != nil {
+				t.Fatalf("completed %v err %v", e.IsWorkflowCompleted(), e.GetWorkflowError())
+			}
+			if len(e.fetches) != 3 {
+				t.Fatalf("%d fetch batches, want 3", len(e.fetches))
+			}
+			for i := 1; i < len(e.fetches); i++ {
+				if gap := e.fetches[i].Sub(e.fetches[i-1]); gap < tc.delay {
+					t.Errorf("batch %d's first request %v after the previous one's last; want >= the %v delay", i, gap, tc.delay)
+				}
+			}
+			if want := map[bool]int{true: 2, false: 0}[tc.inBatch]; e.waitedInBatch != want {
+				t.Errorf("%d batches waited for their slot themselves, want %d", e.waitedInBatch, want)
+			}
+		})
 	}
 }
 
@@ -148,7 +167,9 @@ func TestHostPauseStopsFetchingUntilResume(t *testing.T) {
 		resumedAt = e.Now()
 		e.SignalWorkflow(crawl.SignalResume, nil)
 	}, time.Hour)
-	e.ExecuteWorkflow(HostWorkflow, hostInput(time.Second))
+	// A delay above inBatchWait: the pause comes during a durable timer (a mocked batch cannot
+	// be interrupted while it waits for its slot).
+	e.ExecuteWorkflow(HostWorkflow, hostInput(6*time.Second))
 	if e.GetWorkflowError() != nil {
 		t.Fatal(e.GetWorkflowError())
 	}
@@ -204,17 +225,18 @@ func TestHostContinueAsNewDrainsPendingSignals(t *testing.T) {
 	e := newHostEnv(t)
 	e.claimsOf(5, 1)
 	e.fetchOK()
-	// While the run waits out its delay after its first batch, two signals arrive at once: one
-	// wakes it, the other is still pending and is drained; both reach the next run.
+	// While the run waits out its delay (on a timer: above inBatchWait) after its first batch,
+	// two signals arrive at once: one wakes it, the other is still pending and is drained; both
+	// reach the next run.
 	e.RegisterDelayedCallback(func() {
 		e.SignalWorkflow(crawl.SignalThrottle, crawl.Throttle{Delay: crawl.Duration(9 * time.Second)})
-		e.SignalWorkflow(crawl.SignalURLsAdded, crawl.URLsAdded{Config: crawl.HostConfig{Delay: crawl.Duration(3 * time.Second)}})
-	}, 1500*time.Millisecond)
-	in := hostInput(2 * time.Second)
+		e.SignalWorkflow(crawl.SignalURLsAdded, crawl.URLsAdded{Config: crawl.HostConfig{Delay: crawl.Duration(8 * time.Second)}})
+	}, 3*time.Second)
+	in := hostInput(6 * time.Second)
 	in.Config.MaxRunBatches = 2
 	e.ExecuteWorkflow(HostWorkflow, in)
 	next := continuedInput(t, e.GetWorkflowError())
-	if next.State.ThrottleDelay.D() != 9*time.Second || next.Config.Delay.D() != 3*time.Second {
+	if next.State.ThrottleDelay.D() != 9*time.Second || next.Config.Delay.D() != 8*time.Second {
 		t.Errorf("pending signals lost across Continue-As-New: %+v", next)
 	}
 	// The throttle applies from the last request: the second batch came 9s after the first.

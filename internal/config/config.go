@@ -53,6 +53,7 @@ type Config struct {
 	ProcessQueueRate   float64
 
 	MetricsAddr string // "" when off
+	PProf       bool   // /debug/pprof/ next to /metrics
 	APIAddr     string
 	APIToken    string
 

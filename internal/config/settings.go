@@ -110,6 +110,8 @@ var settings = []setting{
 		set: func(c *Config, v string) error { return nonNegativeFloat(&c.ProcessQueueRate, v) }},
 	{Flag: "metrics-addr", Env: "TRAWLER_METRICS_ADDR", Default: "127.0.0.1:9464", Usage: "where a worker serves Prometheus metrics (/metrics); host:0 picks a free port, off disables",
 		set: func(c *Config, v string) error { return listenAddr(&c.MetricsAddr, v) }},
+	{Flag: "pprof", Env: "TRAWLER_PPROF", Default: "false", Usage: "also serve Go's profiles (/debug/pprof/) on the metrics address; they expose internals, so not on an open network",
+		set: func(c *Config, v string) error { return boolean(&c.PProf, v) }},
 	{Flag: "api-addr", Env: "TRAWLER_API_ADDR", Default: "127.0.0.1:8080", Usage: "where `trawler serve` listens for the HTTP API",
 		set: func(c *Config, v string) error { return listenAddr(&c.APIAddr, v) }},
 	{Flag: "api-token", Env: "TRAWLER_API_TOKEN", Default: "", Usage: "when set, the HTTP API requires `Authorization: Bearer <token>`", Secret: true,

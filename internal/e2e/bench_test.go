@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -34,12 +37,21 @@ func envInt(name string, def int) int {
 // BenchmarkCrawl is `make bench`: Trawler and the Colly peer (bench/colly) crawl the same test
 // web (BENCH_HOSTS × BENCH_PAGES) for BENCH_BUDGET_S each, in a politeness-bound scenario
 // (BENCH_DELAY_MS per host, with 1, 2 and 4 fetch worker processes: BENCH_FETCHERS) and a
-// concurrency-bound one (no delay). Workers run as separate processes so each one's CPU and
-// peak RSS are its own. The report table goes to stdout and, with BENCH_REPORT=file, is
-// appended to that file.
+// concurrency-bound one (no delay); the politeness-bound run with one fetcher is repeated on a
+// Temporal server on PostgreSQL in place of the dev server (BENCH_TEMPORAL_PG=0 skips it).
+// Workers run as separate processes so each one's CPU and peak RSS are its own, with their
+// profiles on: a CPU profile of the workflow worker, a fetch worker and (on PostgreSQL) the
+// Temporal server is taken over the steady window into BENCH_PROFILES (default
+// .dev/bench-profiles) and its top functions logged. The report table goes to stdout and,
+// with BENCH_REPORT=file, is appended to that file.
 func BenchmarkCrawl(b *testing.B) {
 	o := benchOptions{hosts: envInt("BENCH_HOSTS", 2000), pages: envInt("BENCH_PAGES", 50),
-		delay: time.Duration(envInt("BENCH_DELAY_MS", 1000)) * time.Millisecond, budget: time.Duration(envInt("BENCH_BUDGET_S", 90)) * time.Second}
+		delay: time.Duration(envInt("BENCH_DELAY_MS", 1000)) * time.Millisecond, budget: time.Duration(envInt("BENCH_BUDGET_S", 60)) * time.Second,
+		profiles: envOr("BENCH_PROFILES", filepath.Join(repoRoot(b), ".dev", "bench-profiles"))}
+	if err := os.MkdirAll(o.profiles, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	b.Setenv("TRAWLER_PPROF", "true")
 	var fetchers []int
 	for _, f := range strings.Split(envOr("BENCH_FETCHERS", "1,2,4"), ",") {
 		if n, err := strconv.Atoi(strings.TrimSpace(f)); err == nil && n > 0 {
@@ -52,6 +64,13 @@ func BenchmarkCrawl(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		for _, n := range fetchers {
 			rows = append(rows, runTrawlerBench(b, worker, o, "politeness-bound", n))
+		}
+		if envInt("BENCH_TEMPORAL_PG", 1) == 1 {
+			restartTemporal(b, "postgres")
+			pg := o
+			pg.temporal = "postgres"
+			rows = append(rows, runTrawlerBench(b, worker, pg, "politeness-bound", fetchers[0]))
+			restartTemporal(b, "dev")
 		}
 		rows = append(rows, runCollyBench(b, peer, o, "politeness-bound"))
 		fast := o
@@ -82,6 +101,50 @@ func envOr(name, def string) string {
 type benchOptions struct {
 	hosts, pages  int
 	delay, budget time.Duration
+	temporal      string // "" (the dev server) or "postgres"
+	profiles      string // directory for CPU profiles
+}
+
+// restartTemporal swaps the stack's Temporal for the dev server or a server on PostgreSQL.
+func restartTemporal(b *testing.B, flavour string) {
+	cmd := exec.Command(filepath.Join(repoRoot(b), "scripts", "stack.sh"), "restart", "temporal")
+	cmd.Env = append(os.Environ(), "TRAWLER_TEMPORAL="+flavour)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("restart temporal (%s): %v\n%s", flavour, err, out)
+	}
+}
+
+// profile takes a CPU profile of the process serving /debug/pprof at addr over the given
+// window, starting after wait, saves it as file and logs its top functions.
+func profile(b *testing.B, addr, bin, file string, wait, window time.Duration) *sync.WaitGroup {
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		time.Sleep(wait)
+		client := http.Client{Timeout: window + 30*time.Second}
+		resp, err := client.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, int(window.Seconds())))
+		if err != nil {
+			b.Logf("profile %s: %v", file, err)
+			return
+		}
+		defer resp.Body.Close()
+		data, err := io.ReadAll(resp.Body)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			b.Logf("profile %s: %d %v", file, resp.StatusCode, err)
+			return
+		}
+		if err := os.WriteFile(file, data, 0o644); err != nil {
+			b.Logf("profile %s: %v", file, err)
+			return
+		}
+		top, err := exec.Command("go", "tool", "pprof", "-top", "-nodecount=25", bin, file).CombinedOutput()
+		if err != nil {
+			b.Logf("pprof %s: %v", file, err)
+		}
+		b.Logf("CPU profile %s:\n%s", file, top)
+	}()
+	return &wg
 }
 
 // benchRow is one crawler's run of one scenario.
@@ -129,8 +192,26 @@ func runTrawlerBench(b *testing.B, bin string, o benchOptions, scenario string, 
 		RetryBase: crawl.Duration(time.Second), ProgressInterval: crawl.Duration(5 * time.Second)}
 	start := time.Now()
 	s.start(spec)
+	crawler, label := "Trawler", strings.ReplaceAll(scenario, " ", "-")
+	if o.temporal == "postgres" {
+		crawler, label = "Trawler · Temporal on PostgreSQL", label+"-temporal-pg"
+	}
+	label = fmt.Sprintf("%s-%dfetch", label, fetchers)
+	// Profiles over the steady window (the last two thirds of the budget, less a margin).
+	window := o.budget*2/3 - 5*time.Second
+	profiles := []*sync.WaitGroup{
+		profile(b, workers[0].metrics, bin, filepath.Join(o.profiles, label+"-workflow-worker.pprof"), o.budget/3, window),
+		profile(b, workers[1].metrics, bin, filepath.Join(o.profiles, label+"-fetch-worker.pprof"), o.budget/3, window),
+	}
+	if o.temporal == "postgres" {
+		profiles = append(profiles, profile(b, "127.0.0.1:7936", filepath.Join(repoRoot(b), ".tools", "bin", "temporal-server"),
+			filepath.Join(o.profiles, label+"-temporal-server.pprof"), o.budget/3, window))
+	}
 	steady := steadyRate(s.web, o.budget)
-	row := benchRow{scenario: scenario, crawler: "Trawler", fetchers: fetchers, cpu: map[string]float64{}, rssMB: map[string]float64{}}
+	for _, wg := range profiles {
+		wg.Wait()
+	}
+	row := benchRow{scenario: scenario, crawler: crawler, fetchers: fetchers, cpu: map[string]float64{}, rssMB: map[string]float64{}}
 	row.pages, row.seconds, row.steady = s.fetched(name), time.Since(start).Seconds(), steady
 	for _, w := range workers {
 		cpu, rss := procTree(w.cmd.Process.Pid)
@@ -167,8 +248,8 @@ func runTrawlerBench(b *testing.B, bin string, o benchOptions, scenario string, 
 		row.events = float64(total) / float64(pages)
 		b.Logf("events per page, most frequent: %s", topEvents(events, pages, 12))
 	}
-	b.Logf("%s, Trawler with %d fetch workers: %d pages in %.0fs, %.1f pages/s steady, %.1f events/page, %d violations",
-		scenario, fetchers, row.pages, row.seconds, row.steady, row.events, row.violations)
+	b.Logf("%s, %s with %d fetch workers: %d pages in %.0fs, %.1f pages/s steady, %.1f events/page, %d violations",
+		scenario, crawler, fetchers, row.pages, row.seconds, row.steady, row.events, row.violations)
 	return row
 }
 
@@ -381,8 +462,8 @@ func benchTable(o benchOptions, rows []benchRow) string {
 		var t, c *benchRow
 		for i := range rows {
 			r := &rows[i]
-			if r.scenario == scenario && r.crawler == "Trawler" && t == nil {
-				t = r
+			if r.scenario == scenario && strings.HasPrefix(r.crawler, "Trawler") && (t == nil || r.steady > t.steady) {
+				t = r // the best Trawler row
 			}
 			if r.scenario == scenario && r.crawler == "Colly" {
 				c = r
@@ -397,7 +478,8 @@ func benchTable(o benchOptions, rows []benchRow) string {
 		}
 		tc := t.perKPages(total)
 		cc := c.perKPages(c.cpu["worker:colly"])
-		fmt.Fprintf(&sb, "- %s: Trawler ÷ Colly = %.2f× pages/s (steady), %.1f× CPU per page (Trawler with its services)\n", scenario, t.steady/c.steady, tc/cc)
+		fmt.Fprintf(&sb, "- %s: Trawler ÷ Colly = %.2f× pages/s (steady), %.1f× CPU per page (Trawler with its services; best Trawler row: %s, %d fetch procs)\n",
+			scenario, t.steady/c.steady, tc/cc, t.crawler, t.fetchers)
 	}
 	return sb.String()
 }

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"time"
 
 	prom "github.com/prometheus/client_golang/prometheus"
@@ -90,15 +91,22 @@ func (r *Registry) HTTPHandler() http.Handler {
 // Close flushes and stops reporting.
 func (r *Registry) Close() error { return r.closer.Close() }
 
-// Serve listens on addr and serves /metrics until ctx ends. It returns the bound address
-// (addr may end in :0) once listening.
-func (r *Registry) Serve(ctx context.Context, addr string) (string, error) {
+// Serve listens on addr and serves /metrics (and with profiles, Go's /debug/pprof/) until
+// ctx ends. It returns the bound address (addr may end in :0) once listening.
+func (r *Registry) Serve(ctx context.Context, addr string, profiles bool) (string, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return "", fmt.Errorf("metrics: listen on %s: %w", addr, err)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", r.HTTPHandler())
+	if profiles {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		<-ctx.Done()
