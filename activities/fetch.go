@@ -339,7 +339,8 @@ func (b *batch) topUp(ctx context.Context, concurrency int) (bool, error) {
 	// claimed after its last heartbeat, and drops what it already carries.
 	info := activity.GetInfo(ctx)
 	owner := "fetch:" + info.WorkflowExecution.RunID + "/" + info.ActivityID
-	claimed, _, err := b.f.Store.ClaimAs(ctx, b.in.Host, owner, room, b.in.Lease, time.Now())
+	// Quietly: the host workflow claims again after this batch, no admission need wake it.
+	claimed, _, err := b.f.Store.ClaimQuietly(ctx, b.in.Host, owner, room, b.in.Lease, time.Now())
 	if err != nil {
 		return false, err
 	}

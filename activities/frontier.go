@@ -87,6 +87,9 @@ type ClaimInput struct {
 	Limit int           `json:"limit"`
 	Lease time.Duration `json:"lease"`
 	Owner string        `json:"owner,omitempty"` // the same owner claiming again gets its claims back (Store.ClaimAs)
+	// Expecting: the host's own pages are being processed and it claims again when they are,
+	// so an empty claim does not leave it waiting for a signal (Store.ClaimQuietly).
+	Expecting bool `json:"expecting,omitempty"`
 }
 
 // ClaimResult holds the claimed URLs, or when the next one is due.
@@ -97,7 +100,11 @@ type ClaimResult struct {
 
 // Claim leases due URLs of a host.
 func (f *Frontier) Claim(ctx context.Context, in ClaimInput) (ClaimResult, error) {
-	urls, next, err := f.Store.ClaimAs(ctx, in.Host, in.Owner, in.Limit, in.Lease, time.Now())
+	claim := f.Store.ClaimAs
+	if in.Expecting {
+		claim = f.Store.ClaimQuietly
+	}
+	urls, next, err := claim(ctx, in.Host, in.Owner, in.Limit, in.Lease, time.Now())
 	return ClaimResult{URLs: urls, NextDue: next}, err
 }
 

@@ -25,6 +25,9 @@ const (
 	// per batch would cost two events and a workflow task for a second's crawl-delay. Longer
 	// waits (a large Crawl-delay, backoff, the next due URL) stay durable timers.
 	inBatchWait = 5 * time.Second
+	// processingWait bounds how long a host that ran dry waits for its own processing children
+	// (whose links usually are its next URLs) before it goes idle and waits for a signal.
+	processingWait = time.Minute
 )
 
 // HostWorkflow is the one workflow that requests pages from its host (ID host/<authority>),
@@ -52,6 +55,10 @@ type hostRun struct {
 	// processing children started without a workflow task of their own.
 	amortised bool
 	starting  []workflow.Future // children whose start is not yet confirmed
+	// processing: this run's processing children not known to be complete. While there are,
+	// an empty claim waits for them (their completion wakes the workflow anyway) instead of
+	// leaving the host to be signalled by their admissions.
+	processing []workflow.Future
 
 	urlsAdded, pause, resume, throttle workflow.ReceiveChannel
 	interrupted                        bool // a pause or throttle arrived while fetching
@@ -100,11 +107,16 @@ func (h *hostRun) run() error {
 			h.waitSignal(gate, false) // the durable crawl-delay timer
 			continue
 		}
-		claimed, err := h.claim()
+		expecting := h.expectingLinks()
+		claimed, err := h.claim(expecting)
 		if err != nil {
 			return err
 		}
 		if len(claimed.URLs) == 0 {
+			if expecting {
+				h.awaitProcessing(claimed.NextDue)
+				continue
+			}
 			if h.idle(claimed.NextDue) {
 				continue
 			}
@@ -146,15 +158,52 @@ func (h *hostRun) batchSize() int {
 	return min(max(k, 1), h.cfg.MaxBatch)
 }
 
-func (h *hostRun) claim() (activities.ClaimResult, error) {
+func (h *hostRun) claim(expecting bool) (activities.ClaimResult, error) {
 	var f *activities.Frontier
 	var res activities.ClaimResult
 	// Owned by this run's next batch: replayed after a worker died between claiming and
 	// recording the claim, the local activity takes the same URLs back.
 	owner := fmt.Sprintf("host:%s/%d", workflow.GetInfo(h.ctx).WorkflowExecution.RunID, h.batches)
 	err := workflow.ExecuteLocalActivity(withLocal(h.ctx), f.Claim, activities.ClaimInput{Host: h.in.Host, Limit: h.batchSize(),
-		Lease: h.lease(), Owner: owner}).Get(h.ctx, &res)
+		Lease: h.lease(), Owner: owner, Expecting: expecting}).Get(h.ctx, &res)
 	return res, err
+}
+
+// expectingLinks says whether processing children of this run are still running.
+func (h *hostRun) expectingLinks() bool {
+	if !h.amortised {
+		return false
+	}
+	running := h.processing[:0]
+	for _, f := range h.processing {
+		if !f.IsReady() {
+			running = append(running, f)
+		}
+	}
+	h.processing = running
+	return len(running) > 0
+}
+
+// awaitProcessing waits, still active, until a processing child completes (its links are
+// admitted by then), a signal, the next due URL or at most processingWait: a child retrying
+// for long must not keep the host from URLs other hosts admit for it.
+func (h *hostRun) awaitProcessing(nextDue *time.Time) {
+	ctx := h.ctx
+	now := workflow.Now(ctx)
+	wait := processingWait
+	if nextDue != nil {
+		wait = min(wait, max(nextDue.Sub(now), time.Second))
+	}
+	h.wake = now.Add(wait)
+	tctx, cancel := workflow.WithCancel(ctx)
+	defer cancel()
+	sel := workflow.NewSelector(ctx)
+	sel.AddFuture(workflow.NewTimer(tctx, wait), func(workflow.Future) {})
+	for _, f := range h.processing {
+		sel.AddFuture(f, func(workflow.Future) {})
+	}
+	h.addSignals(sel)
+	sel.Select(ctx)
 }
 
 // lease is how long a batch's claims last: the whole batch, K requests at the delay each
@@ -338,6 +387,7 @@ func (h *hostRun) process(pages []crawl.PageRef) {
 		}
 	}
 	h.starting = append(pending, child.GetChildWorkflowExecution())
+	h.processing = append(h.processing, child)
 }
 
 func (h *hostRun) childStarted(f workflow.Future) {

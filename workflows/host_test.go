@@ -3,6 +3,7 @@ package workflows
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -265,5 +266,33 @@ func TestHostEndsWhenIdleAndHonoursRetryAfter(t *testing.T) {
 	}
 	if gap := e.fetches[1].Sub(e.fetches[0]); gap < 2*time.Minute {
 		t.Errorf("next batch %v after a Retry-After of 2m", gap)
+	}
+}
+
+// A host that runs dry while its own pages are being processed claims again when the
+// processing child completes (its links are admitted by then), with no signal; its empty
+// claims meanwhile are quiet so admissions wake nobody.
+func TestHostClaimsAgainWhenItsProcessingCompletes(t *testing.T) {
+	e := newHostEnv(t)
+	var expecting []bool
+	e.OnActivity(e.frontier.Claim, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in activities.ClaimInput) (activities.ClaimResult, error) {
+			e.claims++
+			expecting = append(expecting, in.Expecting)
+			if e.claims == 1 || e.claims == 3 { // the second URL is there once the first page is processed
+				return activities.ClaimResult{URLs: []store.Claimed{{CrawlID: "c", Hash: []byte{byte(e.claims)}, URL: "http://h.test/"}}}, nil
+			}
+			return activities.ClaimResult{}, nil
+		})
+	e.fetchOK()
+	e.ExecuteWorkflow(HostWorkflow, hostInput(time.Second))
+	if !e.IsWorkflowCompleted() || e.GetWorkflowError() != nil {
+		t.Fatalf("completed %v err %v", e.IsWorkflowCompleted(), e.GetWorkflowError())
+	}
+	if len(e.fetches) != 2 || e.fetches[1].Sub(e.fetches[0]) > 10*time.Second {
+		t.Fatalf("batches at %v: want the second right after the first page's processing, not after a signal", e.fetches)
+	}
+	if want := []bool{false, true, false, true, false}; !slices.Equal(expecting, want) {
+		t.Errorf("claims expecting their processing: %v, want %v", expecting, want)
 	}
 }

@@ -19,6 +19,8 @@ import (
 type Config struct {
 	TemporalAddress   string
 	TemporalNamespace string
+	// TemporalCompression is the gRPC compression of requests to Temporal: none or gzip.
+	TemporalCompression string
 	TaskQueue         string
 	IDPrefix          string
 	FetchTaskQueue    string

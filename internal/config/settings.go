@@ -39,6 +39,8 @@ var settings = []setting{
 		set: func(c *Config, v string) error { return hostPort(&c.TemporalAddress, v) }},
 	{Flag: "temporal-namespace", Env: "TEMPORAL_NAMESPACE", Default: "default", Usage: "Temporal namespace",
 		set: func(c *Config, v string) error { return nonEmpty(&c.TemporalNamespace, v) }},
+	{Flag: "temporal-compression", Env: "TRAWLER_TEMPORAL_COMPRESSION", Default: "none", Usage: "gRPC compression to Temporal: none (CPU matters more than bytes next to the server) or gzip (a slow or metered link, e.g. Temporal Cloud)",
+		set: func(c *Config, v string) error { return oneOf(&c.TemporalCompression, v, "none", "gzip") }},
 	{Flag: "task-queue", Env: "TRAWLER_TASK_QUEUE", Default: "trawler", Usage: "task queue for workflow tasks",
 		set: func(c *Config, v string) error { return nonEmpty(&c.TaskQueue, v) }},
 	{Flag: "fetch-task-queue", Env: "TRAWLER_FETCH_TASK_QUEUE", Default: "trawler-fetch", Usage: "task queue for fetch activities (I/O bound)",

@@ -203,8 +203,20 @@ func (s *Store) Claim(ctx context.Context, host string, limit int, lease time.Du
 
 // ClaimAs is Claim on behalf of owner: URLs the same owner claimed before and still holds come
 // first, so a claimer that died after claiming (its result lost) and runs again under the same
-// owner takes its claims back instead of waiting out their lease.
+// owner takes its claims back instead of waiting out their lease. An empty claim leaves the
+// host waiting: the next admission of its URLs returns it in AdmitResult.Wake.
 func (s *Store) ClaimAs(ctx context.Context, host, owner string, limit int, lease time.Duration, now time.Time) ([]Claimed, *time.Time, error) {
+	return s.claim(ctx, host, owner, limit, lease, now, true)
+}
+
+// ClaimQuietly is ClaimAs for a claimer that will claim again by itself (a batch topping itself
+// up, a host whose own pages are being processed): found or not, the host is not left waiting,
+// so admissions meanwhile wake nobody.
+func (s *Store) ClaimQuietly(ctx context.Context, host, owner string, limit int, lease time.Duration, now time.Time) ([]Claimed, *time.Time, error) {
+	return s.claim(ctx, host, owner, limit, lease, now, false)
+}
+
+func (s *Store) claim(ctx context.Context, host, owner string, limit int, lease time.Duration, now time.Time, waitIfEmpty bool) ([]Claimed, *time.Time, error) {
 	var claimed []Claimed
 	var next *time.Time
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -237,7 +249,7 @@ func (s *Store) ClaimAs(ctx context.Context, host, owner string, limit int, leas
 		if err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `UPDATE hosts SET waiting = $2 WHERE host = $1`, host, len(claimed) == 0); err != nil {
+		if _, err := tx.Exec(ctx, `UPDATE hosts SET waiting = $2 WHERE host = $1`, host, waitIfEmpty && len(claimed) == 0); err != nil {
 			return err
 		}
 		if len(claimed) > 0 {

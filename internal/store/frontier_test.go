@@ -249,6 +249,18 @@ func TestAdmitWakesOnlyWaitingHosts(t *testing.T) {
 	if got, _, _ := s.Claim(ctx, "w.test", 10, time.Minute, time.Now()); len(got) != 1 {
 		t.Fatalf("the busy host finds the new URL at its next claim: %d", len(got))
 	}
+	// A quiet claim (a batch topping itself up, a host awaiting its own processing) that finds
+	// nothing leaves the host busy: it claims again by itself.
+	if got, _, _ := s.ClaimQuietly(ctx, "w.test", "", 10, time.Minute, time.Now()); len(got) != 0 {
+		t.Fatalf("nothing left: %d", len(got))
+	}
+	res, _ = s.Admit(ctx, "c", []store.Candidate{cand("http://w.test/2b", "w.test", 1)})
+	if res.New["w.test"] != 1 || len(res.Wake) != 0 {
+		t.Fatalf("a host after an empty quiet claim is not signalled: %+v", res)
+	}
+	if got, _, _ := s.ClaimQuietly(ctx, "w.test", "", 10, time.Minute, time.Now()); len(got) != 1 {
+		t.Fatalf("the quiet claim finds the new URL: %d", len(got))
+	}
 	if got, _, _ := s.Claim(ctx, "w.test", 10, time.Minute, time.Now()); len(got) != 0 {
 		t.Fatalf("nothing left: %d", len(got))
 	}
