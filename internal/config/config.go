@@ -21,10 +21,10 @@ type Config struct {
 	TemporalNamespace string
 	// TemporalCompression is the gRPC compression of requests to Temporal: none or gzip.
 	TemporalCompression string
-	TaskQueue         string
-	IDPrefix          string
-	FetchTaskQueue    string
-	ProcessTaskQueue  string
+	TaskQueue           string
+	IDPrefix            string
+	FetchTaskQueue      string
+	ProcessTaskQueue    string
 
 	DatabaseURL string
 
