@@ -149,6 +149,7 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 	sem := make(chan struct{}, n)
 	errs := make(chan error, max(len(in.URLs), in.TopUp))
 	rulesByToken := map[string]*robots.Rules{}
+	paused := map[string]bool{} // crawls paused since the batch claimed their URLs
 	sitemapsChecked := map[string]bool{} // crawls whose sitemap discovery on this host is settled
 	var cached *store.Robots
 	for i := 0; ; i++ {
@@ -213,7 +214,18 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 		if !skip {
 			// The crawl may have been stopped, or the URL blocked, since the batch claimed it;
 			// or an attempt of this batch that died fetched it already: hand its page on.
-			state, err := f.Store.URLState(ctx, u.CrawlID, u.Hash)
+			state, crawlState, err := f.Store.URLState(ctx, u.CrawlID, u.Hash)
+			if err == nil && state == store.StateClaimed && crawlState == store.CrawlPaused {
+				// Paused since the claim: this and the crawl's other URLs of the batch go back
+				// to the queue now, not one slot at a time.
+				paused[u.CrawlID] = true
+				b.endRequest()
+				<-sem
+				if err := b.releasePaused(ctx, paused); err != nil {
+					return b.wait(sem, errs, err)
+				}
+				continue
+			}
 			var page *crawl.PageRef
 			if err == nil && state == store.StateFetched {
 				var pages []crawl.PageRef
@@ -601,6 +613,30 @@ func (b *batch) finish(ctx context.Context, i int, page *crawl.PageRef) {
 	}
 	b.mu.Unlock()
 	b.heartbeat(ctx)
+}
+
+// releasePaused returns the unfinished URLs of paused crawls to the queue and finishes them in
+// this batch: the crawl's resume claims them again.
+func (b *batch) releasePaused(ctx context.Context, paused map[string]bool) error {
+	var release []store.Claimed
+	var idx []int
+	b.mu.Lock()
+	for i, u := range b.in.URLs {
+		if paused[u.CrawlID] && !b.res.Finished[i] {
+			release, idx = append(release, u), append(idx, i)
+		}
+	}
+	b.mu.Unlock()
+	if len(release) == 0 {
+		return nil
+	}
+	if err := b.f.Store.Release(ctx, release); err != nil {
+		return err
+	}
+	for _, i := range idx {
+		b.finish(ctx, i, nil)
+	}
+	return nil
 }
 
 func (b *batch) heartbeat(ctx context.Context) {

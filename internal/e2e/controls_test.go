@@ -70,7 +70,7 @@ func TestCrawlControls(t *testing.T) {
 	}
 	paused := time.Now()
 	time.Sleep(4 * time.Second)
-	quietFrom := paused.Add(1500 * time.Millisecond) // a batch in flight stops at its next slot
+	quietFrom := paused.Add(time.Second) // a batch in flight releases the paused crawl's URLs at its next slot (300 ms)
 	aDuring := requestsTo("h0000.test", quietFrom, time.Now()) + requestsTo("h0001.test", quietFrom, time.Now())
 	bDuring := requestsTo("h0002.test", quietFrom, time.Now()) + requestsTo("h0003.test", quietFrom, time.Now())
 	if aDuring != 0 || bDuring == 0 {

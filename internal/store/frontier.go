@@ -291,17 +291,17 @@ func (s *Store) SeenRows(ctx context.Context) (pgx.Rows, error) {
 	return rows, nil
 }
 
-// URLState reads a URL's state: a batch checks it is still "claimed" before each request (a
-// stop or a block since the claim takes the URL back), and finds "fetched" when an earlier
-// attempt of the batch already fetched it.
-func (s *Store) URLState(ctx context.Context, crawlID string, hash []byte) (string, error) {
-	var state string
-	err := s.pool.QueryRow(ctx, `SELECT state FROM urls WHERE crawl_id = $1 AND url_hash = $2`, crawlID, hash).Scan(&state)
+// URLState reads a URL's state and its crawl's: a batch checks the URL is still "claimed"
+// before each request (a stop or a block since the claim takes the URL back) and its crawl not
+// paused, and finds "fetched" when an earlier attempt of the batch already fetched it.
+func (s *Store) URLState(ctx context.Context, crawlID string, hash []byte) (state, crawlState string, err error) {
+	err = s.pool.QueryRow(ctx, `SELECT u.state, c.state FROM urls u JOIN crawls c ON c.id = u.crawl_id
+		WHERE u.crawl_id = $1 AND u.url_hash = $2`, crawlID, hash).Scan(&state, &crawlState)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return "", nil
+		return "", "", nil
 	}
 	if err != nil {
-		return "", fmt.Errorf("store: check claim: %w", err)
+		return "", "", fmt.Errorf("store: check claim: %w", err)
 	}
-	return state, nil
+	return state, crawlState, nil
 }
