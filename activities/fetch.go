@@ -149,7 +149,7 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 	sem := make(chan struct{}, n)
 	errs := make(chan error, max(len(in.URLs), in.TopUp))
 	rulesByToken := map[string]*robots.Rules{}
-	paused := map[string]bool{} // crawls paused since the batch claimed their URLs
+	paused := map[string]bool{}          // crawls paused since the batch claimed their URLs
 	sitemapsChecked := map[string]bool{} // crawls whose sitemap discovery on this host is settled
 	var cached *store.Robots
 	for i := 0; ; i++ {
