@@ -9,8 +9,10 @@ import (
 
 // Histories recorded from real runs (testdata/*.json, exported with `temporal workflow show
 // -o json`) must replay with today's code: a change that breaks determinism fails here.
-// The host history covers throttle, pause and resume signals, a cancelled batch, child
-// workflows and timers. Re-record only together with a deliberate, versioned change.
+// The host histories cover throttle, pause and resume signals, a cancelled batch, child
+// workflows and timers, before and after the "amortised-batches" version (in-batch waits,
+// children started without a task of their own, claims when processing completes).
+// Re-record only together with a deliberate, versioned change.
 func TestReplayRecordedHistories(t *testing.T) {
 	files, err := filepath.Glob("testdata/*_history.json")
 	if err != nil || len(files) < 3 {
