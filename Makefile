@@ -57,7 +57,7 @@ fuzz:
 ## component benchmarks (test web audit, near-dup detection, document saves).
 BENCH_MICRO ?=
 bench: up
-	$(WITH_ENV) BENCH_REPORT=$(CURDIR)/BENCHMARKS.md $(GO) test -run '^$$' -bench Crawl -benchtime 1x -timeout 30m ./internal/e2e/
+	$(WITH_ENV) BENCH_REPORT=$(CURDIR)/BENCHMARKS.md $(GO) test -run '^$$' -bench Crawl -benchtime 1x -v -timeout 30m ./internal/e2e/
 	if [ -n "$(BENCH_MICRO)" ]; then \
 		$(GO) test -run '^$$' -bench . -benchmem ./internal/testweb/ && \
 		$(GO) test -run 'NearDuplicates' -v -bench . -benchtime 2000x ./internal/dedup/ | grep -E 'precision|Benchmark|^ok' && \

@@ -51,7 +51,7 @@ func (w *Waker) Wake(ctx context.Context, crawlID string, cfg crawl.HostConfig, 
 			}
 			_, err := w.Client.SignalWithStartWorkflow(ctx, opts.ID, crawl.SignalURLsAdded,
 				crawl.URLsAdded{CrawlID: crawlID, Config: cfg}, opts, crawl.HostWorkflowName,
-				crawl.HostInput{Host: h, Config: cfg})
+				crawl.HostInput{Host: h, Config: cfg, Revision: crawl.HostRevision})
 			if err != nil {
 				mu.Lock()
 				if first == nil {

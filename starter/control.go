@@ -195,7 +195,8 @@ func hostSignal(signal string) func(context.Context, []string, io.Writer) error 
 			_, err = tc.SignalWithStartWorkflow(ctx, id, signal, payload, client.StartWorkflowOptions{
 				ID: id, TaskQueue: cfg.TaskQueue, WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 				StaticSummary: crawl.HostSummary(host), Memo: map[string]any{"host": host},
-			}, crawl.HostWorkflowName, crawl.HostInput{Host: host, Config: crawl.HostConfig{FetchQueue: cfg.FetchTaskQueue, ProcessQueue: cfg.ProcessTaskQueue}})
+			}, crawl.HostWorkflowName, crawl.HostInput{Host: host, Config: crawl.HostConfig{FetchQueue: cfg.FetchTaskQueue, ProcessQueue: cfg.ProcessTaskQueue},
+				Revision: crawl.HostRevision})
 			if err != nil {
 				return fmt.Errorf("%s %s: %w", signal, host, err)
 			}

@@ -87,7 +87,14 @@ func (h *hostRun) run() error {
 	if err := workflow.SetQueryHandler(ctx, crawl.QueryStatus, func() (crawl.HostStatus, error) { return h.status(), nil }); err != nil {
 		return err
 	}
-	h.amortised = workflow.GetVersion(ctx, "amortised-batches", workflow.DefaultVersion, 1) == 1
+	if h.in.Revision >= 1 {
+		// Started by code of this revision: amortised, and the HostState it was started (or
+		// continued) with is already set.
+		h.amortised = true
+		h.state, _ = workflow.GetTypedSearchAttributes(ctx).GetKeyword(activities.SearchHostState)
+	} else {
+		h.amortised = workflow.GetVersion(ctx, "amortised-batches", workflow.DefaultVersion, 1) == 1
+	}
 	defer h.awaitChildStarts()
 	for {
 		h.drainSignals()
@@ -569,7 +576,7 @@ func (h *hostRun) continueAsNew() error {
 	_ = workflow.Await(h.ctx, func() bool { return workflow.AllHandlersFinished(h.ctx) })
 	h.drainSignals()
 	h.st.Runs++
-	next := crawl.HostInput{Host: h.in.Host, Config: h.cfg, State: h.st}
+	next := crawl.HostInput{Host: h.in.Host, Config: h.cfg, State: h.st, Revision: crawl.HostRevision}
 	return workflow.NewContinueAsNewError(h.ctx, HostWorkflow, next)
 }
 

@@ -26,6 +26,7 @@ type hostEnv struct {
 	claims   int
 	// waitedInBatch counts batches that started before their NotBefore and waited for it.
 	waitedInBatch int
+	upserts       []string // HostState values upserted
 }
 
 func newHostEnv(t *testing.T) *hostEnv {
@@ -36,7 +37,10 @@ func newHostEnv(t *testing.T) *hostEnv {
 	e.RegisterWorkflow(ProcessPageWorkflow)
 	e.RegisterActivity(&activities.Processor{})
 	e.OnActivity((&activities.Processor{}).Process, mock.Anything, mock.Anything).Return(crawl.ProcessResult{}, nil).Maybe()
-	e.OnUpsertTypedSearchAttributes(mock.Anything).Return(nil).Maybe()
+	e.OnUpsertTypedSearchAttributes(mock.Anything).Run(func(args mock.Arguments) {
+		v, _ := args.Get(0).(temporal.SearchAttributes).GetKeyword(activities.SearchHostState)
+		e.upserts = append(e.upserts, v)
+	}).Return(nil).Maybe()
 	e.OnActivity(e.frontier.FetchedOf, mock.Anything, mock.Anything).Return([]crawl.PageRef(nil), nil).Maybe()
 	t.Cleanup(func() { e.AssertExpectations(t) })
 	return e
@@ -294,5 +298,25 @@ func TestHostClaimsAgainWhenItsProcessingCompletes(t *testing.T) {
 	}
 	if want := []bool{false, true, false, true, false}; !slices.Equal(expecting, want) {
 		t.Errorf("claims expecting their processing: %v, want %v", expecting, want)
+	}
+}
+
+// A run started by this revision's code (as the wake-up does: HostState "active" set at
+// start) records no version marker and does not upsert the state it already has.
+func TestHostStartedAtThisRevisionSkipsRedundantCommands(t *testing.T) {
+	e := newHostEnv(t)
+	e.claimsOf(1, 1)
+	e.fetchOK()
+	if err := e.SetTypedSearchAttributesOnStart(temporal.NewSearchAttributes(activities.SearchHostState.ValueSet("active"))); err != nil {
+		t.Fatal(err)
+	}
+	in := hostInput(time.Second)
+	in.Revision = crawl.HostRevision
+	e.ExecuteWorkflow(HostWorkflow, in)
+	if e.GetWorkflowError() != nil || len(e.fetches) != 1 {
+		t.Fatalf("err %v, %d batches", e.GetWorkflowError(), len(e.fetches))
+	}
+	if !slices.Equal(e.upserts, []string{"idle"}) {
+		t.Errorf("state upserts %q, want only [idle] (active was set at start)", e.upserts)
 	}
 }

@@ -28,11 +28,18 @@ func HostConfigFrom(s Spec) HostConfig {
 		BatchWindow: s.BatchWindow, MaxBatch: s.MaxBatch, IdleTimeout: s.HostIdleTimeout, RequestTimeout: s.RequestTimeout}
 }
 
+// HostRevision is the host workflow's code revision a run started now gets (HostInput.Revision).
+const HostRevision = 1
+
 // HostInput starts (or continues) a host workflow.
 type HostInput struct {
 	Host   string     `json:"host"`
 	Config HostConfig `json:"config"`
 	State  HostState  `json:"state"`
+	// Revision is the workflow code revision the starter meant: a run that carries it needs no
+	// version marker (two history events a run). 0 (a run of older code, or started by hand
+	// with plain JSON) decides by workflow.GetVersion.
+	Revision int `json:"revision,omitempty"`
 }
 
 // HostState is what a host workflow carries across Continue-As-New.
