@@ -84,6 +84,11 @@ temporal_sql_up() {
   local schema="$root/.tools/temporal-schema" conf="$dev/temporal-sql" db
   local sqltool=("$bin/temporal-sql-tool" --plugin postgres12 --ep 127.0.0.1 -p "$PG_PORT" -u trawler)
   for db in temporal temporal_visibility; do
+    # TRAWLER_TEMPORAL_RESET=1 (make bench) starts from empty databases.
+    if [[ "${TRAWLER_TEMPORAL_RESET:-}" == 1 ]]; then
+      "$PGBIN/psql" -h 127.0.0.1 -p "$PG_PORT" -U trawler -d postgres -qc "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null \
+        || die "temporal: dropping database $db failed"
+    fi
     local dir=temporal
     [[ $db == temporal_visibility ]] && dir=visibility
     if ! "$PGBIN/psql" -h 127.0.0.1 -p "$PG_PORT" -U trawler -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname='$db'" | grep -q 1; then
@@ -173,6 +178,9 @@ YAML
     sleep 0.5
   done
   "${tctl[@]}" search-attribute list --namespace default 2>/dev/null | grep -q HostState || die "temporal: registering search attributes failed"
+  # Workers that poll before the frontend's namespace cache knows "default" back off for long.
+  wait_for temporal 60 "$bin/temporal" workflow list --address "127.0.0.1:$TEMPORAL_PORT" --namespace default --limit 1 \
+    || die "temporal: namespace default is not served"
   say "temporal: Temporal server $("$bin/temporal-server" --version | awk '{print $NF}') on PostgreSQL, up on 127.0.0.1:$TEMPORAL_PORT"
 }
 

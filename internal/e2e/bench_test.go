@@ -73,10 +73,17 @@ func BenchmarkCrawl(b *testing.B) {
 			rows = append(rows, runTrawlerBench(b, worker, pg, "politeness-bound", fetchers[0]))
 			restartTemporal(b, "dev")
 		}
-		rows = append(rows, runCollyBench(b, peer, o, "politeness-bound"))
-		fast := o
-		fast.delay = 0
-		rows = append(rows, runTrawlerBench(b, worker, fast, "no delay", fetchers[0]), runCollyBench(b, peer, fast, "no delay"))
+		if envInt("BENCH_COLLY", 1) == 1 {
+			rows = append(rows, runCollyBench(b, peer, o, "politeness-bound"))
+		}
+		if envInt("BENCH_NO_DELAY", 1) == 1 {
+			fast := o
+			fast.delay = 0
+			rows = append(rows, runTrawlerBench(b, worker, fast, "no delay", fetchers[0]))
+			if envInt("BENCH_COLLY", 1) == 1 {
+				rows = append(rows, runCollyBench(b, peer, fast, "no delay"))
+			}
+		}
 	}
 	report := benchTable(o, rows)
 	fmt.Println(report)
@@ -106,10 +113,11 @@ type benchOptions struct {
 	profiles      string // directory for CPU profiles
 }
 
-// restartTemporal swaps the stack's Temporal for the dev server or a server on PostgreSQL.
+// restartTemporal swaps the stack's Temporal for the dev server or a server on PostgreSQL
+// (with empty databases: an earlier bench's leftovers would load it at start).
 func restartTemporal(b *testing.B, flavour string) {
 	cmd := exec.Command(filepath.Join(repoRoot(b), "scripts", "stack.sh"), "restart", "temporal")
-	cmd.Env = append(os.Environ(), "TRAWLER_TEMPORAL="+flavour)
+	cmd.Env = append(os.Environ(), "TRAWLER_TEMPORAL="+flavour, "TRAWLER_TEMPORAL_RESET=1")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		b.Fatalf("restart temporal (%s): %v\n%s", flavour, err, out)
 	}
@@ -232,6 +240,14 @@ func runTrawlerBench(b *testing.B, bin string, o benchOptions, scenario string, 
 	row.allowed, row.violations = allowedRate(s.web, rep, o.delay), rep.Violations()
 	if row.pages == 0 || row.violations > 0 {
 		b.Errorf("%s, %d fetch workers: %d pages, %d politeness violations %+v", scenario, fetchers, row.pages, row.violations, rep.Totals)
+		for _, h := range rep.Hosts {
+			if h.GapViolations+h.ConcurrencyViolations+h.PagesBeforeRobots+h.Disallowed+h.RetryAfterViolations > 0 {
+				b.Logf("host %s: %+v", h.Host, h)
+				for _, r := range s.web.Audit().Requests(h.Host) {
+					b.Logf("  %s %s %d, %v", r.Start.Format("15:04:05.000"), r.Path, r.Status, r.End.Sub(r.Start))
+				}
+			}
+		}
 		s.dumpPending()
 	}
 	// Stopped, the crawl's figures per page are final.
