@@ -252,9 +252,11 @@ func runTrawlerBench(b *testing.B, bin string, o benchOptions, scenario string, 
 	}
 	// Stopped, the crawl's figures per page are final.
 	s.terminateWorkflows()
+	var stopping sync.WaitGroup // each drains for up to its shutdown timeout: at once
 	for _, w := range workers {
-		w.stop(b)
+		stopping.Go(func() { w.stop(b) })
 	}
+	stopping.Wait()
 	if pages := s.fetched(name); pages > 0 {
 		row.pgBytes = float64(s.databaseBytes()-pgBefore) / float64(pages)
 		row.s3Bytes = float64(s.bucketBytes()-s3Before) / float64(pages)

@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"context"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -64,13 +66,20 @@ func (s *stack) terminateWorkflows() {
 		if err != nil || len(resp.Executions) == 0 {
 			return
 		}
-		terminated := 0
+		var terminated atomic.Int64
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, 16) // a bench leaves a thousand hosts running
 		for _, e := range resp.Executions {
-			if s.tc.TerminateWorkflow(ctx, e.Execution.WorkflowId, e.Execution.RunId, "test finished") == nil {
-				terminated++
-			}
+			sem <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-sem }()
+				if s.tc.TerminateWorkflow(ctx, e.Execution.WorkflowId, e.Execution.RunId, "test finished") == nil {
+					terminated.Add(1)
+				}
+			})
 		}
-		if terminated == 0 { // visibility lags: these are already gone
+		wg.Wait()
+		if terminated.Load() == 0 { // visibility lags: these are already gone
 			return
 		}
 	}
