@@ -261,6 +261,13 @@ func runTrawlerBench(b *testing.B, bin string, o benchOptions, scenario string, 
 		row.pgBytes = float64(s.databaseBytes()-pgBefore) / float64(pages)
 		row.s3Bytes = float64(s.bucketBytes()-s3Before) / float64(pages)
 		total, events := s.eventsSampled(300)
+		if envInt("BENCH_EVENTS_FULL", 0) == 1 { // cross-check: every history
+			full := 0
+			for _, n := range s.events() {
+				full += n
+			}
+			b.Logf("history events: %d from visibility, %d reading every history", total, full)
+		}
 		row.events = float64(total) / float64(pages)
 		b.Logf("events per page (%d in all; kinds from a sample of histories), most frequent: %s", total, topEvents(events, pages, 12))
 	}
@@ -524,6 +531,14 @@ func (s *stack) events() map[eventKind]int {
 // history length) and their kinds from about n histories, scaled to the total: reading
 // thousands of histories took longer than the crawl.
 func (s *stack) eventsSampled(n int) (int, map[eventKind]int) {
+	// Visibility records a terminated run's length a moment after terminating it.
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+		resp, err := s.tc.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{
+			Query: "TaskQueue = '" + s.cfg.TaskQueue + "' AND ExecutionStatus = 'Running'", PageSize: 1})
+		if err == nil && len(resp.Executions) == 0 {
+			break
+		}
+	}
 	execs := s.executions()
 	total := 0
 	for _, e := range execs {
