@@ -149,7 +149,6 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 	sem := make(chan struct{}, n)
 	errs := make(chan error, max(len(in.URLs), in.TopUp))
 	rulesByToken := map[string]*robots.Rules{}
-	paused := map[string]bool{}          // crawls paused since the batch claimed their URLs
 	sitemapsChecked := map[string]bool{} // crawls whose sitemap discovery on this host is settled
 	var cached *store.Robots
 	for i := 0; ; i++ {
@@ -218,10 +217,9 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 			if err == nil && state == store.StateClaimed && crawlState == store.CrawlPaused {
 				// Paused since the claim: this and the crawl's other URLs of the batch go back
 				// to the queue now, not one slot at a time.
-				paused[u.CrawlID] = true
 				b.endRequest()
 				<-sem
-				if err := b.releasePaused(ctx, paused); err != nil {
+				if err := b.releaseCrawl(ctx, u.CrawlID); err != nil {
 					return b.wait(sem, errs, err)
 				}
 				continue
@@ -615,14 +613,14 @@ func (b *batch) finish(ctx context.Context, i int, page *crawl.PageRef) {
 	b.heartbeat(ctx)
 }
 
-// releasePaused returns the unfinished URLs of paused crawls to the queue and finishes them in
-// this batch: the crawl's resume claims them again.
-func (b *batch) releasePaused(ctx context.Context, paused map[string]bool) error {
+// releaseCrawl returns the batch's unfinished URLs of a paused crawl to the queue and finishes
+// them in this batch: the crawl's resume claims them again.
+func (b *batch) releaseCrawl(ctx context.Context, crawlID string) error {
 	var release []store.Claimed
 	var idx []int
 	b.mu.Lock()
 	for i, u := range b.in.URLs {
-		if paused[u.CrawlID] && !b.res.Finished[i] {
+		if u.CrawlID == crawlID && !b.res.Finished[i] {
 			release, idx = append(release, u), append(idx, i)
 		}
 	}

@@ -105,8 +105,7 @@ system.enableActivityEagerExecution:
 limit.maxIDLength:
   - value: 1000
 YAML
-  local store
-  store() {
+  store() { # a datastore's YAML: database, connections
     cat <<YAML
       sql:
         pluginName: postgres12

@@ -54,11 +54,11 @@ type hostRun struct {
 	// amortised (version "amortised-batches"): short crawl-delay waits inside the next batch,
 	// processing children started without a workflow task of their own.
 	amortised bool
-	starting  []workflow.Future // children whose start is not yet confirmed
-	// processing: this run's processing children not known to be complete. While there are,
-	// an empty claim waits for them (their completion wakes the workflow anyway) instead of
-	// leaving the host to be signalled by their admissions.
-	processing []workflow.Future
+	// processing: this run's processing children not known to be complete (amortised). While
+	// there are, an empty claim waits for them (their completion wakes the workflow anyway)
+	// instead of leaving the host to be signalled by their admissions; before the run closes,
+	// their starts are awaited.
+	processing []workflow.ChildWorkflowFuture
 
 	urlsAdded, pause, resume, throttle workflow.ReceiveChannel
 	interrupted                        bool // a pause or throttle arrived while fetching
@@ -183,7 +183,9 @@ func (h *hostRun) expectingLinks() bool {
 	}
 	running := h.processing[:0]
 	for _, f := range h.processing {
-		if !f.IsReady() {
+		if f.IsReady() {
+			h.childStarted(f) // done: only a failed start is news
+		} else {
 			running = append(running, f)
 		}
 	}
@@ -195,22 +197,16 @@ func (h *hostRun) expectingLinks() bool {
 // admitted by then), a signal, the next due URL or at most processingWait: a child retrying
 // for long must not keep the host from URLs other hosts admit for it.
 func (h *hostRun) awaitProcessing(nextDue *time.Time) {
-	ctx := h.ctx
-	now := workflow.Now(ctx)
+	now := workflow.Now(h.ctx)
 	wait := processingWait
 	if nextDue != nil {
 		wait = min(wait, max(nextDue.Sub(now), time.Second))
 	}
-	h.wake = now.Add(wait)
-	tctx, cancel := workflow.WithCancel(ctx)
-	defer cancel()
-	sel := workflow.NewSelector(ctx)
-	sel.AddFuture(workflow.NewTimer(tctx, wait), func(workflow.Future) {})
-	for _, f := range h.processing {
-		sel.AddFuture(f, func(workflow.Future) {})
+	children := make([]workflow.Future, len(h.processing))
+	for i, f := range h.processing {
+		children[i] = f
 	}
-	h.addSignals(sel)
-	sel.Select(ctx)
+	h.waitSignal(now.Add(wait), true, children...)
 }
 
 // lease is how long a batch's claims last: the whole batch, K requests at the delay each
@@ -379,43 +375,34 @@ func (h *hostRun) process(pages []crawl.PageRef) {
 	child := workflow.ExecuteChildWorkflow(cctx, ProcessPageWorkflow, crawl.ProcessInput{Host: h.in.Host, Pages: pages,
 		TaskQueue: h.cfg.ProcessQueue})
 	if !h.amortised {
-		h.childStarted(child.GetChildWorkflowExecution())
+		h.childStarted(child)
 		return
 	}
 	// The start command goes out with the next batch's; the started event is awaited only
 	// before this run closes (an abandoned child initiated but not started when its parent
 	// closes is never started).
-	pending := h.starting[:0]
-	for _, f := range h.starting {
-		if f.IsReady() {
-			h.childStarted(f)
-		} else {
-			pending = append(pending, f)
-		}
-	}
-	h.starting = append(pending, child.GetChildWorkflowExecution())
 	h.processing = append(h.processing, child)
 }
 
-func (h *hostRun) childStarted(f workflow.Future) {
-	if err := f.Get(h.ctx, nil); err != nil {
+// childStarted waits until the child has started (or failed to).
+func (h *hostRun) childStarted(child workflow.ChildWorkflowFuture) {
+	if err := child.GetChildWorkflowExecution().Get(h.ctx, nil); err != nil {
 		workflow.GetLogger(h.ctx).Error("start processing failed; pages stay fetched for the crawl's sweep", "error", err)
 	}
 }
 
 // awaitChildStarts blocks until every processing child this run initiated has started.
 func (h *hostRun) awaitChildStarts() {
-	for _, f := range h.starting {
+	for _, f := range h.processing {
 		h.childStarted(f)
 	}
-	h.starting = nil
 }
 
-// waitSignal blocks until deadline (false; zero: no deadline) or a control signal (pause,
-// resume, throttle: true). urls-added ends the wait only when wakeOnURLs is set (idle):
-// waiting out the crawl-delay it is applied and the same timer goes on, so a busy host's
-// wake-ups cost no timer churn.
-func (h *hostRun) waitSignal(deadline time.Time, wakeOnURLs bool) bool {
+// waitSignal blocks until deadline (false; zero: no deadline), a control signal (pause,
+// resume, throttle) or one of also (true). urls-added ends the wait only when wakeOnURLs is
+// set (idle): waiting out the crawl-delay it is applied and the same timer goes on, so a busy
+// host's wake-ups cost no timer churn.
+func (h *hostRun) waitSignal(deadline time.Time, wakeOnURLs bool, also ...workflow.Future) bool {
 	ctx := h.ctx
 	h.wake = deadline
 	tctx, cancel := workflow.WithCancel(ctx)
@@ -433,6 +420,9 @@ func (h *hostRun) waitSignal(deadline time.Time, wakeOnURLs bool) bool {
 		sel := workflow.NewSelector(ctx)
 		if timer != nil {
 			sel.AddFuture(timer, func(workflow.Future) { fired = true })
+		}
+		for _, f := range also {
+			sel.AddFuture(f, func(workflow.Future) {})
 		}
 		h.addControlSignals(sel)
 		sel.AddReceive(h.urlsAdded, func(c workflow.ReceiveChannel, _ bool) { h.onURLsAdded(c); urls = true })
