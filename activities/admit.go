@@ -2,8 +2,12 @@ package activities
 
 import (
 	"context"
+	"slices"
+
+	"go.temporal.io/sdk/activity"
 
 	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/failpoint"
 	"github.com/trawlerdev/trawler/internal/seen"
 	"github.com/trawlerdev/trawler/internal/store"
 )
@@ -24,7 +28,23 @@ type AdmitStats struct {
 	Hosts      int `json:"hosts"`
 }
 
+// admit adds candidates to the crawl's frontier and wakes the hosts that were waiting for them.
+// Admission clears a host's waiting flag in its transaction, so a process that died between
+// that commit and the signal would leave the host asleep: a retried activity (which admits the
+// same URLs again, as duplicates) wakes every host that has one of them queued.
 func (a *Admitter) admit(ctx context.Context, ci *crawlInfo, cands []store.Candidate) (AdmitStats, error) {
+	return a.admitWaking(ctx, ci, cands, activity.IsActivity(ctx) && activity.GetInfo(ctx).Attempt > 1)
+}
+
+// admitSeeds is admit for seeds and replays, which wake every host with one of them queued:
+// they come from a crawl's start or an operator, whose local activity may run again after a
+// worker died with nothing to say it is a retry, and a host's waiting flag may be stale from a
+// crawl whose workers were killed.
+func (a *Admitter) admitSeeds(ctx context.Context, ci *crawlInfo, cands []store.Candidate) (AdmitStats, error) {
+	return a.admitWaking(ctx, ci, cands, true)
+}
+
+func (a *Admitter) admitWaking(ctx context.Context, ci *crawlInfo, cands []store.Candidate, wakeQueued bool) (AdmitStats, error) {
 	var st AdmitStats
 	keep := cands[:0:0]
 	for _, c := range cands {
@@ -42,6 +62,7 @@ func (a *Admitter) admit(ctx context.Context, ci *crawlInfo, cands []store.Candi
 	for i, c := range keep {
 		hashes[i] = c.Hash
 	}
+	failpoint.Hit(failpoint.LinksAdmitted)
 	a.Seen.Add(ci.id, hashes)
 	st.Duplicates, st.OverBudget = res.Duplicates, res.OverBudget
 	for _, n := range res.New {
@@ -50,6 +71,17 @@ func (a *Admitter) admit(ctx context.Context, ci *crawlInfo, cands []store.Candi
 	st.Hosts = len(res.New)
 	// Only hosts waiting for work are signalled: a busy one claims the new URLs after its
 	// batch. This is most of what admission used to cost in workflow history.
+	if wakeQueued && len(cands) > 0 {
+		all := make([][]byte, len(cands))
+		for i, c := range cands {
+			all[i] = c.Hash
+		}
+		queued, err := a.Store.QueuedHosts(ctx, ci.id, all)
+		if err != nil {
+			return st, err
+		}
+		res.Wake = union(res.Wake, queued)
+	}
 	if len(res.Wake) > 0 {
 		if err := a.Waker.Wake(ctx, ci.id, crawl.HostConfigFrom(ci.spec), res.Wake); err != nil {
 			// The URLs are safe in Postgres, and the crawl's sweep wakes hosts that missed a
@@ -58,4 +90,11 @@ func (a *Admitter) admit(ctx context.Context, ci *crawlInfo, cands []store.Candi
 		}
 	}
 	return st, nil
+}
+
+// union is the sorted set of a and b's elements.
+func union(a, b []string) []string {
+	out := slices.Concat(a, b)
+	slices.Sort(out)
+	return slices.Compact(out)
 }

@@ -30,7 +30,7 @@ func (f *Frontier) AddSeeds(ctx context.Context, in AddSeedsInput) (crawl.Contro
 	for _, bad := range invalid {
 		out.Error += bad.Seed + ": " + bad.Reason + "; "
 	}
-	st, err := f.Admitter.admit(ctx, ci, cands)
+	st, err := f.Admitter.admitSeeds(ctx, ci, cands)
 	if err != nil {
 		return out, err
 	}
@@ -119,7 +119,7 @@ func (f *Frontier) Submit(ctx context.Context, crawlID string, urls []string) (S
 		}
 		cands = append(cands, c)
 	}
-	st, err := f.Admitter.admit(ctx, ci, cands)
+	st, err := f.Admitter.admitSeeds(ctx, ci, cands)
 	if err != nil {
 		return out, err
 	}

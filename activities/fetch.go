@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/trawlerdev/trawler/internal/blob"
 	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/failpoint"
 	"github.com/trawlerdev/trawler/internal/fetch"
 	"github.com/trawlerdev/trawler/internal/metrics"
 	"github.com/trawlerdev/trawler/internal/netguard"
@@ -58,7 +60,13 @@ type FetchBatchInput struct {
 	TopUp  int           `json:"topUp,omitempty"`
 	Window time.Duration `json:"window,omitempty"`
 	Lease  time.Duration `json:"lease,omitempty"`
+	// Owner is the claim owner of URLs (the host workflow's batch); top-ups are claimed as
+	// TopUpOwner(Owner), so whoever outlives the batch finds what it holds by owner.
+	Owner string `json:"owner,omitempty"`
 }
+
+// TopUpOwner is the claim owner of the URLs a batch claims itself.
+func TopUpOwner(batchOwner string) string { return batchOwner + "/top-up" }
 
 // FetchBatchResult is small: counts, pacing facts and page references, never bodies. It is
 // also the heartbeat detail, so a retried activity resumes with the URLs it finished.
@@ -113,6 +121,14 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 		b.res.Finished, b.res.TopUp = make([]bool, len(in.URLs)), nil
 		b.in.URLs = in.URLs
 	}
+	if activity.GetInfo(ctx).Attempt > 1 {
+		// A dead attempt may have fetched top-ups after its last heartbeat: they are in no
+		// list but their owner's, and would otherwise wait for the crawl's sweep.
+		if err := b.handOnOwned(ctx); err != nil {
+			return FetchBatchResult{}, err
+		}
+	}
+	defer keepAlive(ctx, func() any { return b.result() })()
 	if err := b.pace(ctx, b.in.URLs); err != nil {
 		return FetchBatchResult{}, err
 	}
@@ -261,6 +277,7 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 				err = f.record(ctx, in.Host, o)
 			}
 			if err == nil {
+				failpoint.Hit(failpoint.FetchRecorded)
 				observeFetch(ctx, o)
 			}
 			if err != nil {
@@ -284,6 +301,7 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 		return res, cerr
 	}
 	res.Retired, err = f.hostHealth(ctx, in.Host, res, ci.spec.RetireAfter.D())
+	failpoint.Hit(failpoint.BatchFetched)
 	activity.GetLogger(ctx).Info("fetch batch done", "host", in.Host, "crawl", ci.id, "urls", len(b.in.URLs), "toppedUp", len(res.TopUp),
 		"requests", res.Requests, "fetched", res.Fetched, "notModified", res.NotModified, "errors", res.Errors,
 		"skipped", res.Skipped, "deferred", res.Deferred, "lastError", res.LastError)
@@ -347,8 +365,7 @@ func (b *batch) topUp(ctx context.Context, concurrency int) (bool, error) {
 	}
 	// Owned by this activity across its attempts: a retry takes back what a dead attempt
 	// claimed after its last heartbeat, and drops what it already carries.
-	info := activity.GetInfo(ctx)
-	owner := "fetch:" + info.WorkflowExecution.RunID + "/" + info.ActivityID
+	owner := b.topUpOwner(ctx)
 	// Quietly: the host workflow claims again after this batch, no admission need wake it.
 	claimed, _, err := b.f.Store.ClaimQuietly(ctx, b.in.Host, owner, room, b.in.Lease, time.Now())
 	if err != nil {
@@ -367,6 +384,7 @@ func (b *batch) topUp(ctx context.Context, concurrency int) (bool, error) {
 	if len(more) == 0 {
 		return false, nil
 	}
+	failpoint.Hit(failpoint.TopUpClaimed)
 	if err := b.pace(ctx, more); err != nil {
 		return false, err
 	}
@@ -606,7 +624,9 @@ func (b *batch) finish(ctx context.Context, i int, page *crawl.PageRef) {
 	b.mu.Lock()
 	b.res.Finished[i] = true
 	b.res.Done++
-	if page != nil {
+	if page != nil && !slices.ContainsFunc(b.res.Pages, func(p crawl.PageRef) bool {
+		return p.CrawlID == page.CrawlID && bytes.Equal(p.Hash, page.Hash)
+	}) { // (a retry may have handed it on already: handOnOwned)
 		b.res.Pages = append(b.res.Pages, *page)
 	}
 	b.mu.Unlock()
@@ -633,6 +653,41 @@ func (b *batch) releaseCrawl(ctx context.Context, crawlID string) error {
 	}
 	for _, i := range idx {
 		b.finish(ctx, i, nil)
+	}
+	return nil
+}
+
+// topUpOwner is the claim owner of the batch's own top-ups (per activity for batches from
+// workflows that pass no owner).
+func (b *batch) topUpOwner(ctx context.Context) string {
+	if b.in.Owner != "" {
+		return TopUpOwner(b.in.Owner)
+	}
+	info := activity.GetInfo(ctx)
+	return "fetch:" + info.WorkflowExecution.RunID + "/" + info.ActivityID
+}
+
+// handOnOwned adds to the result the pages fetched under the batch's claims that no attempt
+// reported: the host workflow hands them to processing with the rest.
+func (b *batch) handOnOwned(ctx context.Context) error {
+	owners := []string{b.topUpOwner(ctx)}
+	if b.in.Owner != "" {
+		owners = append(owners, b.in.Owner)
+	}
+	pages, err := b.f.Store.FetchedOwned(ctx, b.in.Host, owners)
+	if err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	have := make(map[string]bool, len(b.res.Pages))
+	for _, p := range b.res.Pages {
+		have[p.CrawlID+"\x00"+string(p.Hash)] = true
+	}
+	for _, p := range pageRefs(pages) {
+		if !have[p.CrawlID+"\x00"+string(p.Hash)] {
+			b.res.Pages = append(b.res.Pages, p)
+		}
 	}
 	return nil
 }

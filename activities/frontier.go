@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/activity"
 
 	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/failpoint"
 	"github.com/trawlerdev/trawler/internal/metrics"
 	"github.com/trawlerdev/trawler/internal/store"
 )
@@ -49,7 +50,7 @@ func (f *Frontier) StartCrawl(ctx context.Context, in StartCrawlInput) (StartCra
 	}
 	cands, invalid := f.seedCandidates(ci, spec.Seeds)
 	out.Invalid = invalid
-	st, err := f.Admitter.admit(ctx, ci, cands)
+	st, err := f.Admitter.admitSeeds(ctx, ci, cands)
 	if err != nil {
 		return out, err
 	}
@@ -105,6 +106,9 @@ func (f *Frontier) Claim(ctx context.Context, in ClaimInput) (ClaimResult, error
 		claim = f.Store.ClaimQuietly
 	}
 	urls, next, err := claim(ctx, in.Host, in.Owner, in.Limit, in.Lease, time.Now())
+	if len(urls) > 0 {
+		failpoint.Hit(failpoint.ClaimCommitted)
+	}
 	return ClaimResult{URLs: urls, NextDue: next}, err
 }
 
@@ -186,4 +190,41 @@ func pageRefs(pages []store.FetchedPage) []crawl.PageRef {
 			BodyKey: p.BodyKey, ContentType: p.ContentType, ContentHash: p.ContentHash, Depth: p.Depth, Size: p.Size})
 	}
 	return out
+}
+
+// AbandonInput is a batch that was cancelled or failed for good: its URLs and the owners its
+// claims were made under (the host's batch, the batch's own top-ups).
+type AbandonInput struct {
+	Host   string          `json:"host"`
+	URLs   []store.Claimed `json:"urls"`
+	Owners []string        `json:"owners"`
+}
+
+// Abandon returns an abandoned batch's claims to the queue and the pages it fetched that
+// await processing.
+func (f *Frontier) Abandon(ctx context.Context, in AbandonInput) ([]crawl.PageRef, error) {
+	if err := f.Store.Release(ctx, in.URLs); err != nil {
+		return nil, err
+	}
+	if err := f.Store.ReleaseOwned(ctx, in.Host, in.Owners); err != nil {
+		return nil, err
+	}
+	pages, err := fetchedOf(ctx, f.Store, in.URLs)
+	if err != nil {
+		return nil, err
+	}
+	owned, err := f.Store.FetchedOwned(ctx, in.Host, in.Owners)
+	if err != nil {
+		return nil, err
+	}
+	have := map[string]bool{}
+	for _, p := range pages {
+		have[p.CrawlID+"\x00"+string(p.Hash)] = true
+	}
+	for _, p := range pageRefs(owned) {
+		if !have[p.CrawlID+"\x00"+string(p.Hash)] {
+			pages = append(pages, p)
+		}
+	}
+	return pages, nil
 }

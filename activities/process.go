@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/url"
+	"sync/atomic"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -11,6 +12,7 @@ import (
 	"github.com/trawlerdev/trawler/internal/blob"
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/dedup"
+	"github.com/trawlerdev/trawler/internal/failpoint"
 	"github.com/trawlerdev/trawler/internal/metrics"
 	"github.com/trawlerdev/trawler/internal/parse"
 	"github.com/trawlerdev/trawler/internal/store"
@@ -32,6 +34,7 @@ type Processor struct {
 func (p *Processor) Process(ctx context.Context, in crawl.ProcessInput) (crawl.ProcessResult, error) {
 	var res crawl.ProcessResult
 	log := activity.GetLogger(ctx)
+	failpoint.Hit(failpoint.ProcessStarted)
 	// Per crawl, in the order met: links to admit, documents to finish once they are
 	// admitted, and refused links by reason.
 	type crawlBatch struct {
@@ -41,7 +44,9 @@ func (p *Processor) Process(ctx context.Context, in crawl.ProcessInput) (crawl.P
 	}
 	batches := map[string]*crawlBatch{}
 	var crawlOrder []string
-	for i, page := range in.Pages {
+	var done atomic.Int64 // pages processed: the heartbeat
+	defer keepAlive(ctx, func() any { return done.Load() })()
+	for _, page := range in.Pages {
 		ci, err := p.Crawls.get(ctx, page.CrawlID)
 		if err != nil {
 			return res, err
@@ -60,7 +65,7 @@ func (p *Processor) Process(ctx context.Context, in crawl.ProcessInput) (crawl.P
 			cb.docs = append(cb.docs, *doc)
 		}
 		cb.cands = append(cb.cands, cands...)
-		activity.RecordHeartbeat(ctx, i+1)
+		activity.RecordHeartbeat(ctx, done.Add(1))
 	}
 	for _, id := range crawlOrder {
 		cb := batches[id]
@@ -89,6 +94,7 @@ func (p *Processor) Process(ctx context.Context, in crawl.ProcessInput) (crawl.P
 			count(ctx, metrics.LinksRejected, int64(n), "reason", reason)
 		}
 	}
+	failpoint.Hit(failpoint.ProcessFinishing)
 	log.Info("processed pages", "host", in.Host, "crawls", crawlOrder, "pages", len(in.Pages), "documents", res.Documents,
 		"duplicates", res.DuplicateDocs, "admitted", res.Admitted, "rejected", res.Rejected, "failed", res.Failed)
 	return res, nil
@@ -183,6 +189,7 @@ func (p *Processor) processPage(ctx context.Context, ci *crawlInfo, page crawl.P
 	if err != nil {
 		return nil, nil, err
 	}
+	failpoint.Hit(failpoint.DocumentSaved)
 	res.Documents++
 	res.Links += len(links)
 	count(ctx, metrics.Documents, 1)

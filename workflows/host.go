@@ -28,6 +28,10 @@ const (
 	// processingWait bounds how long a host that ran dry waits for its own processing children
 	// (whose links usually are its next URLs) before it goes idle and waits for a signal.
 	processingWait = time.Minute
+	// fetchHeartbeatTimeout is how long a fetch batch may go without a heartbeat before
+	// Temporal retries it elsewhere: batches heartbeat every few seconds whatever they are doing
+	// (activities.heartbeatEvery), so a dead fetch worker's hosts move on within this.
+	fetchHeartbeatTimeout = 20 * time.Second
 )
 
 // HostWorkflow is the one workflow that requests pages from its host (ID host/<authority>),
@@ -59,6 +63,7 @@ type hostRun struct {
 	// instead of leaving the host to be signalled by their admissions; before the run closes,
 	// their starts are awaited.
 	processing []workflow.ChildWorkflowFuture
+	owner      string // claim owner of the batch being claimed and fetched
 
 	urlsAdded, pause, resume, throttle workflow.ReceiveChannel
 	interrupted                        bool // a pause or throttle arrived while fetching
@@ -170,9 +175,9 @@ func (h *hostRun) claim(expecting bool) (activities.ClaimResult, error) {
 	var res activities.ClaimResult
 	// Owned by this run's next batch: replayed after a worker died between claiming and
 	// recording the claim, the local activity takes the same URLs back.
-	owner := fmt.Sprintf("host:%s/%d", workflow.GetInfo(h.ctx).WorkflowExecution.RunID, h.batches)
+	h.owner = fmt.Sprintf("host:%s/%d", workflow.GetInfo(h.ctx).WorkflowExecution.RunID, h.batches)
 	err := workflow.ExecuteLocalActivity(withLocal(h.ctx), f.Claim, activities.ClaimInput{Host: h.in.Host, Limit: h.batchSize(),
-		Lease: h.lease(), Owner: owner, Expecting: expecting}).Get(h.ctx, &res)
+		Lease: h.lease(), Owner: h.owner, Expecting: expecting}).Get(h.ctx, &res)
 	return res, err
 }
 
@@ -243,7 +248,7 @@ func (h *hostRun) fetch(urls []store.Claimed) {
 	actx = workflow.WithActivityOptions(actx, workflow.ActivityOptions{
 		TaskQueue:           or(h.cfg.FetchQueue, defaultFetchQueue),
 		StartToCloseTimeout: time.Duration(k)*(d+h.cfg.RequestTimeout.D()) + 2*(h.cfg.RequestTimeout.D()+h.cfg.MaxCrawlDelay.D()) + time.Minute,
-		HeartbeatTimeout:    h.cfg.RequestTimeout.D() + 30*time.Second,
+		HeartbeatTimeout:    fetchHeartbeatTimeout,
 		WaitForCancellation: true, // one batch at a time: never overlap requests to the host
 		RetryPolicy: &temporal.RetryPolicy{
 			InitialInterval:    2 * time.Second,
@@ -255,7 +260,7 @@ func (h *hostRun) fetch(urls []store.Claimed) {
 	var f *activities.Fetcher
 	fut := workflow.ExecuteActivity(actx, f.FetchBatch, activities.FetchBatchInput{Host: h.in.Host, URLs: urls, Delay: d,
 		MaxCrawlDelay: h.cfg.MaxCrawlDelay.D(), NotBefore: h.st.NextRequestAt, Concurrency: h.concurrency(),
-		TopUp: h.batchSize(), Window: h.cfg.BatchWindow.D(), Lease: h.lease()})
+		TopUp: h.batchSize(), Window: h.cfg.BatchWindow.D(), Lease: h.lease(), Owner: h.owner})
 	h.busy = true
 	h.batches++
 	h.interrupted = false
@@ -273,20 +278,7 @@ func (h *hostRun) fetch(urls []store.Claimed) {
 	var res activities.FetchBatchResult
 	err := fut.Get(ctx, &res)
 	if err != nil {
-		// Cancelled or failed for good: URLs not finished go back to the queue.
-		var fr *activities.Frontier
-		if rerr := workflow.ExecuteLocalActivity(withLocal(ctx), fr.Release, urls).Get(ctx, nil); rerr != nil {
-			workflow.GetLogger(ctx).Error("release claims failed; their leases will expire", "host", h.in.Host, "error", rerr)
-		}
-		// Pages the batch fetched before it stopped still go to processing.
-		if workflow.GetVersion(ctx, "process-interrupted-batch", workflow.DefaultVersion, 1) == 1 {
-			var pages []crawl.PageRef
-			if perr := workflow.ExecuteLocalActivity(withLocal(ctx), fr.FetchedOf, urls).Get(ctx, &pages); perr != nil {
-				workflow.GetLogger(ctx).Error("finding the batch's fetched pages failed; the crawl's sweep will", "host", h.in.Host, "error", perr)
-			} else if len(pages) > 0 {
-				h.process(pages)
-			}
-		}
+		h.abandon(urls)
 		if !temporal.IsCanceledError(err) {
 			h.st.LastError = err.Error()
 			h.st.Errors++
@@ -298,6 +290,36 @@ func (h *hostRun) fetch(urls []store.Claimed) {
 	h.apply(res, d)
 	if len(res.Pages) > 0 {
 		h.process(res.Pages)
+	}
+}
+
+// abandon hands back what a batch that was cancelled or failed for good holds: its claims,
+// top-ups included, go back to the queue and the pages it fetched go to processing.
+func (h *hostRun) abandon(urls []store.Claimed) {
+	ctx := h.ctx
+	var fr *activities.Frontier
+	if workflow.GetVersion(ctx, "abandon-by-owner", workflow.DefaultVersion, 1) == 1 {
+		var pages []crawl.PageRef
+		in := activities.AbandonInput{Host: h.in.Host, URLs: urls, Owners: []string{h.owner, activities.TopUpOwner(h.owner)}}
+		if err := workflow.ExecuteLocalActivity(withLocal(ctx), fr.Abandon, in).Get(ctx, &pages); err != nil {
+			workflow.GetLogger(ctx).Error("handing back an abandoned batch failed; its leases and the crawl's sweep will", "host", h.in.Host, "error", err)
+		} else if len(pages) > 0 {
+			h.process(pages)
+		}
+		return
+	}
+	// Before abandon-by-owner: the batch's own URLs only (top-ups wait for their lease).
+	if rerr := workflow.ExecuteLocalActivity(withLocal(ctx), fr.Release, urls).Get(ctx, nil); rerr != nil {
+		workflow.GetLogger(ctx).Error("release claims failed; their leases will expire", "host", h.in.Host, "error", rerr)
+	}
+	// Pages the batch fetched before it stopped still go to processing.
+	if workflow.GetVersion(ctx, "process-interrupted-batch", workflow.DefaultVersion, 1) == 1 {
+		var pages []crawl.PageRef
+		if perr := workflow.ExecuteLocalActivity(withLocal(ctx), fr.FetchedOf, urls).Get(ctx, &pages); perr != nil {
+			workflow.GetLogger(ctx).Error("finding the batch's fetched pages failed; the crawl's sweep will", "host", h.in.Host, "error", perr)
+		} else if len(pages) > 0 {
+			h.process(pages)
+		}
 	}
 }
 

@@ -128,9 +128,11 @@ func TestHostBacksOffAndReleasesClaimsWhenFetchingFails(t *testing.T) {
 			return activities.FetchBatchResult{}, temporal.NewApplicationError("postgres is down", "Down")
 		})
 	released := 0
-	e.OnActivity(e.frontier.Release, mock.Anything, mock.Anything).Return(func(_ context.Context, c []store.Claimed) error {
-		released += len(c)
-		return nil
+	var owners []string
+	e.OnActivity(e.frontier.Abandon, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.AbandonInput) ([]crawl.PageRef, error) {
+		released += len(in.URLs)
+		owners = append(owners, in.Owners...)
+		return nil, nil
 	})
 	e.ExecuteWorkflow(HostWorkflow, hostInput(time.Second))
 	if e.GetWorkflowError() != nil {
@@ -142,6 +144,10 @@ func TestHostBacksOffAndReleasesClaimsWhenFetchingFails(t *testing.T) {
 	if released != 6 {
 		t.Errorf("released %d claims, want all 6", released)
 	}
+	// Each batch hands back what its owner holds, the batch's own top-ups included.
+	if len(owners) != 4 || owners[1] != activities.TopUpOwner(owners[0]) || owners[2] == owners[0] {
+		t.Errorf("abandoned by owners %q, want each batch's owner and its top-up owner", owners)
+	}
 	// The second batch waited out an exponential backoff, not just the delay.
 	if gap := e.fetches[10].Sub(e.fetches[9]); gap < 1500*time.Millisecond { // 2 × 1s, ±20%
 		t.Errorf("no backoff after a failed batch: next batch %v later", gap)
@@ -152,7 +158,7 @@ func TestHostPauseStopsFetchingUntilResume(t *testing.T) {
 	e := newHostEnv(t)
 	e.claimsOf(5, 1)
 	e.fetchOK()
-	e.OnActivity(e.frontier.Release, mock.Anything, mock.Anything).Return(nil).Maybe() // a batch the pause interrupts
+	e.OnActivity(e.frontier.Abandon, mock.Anything, mock.Anything).Return([]crawl.PageRef(nil), nil).Maybe() // a batch the pause interrupts
 	var pausedAt, resumedAt time.Time
 	e.RegisterDelayedCallback(func() {
 		pausedAt = e.Now()
@@ -205,7 +211,7 @@ func TestHostContinuesAsNewCarryingItsState(t *testing.T) {
 	e := newHostEnv(t)
 	e.claimsOf(1000, 1)
 	e.fetchOK()
-	e.OnActivity(e.frontier.Release, mock.Anything, mock.Anything).Return(nil).Maybe()
+	e.OnActivity(e.frontier.Abandon, mock.Anything, mock.Anything).Return([]crawl.PageRef(nil), nil).Maybe()
 	e.RegisterDelayedCallback(func() {
 		e.SignalWorkflow(crawl.SignalThrottle, crawl.Throttle{Delay: crawl.Duration(7 * time.Second)})
 	}, 5*time.Second)

@@ -10,6 +10,11 @@ import (
 	"github.com/trawlerdev/trawler/internal/crawl"
 )
 
+// processHeartbeatTimeout is how long a processing batch may go without a heartbeat before
+// Temporal retries it elsewhere: it heartbeats after every page and every few seconds
+// (activities.heartbeatEvery), so a dead process worker's batches move on within this.
+const processHeartbeatTimeout = 20 * time.Second
+
 // ProcessPageWorkflow processes one fetch batch's pages on the process task queue: parse,
 // store text and documents, record links, admit new URLs and wake their hosts. One child per
 // batch keeps the cost per page low (a child workflow per page would cap the system near 17
@@ -18,7 +23,7 @@ func ProcessPageWorkflow(ctx workflow.Context, in crawl.ProcessInput) (crawl.Pro
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:           or(in.TaskQueue, defaultProcessQueue),
 		StartToCloseTimeout: time.Duration(len(in.Pages))*30*time.Second + time.Minute,
-		HeartbeatTimeout:    45 * time.Second, // each page heartbeats; a dead worker's batch moves on soon
+		HeartbeatTimeout:    processHeartbeatTimeout,
 		RetryPolicy: &temporal.RetryPolicy{
 			InitialInterval:    2 * time.Second,
 			BackoffCoefficient: 2,

@@ -305,3 +305,40 @@ func (s *Store) URLState(ctx context.Context, crawlID string, hash []byte) (stat
 	}
 	return state, crawlState, nil
 }
+
+// ReleaseOwned returns to the queue the URLs of host still claimed by any of owners: what a
+// batch that stopped or failed for good holds, top-ups it claimed itself included.
+func (s *Store) ReleaseOwned(ctx context.Context, host string, owners []string) error {
+	if _, err := s.pool.Exec(ctx, `UPDATE urls SET state = 'queued', claimed_until = NULL, updated_at = now()
+		WHERE host = $1 AND state = 'claimed' AND claimed_by = ANY($2)`, host, owners); err != nil {
+		return fmt.Errorf("store: release %s's claims of %v: %w", host, owners, err)
+	}
+	return nil
+}
+
+// FetchedOwned returns the pages of host fetched under claims of any of owners that still
+// await processing: a fetch attempt that died after recording a page, before reporting it,
+// leaves them to its retry (or its host workflow) this way.
+func (s *Store) FetchedOwned(ctx context.Context, host string, owners []string) ([]FetchedPage, error) {
+	rows, err := s.pool.Query(ctx, `SELECT u.crawl_id, u.url_hash, u.url, u.host, u.depth, coalesce(f.final_url, ''), f.body_key,
+			coalesce(f.content_type, ''), f.content_hash, coalesce(f.bytes, 0)
+		FROM urls u
+		JOIN LATERAL (SELECT final_url, body_key, content_type, content_hash, bytes FROM fetches
+			WHERE crawl_id = u.crawl_id AND url_hash = u.url_hash AND body_key IS NOT NULL
+			ORDER BY fetched_at DESC LIMIT 1) f ON true
+		WHERE u.host = $1 AND u.state = 'fetched' AND u.claimed_by = ANY($2)`, host, owners)
+	if err != nil {
+		return nil, fmt.Errorf("store: fetched pages of %s's claims: %w", host, err)
+	}
+	return pgx.CollectRows(rows, scanFetchedPage)
+}
+
+// QueuedHosts returns the hosts of the given URLs of a crawl that are queued (sorted).
+func (s *Store) QueuedHosts(ctx context.Context, crawlID string, hashes [][]byte) ([]string, error) {
+	rows, err := s.pool.Query(ctx, `SELECT DISTINCT host FROM urls WHERE crawl_id = $1 AND url_hash = ANY($2) AND state = 'queued' ORDER BY host`,
+		crawlID, hashes)
+	if err != nil {
+		return nil, fmt.Errorf("store: hosts of queued URLs: %w", err)
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
