@@ -128,10 +128,14 @@ func (f *Frontier) Progress(ctx context.Context, crawlID string) (crawl.CrawlPro
 		for _, state := range []string{store.StateQueued, store.StateClaimed, store.StateFetched} {
 			h.WithTags(map[string]string{"crawl": crawlID, "state": state}).Gauge(metrics.FrontierURLs).Update(float64(p.ByState[state]))
 		}
+		c := h.WithTags(map[string]string{"crawl": crawlID})
+		c.Gauge(metrics.ExpiredClaims).Update(float64(p.Waiting.ExpiredClaims))
+		c.Gauge(metrics.OldestUnprocessed).Update(p.Waiting.OldestFetchS)
+		c.Gauge(metrics.OldestDue).Update(p.Waiting.OldestDueS)
 	}
 	out := crawl.CrawlProgress{CrawlID: crawlID, State: p.State, Admitted: p.Admitted, Fetched: p.Fetched, Pages: p.Pages,
 		Errors: p.Errors, Dead: p.Dead, Pending: p.Pending, Hosts: p.Hosts, Bytes: p.Bytes, ErrorClass: p.ErrorClass, ByState: p.ByState,
-		Skipped: p.Skipped, Rejected: p.Rejected, UpdatedAt: time.Now()}
+		Skipped: p.Skipped, Rejected: p.Rejected, UpdatedAt: time.Now(), Waiting: (*crawl.Waiting)(&p.Waiting)}
 	if p.FirstFetch != nil && p.LastFetch != nil {
 		if secs := p.LastFetch.Sub(*p.FirstFetch).Seconds(); secs > 0 {
 			out.PagesPerSec = float64(p.Fetched) / secs

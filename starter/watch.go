@@ -84,6 +84,11 @@ func renderProgress(name string, p crawl.CrawlProgress, hosts map[string]int64, 
 	fmt.Fprintf(&b, "[%s%s] %5.1f%%  %d of %d URLs settled\n", strings.Repeat("#", filled), strings.Repeat(".", width-filled), 100*frac, finished, p.Admitted)
 	fmt.Fprintf(&b, "pages %d  fetched %d  %.1f pages/s  %s\n", p.Pages, p.Fetched, p.PagesPerSec, bytesString(p.Bytes))
 	fmt.Fprintf(&b, "queue: queued %d  in flight %d  awaiting processing %d\n", p.ByState["queued"], p.ByState["claimed"], p.ByState["fetched"])
+	if w := p.Waiting; w != nil && p.Pending > 0 {
+		// What recovery after a dead worker waits on: these stay small in a healthy crawl.
+		fmt.Fprintf(&b, "waiting: longest due %s  oldest claim %s  oldest unprocessed %s  claims past lease %d\n",
+			secs(w.OldestDueS), secs(w.OldestClaimS), secs(w.OldestFetchS), w.ExpiredClaims)
+	}
 	fmt.Fprintf(&b, "errors %d%s  dead %d\n", p.Errors, classes(p.ErrorClass), p.Dead)
 	fmt.Fprintf(&b, "skipped%s  rejected links%s\n", classes(p.Skipped), classes(p.Rejected))
 	fmt.Fprintf(&b, "hosts %d  workflows: active %d  backed off %d  paused %d  idle %d\n", p.Hosts, hosts["active"], hosts["backoff"], hosts["paused"], hosts["idle"])
@@ -124,4 +129,12 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// secs renders a wait in whole seconds ("-" for none).
+func secs(s float64) string {
+	if s <= 0 {
+		return "-"
+	}
+	return (time.Duration(s) * time.Second).String()
 }

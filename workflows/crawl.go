@@ -93,7 +93,7 @@ func reprocess(ctx workflow.Context, crawlID string, tick int) {
 
 // reprocessAfter is how long a fetched page may wait for processing before the crawl hands it
 // out again (well past a processing workflow's retries).
-const reprocessAfter = 30 * time.Minute
+const reprocessAfter = 10 * time.Minute
 
 // staleAfter is how long a host may sit on due URLs without claiming before the crawl wakes it.
 const staleAfter = 90 * time.Second

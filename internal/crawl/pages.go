@@ -58,7 +58,19 @@ type CrawlProgress struct {
 	PagesPerSec float64         `json:"pagesPerSec"`
 	InvalidSeed []SeedError     `json:"invalidSeeds,omitempty"`
 	Controls    []ControlResult `json:"controls,omitempty"` // the latest add-seeds, replay and block results
-	UpdatedAt   time.Time       `json:"updatedAt"`
+	// Waiting is what the pending URLs wait on: claims past their lease, pages awaiting
+	// processing, due URLs, each with how long the longest has waited (seconds).
+	Waiting   *Waiting  `json:"waiting,omitempty"`
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// Waiting is what a crawl's pending URLs wait on (see store.Waiting).
+type Waiting struct {
+	ExpiredClaims int     `json:"expiredClaims"`
+	OldestClaimS  float64 `json:"oldestClaimS"`
+	Unprocessed   int     `json:"unprocessed"`
+	OldestFetchS  float64 `json:"oldestFetchS"`
+	OldestDueS    float64 `json:"oldestDueS"`
 }
 
 // SeedError is a seed that was not admitted, and why.

@@ -43,8 +43,11 @@ var (
 )
 
 func init() {
-	if err := Arm(os.Getenv(EnvVar)); err != nil {
+	spec := os.Getenv(EnvVar)
+	if err := Arm(spec); err != nil {
 		slog.Error("ignoring "+EnvVar, "error", err)
+	} else if spec != "" {
+		slog.Warn("failpoints armed: this process kills itself at them", "points", spec)
 	}
 }
 

@@ -42,13 +42,19 @@ const (
 	LinksSeen     = "trawler_links_seen"      // counter: links to URLs already known
 	LinksRejected = "trawler_links_rejected"  // counter; tag reason
 	FrontierURLs  = "trawler_frontier_urls"   // gauge; tags crawl, state: queued claimed fetched
-	WARCRecords   = "trawler_warc_records"    // counter
-	WARCBytes     = "trawler_warc_bytes"      // counter
+	// What a crawl waits on (gauges; tag crawl): claims past their lease, seconds since the
+	// oldest page awaiting processing was fetched, seconds the longest-due URL has waited.
+	ExpiredClaims     = "trawler_expired_claims"
+	OldestUnprocessed = "trawler_oldest_unprocessed_seconds"
+	OldestDue         = "trawler_oldest_due_seconds"
+	WARCRecords       = "trawler_warc_records" // counter
+	WARCBytes         = "trawler_warc_bytes"   // counter
 )
 
 // Series lists every Trawler series name, for checks of the dashboard and the docs.
 var Series = []string{Fetches, Refused, FetchBytes, FetchLatency, NotModified, Retries, DeadLetters, RobotsFetches,
-	RobotsBlocked, HostBackoffs, Documents, Duplicates, LinksAdmitted, LinksSeen, LinksRejected, FrontierURLs, WARCRecords, WARCBytes}
+	RobotsBlocked, HostBackoffs, Documents, Duplicates, LinksAdmitted, LinksSeen, LinksRejected, FrontierURLs, ExpiredClaims,
+	OldestUnprocessed, OldestDue, WARCRecords, WARCBytes}
 
 // Registry is a process's metrics: a tally scope reporting into a Prometheus registry.
 type Registry struct {

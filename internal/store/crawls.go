@@ -98,6 +98,17 @@ type Progress struct {
 	ErrorClass map[string]int `json:"errorsByClass"` // failed fetches: 5xx, 429, 408, network, timeout
 	FirstFetch *time.Time     `json:"firstFetch"`    // for rates
 	LastFetch  *time.Time     `json:"lastFetch"`
+	Waiting    Waiting        `json:"waiting"`
+}
+
+// Waiting is what a crawl's pending URLs wait on and for how long the longest has waited, so a
+// stall after a worker died shows as numbers instead of a guess.
+type Waiting struct {
+	ExpiredClaims int     `json:"expiredClaims"` // claimed, lease run out: their claimer died and nothing took them back
+	OldestClaimS  float64 `json:"oldestClaimS"`  // seconds since the oldest claim
+	Unprocessed   int     `json:"unprocessed"`   // fetched, awaiting processing
+	OldestFetchS  float64 `json:"oldestFetchS"`  // seconds since the oldest of them was fetched
+	OldestDueS    float64 `json:"oldestDueS"`    // seconds the longest-due queued URL has waited for its host
 }
 
 // CrawlProgress counts a crawl's URLs by state and its fetches.
@@ -133,6 +144,17 @@ func (s *Store) CrawlProgress(ctx context.Context, id string) (Progress, error) 
 	}
 	if err := rows.Err(); err != nil {
 		return p, err
+	}
+	w := &p.Waiting
+	err = s.pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE state = 'claimed' AND claimed_until < now()),
+			coalesce(extract(epoch FROM now() - min(updated_at) FILTER (WHERE state = 'claimed')), 0),
+			count(*) FILTER (WHERE state = 'fetched'),
+			coalesce(extract(epoch FROM now() - min(updated_at) FILTER (WHERE state = 'fetched')), 0),
+			coalesce(extract(epoch FROM now() - min(next_fetch_at) FILTER (WHERE state = 'queued' AND next_fetch_at <= now())), 0)
+		FROM urls WHERE crawl_id = $1 AND state IN ('queued', 'claimed', 'fetched')`, id).
+		Scan(&w.ExpiredClaims, &w.OldestClaimS, &w.Unprocessed, &w.OldestFetchS, &w.OldestDueS)
+	if err != nil {
+		return p, fmt.Errorf("store: progress %s: waiting: %w", id, err)
 	}
 	err = s.pool.QueryRow(ctx, `SELECT count(DISTINCT url_hash) FILTER (WHERE error IS NULL),
 			count(*) FILTER (WHERE error IS NOT NULL), coalesce(sum(bytes), 0), min(fetched_at), max(fetched_at)

@@ -293,3 +293,53 @@ func TestClaimAsGivesAnOwnerItsClaimsBack(t *testing.T) {
 		t.Fatalf("an anonymous claim waits for the leases: %+v", none)
 	}
 }
+
+// What a crawl waits on shows in its progress: claims past their lease, pages awaiting
+// processing and how long the oldest has waited, and owned claims and pages are found (and
+// claims released) by their owner.
+func TestProgressShowsWhatRecoveryWaitsOn(t *testing.T) {
+	s, ctx := newStore(t, 0, 0)
+	a, b, c := cand("http://a.test/1", "a.test", 1), cand("http://a.test/2", "a.test", 1), cand("http://a.test/3", "a.test", 1)
+	if _, err := s.Admit(ctx, "c", []store.Candidate{a, b, c}); err != nil {
+		t.Fatal(err)
+	}
+	claimed, _, err := s.ClaimAs(ctx, "a.test", "host:r/1", 3, time.Minute, time.Now())
+	if err != nil || len(claimed) != 3 {
+		t.Fatalf("claim: %v %v", claimed, err)
+	}
+	if _, err := s.Pool().Exec(ctx, `UPDATE urls SET claimed_until = now() - interval '1 second'`); err != nil { // their claimer died
+		t.Fatal(err)
+	}
+	if _, err := s.RecordFetch(ctx, "a.test", store.FetchOutcome{CrawlID: "c", Hash: a.Hash, URL: a.URL, FetchKey: "k1",
+		FetchedAt: time.Now(), Status: 200, BodyKey: "bodies/a", ContentType: "text/html", Bytes: 5, State: store.StateFetched}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Pool().Exec(ctx, `UPDATE urls SET updated_at = now() - interval '40 seconds' WHERE url_hash = $1`, a.Hash); err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.CrawlProgress(ctx, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := p.Waiting
+	if w.ExpiredClaims != 2 || w.Unprocessed != 1 || w.OldestFetchS < 39 || w.OldestFetchS > 60 {
+		t.Errorf("waiting = %+v, want 2 expired claims and 1 page unprocessed for ~40 s", w)
+	}
+	pages, err := s.FetchedOwned(ctx, "a.test", []string{"host:r/1"})
+	if err != nil || len(pages) != 1 || pages[0].BodyKey != "bodies/a" {
+		t.Fatalf("fetched by owner: %+v %v", pages, err)
+	}
+	if others, _ := s.FetchedOwned(ctx, "a.test", []string{"host:r/2"}); len(others) != 0 {
+		t.Fatalf("another owner's pages: %+v", others)
+	}
+	if err := s.ReleaseOwned(ctx, "a.test", []string{"host:r/1"}); err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := s.CrawlProgress(ctx, "c"); p.ByState[store.StateQueued] != 2 || p.ByState[store.StateFetched] != 1 {
+		t.Errorf("after releasing the owner's claims: %v, want 2 queued and the fetched page left alone", p.ByState)
+	}
+	hosts, err := s.QueuedHosts(ctx, "c", [][]byte{a.Hash, b.Hash})
+	if err != nil || len(hosts) != 1 || hosts[0] != "a.test" {
+		t.Errorf("queued hosts: %v %v", hosts, err)
+	}
+}
