@@ -1032,8 +1032,20 @@ func (f *Fetcher) followRedirect(ctx context.Context, ci *crawlInfo, u store.Cla
 	return ""
 }
 
+// record stores an outcome. One that Postgres refuses for its values (what the web sent
+// could not be made storable) is recorded as this URL's skip with the reason, so it costs
+// that URL, never its batch, host or crawl.
 func (f *Fetcher) record(ctx context.Context, host string, o store.FetchOutcome) error {
 	_, err := f.Store.RecordFetch(ctx, host, o)
+	if err == nil || !store.IsDataError(err) {
+		return err
+	}
+	activity.GetLogger(ctx).Warn("outcome not storable: skipping the URL", "crawl", o.CrawlID, "url", o.URL, "error", err)
+	count(ctx, metrics.Unstorable, 1)
+	bare := store.FetchOutcome{CrawlID: o.CrawlID, Hash: o.Hash, URL: o.URL, FetchKey: o.FetchKey, FetchedAt: o.FetchedAt,
+		Status: o.Status, Duration: o.Duration, Attempts: o.Attempts, State: store.StateSkipped, SkipReason: "unstorable response",
+		Err: err.Error()}
+	_, err = f.Store.RecordFetch(ctx, host, bare)
 	return err
 }
 

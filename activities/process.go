@@ -186,6 +186,12 @@ func (p *Processor) processPage(ctx context.Context, ci *crawlInfo, page crawl.P
 		doc.RecrawlAt, doc.RecrawlS = &at, int(next/time.Second)
 	}
 	dup, err := p.Store.SaveDocument(ctx, doc, links, ci.dedup)
+	if store.IsDataError(err) { // what the page holds cannot be stored: this page only, not the batch
+		activity.GetLogger(ctx).Warn("document not storable: marking the page done", "crawl", page.CrawlID, "url", page.URL, "error", err)
+		count(ctx, metrics.Unstorable, 1)
+		res.Failed++
+		return nil, nil, p.Store.MarkDone(ctx, page.CrawlID, page.Hash, "unstorable document: "+err.Error())
+	}
 	if err != nil {
 		return nil, nil, err
 	}

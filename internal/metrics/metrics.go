@@ -42,6 +42,7 @@ const (
 	LinksSeen     = "trawler_links_seen"      // counter: links to URLs already known
 	LinksRejected = "trawler_links_rejected"  // counter; tag reason
 	FrontierURLs  = "trawler_frontier_urls"   // gauge; tags crawl, state: queued claimed fetched
+	Unstorable    = "trawler_unstorable"      // counter: fetch outcomes or documents Postgres refused for their values (that URL set aside)
 	// What a crawl waits on (gauges; tag crawl): claims past their lease, seconds since the
 	// oldest page awaiting processing was fetched, seconds the longest-due URL has waited.
 	ExpiredClaims     = "trawler_expired_claims"
@@ -53,7 +54,7 @@ const (
 
 // Series lists every Trawler series name, for checks of the dashboard and the docs.
 var Series = []string{Fetches, Refused, FetchBytes, FetchLatency, NotModified, Retries, DeadLetters, RobotsFetches,
-	RobotsBlocked, HostBackoffs, Documents, Duplicates, LinksAdmitted, LinksSeen, LinksRejected, FrontierURLs, ExpiredClaims,
+	RobotsBlocked, HostBackoffs, Documents, Duplicates, LinksAdmitted, LinksSeen, LinksRejected, FrontierURLs, Unstorable, ExpiredClaims,
 	OldestUnprocessed, OldestDue, WARCRecords, WARCBytes}
 
 // Registry is a process's metrics: a tally scope reporting into a Prometheus registry.

@@ -64,6 +64,7 @@ func (s *Store) SaveDocument(ctx context.Context, d Document, links []Link, det 
 		v := int64(d.Fingerprint.SimHash)
 		simhash, minhash = &v, dedup.EncodeSignature(d.Fingerprint.MinHash)
 	}
+	d.Title, d.Lang, d.Charset, d.ContentType, d.Canonical = Text(d.Title), Text(d.Lang), Text(d.Charset), Text(d.ContentType), Text(d.Canonical)
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		dup = nil
 		if _, err := tx.Exec(ctx, `SELECT count(pg_advisory_xact_lock(k)) FROM (SELECT DISTINCT k FROM unnest($1::bigint[]) k ORDER BY k) x`,
@@ -77,7 +78,7 @@ func (s *Store) SaveDocument(ctx context.Context, d Document, links []Link, det 
 				text_key = excluded.text_key, title = excluded.title, lang = excluded.lang, charset = excluded.charset,
 				content_type = excluded.content_type, size = excluded.size, canonical = excluded.canonical,
 				noindex = excluded.noindex, nofollow = excluded.nofollow, links_out = excluded.links_out,
-				simhash = excluded.simhash, minhash = excluded.minhash, text_bytes = excluded.text_bytes, processed_at = now()`,
+				simhash = excluded.simhash, minhash = excluded.minhash, text_bytes = excluded.text_bytes`,
 			d.CrawlID, d.Hash, d.ContentHash, d.BodyKey, d.TextKey, d.Title, d.Lang, d.Charset, d.ContentType, d.Size,
 			d.Canonical, d.NoIndex, d.NoFollow, d.LinksOut, simhash, minhash, d.TextBytes)
 		if err != nil {
@@ -142,7 +143,7 @@ func nearDuplicate(ctx context.Context, tx pgx.Tx, det *dedup.Detector, d Docume
 	rows, err := tx.Query(ctx, `SELECT d.url_hash, d.simhash, d.minhash, d.dup_of IS NULL
 		FROM (SELECT DISTINCT url_hash FROM dedup_keys WHERE crawl_id = $1 AND key = ANY($2) AND url_hash <> $3 LIMIT $4) k
 		JOIN documents d ON d.crawl_id = $1 AND d.url_hash = k.url_hash
-		WHERE d.simhash IS NOT NULL
+		WHERE d.simhash IS NOT NULL AND d.dup_of IS DISTINCT FROM $3 -- (never a duplicate of its own duplicate)
 		ORDER BY d.processed_at, d.url_hash`, d.CrawlID, keys, d.Hash, maxNearCandidates)
 	if err != nil {
 		return nil, fmt.Errorf("near-duplicate candidates: %w", err)
@@ -212,7 +213,7 @@ func (s *Store) FinishProcessed(ctx context.Context, docs []Document) error {
 // MarkDone moves a fetched URL that needs no processing (or could not be processed) to done.
 func (s *Store) MarkDone(ctx context.Context, crawlID string, hash []byte, reason string) error {
 	_, err := s.pool.Exec(ctx, `UPDATE urls SET state = 'done', last_error = coalesce(nullif($3, ''), last_error), updated_at = now()
-		WHERE crawl_id = $1 AND url_hash = $2 AND state = 'fetched'`, crawlID, hash, reason)
+		WHERE crawl_id = $1 AND url_hash = $2 AND state = 'fetched'`, crawlID, hash, Text(reason))
 	if err != nil {
 		return fmt.Errorf("store: mark done: %w", err)
 	}

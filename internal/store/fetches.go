@@ -56,6 +56,8 @@ type FetchOutcome struct {
 // was already recorded (a retried activity), changing nothing.
 func (s *Store) RecordFetch(ctx context.Context, host string, o FetchOutcome) (bool, error) {
 	recorded := true
+	o.URL, o.ContentType, o.FinalURL, o.ETag, o.LastModified = Text(o.URL), Text(o.ContentType), Text(o.FinalURL), Text(o.ETag), Text(o.LastModified)
+	o.Err, o.Note, o.SkipReason = Text(o.Err), Text(o.Note), Text(o.SkipReason)
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if o.FetchKey != "" {
 			var errText *string
@@ -65,10 +67,10 @@ func (s *Store) RecordFetch(ctx context.Context, host string, o FetchOutcome) (b
 			tag, err := tx.Exec(ctx, `INSERT INTO fetches (crawl_id, url_hash, fetch_key, fetched_at, status, duration_ms,
 					bytes, truncated, content_type, content_hash, body_key, final_url, error, request_head, response_head, changed)
 				VALUES ($1, $2, $3, $4, nullif($5, 0), $6, $7, $8, nullif($9, ''), $10, nullif($11, ''), nullif($12, ''), $13,
-					nullif($14, ''), nullif($15, ''), $16)
+					nullif($14::bytea, ''::bytea), nullif($15::bytea, ''::bytea), $16)
 				ON CONFLICT (fetch_key) DO NOTHING`,
 				o.CrawlID, o.Hash, o.FetchKey, o.FetchedAt, o.Status, o.Duration.Milliseconds(), o.Bytes, o.Truncated,
-				o.ContentType, o.ContentHash, o.BodyKey, o.FinalURL, errText, o.RequestHead, o.ResponseHead, o.Changed)
+				o.ContentType, o.ContentHash, o.BodyKey, o.FinalURL, errText, []byte(o.RequestHead), []byte(o.ResponseHead), o.Changed)
 			if err != nil {
 				return fmt.Errorf("insert fetch: %w", err)
 			}

@@ -22,7 +22,7 @@ type Robots struct {
 func (s *Store) HostRobots(ctx context.Context, host string) (*Robots, error) {
 	var r Robots
 	var status *int
-	var body *string
+	var body []byte
 	var fetched, expires *time.Time
 	err := s.pool.QueryRow(ctx, `SELECT robots_status, robots_body, robots_fetched_at, robots_expires_at, robots_sitemaps
 		FROM hosts WHERE host = $1`, host).Scan(&status, &body, &fetched, &expires, &r.Sitemaps)
@@ -33,9 +33,7 @@ func (s *Store) HostRobots(ctx context.Context, host string) (*Robots, error) {
 		return nil, fmt.Errorf("store: robots of %s: %w", host, err)
 	}
 	r.Status = *status
-	if body != nil {
-		r.Body = *body
-	}
+	r.Body = string(body)
 	if fetched != nil {
 		r.FetchedAt = *fetched
 	}
@@ -59,7 +57,7 @@ func (s *Store) SaveRobots(ctx context.Context, host string, r Robots, crawlDela
 		VALUES ($1, $2, $3, $4, $5, $6, $7)
 		ON CONFLICT (host) DO UPDATE SET robots_status = $2, robots_body = $3, robots_fetched_at = $4, robots_expires_at = $5,
 			robots_sitemaps = $6, crawl_delay_ms = $7, updated_at = now()`,
-		host, r.Status, r.Body, r.FetchedAt, r.ExpiresAt, r.Sitemaps, delay)
+		host, r.Status, []byte(r.Body), r.FetchedAt, r.ExpiresAt, texts(r.Sitemaps), delay)
 	if err != nil {
 		return fmt.Errorf("store: save robots of %s: %w", host, err)
 	}

@@ -32,7 +32,7 @@ type Capture struct {
 // after fetch id afterID.
 func (s *Store) Unarchived(ctx context.Context, crawlID string, afterID int64, limit int) ([]Capture, error) {
 	rows, err := s.pool.Query(ctx, `SELECT f.id, f.fetch_key, u.url, f.fetched_at, f.status, coalesce(f.content_type, ''),
-			coalesce(f.body_key, ''), f.content_hash, f.truncated, coalesce(f.request_head, ''), coalesce(f.response_head, ''),
+			coalesce(f.body_key, ''), f.content_hash, f.truncated, coalesce(f.request_head, ''::bytea), coalesce(f.response_head, ''::bytea),
 			coalesce(r.id, 0), coalesce(r.url, ''), coalesce(r.fetched_at, 'epoch'), r.content_hash
 		FROM fetches f JOIN urls u ON u.crawl_id = f.crawl_id AND u.url_hash = f.url_hash
 		LEFT JOIN LATERAL (
@@ -47,8 +47,10 @@ func (s *Store) Unarchived(ctx context.Context, crawlID string, afterID int64, l
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Capture, error) {
 		var c Capture
+		var reqHead, respHead []byte
 		err := r.Scan(&c.ID, &c.FetchKey, &c.URL, &c.FetchedAt, &c.Status, &c.ContentType, &c.BodyKey, &c.ContentHash,
-			&c.Truncated, &c.RequestHead, &c.ResponseHead, &c.RefersToID, &c.RefersToURL, &c.RefersToDate, &c.RefersToHash)
+			&c.Truncated, &reqHead, &respHead, &c.RefersToID, &c.RefersToURL, &c.RefersToDate, &c.RefersToHash)
+		c.RequestHead, c.ResponseHead = string(reqHead), string(respHead)
 		return c, err
 	})
 }
