@@ -830,7 +830,7 @@ func (f *Fetcher) admitSitemaps(ctx context.Context, ci *crawlInfo, base *url.UR
 			continue
 		}
 		c := candidate(n, depth, nesting, sourceSitemapFile)
-		if ci.scope.Allows(c.Host) {
+		if ci.admissible(c) == "" { // the same rules as links: scope, deny and block patterns, traps
 			cands = append(cands, c)
 		}
 	}
@@ -1022,7 +1022,11 @@ func (f *Fetcher) followRedirect(ctx context.Context, ci *crawlInfo, u store.Cla
 	if err != nil {
 		return "bad redirect target: " + err.Error()
 	}
-	c := candidate(target, u.Depth, u.Hops+1, "redirect")
+	source := "redirect"
+	if u.Source == sourceSitemapFile {
+		source = sourceSitemapFile // a sitemap behind a redirect (http -> https) is still read as one
+	}
+	c := candidate(target, u.Depth, u.Hops+1, source)
 	if why := ci.admissible(c); why != "" {
 		return "redirect target refused (" + why + "): " + target
 	}

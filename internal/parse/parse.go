@@ -6,6 +6,7 @@ package parse
 import (
 	"bytes"
 	"fmt"
+	"net/http"
 	"net/url"
 	"strings"
 	"unicode"
@@ -56,6 +57,9 @@ func Parse(body []byte, contentType string, pageURL *url.URL, maxLinks int) (*Pa
 		}
 		decoded = d
 	}
+	// What the page says is stored as text: valid UTF-8 (a page that claims UTF-8 and is not
+	// gets U+FFFD for its bad bytes) and no NUL (a stray one is common on the web).
+	decoded = bytes.ToValidUTF8(bytes.ReplaceAll(decoded, []byte{0}, nil), []byte("\uFFFD"))
 	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(decoded))
 	if err != nil {
 		return nil, fmt.Errorf("parse: %w", err)
@@ -157,7 +161,9 @@ func collapse(s string, max int) string {
 	return b.String()
 }
 
-// looksBinary reports a body whose first KiB has NUL bytes or is mostly not text.
+// looksBinary reports a body that starts like a known binary format (an image, a PDF, an
+// archive) or whose first KiB is more than 5% control bytes (random bytes are ~10%). A stray NUL in a page is
+// not enough: broken pages that hold a few are ordinary, and their text is still wanted.
 func looksBinary(b []byte) bool {
 	if len(b) > 1024 {
 		b = b[:1024]
@@ -165,16 +171,21 @@ func looksBinary(b []byte) bool {
 	if len(b) == 0 {
 		return false
 	}
+	if t := http.DetectContentType(b); strings.HasPrefix(t, "image/") || strings.HasPrefix(t, "audio/") ||
+		strings.HasPrefix(t, "video/") || strings.HasPrefix(t, "font/") || t == "application/pdf" || t == "application/zip" ||
+		t == "application/x-gzip" || t == "application/x-rar-compressed" || t == "application/wasm" || t == "application/vnd.ms-fontobject" {
+		return true
+	}
+	if bytes.HasPrefix(b, []byte{0xfe, 0xff}) || bytes.HasPrefix(b, []byte{0xff, 0xfe}) {
+		return false // UTF-16, NULs and all: decoded by its BOM
+	}
 	ctrl := 0
 	for _, c := range b {
-		if c == 0 {
-			return true
-		}
 		if c < 9 || (c > 13 && c < 32) {
 			ctrl++
 		}
 	}
-	return ctrl*10 > len(b)
+	return ctrl*20 > len(b)
 }
 
 // boilerplate is what main text leaves out: code, navigation, page furniture, forms.

@@ -4,6 +4,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
+	"unicode/utf8"
 
 	"golang.org/x/text/encoding/charmap"
 )
@@ -52,6 +54,19 @@ func TestParseCharsetsAndBinary(t *testing.T) {
 	if !p.Binary || len(p.Links) != 0 {
 		t.Error("binary not detected")
 	}
+	random := make([]byte, 4096)
+	for i := range random {
+		random[i] = byte(i*7919 + i*i*31)
+	}
+	if p, _ = Parse(random, "text/html", mustURL("http://x.example/"), 10); !p.Binary {
+		t.Error("random bytes served as HTML not detected")
+	}
+	// A Latin-1 page with stray NULs and a non-UTF-8 lang is text: decoded, stored without them.
+	p, err = Parse([]byte("<html lang=\"fr\xe9\x00\"><title>Caf\xe9\x00</title><body><p>na\xefve\x00 cr\xe8me</p></body></html>"),
+		"text/html; charset=iso-8859-1", mustURL("http://x.example/"), 10)
+	if err != nil || p.Binary || p.Title != "Café" || p.Text != "naïve crème" || p.Lang != "fré" {
+		t.Errorf("latin1 with NULs: %v %+v", err, p)
+	}
 	p, _ = Parse([]byte(`<html><head><meta name="robots" content="none"></head><body><a href="/a">a</a></body></html>`), "", mustURL("http://x.example/"), 10)
 	if !p.NoIndex || !p.NoFollow {
 		t.Error("meta robots none")
@@ -69,10 +84,24 @@ func TestLinksAreCapped(t *testing.T) {
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(`<html><base href="//x"><a href="/a" rel=nofollow>`), "text/html")
 	f.Add([]byte("<meta charset=shift_jis><title>\x82\xa0</title>"), "")
+	f.Add([]byte("<html lang=\"fr\xe9\x00\"><title>Caf\xe9\x00</title><p>na\xefve"), "text/html; charset=iso-8859-1")
+	f.Add([]byte("<title>\xff\xfe bad utf-8</title>"), "text/html; charset=utf-8")
 	f.Fuzz(func(t *testing.T, body []byte, ct string) {
+		start := time.Now()
 		p, err := Parse(body, ct, mustURL("http://x.example/"), 100)
-		if err == nil && len(p.Links) > 100 {
+		if d, bound := time.Since(start), 100*time.Millisecond+time.Duration(len(body))*time.Microsecond; d > bound {
+			t.Fatalf("%d bytes took %v (bound %v)", len(body), d, bound)
+		}
+		if err != nil {
+			return
+		}
+		if len(p.Links) > 100 {
 			t.Fatal("link cap exceeded")
+		}
+		for _, s := range []string{p.Title, p.Text, p.Lang, p.Charset} { // all of it can be stored
+			if !utf8.ValidString(s) || strings.ContainsRune(s, 0) {
+				t.Fatalf("not storable: %q", s)
+			}
 		}
 	})
 }

@@ -18,6 +18,9 @@ import (
 const (
 	MaxEntries = 50_000
 	MaxBytes   = 50 << 20
+	// MaxLocBytes is the longest <loc> kept (the crawler's URL length cap); a longer one is
+	// dropped without being built further.
+	MaxLocBytes = 2048
 )
 
 // Entry is one <url> or <sitemap> element.
@@ -53,6 +56,11 @@ func Parse(body []byte) (*Sitemap, error) {
 	sm := &Sitemap{}
 	var cur *Entry
 	var field string
+	// A <loc> may come in many pieces (comments, entities, CDATA sections between its
+	// characters): it is built in one buffer, never by repeated concatenation, which made a
+	// hostile sitemap cost quadratic time, and not past MaxLocBytes.
+	var loc strings.Builder
+	locTooLong := false
 	rootSeen := false
 	for {
 		tok, err := dec.Token()
@@ -85,6 +93,8 @@ func Parse(body []byte) (*Sitemap, error) {
 				}
 			case name == "url" || name == "sitemap":
 				cur = &Entry{Priority: -1}
+				loc.Reset()
+				locTooLong = false
 			case cur != nil:
 				field = name
 			}
@@ -95,7 +105,12 @@ func Parse(body []byte) (*Sitemap, error) {
 			v := strings.TrimSpace(string(t))
 			switch field {
 			case "loc":
-				cur.Loc += v
+				if locTooLong || loc.Len()+len(v) > MaxLocBytes {
+					locTooLong = true
+					loc.Reset()
+				} else {
+					loc.WriteString(v)
+				}
 			case "lastmod":
 				cur.LastMod = parseTime(v)
 			case "changefreq":
@@ -109,6 +124,9 @@ func Parse(body []byte) (*Sitemap, error) {
 		case xml.EndElement:
 			name := strings.ToLower(t.Name.Local)
 			if (name == "url" || name == "sitemap") && cur != nil {
+				if !locTooLong {
+					cur.Loc = loc.String()
+				}
 				if cur.Loc != "" {
 					if len(sm.Entries) >= MaxEntries {
 						sm.Truncated = true

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestURLSetAndIndex(t *testing.T) {
@@ -55,9 +56,50 @@ func TestLimitsAndGarbage(t *testing.T) {
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(`<urlset><url><loc>http://a/</loc><lastmod>2026-01-01</lastmod></url></urlset>`))
 	f.Add([]byte(`<sitemapindex><sitemap><loc>http://a/s.xml</loc></sitemap></sitemapindex>`))
+	f.Add([]byte(`<urlset><url><loc>http://a/<!--x-->b&amp;c<![CDATA[d]]></loc></url></urlset>`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		if sm, err := Parse(body); err == nil && len(sm.Entries) > MaxEntries {
+		start := time.Now()
+		sm, err := Parse(body)
+		// Linear: well under 100 ms per 100 KB (a loose bound for a busy machine).
+		if d, bound := time.Since(start), 50*time.Millisecond+time.Duration(len(body))*time.Microsecond; d > bound {
+			t.Fatalf("%d bytes took %v (bound %v)", len(body), d, bound)
+		}
+		if err != nil {
+			return
+		}
+		if len(sm.Entries) > MaxEntries {
 			t.Fatal("entry limit exceeded")
 		}
+		for _, e := range sm.Entries {
+			if len(e.Loc) > MaxLocBytes {
+				t.Fatalf("a <loc> of %d bytes kept", len(e.Loc))
+			}
+		}
 	})
+}
+
+// A <loc> in very many pieces (here a comment between every character) is read in linear
+// time: building it by concatenation took 5 s for 100,000 pieces.
+func TestLocInManyPiecesIsLinear(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("<urlset><url><loc>http://a.test/")
+	for i := 0; i < 1000; i++ {
+		b.WriteString("x<!---->")
+	}
+	b.WriteString("</loc></url><url><loc>http://a.test/")
+	for i := 0; i < 200_000; i++ {
+		b.WriteString("y<!---->")
+	}
+	b.WriteString("</loc></url><url><loc>http://a.test/ok</loc></url></urlset>")
+	start := time.Now()
+	sm, err := Parse([]byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("%d bytes in 200,000 pieces took %v", b.Len(), d)
+	}
+	if len(sm.Entries) != 2 || sm.Entries[0].Loc != "http://a.test/"+strings.Repeat("x", 1000) || sm.Entries[1].Loc != "http://a.test/ok" {
+		t.Errorf("entries: %d (the over-long <loc> must be dropped, the others kept)", len(sm.Entries))
+	}
 }

@@ -21,6 +21,7 @@ type Config struct {
 	Pages        int    // pages per generic host
 	Seed         uint64 // everything is deterministic from it
 	Specials     bool   // serve the special hosts (trap.test, redirect.test, …)
+	Bytes        bool   // serve bytes.test (legacy charsets, header bytes >= 0x80, …), linked from nowhere: seed it
 	ProductToken string // the crawler's robots.txt product token, lower case
 
 	DefaultDelay time.Duration // required gap between request starts where robots.txt sets none
@@ -113,6 +114,10 @@ func New(cfg Config) (*Web, error) {
 		for _, s := range newSpecials(w) {
 			w.sites[s.host()] = s
 		}
+	}
+	if cfg.Bytes {
+		s := &bytesSite{w: w}
+		w.sites[s.host()] = s
 	}
 	for n := range w.sites {
 		w.names = append(w.names, n)
