@@ -32,6 +32,7 @@ func run() error {
 	fs.IntVar(&cfg.Pages, "pages", cfg.Pages, "pages per generic host")
 	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the link graph and the text")
 	fs.BoolVar(&cfg.Specials, "specials", cfg.Specials, "serve the special hosts (trap.test, redirect.test, …)")
+	fs.BoolVar(&cfg.Bytes, "bytes", cfg.Bytes, "serve bytes.test (legacy charsets, header bytes >= 0x80, a sitemap in pieces behind a redirect); seed it")
 	fs.StringVar(&cfg.ProductToken, "product-token", cfg.ProductToken, "the crawler's robots.txt product token")
 	fs.DurationVar(&cfg.DefaultDelay, "delay", cfg.DefaultDelay, "required gap between request starts where robots.txt sets none (0: no requirement)")
 	fs.DurationVar(&cfg.Tolerance, "tolerance", cfg.Tolerance, "slack on gaps and Retry-After")
