@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -25,6 +27,7 @@ type crawlInfo struct {
 	userAgent string
 	token     string          // robots.txt product token
 	dedup     *dedup.Detector // nil: near-duplicate detection is off
+	ports     []int           // ports URLs may name (empty: any)
 	loaded    time.Time
 }
 
@@ -33,6 +36,7 @@ type Crawls struct {
 	Store            *store.Store
 	Norm             *urlnorm.Normalizer
 	DefaultUserAgent string
+	Ports            []int // ports crawled URLs may name (empty: any)
 
 	mu sync.Mutex
 	m  map[string]*crawlInfo
@@ -85,7 +89,7 @@ func (c *Crawls) build(id string, spec crawl.Spec) *crawlInfo {
 	if !spec.NearDup.Off {
 		det, _ = dedup.NewDetector(spec.NearDup.SimHashBits, spec.NearDup.MinHashJaccard) // the spec was validated
 	}
-	return &crawlInfo{id: id, spec: spec, scope: scope.New(spec, hosts), userAgent: ua, dedup: det,
+	return &crawlInfo{id: id, spec: spec, scope: scope.New(spec, hosts), userAgent: ua, dedup: det, ports: c.Ports,
 		traps: traps.Rules{MaxPathDepth: spec.Traps.MaxPathDepth, MaxRepeats: spec.Traps.MaxSegmentRepeats,
 			CalendarYears: spec.Traps.CalendarYears},
 		token: robots.ProductToken(ua), loaded: time.Now()}
@@ -126,6 +130,7 @@ const (
 	rejectDepth    = "too many link hops from a seed"
 	rejectOutlinks = "over the page's outlink cap"
 	rejectBadURL   = "malformed URL"
+	rejectPort     = "port not allowed"
 )
 
 // admissible says why a candidate may not enter the crawl's frontier, or "".
@@ -142,5 +147,21 @@ func (ci *crawlInfo) admissible(c store.Candidate) string {
 	if err != nil {
 		return rejectBadURL
 	}
+	if !ci.portAllowed(u) {
+		return rejectPort
+	}
 	return ci.traps.Check(u, time.Now())
+}
+
+// portAllowed says whether u's port (the scheme's default when it names none) may be crawled.
+func (ci *crawlInfo) portAllowed(u *url.URL) bool {
+	if len(ci.ports) == 0 {
+		return true
+	}
+	p := u.Port()
+	if p == "" {
+		p = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	n, err := strconv.Atoi(p)
+	return err == nil && slices.Contains(ci.ports, n)
 }

@@ -73,7 +73,7 @@ func (f *Frontier) seedCandidates(ci *crawlInfo, seeds []string) ([]store.Candid
 			continue
 		}
 		c := candidate(n, 0, 0, "seed")
-		if why := ci.admissible(c); why == rejectDenied || why == rejectScope { // trap rules do not judge seeds
+		if why := ci.admissible(c); why == rejectDenied || why == rejectScope || why == rejectPort { // trap rules do not judge seeds
 			invalid = append(invalid, crawl.SeedError{Seed: s, Reason: why})
 			continue
 		}

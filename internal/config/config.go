@@ -37,6 +37,7 @@ type Config struct {
 	UserAgent     string
 	ConnectTo     []ConnectRule
 	AllowNetworks []netip.Prefix
+	AllowPorts    []int // ports crawled URLs may name
 	SeenMode      string
 	DropParams    []string
 	DefaultPages  []string

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -77,6 +78,8 @@ var settings = []setting{
 		}},
 	{Flag: "allow-networks", Env: "TRAWLER_ALLOW_NETWORKS", Default: "", Usage: "CIDRs the private-address guard lets through anyway, e.g. '10.1.0.0/16' (default: none)",
 		set: func(c *Config, v string) error { return prefixes(&c.AllowNetworks, v) }},
+	{Flag: "allow-ports", Env: "TRAWLER_ALLOW_PORTS", Default: "80,443", Usage: "ports crawled URLs may name (a URL with another port is refused at admission: services on odd ports are no pages)",
+		set: func(c *Config, v string) error { return ports(&c.AllowPorts, v) }},
 	{Flag: "ip-gap", Env: "TRAWLER_IP_GAP", Default: "50ms", Usage: "minimum gap between request starts to one IP address, across all its hosts (shared hosting); 0 turns the per-IP limit off",
 		set: func(c *Config, v string) error { return duration(&c.IPGap, v) }},
 	{Flag: "ip-gap-connect-to", Env: "TRAWLER_IP_GAP_CONNECT_TO", Default: "false", Usage: "apply the per-IP limit to connect-to targets too (off: a test web serving thousands of hosts from one address is not throttled as one site)",
@@ -225,6 +228,26 @@ func list(v string) []string {
 		}
 	}
 	return out
+}
+
+func ports(dst *[]int, v string) error {
+	var out []int
+	for _, p := range strings.Split(v, ",") {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("%q is not a port number (1-65535)", p)
+		}
+		out = append(out, n)
+	}
+	if len(out) == 0 {
+		return errors.New("name at least one port, such as 80,443")
+	}
+	*dst = out
+	return nil
 }
 
 func prefixes(dst *[]netip.Prefix, v string) error {

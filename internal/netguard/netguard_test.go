@@ -32,6 +32,12 @@ func TestClassify(t *testing.T) {
 		"::ffff:127.0.0.1": "loopback", "::ffff:10.0.0.1": "private", "::ffff:169.254.169.254": "cloud metadata",
 		"64:ff9b::a9fe:a9fe": "cloud metadata", "64:ff9b::808:808": "",
 		"255.255.255.255": "reserved",
+		// Ways to wrap a private address in a "public" IPv6 one, and other special-purpose blocks.
+		"2002:0a00:0001::1": "private", "2002:7f00:0001::": "loopback", "2002:0808:0808::1": "",
+		"64:ff9b:1::a00:1": "NAT64 local use", "::10.0.0.1": "IPv4-compatible (deprecated)",
+		"::127.0.0.1": "IPv4-compatible (deprecated)", "fec0::1": "site-local (deprecated)",
+		"2001:0:4136:e378:8000:63bf:3fff:fdd2": "Teredo tunnelling", "2001:db8::1": "documentation",
+		"100::1": "discard-only", "192.0.2.1": "documentation", "203.0.113.9": "documentation",
 	} {
 		if got := Classify(netip.MustParseAddr(ip)); got != want {
 			t.Errorf("Classify(%s) = %q, want %q", ip, got, want)

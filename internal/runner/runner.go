@@ -95,7 +95,7 @@ func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 // the workers and for other processes that admit URLs (the HTTP API). seen may be nil.
 func NewFrontier(c client.Client, cfg *config.Config, st *store.Store, filter *seen.Filter) *activities.Frontier {
 	norm := urlnorm.New(urlnorm.Options{DropParams: cfg.DropParams, DefaultPages: cfg.DefaultPages})
-	crawls := &activities.Crawls{Store: st, Norm: norm, DefaultUserAgent: cfg.UserAgent}
+	crawls := &activities.Crawls{Store: st, Norm: norm, DefaultUserAgent: cfg.UserAgent, Ports: cfg.AllowPorts}
 	waker := &activities.Waker{Client: c, TaskQueue: cfg.TaskQueue, FetchQueue: cfg.FetchTaskQueue, ProcessQueue: cfg.ProcessTaskQueue,
 		IDPrefix: cfg.IDPrefix}
 	return &activities.Frontier{Store: st, Crawls: crawls, Admitter: &activities.Admitter{Store: st, Waker: waker, Seen: filter},
