@@ -47,6 +47,10 @@ func runServe(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("serve: listen on %s: %w", cfg.APIAddr, err)
 	}
+	if cfg.APIToken == "" && !api.IsLoopbackHost(ln.Addr().String()) {
+		_ = ln.Close()
+		return fmt.Errorf("serve: %s is reachable beyond this machine: set TRAWLER_API_TOKEN (clients send Authorization: Bearer <token>) or listen on 127.0.0.1", cfg.APIAddr)
+	}
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, WriteTimeout: time.Minute}
 	go func() {
 		<-ctx.Done()

@@ -10,7 +10,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 	"time"
@@ -43,6 +45,7 @@ type Server struct {
 const (
 	maxBodyBytes  = 4 << 20
 	maxSubmitURLs = 10000
+	maxCrawlArgs  = 100 // ?crawl= repeated at most this often
 )
 
 // Handler routes /api/v1/.
@@ -58,17 +61,56 @@ func (s *Server) Handler() http.Handler {
 	return s.authenticate(mux)
 }
 
+// authenticate guards every request. With a token, the Authorization header must carry it
+// (scheme "Bearer", any case: RFC 7235). Without one the API serves loopback only (runServe
+// refuses anything else), so a request must name a loopback Host: a page in the operator's
+// browser that rebinds its own name to 127.0.0.1 is refused. A cross-origin request from a
+// browser (an Origin that is not the API's own) is refused either way, and a POST must be JSON,
+// so no HTML form can submit URLs.
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.Token != "" {
-			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-			if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(s.Token)) != 1 {
+			scheme, got, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+			if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(s.Token)) != 1 {
 				writeError(w, http.StatusUnauthorized, "missing or wrong bearer token (Authorization: Bearer <TRAWLER_API_TOKEN>)")
 				return
 			}
+		} else if !IsLoopbackHost(r.Host) {
+			writeError(w, http.StatusForbidden, "Host %q: without a token the API answers loopback names only", r.Host)
+			return
+		}
+		if o := r.Header.Get("Origin"); o != "" {
+			if u, err := url.Parse(o); err != nil || !strings.EqualFold(u.Host, r.Host) {
+				writeError(w, http.StatusForbidden, "cross-origin requests are refused (Origin %q)", o)
+				return
+			}
+		}
+		if r.Method == http.MethodPost {
+			if ct := strings.ToLower(strings.TrimSpace(strings.Split(r.Header.Get("Content-Type"), ";")[0])); ct != "application/json" {
+				writeError(w, http.StatusUnsupportedMediaType, "POST bodies must be application/json (got %q)", ct)
+				return
+			}
+		}
+		if len(r.URL.Query()["crawl"]) > maxCrawlArgs {
+			writeError(w, http.StatusBadRequest, "crawl: at most %d per request", maxCrawlArgs)
+			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// IsLoopbackHost says whether a host or host:port names this machine's loopback.
+func IsLoopbackHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
 }
 
 type apiError struct {
@@ -87,10 +129,12 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = enc.Encode(v)
 }
 
-// fail answers an internal error without leaking its details beyond a summary.
+// fail answers an internal error without its details (a database error names hosts, users and
+// databases): they go to the log under an ID the answer gives.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
-	s.Log.Error("api request failed", "method", r.Method, "path", r.URL.Path, "error", err)
-	writeError(w, http.StatusInternalServerError, "internal error: %v", err)
+	id := fmt.Sprintf("%x", time.Now().UnixNano())
+	s.Log.Error("api request failed", "id", id, "method", r.Method, "path", r.URL.Path, "error", err)
+	writeError(w, http.StatusInternalServerError, "internal error; the server's log has it under id %s", id)
 }
 
 // CrawlStats is one crawl in GET /api/v1/stats.

@@ -129,10 +129,20 @@ func TestHTTPAPIAsTheReadmeShows(t *testing.T) {
 		{"GET", "/api/v1/url?url=notaurl", "", true, http.StatusBadRequest},
 		{"GET", "/api/v1/host", "", true, http.StatusBadRequest},
 		{"GET", "/api/v2/anything", "", true, http.StatusNotFound},
+		{"PUT", "/api/v1/urls", `{"crawl":"news","urls":["http://h0000.test/form"]}`, true, http.StatusUnsupportedMediaType}, // (a form post)
 	} {
-		req, _ := http.NewRequest(c.method, base+c.path, strings.NewReader(c.body))
+		method := c.method
+		if method == "PUT" {
+			method = "POST"
+		}
+		req, _ := http.NewRequest(method, base+c.path, strings.NewReader(c.body))
 		if c.auth {
 			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		if c.method == "POST" {
+			req.Header.Set("Content-Type", "application/json")
+		} else if c.method == "PUT" {
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		}
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -147,5 +157,11 @@ func TestHTTPAPIAsTheReadmeShows(t *testing.T) {
 	}
 	if strings.Contains(out.String(), token) {
 		t.Error("the server logged its token")
+	}
+	// Without a token it serves loopback only: any other address is refused at start.
+	open := exec.Command(bin, "serve")
+	open.Env = append(s.env(), "DATABASE_URL="+s.cfg.DatabaseURL, "TRAWLER_API_ADDR=0.0.0.0:0", "TRAWLER_API_TOKEN=")
+	if b, err := open.CombinedOutput(); err == nil || !strings.Contains(string(b), "TRAWLER_API_TOKEN") {
+		t.Errorf("serve on 0.0.0.0 without a token: %v\n%s", err, b)
 	}
 }
