@@ -104,11 +104,11 @@ func (f *Frontier) Submit(ctx context.Context, crawlID string, urls []string) (S
 		why := crawl.CheckSeed(raw)
 		var c store.Candidate
 		if why == "" {
-			n, err := f.Crawls.Norm.Normalize(raw)
+			n, err := f.Crawls.Norm.NormalizeRequest(raw)
 			if err != nil {
 				why = err.Error()
 			} else {
-				c = candidate(n, 0, 0, sourceAPI)
+				c = f.Crawls.candidate(n, 0, 0, sourceAPI)
 				why = ci.admissible(c)
 			}
 		}

@@ -95,9 +95,14 @@ func (c *Crawls) build(id string, spec crawl.Spec) *crawlInfo {
 		token: robots.ProductToken(ua), loaded: time.Now()}
 }
 
-// candidate builds a frontier candidate from a normalized URL.
-func candidate(normalized string, depth, hops int, source string) store.Candidate {
-	return store.Candidate{URL: normalized, Hash: urlnorm.Hash(normalized), Host: urlnorm.Authority(normalized),
+// candidate builds a frontier candidate from a URL's request form (urlnorm): it is fetched as
+// that, and known to the frontier by its key form.
+func (c *Crawls) candidate(request string, depth, hops int, source string) store.Candidate {
+	key, err := c.Norm.Normalize(request)
+	if err != nil { // (the key rules only remove: a request form that is valid has a key)
+		key = request
+	}
+	return store.Candidate{URL: request, Key: key, Hash: urlnorm.Hash(key), Host: urlnorm.Authority(key),
 		Depth: depth, Hops: hops, Source: source, Priority: priority(depth, source)}
 }
 
@@ -138,12 +143,12 @@ func (ci *crawlInfo) admissible(c store.Candidate) string {
 	switch {
 	case !ci.scope.Allows(c.Host):
 		return rejectScope
-	case ci.scope.DeniesURL(c.URL):
+	case ci.scope.DeniesURL(c.Key):
 		return rejectDenied
 	case c.Depth > ci.spec.MaxDepth:
 		return rejectDepth
 	}
-	u, err := url.Parse(c.URL)
+	u, err := url.Parse(c.Key)
 	if err != nil {
 		return rejectBadURL
 	}

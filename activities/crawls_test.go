@@ -16,16 +16,16 @@ func TestAdmissionRefusesPortsNotAllowed(t *testing.T) {
 		"http://a.test/": "", "https://a.test/x": "", "http://a.test:443/": "", "https://a.test:80/": "",
 		"http://a.test:6379/": rejectPort, "https://a.test:22/": rejectPort, "http://[2001:4860::8888]:8080/": rejectPort,
 	} {
-		n, err := c.Norm.Normalize(raw)
+		n, err := c.Norm.NormalizeRequest(raw)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := ci.admissible(candidate(n, 0, 0, "link")); got != want {
+		if got := ci.admissible(c.candidate(n, 0, 0, "link")); got != want {
 			t.Errorf("%s: %q, want %q", raw, got, want)
 		}
 	}
 	open := &Crawls{Norm: c.Norm} // no list: any port
-	if got := open.build("c", crawl.Spec{Seeds: []string{"http://a.test/"}, Scope: crawl.ScopeAny}).admissible(candidate("http://a.test:8080/", 0, 0, "link")); got != "" {
+	if got := open.build("c", crawl.Spec{Seeds: []string{"http://a.test/"}, Scope: crawl.ScopeAny}).admissible(open.candidate("http://a.test:8080/", 0, 0, "link")); got != "" {
 		t.Errorf("no port list: %q", got)
 	}
 }

@@ -746,12 +746,24 @@ func (f *Fetcher) robots(ctx context.Context, b *batch, pageURL string, ci *craw
 	var resp *fetch.Response
 	for hop := 0; ; hop++ {
 		var start time.Time
-		if start, err = b.take(ctx); err != nil {
-			return nil, err
+		sent := func(time.Time) {}
+		if other := f.otherHost(b.in.Host, target); other != "" {
+			// A hop to another host (example.com -> www.example.com) is a request to that host:
+			// it takes that host's slot, as its own workflow's requests do.
+			if start, err = f.takeOtherHost(ctx, other, b.delay()); err != nil {
+				return nil, err
+			}
+		} else {
+			if start, err = b.take(ctx); err != nil {
+				return nil, err
+			}
+			sent = b.sent(ctx, start)
 		}
 		resp, err = f.Client.Get(ctx, fetch.Request{URL: target, UserAgent: ci.userAgent, MaxBytes: robots.MaxBytes,
-			Timeout: ci.spec.RequestTimeout.D(), Sent: b.sent(ctx, start)})
-		b.endRequest()
+			Timeout: ci.spec.RequestTimeout.D(), Sent: sent})
+		if f.otherHost(b.in.Host, target) == "" {
+			b.endRequest()
+		}
 		if err != nil || resp.Status < 300 || resp.Status >= 400 || resp.Location == "" || hop == 5 {
 			break
 		}
@@ -825,11 +837,11 @@ const MaxSitemapNesting = 3
 func (f *Fetcher) admitSitemaps(ctx context.Context, ci *crawlInfo, base *url.URL, locs []string, depth, nesting int) {
 	var cands []store.Candidate
 	for _, loc := range locs {
-		n, err := f.Crawls.Norm.Resolve(base, loc)
+		n, err := f.Crawls.Norm.ResolveRequest(base, loc)
 		if err != nil {
 			continue
 		}
-		c := candidate(n, depth, nesting, sourceSitemapFile)
+		c := f.Crawls.candidate(n, depth, nesting, sourceSitemapFile)
 		if ci.admissible(c) == "" { // the same rules as links: scope, deny and block patterns, traps
 			cands = append(cands, c)
 		}
@@ -868,11 +880,11 @@ func (f *Fetcher) readSitemap(ctx context.Context, ci *crawlInfo, u store.Claime
 	}
 	var cands []store.Candidate
 	for _, e := range sm.Entries {
-		n, err := f.Crawls.Norm.Resolve(base, e.Loc)
+		n, err := f.Crawls.Norm.ResolveRequest(base, e.Loc)
 		if err != nil {
 			continue
 		}
-		c := candidate(n, u.Depth+1, 0, sourceSitemap)
+		c := f.Crawls.candidate(n, u.Depth+1, 0, sourceSitemap)
 		c.HintS = int(recrawlHint(e, time.Now()) / time.Second)
 		if e.Priority >= 0 { // the sitemap's own <priority> replaces the 0.5 default
 			c.Priority += float32(e.Priority-0.5) * 0.5
@@ -1018,7 +1030,7 @@ func (f *Fetcher) followRedirect(ctx context.Context, ci *crawlInfo, u store.Cla
 		return fmt.Sprintf("more than %d redirects", MaxRedirects)
 	}
 	base, _ := url.Parse(u.URL)
-	target, err := f.Crawls.Norm.Resolve(base, location)
+	target, err := f.Crawls.Norm.ResolveRequest(base, location)
 	if err != nil {
 		return "bad redirect target: " + err.Error()
 	}
@@ -1026,7 +1038,7 @@ func (f *Fetcher) followRedirect(ctx context.Context, ci *crawlInfo, u store.Cla
 	if u.Source == sourceSitemapFile {
 		source = sourceSitemapFile // a sitemap behind a redirect (http -> https) is still read as one
 	}
-	c := candidate(target, u.Depth, u.Hops+1, source)
+	c := f.Crawls.candidate(target, u.Depth, u.Hops+1, source)
 	if why := ci.admissible(c); why != "" {
 		return "redirect target refused (" + why + "): " + target
 	}
@@ -1092,4 +1104,36 @@ func backoff(base time.Duration, n int) time.Duration {
 		d = 6 * time.Hour
 	}
 	return time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
+}
+
+// otherHost is the authority of target when it is not host's ("" when it is, or cannot say).
+func (f *Fetcher) otherHost(host, target string) string {
+	n, err := f.Crawls.Norm.Normalize(target)
+	if err != nil {
+		return ""
+	}
+	if a := urlnorm.Authority(n); a != host {
+		return a
+	}
+	return ""
+}
+
+// takeOtherHost books the next request slot of another host, a delay after its last request
+// start whoever made it, and waits for it.
+func (f *Fetcher) takeOtherHost(ctx context.Context, host string, delay time.Duration) (time.Time, error) {
+	gap := delay + jitterMargin(delay)
+	start, err := f.Store.BookSlot(ctx, host, gap, f.limitedIP(ctx, host), f.IPGap+jitterMargin(f.IPGap), time.Now())
+	if err != nil {
+		return time.Time{}, err
+	}
+	if d := time.Until(start); d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return time.Time{}, ctx.Err()
+		case <-t.C:
+		}
+	}
+	return start, nil
 }

@@ -67,12 +67,12 @@ func (f *Frontier) seedCandidates(ci *crawlInfo, seeds []string) ([]store.Candid
 			invalid = append(invalid, crawl.SeedError{Seed: s, Reason: why})
 			continue
 		}
-		n, err := f.Crawls.Norm.Normalize(s)
+		n, err := f.Crawls.Norm.NormalizeRequest(s)
 		if err != nil {
 			invalid = append(invalid, crawl.SeedError{Seed: s, Reason: err.Error()})
 			continue
 		}
-		c := candidate(n, 0, 0, "seed")
+		c := f.Crawls.candidate(n, 0, 0, "seed")
 		if why := ci.admissible(c); why == rejectDenied || why == rejectScope || why == rejectPort { // trap rules do not judge seeds
 			invalid = append(invalid, crawl.SeedError{Seed: s, Reason: why})
 			continue

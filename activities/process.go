@@ -142,7 +142,7 @@ func (p *Processor) processPage(ctx context.Context, ci *crawlInfo, page crawl.P
 	var cands []store.Candidate
 	seenLinks := map[string]bool{}
 	follow := func(raw string, nofollow bool) {
-		n, err := p.Crawls.Norm.Resolve(parsed.Base, raw)
+		n, err := p.Crawls.Norm.ResolveRequest(parsed.Base, raw)
 		if err != nil {
 			if !errors.Is(err, urlnorm.ErrScheme) { // mailto:, javascript: … are not links to crawl
 				res.Rejected++
@@ -150,11 +150,11 @@ func (p *Processor) processPage(ctx context.Context, ci *crawlInfo, page crawl.P
 			}
 			return
 		}
-		if seenLinks[n] {
+		c := p.Crawls.candidate(n, page.Depth+1, 0, "link")
+		if seenLinks[c.Key] { // one link per page to each key, however it is spelled
 			return
 		}
-		seenLinks[n] = true
-		c := candidate(n, page.Depth+1, 0, "link")
+		seenLinks[c.Key] = true
 		links = append(links, store.Link{From: page.Hash, To: c.Hash, NoFollow: nofollow || parsed.NoFollow})
 		if nofollow || parsed.NoFollow {
 			return
@@ -175,8 +175,8 @@ func (p *Processor) processPage(ctx context.Context, ci *crawlInfo, page crawl.P
 	}
 	if parsed.Canonical != "" {
 		if n, err := p.Crawls.Norm.Normalize(parsed.Canonical); err == nil {
-			doc.Canonical = n
-			follow(n, false) // the canonical version is crawled like a link
+			doc.Canonical = n               // recorded by its key
+			follow(parsed.Canonical, false) // and crawled like a link, as written
 		}
 	}
 	doc.LinksOut = len(links)

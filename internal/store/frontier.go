@@ -12,7 +12,8 @@ import (
 
 // Candidate is a normalized URL offered to a crawl's frontier.
 type Candidate struct {
-	URL      string
+	URL      string // the request form: what is fetched (urlnorm)
+	Key      string // the key form Hash is of, for the crawl's rules (not stored)
 	Hash     []byte
 	Host     string
 	Depth    int

@@ -68,29 +68,53 @@ func New(o Options) *Normalizer {
 	return &Normalizer{opts: Options{DropParams: lower(o.DropParams), DefaultPages: lower(o.DefaultPages)}}
 }
 
-// Resolve resolves href against base (the page URL, or its <base href>) and normalizes it.
+// A URL has two forms. The request form is what is requested and what robots.txt rules are
+// matched against: the link as written with only the semantics-preserving normalization of
+// RFC 3986 §6.2.2 (case, percent-encoding, dot segments, default port, no fragment), so a site
+// whose answer depends on parameter order, or whose robots.txt allows one spelling, gets what
+// the link says. The key form (Normalize, Resolve) adds the crawler's rules — dropped tracking
+// and session parameters, sorted query, default pages — and is the frontier's identity only.
+
+// Resolve resolves href against base (the page URL, or its <base href>) and returns its key form.
 func (n *Normalizer) Resolve(base *url.URL, href string) (string, error) {
+	u, err := resolve(base, href)
+	if err != nil {
+		return "", err
+	}
+	return n.normalizeURL(u, true)
+}
+
+// ResolveRequest resolves href against base and returns its request form.
+func (n *Normalizer) ResolveRequest(base *url.URL, href string) (string, error) {
+	u, err := resolve(base, href)
+	if err != nil {
+		return "", err
+	}
+	return n.normalizeURL(u, false)
+}
+
+func resolve(base *url.URL, href string) (*url.URL, error) {
 	ref, err := url.Parse(fixPercent(strings.TrimSpace(href)))
 	if err != nil {
-		return "", fmt.Errorf("%w: %v", ErrSyntax, err)
+		return nil, fmt.Errorf("%w: %v", ErrSyntax, err)
 	}
-	u := ref
 	if base != nil {
-		u = base.ResolveReference(ref)
+		return base.ResolveReference(ref), nil
 	}
-	return n.normalizeURL(u)
+	return ref, nil
 }
 
-// Normalize normalizes an absolute URL.
+// Normalize returns an absolute URL's key form.
 func (n *Normalizer) Normalize(raw string) (string, error) {
-	u, err := url.Parse(fixPercent(strings.TrimSpace(raw)))
-	if err != nil {
-		return "", fmt.Errorf("%w: %v", ErrSyntax, err)
-	}
-	return n.normalizeURL(u)
+	return n.Resolve(nil, raw)
 }
 
-func (n *Normalizer) normalizeURL(u *url.URL) (string, error) {
+// NormalizeRequest returns an absolute URL's request form.
+func (n *Normalizer) NormalizeRequest(raw string) (string, error) {
+	return n.ResolveRequest(nil, raw)
+}
+
+func (n *Normalizer) normalizeURL(u *url.URL, key bool) (string, error) {
 	scheme := strings.ToLower(u.Scheme)
 	if scheme != "http" && scheme != "https" {
 		if scheme == "" {
@@ -122,14 +146,25 @@ func (n *Normalizer) normalizeURL(u *url.URL) (string, error) {
 			authority += ":" + strconv.Itoa(p)
 		}
 	}
-	path := removeDotSegments(normalizePercent(n.dropPathSession(u.EscapedPath())))
+	p := u.EscapedPath()
+	if key {
+		p = n.dropPathSession(p)
+	}
+	path := removeDotSegments(normalizePercent(p))
 	if path == "" {
 		path = "/"
 	}
-	path = n.dropDefaultPage(path)
-	out := scheme + "://" + authority + path
-	if q := n.normalizeQuery(u.RawQuery); q != "" {
-		out += "?" + q
+	out := scheme + "://" + authority
+	if key {
+		out += n.dropDefaultPage(path)
+		if q := n.normalizeQuery(u.RawQuery); q != "" {
+			out += "?" + q
+		}
+	} else {
+		out += path
+		if u.RawQuery != "" {
+			out += "?" + normalizePercent(u.RawQuery)
+		}
 	}
 	if len(out) > MaxURLLength {
 		return "", fmt.Errorf("%w: %d bytes", ErrTooLong, len(out))

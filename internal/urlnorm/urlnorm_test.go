@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestNormalize(t *testing.T) {
@@ -159,6 +160,20 @@ func FuzzNormalizeIsIdempotent(f *testing.F) {
 		if err != nil || twice != once {
 			t.Fatalf("normalize(%q) = %q; again = %q, %v", s, once, twice, err)
 		}
+		// The request form is stable too, and its key is the URL's key.
+		req, err := n.NormalizeRequest(s)
+		if err != nil {
+			return // (longer than the cap before the key rules shortened it)
+		}
+		if again, err := n.NormalizeRequest(req); err != nil || again != req {
+			t.Fatalf("request form of %q = %q; again = %q, %v", s, req, again, err)
+		}
+		if key, err := n.Normalize(req); err != nil || key != once {
+			t.Fatalf("key of the request form %q = %q, %v; want %q", req, key, err, once)
+		}
+		if !utf8.ValidString(req) || strings.ContainsRune(req, 0) {
+			t.Fatalf("request form %q is not storable", req)
+		}
 	})
 }
 
@@ -168,4 +183,28 @@ func repeat(s string, n int) string {
 		b = append(b, s...)
 	}
 	return string(b)
+}
+
+// The request form keeps the link as written, normalized only as RFC 3986 §6.2.2 allows; the
+// key form (the frontier's identity) also drops and sorts parameters. robots.txt rules are
+// matched against what is requested, so an Allow for one parameter order holds.
+func TestRequestFormKeepsTheLinkAsWritten(t *testing.T) {
+	n := New(Default())
+	for raw, want := range map[string][2]string{
+		"HTTP://Example.COM:80/a/./b/../c?qux=taz&baz=%7e1#frag": {"http://example.com/a/c?qux=taz&baz=~1", "http://example.com/a/c?baz=~1&qux=taz"},
+		"http://example.com/p?utm_source=x&id=2":                 {"http://example.com/p?utm_source=x&id=2", "http://example.com/p?id=2"},
+		"https://example.com:443":                                {"https://example.com/", "https://example.com/"},
+	} {
+		req, err := n.NormalizeRequest(raw)
+		if err != nil || req != want[0] {
+			t.Errorf("request form of %s = %q %v, want %q", raw, req, err, want[0])
+		}
+		key, err := n.Normalize(raw)
+		if err != nil || key != want[1] {
+			t.Errorf("key form of %s = %q %v, want %q", raw, key, err, want[1])
+		}
+		if again, _ := n.Normalize(req); again != key {
+			t.Errorf("the key of the request form %q is %q, not %q", req, again, key)
+		}
+	}
 }
