@@ -49,6 +49,10 @@ fuzz:
 	$(FUZZ) '^FuzzRobots$$' ./internal/robots/
 	$(FUZZ) '^FuzzParse$$' ./internal/sitemap/
 	$(FUZZ) '^FuzzFingerprint$$' ./internal/dedup/
+	$(FUZZ) '^FuzzResolve$$' ./internal/urlnorm/
+	$(FUZZ) '^FuzzParseConnectTo$$' ./internal/config/
+	$(FUZZ) '^FuzzResponseRecord$$' ./internal/warc/
+	$(FUZZ) '^FuzzGuard$$' ./internal/api/
 
 ## Crawl benchmark against the real stack (issue #9): Trawler (1, 2 and 4 fetch worker
 ## processes) and the Colly peer (bench/colly) on the same test web, politeness-bound and with

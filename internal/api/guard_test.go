@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -9,6 +10,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The guard in front of every endpoint, without a store behind it: what it refuses never
@@ -59,4 +61,39 @@ func TestInternalErrorsAreNotEchoed(t *testing.T) {
 	if w.Code != 500 || strings.Contains(w.Body.String(), "db.internal") || !strings.Contains(w.Body.String(), "id") {
 		t.Errorf("500 answer: %d %s", w.Code, w.Body)
 	}
+}
+
+// Any request reaches the handler or gets a JSON refusal, quickly, and a request without the
+// token never reaches a token-guarded handler.
+func FuzzGuard(f *testing.F) {
+	f.Add("GET", "127.0.0.1:8080", "/api/v1/stats?crawl=a", "", "", "")
+	f.Add("POST", "evil.example", "/api/v1/urls", "http://x", "text/plain", "bearer s3cret")
+	f.Fuzz(func(t *testing.T, method, host, target, origin, ctype, auth string) {
+		if !strings.HasPrefix(target, "/") {
+			target = "/" + target
+		}
+		r, err := http.NewRequest(method, "http://placeholder"+target, nil)
+		if err != nil {
+			return
+		}
+		r.Host = host
+		r.Header.Set("Origin", origin)
+		r.Header.Set("Content-Type", ctype)
+		r.Header.Set("Authorization", auth)
+		for _, s := range []*Server{{}, {Token: "s3cret"}} {
+			reached := false
+			w := httptest.NewRecorder()
+			start := time.Now()
+			s.authenticate(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { reached = true })).ServeHTTP(w, r)
+			if time.Since(start) > 100*time.Millisecond {
+				t.Fatal("slow")
+			}
+			if !reached && (w.Code < 400 || !json.Valid(w.Body.Bytes())) {
+				t.Fatalf("refusal %d %q", w.Code, w.Body)
+			}
+			if reached && s.Token != "" && !strings.Contains(strings.ToLower(auth), "s3cret") {
+				t.Fatalf("reached without the token (Authorization %q)", auth)
+			}
+		}
+	})
 }

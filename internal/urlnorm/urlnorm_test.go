@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 )
 
@@ -207,4 +208,36 @@ func TestRequestFormKeepsTheLinkAsWritten(t *testing.T) {
 			t.Errorf("the key of the request form %q is %q, not %q", req, again, key)
 		}
 	}
+}
+
+// A link as a page writes it, resolved against any base: quickly, into forms that can be
+// stored, that stay under the length cap, and whose key is stable.
+func FuzzResolve(f *testing.F) {
+	for _, s := range [][2]string{{"http://a.test/x/y", "../z?b=1&a=2#f"}, {"http://a.test/", "//B.test:80/%7e?x"},
+		{"https://a.test/", "javascript:alert(1)"}, {"http://a.test/", "\x00\xff/../.."}} {
+		f.Add(s[0], s[1])
+	}
+	n := New(Default())
+	f.Fuzz(func(t *testing.T, base, href string) {
+		b, err := url.Parse(base)
+		if err != nil {
+			return
+		}
+		start := time.Now()
+		req, rerr := n.ResolveRequest(b, href)
+		key, kerr := n.Resolve(b, href)
+		if d := time.Since(start); d > 50*time.Millisecond+time.Duration(len(base)+len(href))*time.Microsecond {
+			t.Fatalf("%d bytes took %v", len(base)+len(href), d)
+		}
+		for _, s := range []string{req, key} {
+			if !utf8.ValidString(s) || strings.ContainsAny(s, "\x00\r\n ") || len(s) > MaxURLLength {
+				t.Fatalf("not storable or too long: %q", s)
+			}
+		}
+		if rerr == nil && kerr == nil {
+			if again, err := n.Normalize(req); err != nil || again != key {
+				t.Fatalf("key of %q = %q, %v; want %q", req, again, err, key)
+			}
+		}
+	})
 }

@@ -25,9 +25,10 @@ type CDXEntry struct {
 // http://www.Example.com:80/a?b=1 → com,example)/a?b=1 (scheme, default port and www dropped,
 // host labels reversed, lower-cased; query parameters sorted).
 func SURT(raw string) string {
+	raw = escapeControls(raw)
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {
-		return strings.ToLower(raw)
+		return strings.ToLower(strings.ReplaceAll(raw, " ", "%20")) // (a key has no spaces: they end it)
 	}
 	host := strings.ToLower(u.Hostname())
 	host = strings.TrimPrefix(host, "www.")

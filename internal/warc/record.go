@@ -48,7 +48,7 @@ func (r Record) Marshal(w io.Writer) (int64, error) {
 	var head bytes.Buffer
 	field := func(name, value string) {
 		if value != "" {
-			fmt.Fprintf(&head, "%s: %s\r\n", name, value)
+			fmt.Fprintf(&head, "%s: %s\r\n", name, escapeControls(value))
 		}
 	}
 	head.WriteString("WARC/1.1\r\n")
@@ -145,4 +145,21 @@ func HTTPResponseBlock(head string, payload []byte, withLength bool) []byte {
 	b.WriteString("\r\n")
 	b.Write(payload)
 	return b.Bytes()
+}
+
+// escapeControls percent-encodes control characters (CR and LF above all), so a value from the
+// web — a URL, a content type — stays on its header line, and a CDXJ line stays one line.
+func escapeControls(s string) string {
+	if !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == 0x7f {
+			fmt.Fprintf(&b, "%%%02X", c)
+		} else {
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
 }
