@@ -21,7 +21,7 @@ func TestCrawlOfHostileBytesEnds(t *testing.T) {
 	wc.Hosts, wc.Pages, wc.Specials, wc.Bytes = 1, 3, false, true
 	wc.DefaultDelay = 200 * time.Millisecond
 	s := newStack(t, wc)
-	seeds := []string{"http://bytes.test/", "http://h0000.test/"}
+	seeds := []string{"http://bytes.test/", "http://moved.test/", "http://h0000.test/"} // moved.test's robots.txt redirects to bytes.test's
 	p := s.crawl(crawl.Spec{Seeds: seeds, Scope: crawl.ScopeAny, Delay: crawl.Duration(wc.DefaultDelay),
 		ProgressInterval: crawl.Duration(time.Second)}, 3*time.Minute)
 	if p.State != "done" || p.Pending != 0 {
@@ -64,10 +64,13 @@ func TestCrawlOfHostileBytesEnds(t *testing.T) {
 	if !strings.Contains(head, "caf\u00e9 \u00ff") {
 		t.Errorf("the response head is not kept byte for byte: %q", head)
 	}
+	if !slices.Contains(truth.Disallowed, "http://moved.test/private/x") || !slices.Contains(truth.Pages, "http://moved.test/page") {
+		t.Fatalf("truth of moved.test: %+v", truth)
+	}
 	rep := s.web.Audit().Report()
 	for _, h := range rep.Hosts {
-		if h.Host == "bytes.test" && h.Disallowed != 0 {
-			t.Errorf("bytes.test: %d requests robots.txt forbids", h.Disallowed)
+		if (h.Host == "bytes.test" || h.Host == "moved.test") && (h.Disallowed != 0 || h.GapViolations != 0) {
+			t.Errorf("%s: %d requests robots.txt forbids, %d too close together", h.Host, h.Disallowed, h.GapViolations)
 		}
 	}
 	checkNoPoliteness(t, s)

@@ -1,6 +1,7 @@
 package parse
 
 import (
+	"fmt"
 	"net/url"
 	"strings"
 	"testing"
@@ -127,5 +128,25 @@ func TestMainTextLeavesBoilerplateOut(t *testing.T) {
 	p, _ = Parse([]byte(`<body><main>Hi</main><p>`+article+`</p></body>`), "text/html", mustURL("http://x.example/"), 10)
 	if !strings.Contains(p.Text, "committee") {
 		t.Errorf("text = %q", p.Text)
+	}
+}
+
+// A 10 MB page (the default maxBodyBytes) of text and links: parse work grows linearly with the
+// page, links stop at the cap.
+func BenchmarkParse10MB(b *testing.B) {
+	var page strings.Builder
+	page.WriteString("<html><head><title>big</title></head><body><main>")
+	for i := 0; page.Len() < 10<<20; i++ {
+		fmt.Fprintf(&page, "<p>Paragraph %d of a long page, with some words to index. <a href=\"/p/%d?x=%d\">link %d</a></p>\n", i, i, i%7, i)
+	}
+	page.WriteString("</main></body></html>")
+	body := []byte(page.String())
+	b.SetBytes(int64(len(body)))
+	b.ResetTimer()
+	for range b.N {
+		p, err := Parse(body, "text/html", mustURL("http://x.example/"), 2000)
+		if err != nil || len(p.Links) != 2000 {
+			b.Fatalf("%v, %d links", err, len(p.Links))
+		}
 	}
 }

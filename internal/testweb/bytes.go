@@ -84,3 +84,36 @@ func (s *bytesSite) page(p, q string) pageInfo {
 	}
 	return pageInfo{}
 }
+
+// ---- moved.test (with Config.Bytes): its robots.txt redirects to bytes.test's. -------------
+//
+// The hop is a request to bytes.test, which must keep bytes.test's delay from its other
+// requests; the rules it finds apply to moved.test.
+
+type movedSite struct{ w *Web }
+
+func (s *movedSite) host() string { return "moved.test" }
+
+func (s *movedSite) robots() robotsSpec {
+	spec := (&bytesSite{}).robots()
+	spec.profile, spec.redirect = "cross-host redirect", "http://bytes.test/robots.txt"
+	return spec
+}
+
+func (s *movedSite) sitemapPages() []string { return nil }
+
+func (s *movedSite) serve(w http.ResponseWriter, r *http.Request) {
+	switch s.page(r.URL.Path, r.URL.RawQuery).kind {
+	case pageOK:
+		listPage(w, "moved "+r.URL.Path, "/", "/page", "/private/x")
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+func (s *movedSite) page(p, q string) pageInfo {
+	if q == "" && (p == "/" || p == "/page" || p == "/private/x") {
+		return okLinks(s.host(), "/", "/page", "/private/x")
+	}
+	return pageInfo{}
+}

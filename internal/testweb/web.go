@@ -116,8 +116,9 @@ func New(cfg Config) (*Web, error) {
 		}
 	}
 	if cfg.Bytes {
-		s := &bytesSite{w: w}
-		w.sites[s.host()] = s
+		for _, s := range []special{&bytesSite{w: w}, &movedSite{w: w}} {
+			w.sites[s.host()] = s
+		}
 	}
 	for n := range w.sites {
 		w.names = append(w.names, n)
