@@ -121,11 +121,16 @@ func FuzzRobots(f *testing.F) {
 		f.Add(c.body, c.path)
 	}
 	f.Add(strings.Repeat("User-agent: *\nDisallow: /*a*b*c*d$\n", 50), "/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab")
+	f.Add("# caf\xe9\x00\nUser-agent: *\nDisallow: /caf\xe9\nSitemap: http://a/\xff\n", "/caf%E9")
 	f.Fuzz(func(t *testing.T, body, path string) {
+		start := time.Now()
 		r := FromStatus(200, []byte(body), "TrawlerBot")
 		_ = r.Allowed(path)
 		if !r.Allowed("/robots.txt") {
 			t.Fatal("/robots.txt disallowed")
+		}
+		if d := time.Since(start); d > 100*time.Millisecond+time.Duration(len(body)+len(path))*time.Microsecond {
+			t.Fatalf("%d bytes took %v", len(body)+len(path), d)
 		}
 	})
 }
