@@ -11,7 +11,8 @@ import (
 // -o json`) must replay with today's code: a change that breaks determinism fails here.
 // The host histories cover throttle, pause and resume signals, a cancelled batch, child
 // workflows and timers, before and after the "amortised-batches" version (in-batch waits,
-// children started without a task of their own, claims when processing completes).
+// children started without a task of their own, claims when processing completes), and
+// batches interrupted by pause and throttle handed back by owner ("abandon-by-owner").
 // Re-record only together with a deliberate, versioned change.
 func TestReplayRecordedHistories(t *testing.T) {
 	files, err := filepath.Glob("testdata/*_history.json")
