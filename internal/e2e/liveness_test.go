@@ -271,8 +271,16 @@ func TestRecoveryAfterKillsAtWorstMoments(t *testing.T) {
 		s.dumpPending()
 		t.Fatal(strings.Join(errs, "; "))
 	}
-	if n := len(deaths) - strings.Count(strings.Join(deaths, "\n"), "not reached"); n < 5 {
-		t.Errorf("only %d kills happened: the failpoints were not reached", n)
+	// Each role dies at least once (the schedule starts with one of each; how many of the rest
+	// fit depends on how long the crawls take on this machine).
+	for _, role := range []string{"fetch", "process", "workflow"} {
+		killed := false
+		for _, d := range deaths {
+			killed = killed || (strings.Contains(d, " "+role+" at ") && !strings.Contains(d, "not reached"))
+		}
+		if !killed {
+			t.Errorf("the %s worker was never killed: its failpoints were not reached", role)
+		}
 	}
 	// Batches here carry 3 s of requests, and processing takes seconds: a URL claimed or fetched
 	// for longer than the bound waited for a lease, a sweep or a lost wake-up instead of the
