@@ -747,7 +747,8 @@ func (f *Fetcher) robots(ctx context.Context, b *batch, pageURL string, ci *craw
 	for hop := 0; ; hop++ {
 		var start time.Time
 		sent := func(time.Time) {}
-		if other := f.otherHost(b.in.Host, target); other != "" {
+		other := f.otherHost(b.in.Host, target)
+		if other != "" {
 			// A hop to another host (example.com -> www.example.com) is a request to that host:
 			// it takes that host's slot, as its own workflow's requests do.
 			if start, err = f.takeOtherHost(ctx, other, b.delay()); err != nil {
@@ -761,7 +762,7 @@ func (f *Fetcher) robots(ctx context.Context, b *batch, pageURL string, ci *craw
 		}
 		resp, err = f.Client.Get(ctx, fetch.Request{URL: target, UserAgent: ci.userAgent, MaxBytes: robots.MaxBytes,
 			Timeout: ci.spec.RequestTimeout.D(), Sent: sent})
-		if f.otherHost(b.in.Host, target) == "" {
+		if other == "" {
 			b.endRequest()
 		}
 		if err != nil || resp.Status < 300 || resp.Status >= 400 || resp.Location == "" || hop == 5 {
