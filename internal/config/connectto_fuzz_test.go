@@ -15,7 +15,7 @@ func FuzzParseConnectTo(f *testing.F) {
 	f.Fuzz(func(t *testing.T, v string) {
 		start := time.Now()
 		rules, err := ParseConnectTo(v)
-		if d := time.Since(start); d > 50*time.Millisecond+time.Duration(len(v))*time.Microsecond {
+		if d := time.Since(start); d > 250*time.Millisecond+time.Duration(len(v))*time.Microsecond {
 			t.Fatalf("%d bytes took %v", len(v), d)
 		}
 		if err != nil {

@@ -90,7 +90,7 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte, ct string) {
 		start := time.Now()
 		p, err := Parse(body, ct, mustURL("http://x.example/"), 100)
-		if d, bound := time.Since(start), 100*time.Millisecond+time.Duration(len(body))*time.Microsecond; d > bound {
+		if d, bound := time.Since(start), 250*time.Millisecond+time.Duration(len(body))*time.Microsecond; d > bound {
 			t.Fatalf("%d bytes took %v (bound %v)", len(body), d, bound)
 		}
 		if err != nil {

@@ -129,7 +129,7 @@ func FuzzRobots(f *testing.F) {
 		if !r.Allowed("/robots.txt") {
 			t.Fatal("/robots.txt disallowed")
 		}
-		if d := time.Since(start); d > 100*time.Millisecond+time.Duration(len(body)+len(path))*time.Microsecond {
+		if d := time.Since(start); d > 250*time.Millisecond+time.Duration(len(body)+len(path))*time.Microsecond {
 			t.Fatalf("%d bytes took %v", len(body)+len(path), d)
 		}
 	})

@@ -56,7 +56,7 @@ func FuzzResponseRecord(f *testing.F) {
 		if strings.ContainsAny(line, "\r\n") {
 			t.Fatalf("CDXJ line spans lines: %q", line)
 		}
-		if d := time.Since(start); d > 100*time.Millisecond+time.Duration(len(head)+len(payload))*time.Microsecond {
+		if d := time.Since(start); d > 250*time.Millisecond+time.Duration(len(head)+len(payload))*time.Microsecond {
 			t.Fatalf("%d bytes took %v", len(head)+len(payload), d)
 		}
 	})
