@@ -1,0 +1,199 @@
+package activities
+
+import (
+	"bytes"
+	"context"
+	"net/netip"
+	"net/url"
+	"slices"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+
+	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/robots"
+	"github.com/trawlerdev/trawler/internal/store"
+)
+
+// batch is one running FetchBatch: its result under a lock, and the host's request schedule.
+type batch struct {
+	f        *Fetcher
+	in       FetchBatchInput
+	mu       sync.Mutex
+	res      FetchBatchResult
+	inFlight int
+	next     time.Time  // the earliest start of the next request
+	ip       netip.Addr // the host's address, when the per-IP limit applies
+	began    time.Time
+}
+
+func (b *batch) delay() time.Duration { return max(b.in.Delay, b.res.CrawlDelay) }
+
+// pace applies the pacing of the crawls urls belong to. Crawls sharing a host each set their
+// own, and a busy host is not signalled when another crawl adds URLs to it: the batch keeps
+// the politest pacing of its URLs' crawls, whatever the workflow last heard of.
+func (b *batch) pace(ctx context.Context, urls []store.Claimed) error {
+	for _, u := range urls {
+		ci, err := b.f.Crawls.get(ctx, u.CrawlID)
+		if err != nil {
+			return err
+		}
+		b.mu.Lock()
+		b.in.Delay = max(b.in.Delay, ci.spec.Delay.D())
+		if c := ci.spec.Concurrency; c > 0 && c < b.in.Concurrency {
+			b.in.Concurrency = c
+		}
+		b.mu.Unlock()
+	}
+	return nil
+}
+
+// withoutRequest decides URLs that need no request now: forbidden by robots.txt, waiting for
+// an unreachable robots.txt, or deferred by a Retry-After.
+func (b *batch) withoutRequest(ci *crawlInfo, u store.Claimed, rules *robots.Rules) (store.FetchOutcome, bool) {
+	o := store.FetchOutcome{CrawlID: u.CrawlID, Hash: u.Hash, URL: u.URL, Attempts: u.Attempts}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if until := b.res.DeferUntil; !until.IsZero() && time.Now().Before(until) {
+		o.State, o.NextFetchAt = store.StateQueued, until
+		b.res.Deferred++
+		return o, true
+	}
+	pu, err := url.Parse(u.URL)
+	if err != nil {
+		o.State, o.SkipReason = store.StateSkipped, "unparseable URL"
+		b.res.Skipped++
+		return o, true
+	}
+	if rules.Allowed(pu.RequestURI()) {
+		return o, false
+	}
+	o.State, o.SkipReason = store.StateSkipped, "robots.txt"
+	if rules.DisallowAll() { // unreachable robots.txt: wait for it, up to maxAttempts
+		o.Attempts++
+		o.Err = rules.Reason
+		if o.Attempts < ci.spec.MaxAttempts {
+			o.State, o.SkipReason, o.NextFetchAt = store.StateQueued, "", time.Now().Add(backoff(ci.spec.RetryBase.D(), o.Attempts))
+			b.res.Deferred++
+			return o, true
+		}
+		o.SkipReason = "robots.txt unreachable"
+	}
+	b.res.Skipped++
+	return o, true
+}
+
+func (b *batch) endRequest() {
+	b.mu.Lock()
+	b.inFlight--
+	b.mu.Unlock()
+}
+
+// effect is what one request changes in the batch's result.
+type effect struct {
+	fetched, notModified, errors, skipped int
+	failed, succeeded                     bool
+	deferUntil                            time.Time
+	lastError                             string
+	gone                                  string // "dns" or "front page gone": the host may be dead
+}
+
+func (b *batch) apply(e effect) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.inFlight--
+	r := &b.res
+	if e.gone != "" {
+		r.Gone = e.gone
+	} else if e.succeeded {
+		r.Answered = true
+	}
+	r.Fetched += e.fetched
+	r.NotModified += e.notModified
+	r.Errors += e.errors
+	r.Skipped += e.skipped
+	switch {
+	case e.failed:
+		r.ConsecutiveErrors++
+		r.LastError = e.lastError
+	case e.succeeded:
+		r.ConsecutiveErrors = 0
+	}
+	if e.deferUntil.After(r.DeferUntil) {
+		r.DeferUntil = e.deferUntil
+	}
+}
+
+func (b *batch) finish(ctx context.Context, i int, page *crawl.PageRef) {
+	b.mu.Lock()
+	b.res.Finished[i] = true
+	b.res.Done++
+	if page != nil && !slices.ContainsFunc(b.res.Pages, func(p crawl.PageRef) bool {
+		return p.CrawlID == page.CrawlID && bytes.Equal(p.Hash, page.Hash)
+	}) { // (a retry may have handed it on already: handOnOwned)
+		b.res.Pages = append(b.res.Pages, *page)
+	}
+	b.mu.Unlock()
+	b.heartbeat(ctx)
+}
+
+// releaseCrawl returns the batch's unfinished URLs of a paused crawl to the queue and finishes
+// them in this batch: the crawl's resume claims them again.
+func (b *batch) releaseCrawl(ctx context.Context, crawlID string) error {
+	var release []store.Claimed
+	var idx []int
+	b.mu.Lock()
+	for i, u := range b.in.URLs {
+		if u.CrawlID == crawlID && !b.res.Finished[i] {
+			release, idx = append(release, u), append(idx, i)
+		}
+	}
+	b.mu.Unlock()
+	if len(release) == 0 {
+		return nil
+	}
+	if err := b.f.Store.Release(ctx, release); err != nil {
+		return err
+	}
+	for _, i := range idx {
+		b.finish(ctx, i, nil)
+	}
+	return nil
+}
+
+func (b *batch) heartbeat(ctx context.Context) {
+	activity.RecordHeartbeat(ctx, b.result())
+}
+
+func (b *batch) result() FetchBatchResult {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	r := b.res
+	r.Finished = append([]bool(nil), r.Finished...)
+	r.TopUp = append([]store.Claimed(nil), r.TopUp...)
+	r.Pages = append([]crawl.PageRef(nil), r.Pages...)
+	return r
+}
+
+// drain waits until no request is in flight.
+func (b *batch) drain(sem chan struct{}) {
+	for i := 0; i < cap(sem); i++ {
+		sem <- struct{}{}
+	}
+	for i := 0; i < cap(sem); i++ {
+		<-sem
+	}
+}
+
+// wait lets the requests in flight finish and returns the result, or the first error.
+func (b *batch) wait(sem chan struct{}, errs chan error, err error) (FetchBatchResult, error) {
+	b.drain(sem)
+	if err == nil && errs != nil {
+		select {
+		case err = <-errs:
+		default:
+		}
+	}
+	return b.result(), err
+}

@@ -1,0 +1,64 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/netip"
+	"strings"
+	"time"
+)
+
+// isNoSuchHost reports a DNS answer that the name does not exist.
+func isNoSuchHost(err error) bool {
+	var dnsErr *net.DNSError
+	return errors.As(err, &dnsErr) && dnsErr.IsNotFound
+}
+
+// hostHealth keeps the dead-site clock: a sensible answer stops it, a DNS "no such host" or a
+// front page answering 404/410 starts it, and a host failing longer than retireAfter is retired.
+func (f *Fetcher) hostHealth(ctx context.Context, host string, res FetchBatchResult, retireAfter time.Duration) (bool, error) {
+	switch {
+	case res.Gone == "front page gone" || (res.Gone != "" && !res.Answered):
+		if err := f.Store.HostFailing(ctx, host, res.Gone); err != nil {
+			return false, err
+		}
+		return f.Store.RetireIfDead(ctx, host, retireAfter)
+	case res.Answered:
+		return false, f.Store.HostHealthy(ctx, host)
+	}
+	return false, nil
+}
+
+// refusedHost says why the host's every address is forbidden ("" if it may be dialed).
+func (f *Fetcher) refusedHost(ctx context.Context, authority string) string {
+	if f.Dialer == nil {
+		return ""
+	}
+	host := authority
+	if h, _, err := net.SplitHostPort(authority); err == nil {
+		host = h
+	}
+	if why := f.Dialer.Refuses(ctx, strings.Trim(host, "[]")); why != "" {
+		return "refused address (" + why + ")"
+	}
+	return ""
+}
+
+// limitedIP is the address per-IP politeness counts the host's requests under, or the zero
+// address when the limit does not apply (off, a connect-to target, or unresolvable: the
+// request itself will then fail and be retried).
+func (f *Fetcher) limitedIP(ctx context.Context, authority string) netip.Addr {
+	if f.IPGap <= 0 || f.Dialer == nil {
+		return netip.Addr{}
+	}
+	host := authority
+	if h, _, err := net.SplitHostPort(authority); err == nil {
+		host = h
+	}
+	ip, override, err := f.Dialer.Target(ctx, host)
+	if err != nil || (override && !f.IPGapOverride) {
+		return netip.Addr{}
+	}
+	return ip
+}

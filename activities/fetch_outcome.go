@@ -1,0 +1,200 @@
+package activities
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/url"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+
+	"github.com/trawlerdev/trawler/internal/blob"
+	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/fetch"
+	"github.com/trawlerdev/trawler/internal/metrics"
+	"github.com/trawlerdev/trawler/internal/netguard"
+	"github.com/trawlerdev/trawler/internal/store"
+	"github.com/trawlerdev/trawler/internal/urlnorm"
+)
+
+// fetchOne requests one URL (its slot started at start) and decides what becomes of it. An
+// error means our side failed (MinIO): the activity is retried and resumes at this URL.
+func (f *Fetcher) fetchOne(ctx context.Context, ci *crawlInfo, u store.Claimed, start time.Time, sent func(time.Time)) (store.FetchOutcome, *crawl.PageRef, effect, error) {
+	spec := ci.spec
+	var eff effect
+	o := store.FetchOutcome{CrawlID: u.CrawlID, Hash: u.Hash, URL: u.URL, Attempts: u.Attempts,
+		FetchKey: fmt.Sprintf("%s/%x/%d/%d", u.CrawlID, u.Hash, u.FetchCount, u.Attempts)}
+	resp, err := f.Client.Get(ctx, fetch.Request{URL: u.URL, UserAgent: ci.userAgent, ETag: u.ETag, LastModified: u.LastModified,
+		MaxBytes: spec.MaxBodyBytes, Timeout: spec.RequestTimeout.D(), Sent: sent})
+	o.FetchedAt, o.Duration = start, time.Since(start)
+	// schedule finishes the URL, or queues its recrawl after an interval adapted to what this
+	// fetch found (crawl.Recrawl).
+	schedule := func(change crawl.Change) {
+		o.State = store.StateDone
+		if next := spec.Recrawl.Next(seconds(u.RecrawlS), change, seconds(u.HintS)); next > 0 {
+			o.State, o.NextFetchAt, o.RecrawlS = store.StateQueued, start.Add(next), int(next/time.Second)
+		}
+	}
+	retry := func(why string, deferUntil time.Time) {
+		o.Err = why
+		o.Attempts++
+		eff.errors, eff.failed, eff.lastError = 1, true, why
+		if o.Attempts >= spec.MaxAttempts {
+			o.State = store.StateDead
+			return
+		}
+		o.State, o.NextFetchAt = store.StateQueued, start.Add(backoff(spec.RetryBase.D(), o.Attempts))
+		if deferUntil.After(o.NextFetchAt) {
+			o.NextFetchAt = deferUntil
+		}
+	}
+	if err != nil {
+		if errors.Is(err, netguard.ErrBlocked) {
+			o.FetchKey, o.State, o.SkipReason, o.Err = "", store.StateSkipped, "blocked address", err.Error()
+			eff.skipped = 1
+			return o, nil, eff, nil
+		}
+		if ctx.Err() != nil {
+			return o, nil, eff, ctx.Err() // we are stopping; not the site's failure
+		}
+		if isNoSuchHost(err) {
+			eff.gone = "dns"
+		}
+		retry(err.Error(), time.Time{})
+		return o, nil, eff, nil
+	}
+	o.Status, o.ContentType, o.FinalURL, o.Truncated = resp.Status, resp.ContentType, resp.FinalURL, resp.Truncated
+	o.Bytes, o.ETag, o.LastModified = int64(len(resp.Body)), resp.ETag, resp.LastModified
+	o.RequestHead, o.ResponseHead = resp.RequestHead, resp.ResponseHead
+	switch s := resp.Status; {
+	case s >= 200 && s < 300:
+		h := blob.ContentHash(resp.Body)
+		change := crawl.FirstFetch
+		if len(u.ContentHash) > 0 {
+			changed := !bytes.Equal(u.ContentHash, h[:])
+			o.Changed, change = &changed, crawl.Unchanged
+			if changed {
+				change = crawl.Changed
+			}
+		}
+		key, _, err := f.Blob.PutBody(ctx, resp.Body) // content-addressed: an unchanged body writes nothing
+		if err != nil {
+			return o, nil, eff, err
+		}
+		o.BodyKey, o.ContentHash = key, h[:]
+		eff.fetched, eff.succeeded = 1, true
+		if u.Source == sourceSitemapFile {
+			o.Note = f.readSitemap(ctx, ci, u, resp.Body)
+			schedule(change)
+			return o, nil, eff, nil
+		}
+		if fetch.IsHTML(resp.ContentType) && change != crawl.Unchanged {
+			o.State = store.StateFetched
+			return o, &crawl.PageRef{CrawlID: u.CrawlID, Hash: u.Hash, URL: u.URL, FinalURL: resp.FinalURL, BodyKey: key,
+				ContentType: resp.ContentType, ContentHash: h[:], Depth: u.Depth, Size: o.Bytes,
+				Change: change, RecrawlS: u.RecrawlS, HintS: u.HintS}, eff, nil
+		}
+		schedule(change) // not HTML, or the same bytes as last time: its document stands
+	case s == 304:
+		eff.notModified, eff.succeeded = 1, true
+		unchanged := false
+		o.Changed = &unchanged
+		schedule(crawl.Unchanged)
+	case s >= 300 && s < 400:
+		eff.succeeded = true
+		o.State = store.StateDone // a redirect's own URL is not recrawled; its target is
+		o.Note = f.followRedirect(ctx, ci, u, resp.Location)
+	case s == 429 || s == 503:
+		var until time.Time
+		if wait := min(resp.RetryAfter, time.Hour); wait > 0 {
+			until = time.Now().Add(wait)
+			eff.deferUntil = until
+		}
+		retry(fmt.Sprintf("HTTP %d", s), until)
+	case s == 408 || s >= 500:
+		retry(fmt.Sprintf("HTTP %d", s), time.Time{})
+	default: // other 4xx: a final answer, recorded
+		eff.succeeded = true
+		if s != 404 && s != 410 {
+			schedule(crawl.Unchanged)
+			break
+		}
+		if strings.HasSuffix(strings.SplitN(u.URL, "?", 2)[0], "://"+urlnorm.Authority(u.URL)+"/") {
+			eff.gone = "front page gone"
+		}
+		o.GoneCount = u.GoneCount + 1
+		if o.GoneCount >= spec.Recrawl.GoneAfter { // gone for good: no more recrawls
+			o.State = store.StateDone
+			break
+		}
+		schedule(crawl.Unchanged)
+	}
+	return o, nil, eff, nil
+}
+
+// followRedirect admits the redirect target as a URL of its own host; it returns why not, if
+// it was not.
+func (f *Fetcher) followRedirect(ctx context.Context, ci *crawlInfo, u store.Claimed, location string) string {
+	if location == "" {
+		return "redirect without Location"
+	}
+	if u.Hops+1 > MaxRedirects {
+		return fmt.Sprintf("more than %d redirects", MaxRedirects)
+	}
+	base, _ := url.Parse(u.URL)
+	target, err := f.Crawls.Norm.ResolveRequest(base, location)
+	if err != nil {
+		return "bad redirect target: " + err.Error()
+	}
+	source := "redirect"
+	if u.Source == sourceSitemapFile {
+		source = sourceSitemapFile // a sitemap behind a redirect (http -> https) is still read as one
+	}
+	c := f.Crawls.candidate(target, u.Depth, u.Hops+1, source)
+	if why := ci.admissible(c); why != "" {
+		return "redirect target refused (" + why + "): " + target
+	}
+	if _, err := f.Admitter.admit(ctx, ci, []store.Candidate{c}); err != nil {
+		return "admit redirect target: " + err.Error()
+	}
+	return ""
+}
+
+// record stores an outcome. One that Postgres refuses for its values (what the web sent
+// could not be made storable) is recorded as this URL's skip with the reason, so it costs
+// that URL, never its batch, host or crawl.
+func (f *Fetcher) record(ctx context.Context, host string, o store.FetchOutcome) error {
+	_, err := f.Store.RecordFetch(ctx, host, o)
+	if err == nil || !store.IsDataError(err) {
+		return err
+	}
+	activity.GetLogger(ctx).Warn("outcome not storable: skipping the URL", "crawl", o.CrawlID, "url", o.URL, "error", err)
+	count(ctx, metrics.Unstorable, 1)
+	bare := store.FetchOutcome{CrawlID: o.CrawlID, Hash: o.Hash, URL: o.URL, FetchKey: o.FetchKey, FetchedAt: o.FetchedAt,
+		Status: o.Status, Duration: o.Duration, Attempts: o.Attempts, State: store.StateSkipped, SkipReason: "unstorable response",
+		Err: err.Error()}
+	_, err = f.Store.RecordFetch(ctx, host, bare)
+	return err
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+func seconds(s int) time.Duration { return time.Duration(s) * time.Second }
+
+// backoff is the wait before retry n (1-based): base·2^(n-1), ±20% jitter, at most 6 h.
+func backoff(base time.Duration, n int) time.Duration {
+	d := base << min(n-1, 20)
+	if d > 6*time.Hour || d <= 0 {
+		d = 6 * time.Hour
+	}
+	return time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
+}

@@ -1,0 +1,103 @@
+package activities
+
+import (
+	"context"
+	"net/url"
+	"time"
+
+	"github.com/trawlerdev/trawler/internal/fetch"
+	"github.com/trawlerdev/trawler/internal/metrics"
+	"github.com/trawlerdev/trawler/internal/robots"
+	"github.com/trawlerdev/trawler/internal/store"
+)
+
+// robots fetches and caches the host's robots.txt.
+func (f *Fetcher) robots(ctx context.Context, b *batch, pageURL string, ci *crawlInfo) (*store.Robots, error) {
+	cached, err := f.Store.HostRobots(ctx, b.in.Host)
+	if err != nil {
+		return nil, err
+	}
+	if cached != nil && time.Now().Before(cached.ExpiresAt) {
+		return cached, nil
+	}
+	pu, _ := url.Parse(pageURL)
+	target := pu.Scheme + "://" + pu.Host + "/robots.txt"
+	now := time.Now()
+	r := &store.Robots{FetchedAt: now, ExpiresAt: now.Add(robots.TTL)}
+	// Redirects are followed here, up to five (RFC 9309 §2.3.1.2), each hop a request under
+	// the host's schedule so the host never sees two closer than its delay.
+	var resp *fetch.Response
+	for hop := 0; ; hop++ {
+		var start time.Time
+		sent := func(time.Time) {}
+		other := f.otherHost(b.in.Host, target)
+		if other != "" {
+			// A hop to another host (example.com -> www.example.com) is a request to that host:
+			// it takes that host's slot, as its own workflow's requests do.
+			if start, err = f.takeOtherHost(ctx, other, b.delay()); err != nil {
+				return nil, err
+			}
+		} else {
+			if start, err = b.take(ctx); err != nil {
+				return nil, err
+			}
+			sent = b.sent(ctx, start)
+		}
+		resp, err = f.Client.Get(ctx, fetch.Request{URL: target, UserAgent: ci.userAgent, MaxBytes: robots.MaxBytes,
+			Timeout: ci.spec.RequestTimeout.D(), Sent: sent})
+		if other == "" {
+			b.endRequest()
+		}
+		if err != nil || resp.Status < 300 || resp.Status >= 400 || resp.Location == "" || hop == 5 {
+			break
+		}
+		target = resp.Location
+	}
+	if err != nil && ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	if isNoSuchHost(err) {
+		b.mu.Lock()
+		b.res.Gone = "dns"
+		b.mu.Unlock()
+	}
+	switch {
+	case err != nil || resp == nil:
+		r.Status = 0 // unreachable (network error, refused address): complete disallow for now
+	case resp.Status >= 300 && resp.Status < 400:
+		r.Status = 0 // a redirect loop or chain past five hops counts as unreachable
+	default:
+		r.Status, r.Body = resp.Status, string(resp.Body)
+	}
+	count(ctx, metrics.RobotsFetches, 1, "outcome", robotsOutcome(r.Status))
+	if cached != nil && robots.KeepCached(cached.Status, cached.FetchedAt, r.Status, now) {
+		// Unreachable now, but we hold a good copy: keep obeying it (§2.3.1.4), look again soon.
+		r.Status, r.Body, r.FetchedAt, r.Sitemaps = cached.Status, cached.Body, cached.FetchedAt, cached.Sitemaps
+		r.ExpiresAt = now.Add(min(robots.UnreachableTTL, backoff(ci.spec.RetryBase.D(), 1)))
+		if err := f.Store.SaveRobots(ctx, b.in.Host, *r, robots.FromStatus(r.Status, []byte(r.Body), ci.token).CrawlDelay); err != nil {
+			return nil, err
+		}
+		return r, nil
+	}
+	rules := robots.FromStatus(r.Status, []byte(r.Body), ci.token)
+	if rules.DisallowAll() {
+		r.ExpiresAt = now.Add(min(robots.UnreachableTTL, backoff(ci.spec.RetryBase.D(), 1)))
+	}
+	r.Sitemaps = rules.Sitemaps
+	if err := f.Store.SaveRobots(ctx, b.in.Host, *r, rules.CrawlDelay); err != nil {
+		return nil, err
+	}
+	b.heartbeat(ctx)
+	return r, nil
+}
+
+// robotsOutcome classes a robots.txt answer as RFC 9309 reads it.
+func robotsOutcome(status int) string {
+	switch {
+	case status >= 200 && status < 300:
+		return "rules"
+	case status >= 400 && status < 500:
+		return "allow_all"
+	}
+	return "unreachable"
+}

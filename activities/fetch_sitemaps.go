@@ -1,0 +1,123 @@
+package activities
+
+import (
+	"context"
+	"net/url"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+
+	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/sitemap"
+	"github.com/trawlerdev/trawler/internal/store"
+)
+
+// discoverSitemaps admits, once per crawl and host, the sitemaps robots.txt names (or
+// /sitemap.xml when it names none), whichever crawl fetched that robots.txt.
+func (f *Fetcher) discoverSitemaps(ctx context.Context, ci *crawlInfo, host string, r *store.Robots, pageURL string) error {
+	if r == nil || r.Status < 200 || r.Status >= 500 { // unreachable robots.txt: look again later
+		return nil
+	}
+	first, err := f.Store.StartSitemapDiscovery(ctx, ci.id, host)
+	if err != nil || !first {
+		return err
+	}
+	base, err := url.Parse(pageURL)
+	if err != nil {
+		return nil
+	}
+	sitemaps := r.Sitemaps
+	if len(sitemaps) == 0 {
+		sitemaps = []string{"/sitemap.xml"}
+	}
+	f.admitSitemaps(ctx, ci, base, sitemaps, 0, 0)
+	return nil
+}
+
+// MaxSitemapNesting bounds sitemap indexes that list indexes.
+const MaxSitemapNesting = 3
+
+// admitSitemaps admits sitemap files (from robots.txt or an index) as URLs of their hosts: they
+// are fetched under politeness like pages, and read when they arrive.
+func (f *Fetcher) admitSitemaps(ctx context.Context, ci *crawlInfo, base *url.URL, locs []string, depth, nesting int) {
+	var cands []store.Candidate
+	for _, loc := range locs {
+		n, err := f.Crawls.Norm.ResolveRequest(base, loc)
+		if err != nil {
+			continue
+		}
+		c := f.Crawls.candidate(n, depth, nesting, sourceSitemapFile)
+		if ci.admissible(c) == "" { // the same rules as links: scope, deny and block patterns, traps
+			cands = append(cands, c)
+		}
+	}
+	if len(cands) == 0 {
+		return
+	}
+	if _, err := f.Admitter.admit(ctx, ci, cands); err != nil {
+		activity.GetLogger(ctx).Warn("admitting sitemaps failed", "crawl", ci.id, "error", err)
+	}
+}
+
+// Sources of frontier URLs that are sitemaps rather than pages.
+const (
+	sourceSitemapFile = "sitemap-file" // a sitemap or sitemap index document
+	sourceSitemap     = "sitemap"      // a page a sitemap lists
+)
+
+// readSitemap admits what a fetched sitemap lists: pages, or (for an index) more sitemaps.
+func (f *Fetcher) readSitemap(ctx context.Context, ci *crawlInfo, u store.Claimed, body []byte) string {
+	sm, err := sitemap.Parse(body)
+	if err != nil {
+		return err.Error()
+	}
+	base, _ := url.Parse(u.URL)
+	if sm.Index {
+		locs := make([]string, len(sm.Entries))
+		for i, e := range sm.Entries {
+			locs[i] = e.Loc
+		}
+		if u.Hops+1 > MaxSitemapNesting {
+			return "sitemap indexes nested too deep"
+		}
+		f.admitSitemaps(ctx, ci, base, locs, u.Depth, u.Hops+1)
+		return ""
+	}
+	var cands []store.Candidate
+	for _, e := range sm.Entries {
+		n, err := f.Crawls.Norm.ResolveRequest(base, e.Loc)
+		if err != nil {
+			continue
+		}
+		c := f.Crawls.candidate(n, u.Depth+1, 0, sourceSitemap)
+		c.HintS = int(recrawlHint(e, time.Now()) / time.Second)
+		if e.Priority >= 0 { // the sitemap's own <priority> replaces the 0.5 default
+			c.Priority += float32(e.Priority-0.5) * 0.5
+		}
+		if !e.LastMod.IsZero() && time.Since(e.LastMod) < 30*24*time.Hour { // changed lately
+			c.Priority += 0.25
+		}
+		if ci.admissible(c) == "" {
+			cands = append(cands, c)
+		}
+	}
+	if _, err := f.Admitter.admit(ctx, ci, cands); err != nil {
+		return "admit sitemap entries: " + err.Error()
+	}
+	if sm.Truncated {
+		return "sitemap truncated at the protocol's limits"
+	}
+	return ""
+}
+
+// recrawlHint is the first recrawl interval a sitemap entry suggests: its <changefreq>, else
+// half the time since its <lastmod> (a page unchanged for long changes rarely), else none.
+func recrawlHint(e sitemap.Entry, now time.Time) time.Duration {
+	if d := crawl.ChangeFreqInterval(e.ChangeFreq); d > 0 {
+		return d
+	}
+	if !e.LastMod.IsZero() && e.LastMod.Before(now) {
+		return max(now.Sub(e.LastMod)/2, time.Hour)
+	}
+	return 0
+}

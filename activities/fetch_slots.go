@@ -1,0 +1,157 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+
+	"github.com/trawlerdev/trawler/internal/urlnorm"
+)
+
+// jitterMargin is added to a host's delay when its next slot is booked: connection set-up and
+// scheduling on either side can bring two requests closer at the server than they left here,
+// and the delay is a floor the server must see. A fifth of the delay, at most 50 ms.
+func jitterMargin(delay time.Duration) time.Duration { return min(delay/5, 50*time.Millisecond) }
+
+// maxLateSlots is how many slots in a row one request gives up for waking too late.
+const maxLateSlots = 3
+
+// errDeferred says the host asked us to wait (Retry-After) while a request waited for its slot.
+var errDeferred = errors.New("host deferred")
+
+// take waits for the host's next request slot and books it.
+func (b *batch) take(ctx context.Context) (time.Time, error) {
+	for given := 0; ; {
+		b.mu.Lock()
+		if time.Now().Before(b.res.DeferUntil) {
+			b.mu.Unlock()
+			return time.Time{}, errDeferred
+		}
+		// The margin here too: when robots.txt's Crawl-delay raises the delay mid-batch, the
+		// slot booked before it knew is closer than the new delay plus margin.
+		next := later(b.next, b.res.LastRequestAt.Add(b.delay()+jitterMargin(b.delay())))
+		wait := time.Until(next)
+		if wait <= 0 {
+			// The slot is booked in Postgres — the host's schedule, and its address's when the
+			// per-IP limit applies — so a retried batch and a stale attempt of it that has not
+			// noticed yet share one schedule. Under the batch's lock, so this batch's own next
+			// request is spaced from when this one really starts.
+			start, err := b.f.Store.BookSlot(ctx, b.in.Host, b.delay()+jitterMargin(b.delay()), b.ip, b.f.IPGap+jitterMargin(b.f.IPGap), time.Now())
+			if err != nil {
+				b.mu.Unlock()
+				return time.Time{}, err
+			}
+			b.next = start.Add(b.delay() + jitterMargin(b.delay()))
+			b.res.LastRequestAt = start
+			b.res.Requests++
+			b.inFlight++
+			b.res.PeakInFlight = max(b.res.PeakInFlight, b.inFlight)
+			b.mu.Unlock()
+			if d := time.Until(start); d > 0 {
+				t := time.NewTimer(d)
+				select {
+				case <-ctx.Done():
+					t.Stop()
+					b.endRequest()
+					return time.Time{}, ctx.Err()
+				case <-t.C:
+				}
+			}
+			// Slots are booked a delay plus a margin apart. A request that would leave more
+			// than half the margin after its slot (this process was descheduled: an overloaded
+			// machine, a stalled GC) could land too close to the next slot's request, which
+			// may leave on time from another worker: give the slot up and book a new one. A
+			// few times at most: with a delay of milliseconds, booking alone can take longer
+			// than the tolerance, and the request's late departure still pushes the next slot.
+			if late := time.Since(start); late > b.tolerance() && given < maxLateSlots {
+				given++
+				b.mu.Lock()
+				b.res.Requests--
+				b.res.LateSlots++
+				b.inFlight--
+				b.mu.Unlock()
+				continue
+			}
+			return start, nil
+		}
+		b.mu.Unlock()
+		t := time.NewTimer(min(wait, 5*time.Second))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return time.Time{}, ctx.Err()
+		case <-t.C:
+			b.heartbeat(ctx)
+		}
+	}
+}
+
+// tolerance is how late after its slot a request may leave: half the margin slots are booked
+// apart by.
+func (b *batch) tolerance() time.Duration {
+	t := jitterMargin(b.delay()) / 2
+	if b.ip.IsValid() {
+		t = min(t, jitterMargin(b.f.IPGap)/2)
+	}
+	return t
+}
+
+// sent returns the hook told when the request of the slot at start really left. One that left
+// later than the tolerance (a slow dial, a process descheduled after take's check) pushes the
+// host's and address's next slots out to a full delay after its departure, so the server still
+// sees the delay between it and the next request, from this worker or another.
+func (b *batch) sent(ctx context.Context, start time.Time) func(time.Time) {
+	return func(at time.Time) {
+		b.mu.Lock()
+		d := b.delay()
+		if at.Sub(start) <= b.tolerance() {
+			b.mu.Unlock()
+			return
+		}
+		b.res.LateDepartures++
+		b.next = later(b.next, at.Add(d+jitterMargin(d)))
+		b.mu.Unlock()
+		hostNext, ipNext := at.Add(d+jitterMargin(d)), at.Add(b.f.IPGap+jitterMargin(b.f.IPGap))
+		go func() {
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			defer cancel()
+			if err := b.f.Store.PushSlot(ctx, b.in.Host, hostNext, b.ip, ipNext); err != nil {
+				activity.GetLogger(ctx).Warn("push a late request's next slot", "host", b.in.Host, "error", err)
+			}
+		}()
+	}
+}
+
+// otherHost is the authority of target when it is not host's ("" when it is, or cannot say).
+func (f *Fetcher) otherHost(host, target string) string {
+	n, err := f.Crawls.Norm.Normalize(target)
+	if err != nil {
+		return ""
+	}
+	if a := urlnorm.Authority(n); a != host {
+		return a
+	}
+	return ""
+}
+
+// takeOtherHost books the next request slot of another host, a delay after its last request
+// start whoever made it, and waits for it.
+func (f *Fetcher) takeOtherHost(ctx context.Context, host string, delay time.Duration) (time.Time, error) {
+	gap := delay + jitterMargin(delay)
+	start, err := f.Store.BookSlot(ctx, host, gap, f.limitedIP(ctx, host), f.IPGap+jitterMargin(f.IPGap), time.Now())
+	if err != nil {
+		return time.Time{}, err
+	}
+	if d := time.Until(start); d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return time.Time{}, ctx.Err()
+		case <-t.C:
+		}
+	}
+	return start, nil
+}

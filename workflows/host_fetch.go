@@ -1,0 +1,107 @@
+package workflows
+
+import (
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/trawlerdev/trawler/activities"
+	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/store"
+)
+
+func (h *hostRun) claim(expecting bool) (activities.ClaimResult, error) {
+	var f *activities.Frontier
+	var res activities.ClaimResult
+	// Owned by this run's next batch: replayed after a worker died between claiming and
+	// recording the claim, the local activity takes the same URLs back.
+	h.owner = fmt.Sprintf("host:%s/%d", workflow.GetInfo(h.ctx).WorkflowExecution.RunID, h.batches)
+	err := workflow.ExecuteLocalActivity(withLocal(h.ctx), f.Claim, activities.ClaimInput{Host: h.in.Host, Limit: h.batchSize(),
+		Lease: h.lease(), Owner: h.owner, Expecting: expecting}).Get(h.ctx, &res)
+	return res, err
+}
+
+func (h *hostRun) fetch(urls []store.Claimed) {
+	ctx := h.ctx
+	d := h.delay()
+	k := max(len(urls), h.batchSize()) // the batch tops itself up to K
+	actx, cancel := workflow.WithCancel(ctx)
+	actx = workflow.WithActivityOptions(actx, workflow.ActivityOptions{
+		TaskQueue:           or(h.cfg.FetchQueue, defaultFetchQueue),
+		StartToCloseTimeout: time.Duration(k)*(d+h.cfg.RequestTimeout.D()) + 2*(h.cfg.RequestTimeout.D()+h.cfg.MaxCrawlDelay.D()) + time.Minute,
+		HeartbeatTimeout:    fetchHeartbeatTimeout,
+		WaitForCancellation: true, // one batch at a time: never overlap requests to the host
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:    2 * time.Second,
+			BackoffCoefficient: 2,
+			MaximumInterval:    2 * time.Minute,
+			MaximumAttempts:    10,
+		},
+	})
+	var f *activities.Fetcher
+	fut := workflow.ExecuteActivity(actx, f.FetchBatch, activities.FetchBatchInput{Host: h.in.Host, URLs: urls, Delay: d,
+		MaxCrawlDelay: h.cfg.MaxCrawlDelay.D(), NotBefore: h.st.NextRequestAt, Concurrency: h.concurrency(),
+		TopUp: h.batchSize(), Window: h.cfg.BatchWindow.D(), Lease: h.lease(), Owner: h.owner})
+	h.busy = true
+	h.batches++
+	h.interrupted = false
+	for done := false; !done; {
+		sel := workflow.NewSelector(ctx)
+		sel.AddFuture(fut, func(workflow.Future) { done = true })
+		h.addSignals(sel)
+		sel.Select(ctx)
+		if !done && h.interrupted {
+			cancel() // pause or throttle: stop after the current request, release the rest
+			h.interrupted = false
+		}
+	}
+	h.busy = false
+	var res activities.FetchBatchResult
+	err := fut.Get(ctx, &res)
+	if err != nil {
+		h.abandon(urls)
+		if !temporal.IsCanceledError(err) {
+			h.st.LastError = err.Error()
+			h.st.Errors++
+			h.backoff(workflow.Now(ctx))
+		}
+		h.st.NextRequestAt = later(h.st.NextRequestAt, workflow.Now(ctx).Add(d))
+		return
+	}
+	h.apply(res, d)
+	if len(res.Pages) > 0 {
+		h.process(res.Pages)
+	}
+}
+
+// abandon hands back what a batch that was cancelled or failed for good holds: its claims,
+// top-ups included, go back to the queue and the pages it fetched go to processing.
+func (h *hostRun) abandon(urls []store.Claimed) {
+	ctx := h.ctx
+	var fr *activities.Frontier
+	if workflow.GetVersion(ctx, "abandon-by-owner", workflow.DefaultVersion, 1) == 1 {
+		var pages []crawl.PageRef
+		in := activities.AbandonInput{Host: h.in.Host, URLs: urls, Owners: []string{h.owner, activities.TopUpOwner(h.owner)}}
+		if err := workflow.ExecuteLocalActivity(withLocal(ctx), fr.Abandon, in).Get(ctx, &pages); err != nil {
+			workflow.GetLogger(ctx).Error("handing back an abandoned batch failed; its leases and the crawl's sweep will", "host", h.in.Host, "error", err)
+		} else if len(pages) > 0 {
+			h.process(pages)
+		}
+		return
+	}
+	// Before abandon-by-owner: the batch's own URLs only (top-ups wait for their lease).
+	if rerr := workflow.ExecuteLocalActivity(withLocal(ctx), fr.Release, urls).Get(ctx, nil); rerr != nil {
+		workflow.GetLogger(ctx).Error("release claims failed; their leases will expire", "host", h.in.Host, "error", rerr)
+	}
+	// Pages the batch fetched before it stopped still go to processing.
+	if workflow.GetVersion(ctx, "process-interrupted-batch", workflow.DefaultVersion, 1) == 1 {
+		var pages []crawl.PageRef
+		if perr := workflow.ExecuteLocalActivity(withLocal(ctx), fr.FetchedOf, urls).Get(ctx, &pages); perr != nil {
+			workflow.GetLogger(ctx).Error("finding the batch's fetched pages failed; the crawl's sweep will", "host", h.in.Host, "error", perr)
+		} else if len(pages) > 0 {
+			h.process(pages)
+		}
+	}
+}

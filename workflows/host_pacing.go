@@ -1,0 +1,111 @@
+package workflows
+
+import (
+	"fmt"
+	"hash/fnv"
+	"time"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/trawlerdev/trawler/activities"
+	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/metrics"
+)
+
+// waitInBatch says whether the next batch may wait out the gap itself (its NotBefore).
+func (h *hostRun) waitInBatch(gap time.Duration) bool {
+	return h.amortised && gap <= inBatchWait && !h.st.BackoffUntil.After(workflow.Now(h.ctx))
+}
+
+// delay is the gap between request starts in force: the crawl's, robots.txt's Crawl-delay
+// (capped) or the operator's throttle, whichever is longest.
+func (h *hostRun) delay() time.Duration {
+	return max(h.cfg.Delay.D(), h.st.CrawlDelay.D(), h.st.ThrottleDelay.D())
+}
+
+// concurrency is how many requests may be in flight: the crawl's, or fewer under throttle.
+func (h *hostRun) concurrency() int {
+	n := max(h.cfg.Concurrency, 1)
+	if t := h.st.ThrottleConcurrent; t > 0 && t < n {
+		n = t
+	}
+	return n
+}
+
+// batchSize is K: how many URLs one Fetch activity carries, so that it covers about one
+// batch window of host time.
+func (h *hostRun) batchSize() int {
+	d := h.delay()
+	k := h.cfg.MaxBatch
+	if d > 0 {
+		k = int(h.cfg.BatchWindow.D() / d)
+	}
+	return min(max(k, 1), h.cfg.MaxBatch)
+}
+
+// lease is how long a batch's claims last: the whole batch, K requests at the delay each
+// taking up to the request timeout, and some slack.
+func (h *hostRun) lease() time.Duration {
+	return time.Duration(h.batchSize())*(h.delay()+h.cfg.RequestTimeout.D()) + claimLeaseSlack
+}
+
+// apply folds a batch's outcome into the host state: pacing, Retry-After, error backoff.
+func (h *hostRun) apply(res activities.FetchBatchResult, d time.Duration) {
+	defer h.describe()
+	now := workflow.Now(h.ctx)
+	h.st.CrawlDelay, h.st.CrawlDelayCapped = crawl.Duration(res.CrawlDelay), res.CrawlDelayCapped
+	if !res.LastRequestAt.IsZero() {
+		h.st.LastRequestAt = res.LastRequestAt
+		h.st.NextRequestAt = later(h.st.NextRequestAt, res.LastRequestAt.Add(max(d, h.delay())))
+	}
+	h.st.Fetched += int64(res.Fetched + res.NotModified)
+	h.st.Errors += int64(res.Errors)
+	h.st.Skipped += int64(res.Skipped)
+	if res.LastError != "" {
+		h.st.LastError = res.LastError
+	}
+	if res.DeferUntil.After(h.st.BackoffUntil) {
+		h.st.BackoffUntil = res.DeferUntil
+	}
+	switch {
+	case res.ConsecutiveErrors > 0 && res.Fetched+res.NotModified == 0:
+		h.st.ConsecutiveErrors += res.ConsecutiveErrors
+		if h.st.ConsecutiveErrors >= 3 {
+			h.backoff(now)
+		}
+	case res.Fetched+res.NotModified > 0:
+		h.st.ConsecutiveErrors = 0
+		if h.st.BackoffLevel > 0 {
+			h.st.BackoffLevel-- // decays after successes
+		}
+	}
+}
+
+// backoff defers the host exponentially: 2^level × max(delay, 1s), ±20% jitter, at most an
+// hour. A host that reaches the top level is parked: it is tried once an hour, not hammered.
+func (h *hostRun) backoff(now time.Time) {
+	workflow.GetMetricsHandler(h.ctx).Counter(metrics.HostBackoffs).Inc(1) // replay-safe: counted once
+	h.st.BackoffLevel = min(h.st.BackoffLevel+1, maxBackoffLevel)
+	wait := min(max(h.delay(), time.Second)<<h.st.BackoffLevel, time.Hour)
+	wait = time.Duration(float64(wait) * jitter(h.in.Host, h.st.BackoffLevel, h.st.Errors))
+	if until := now.Add(wait); until.After(h.st.BackoffUntil) {
+		h.st.BackoffUntil = until
+	}
+}
+
+const maxBackoffLevel = 12
+
+func (h *hostRun) backoffState() string {
+	if h.st.BackoffLevel >= maxBackoffLevel {
+		return "parked"
+	}
+	return "backoff"
+}
+
+// jitter is a factor in [0.8, 1.2) that spreads the retries of hosts failing together. It is
+// derived from workflow state, so replays compute the same value.
+func jitter(host string, level int, errors int64) float64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s/%d/%d", host, level, errors)
+	return 0.8 + 0.4*float64(h.Sum64()%1000)/1000
+}
