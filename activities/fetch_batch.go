@@ -1,11 +1,9 @@
 package activities
 
 import (
-	"bytes"
 	"context"
 	"net/netip"
 	"net/url"
-	"slices"
 	"sync"
 	"time"
 
@@ -129,10 +127,8 @@ func (b *batch) finish(ctx context.Context, i int, page *crawl.PageRef) {
 	b.mu.Lock()
 	b.res.Finished[i] = true
 	b.res.Done++
-	if page != nil && !slices.ContainsFunc(b.res.Pages, func(p crawl.PageRef) bool {
-		return p.CrawlID == page.CrawlID && bytes.Equal(p.Hash, page.Hash)
-	}) { // (a retry may have handed it on already: handOnOwned)
-		b.res.Pages = append(b.res.Pages, *page)
+	if page != nil { // (a retry may have handed it on already: handOnOwned)
+		b.res.Pages = appendNewPages(b.res.Pages, *page)
 	}
 	b.mu.Unlock()
 	b.heartbeat(ctx)

@@ -82,15 +82,7 @@ func (b *batch) handOnOwned(ctx context.Context) error {
 		return err
 	}
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	have := make(map[string]bool, len(b.res.Pages))
-	for _, p := range b.res.Pages {
-		have[p.CrawlID+"\x00"+string(p.Hash)] = true
-	}
-	for _, p := range pageRefs(pages) {
-		if !have[p.CrawlID+"\x00"+string(p.Hash)] {
-			b.res.Pages = append(b.res.Pages, p)
-		}
-	}
+	b.res.Pages = appendNewPages(b.res.Pages, pageRefs(pages)...)
+	b.mu.Unlock()
 	return nil
 }

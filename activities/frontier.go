@@ -1,7 +1,9 @@
 package activities
 
 import (
+	"bytes"
 	"context"
+	"slices"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -221,14 +223,16 @@ func (f *Frontier) Abandon(ctx context.Context, in AbandonInput) ([]crawl.PageRe
 	if err != nil {
 		return nil, err
 	}
-	have := map[string]bool{}
-	for _, p := range pages {
-		have[p.CrawlID+"\x00"+string(p.Hash)] = true
-	}
-	for _, p := range pageRefs(owned) {
-		if !have[p.CrawlID+"\x00"+string(p.Hash)] {
-			pages = append(pages, p)
+	return appendNewPages(pages, pageRefs(owned)...), nil
+}
+
+// appendNewPages appends to pages those of more it does not hold yet (by crawl and URL): a
+// page found both in a batch's list and by its claim's owner is processed once.
+func appendNewPages(pages []crawl.PageRef, more ...crawl.PageRef) []crawl.PageRef {
+	for _, m := range more {
+		if !slices.ContainsFunc(pages, func(p crawl.PageRef) bool { return p.CrawlID == m.CrawlID && bytes.Equal(p.Hash, m.Hash) }) {
+			pages = append(pages, m)
 		}
 	}
-	return pages, nil
+	return pages
 }
