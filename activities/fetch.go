@@ -53,6 +53,10 @@ type FetchBatchInput struct {
 	// Owner is the claim owner of URLs (the host workflow's batch); top-ups are claimed as
 	// TopUpOwner(Owner), so whoever outlives the batch finds what it holds by owner.
 	Owner string `json:"owner,omitempty"`
+	// LeaseFor makes the batch a fetch lease (see fetch_lease.go): it claims chunks of TopUp
+	// URLs for up to this long, and its pages go to the processing child beside it, not into
+	// the result. Owner names the lease.
+	LeaseFor time.Duration `json:"leaseFor,omitempty"`
 }
 
 // FetchBatchResult is small: counts, pacing facts and page references, never bodies. It is
@@ -96,7 +100,15 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 		b.res.Finished, b.res.TopUp = make([]bool, len(in.URLs)), nil
 		b.in.URLs = in.URLs
 	}
-	if activity.GetInfo(ctx).Attempt > 1 {
+	if b.leased() {
+		// The lease's processing finds its pages by owner: none are handed on here. A lease
+		// that ended already (this is a retry whose predecessor's result was lost) fetches no
+		// more, or its pages would come after its processing was told it is over.
+		open, err := b.openLease(ctx)
+		if err != nil || !open {
+			return b.result(), err
+		}
+	} else if activity.GetInfo(ctx).Attempt > 1 {
 		// A dead attempt may have fetched top-ups after its last heartbeat: they are in no
 		// list but their owner's, and would otherwise wait for the crawl's sweep.
 		if err := b.handOnOwned(ctx); err != nil {
@@ -133,7 +145,7 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 			b.mu.Unlock()
 			b.finish(ctx, i, nil)
 		}
-		return b.result(), nil
+		return b.result(), b.end(ctx)
 	}
 	b.ip = f.limitedIP(ctx, in.Host)
 	n := max(in.Concurrency, 1)
@@ -144,7 +156,14 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 	var cached *store.Robots
 	for i := 0; ; i++ {
 		if i == len(b.in.URLs) {
-			more, err := b.topUp(ctx, n)
+			var more bool
+			var err error
+			if b.leased() && n == 1 {
+				more, err = b.nextChunk(ctx, sem)
+				i = 0 // the chunk replaced the finished one
+			} else {
+				more, err = b.topUp(ctx, n)
+			}
 			if err != nil {
 				return b.wait(sem, errs, err)
 			}
@@ -268,14 +287,20 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 		}()
 	}
 	res, err := b.wait(sem, errs, nil)
-	if err != nil || len(in.URLs) == 0 {
+	if err != nil {
 		return res, err
+	}
+	if len(in.URLs) == 0 {
+		return res, b.end(ctx)
 	}
 	ci, cerr := f.Crawls.get(ctx, in.URLs[0].CrawlID)
 	if cerr != nil {
 		return res, cerr
 	}
 	res.Retired, err = f.hostHealth(ctx, in.Host, res, ci.spec.RetireAfter.D())
+	if err == nil {
+		err = b.end(ctx)
+	}
 	failpoint.Hit(failpoint.BatchFetched)
 	activity.GetLogger(ctx).Info("fetch batch done", "host", in.Host, "crawl", ci.id, "urls", len(b.in.URLs), "toppedUp", len(res.TopUp),
 		"requests", res.Requests, "fetched", res.Fetched, "notModified", res.NotModified, "errors", res.Errors,

@@ -127,7 +127,7 @@ func (b *batch) finish(ctx context.Context, i int, page *crawl.PageRef) {
 	b.mu.Lock()
 	b.res.Finished[i] = true
 	b.res.Done++
-	if page != nil { // (a retry may have handed it on already: handOnOwned)
+	if page != nil && !b.leased() { // (a retry may have handed it on already: handOnOwned)
 		b.res.Pages = appendNewPages(b.res.Pages, *page)
 	}
 	b.mu.Unlock()

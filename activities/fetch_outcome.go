@@ -81,9 +81,11 @@ func (f *Fetcher) fetchOne(ctx context.Context, ci *crawlInfo, u store.Claimed, 
 				change = crawl.Changed
 			}
 		}
-		key, _, err := f.Blob.PutBody(ctx, resp.Body) // content-addressed: an unchanged body writes nothing
-		if err != nil {
-			return o, nil, eff, err
+		key := blob.BodyKey(h)
+		if change != crawl.Unchanged { // content-addressed: an unchanged body is stored already
+			if _, err := f.Blob.PutBody(ctx, resp.Body); err != nil {
+				return o, nil, eff, err
+			}
 		}
 		o.BodyKey, o.ContentHash = key, h[:]
 		eff.fetched, eff.succeeded = 1, true

@@ -192,8 +192,17 @@ func fetchedOf(ctx context.Context, st *store.Store, claims []store.Claimed) ([]
 func pageRefs(pages []store.FetchedPage) []crawl.PageRef {
 	var out []crawl.PageRef
 	for _, p := range pages {
+		change := crawl.FirstFetch
+		switch {
+		case p.Changed == nil:
+		case *p.Changed:
+			change = crawl.Changed
+		default:
+			change = crawl.Unchanged
+		}
 		out = append(out, crawl.PageRef{CrawlID: p.CrawlID, Hash: p.Hash, URL: p.URL, FinalURL: p.FinalURL,
-			BodyKey: p.BodyKey, ContentType: p.ContentType, ContentHash: p.ContentHash, Depth: p.Depth, Size: p.Size})
+			BodyKey: p.BodyKey, ContentType: p.ContentType, ContentHash: p.ContentHash, Depth: p.Depth, Size: p.Size,
+			Change: change, RecrawlS: p.RecrawlS, HintS: p.HintS})
 	}
 	return out
 }
@@ -204,16 +213,22 @@ type AbandonInput struct {
 	Host   string          `json:"host"`
 	URLs   []store.Claimed `json:"urls"`
 	Owners []string        `json:"owners"`
+	// Lease names the batch's fetch lease, if it was one: the lease is ended, so its
+	// processing finishes the pages it fetched, and none are returned.
+	Lease string `json:"lease,omitempty"`
 }
 
 // Abandon returns an abandoned batch's claims to the queue and the pages it fetched that
-// await processing.
+// await processing (none for a lease: its own processing takes them).
 func (f *Frontier) Abandon(ctx context.Context, in AbandonInput) ([]crawl.PageRef, error) {
 	if err := f.Store.Release(ctx, in.URLs); err != nil {
 		return nil, err
 	}
 	if err := f.Store.ReleaseOwned(ctx, in.Host, in.Owners); err != nil {
 		return nil, err
+	}
+	if in.Lease != "" {
+		return nil, f.Store.EndLease(ctx, in.Lease, in.Host)
 	}
 	pages, err := fetchedOf(ctx, f.Store, in.URLs)
 	if err != nil {

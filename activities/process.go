@@ -26,15 +26,36 @@ type Processor struct {
 	Blob     *blob.Store
 	Crawls   *Crawls
 	Admitter *Admitter
+	// Gate bounds the batches processed at once in this process (nil: no bound): activity
+	// slots are many, because a lease's processing holds one while it waits for pages.
+	Gate chan struct{}
 }
 
 // Process handles a batch of pages, then admits all their links in one batch per crawl (one
 // wake-up signal per affected host). Every step is idempotent, so a retried attempt simply
 // processes the whole batch again; heartbeats (the page index) only show it is alive.
 func (p *Processor) Process(ctx context.Context, in crawl.ProcessInput) (crawl.ProcessResult, error) {
-	var res crawl.ProcessResult
-	log := activity.GetLogger(ctx)
 	failpoint.Hit(failpoint.ProcessStarted)
+	if in.Lease != nil {
+		return p.processLease(ctx, in)
+	}
+	var done atomic.Int64 // pages processed: the heartbeat
+	defer keepAlive(ctx, func() any { return done.Load() })()
+	return p.processPages(ctx, in.Host, in.Pages, &done)
+}
+
+// processPages processes pages and admits their links, heartbeating done after each page.
+func (p *Processor) processPages(ctx context.Context, host string, pages []crawl.PageRef, done *atomic.Int64) (crawl.ProcessResult, error) {
+	var res crawl.ProcessResult
+	if p.Gate != nil {
+		select {
+		case p.Gate <- struct{}{}:
+			defer func() { <-p.Gate }()
+		case <-ctx.Done():
+			return res, ctx.Err()
+		}
+	}
+	log := activity.GetLogger(ctx)
 	// Per crawl, in the order met: links to admit, documents to finish once they are
 	// admitted, and refused links by reason.
 	type crawlBatch struct {
@@ -44,9 +65,7 @@ func (p *Processor) Process(ctx context.Context, in crawl.ProcessInput) (crawl.P
 	}
 	batches := map[string]*crawlBatch{}
 	var crawlOrder []string
-	var done atomic.Int64 // pages processed: the heartbeat
-	defer keepAlive(ctx, func() any { return done.Load() })()
-	for _, page := range in.Pages {
+	for _, page := range pages {
 		ci, err := p.Crawls.get(ctx, page.CrawlID)
 		if err != nil {
 			return res, err
@@ -95,7 +114,7 @@ func (p *Processor) Process(ctx context.Context, in crawl.ProcessInput) (crawl.P
 		}
 	}
 	failpoint.Hit(failpoint.ProcessFinishing)
-	log.Info("processed pages", "host", in.Host, "crawls", crawlOrder, "pages", len(in.Pages), "documents", res.Documents,
+	log.Info("processed pages", "host", host, "crawls", crawlOrder, "pages", len(pages), "documents", res.Documents,
 		"duplicates", res.DuplicateDocs, "admitted", res.Admitted, "rejected", res.Rejected, "failed", res.Failed)
 	return res, nil
 }
@@ -130,7 +149,7 @@ func (p *Processor) processPage(ctx context.Context, ci *crawlInfo, page crawl.P
 		Title: parsed.Title, Lang: parsed.Lang, Charset: parsed.Charset, ContentType: page.ContentType, Size: page.Size,
 		NoIndex: parsed.NoIndex, NoFollow: parsed.NoFollow}
 	if !parsed.NoIndex && parsed.Text != "" {
-		if doc.TextKey, _, err = p.Blob.PutText(ctx, []byte(parsed.Text)); err != nil {
+		if doc.TextKey, err = p.Blob.PutText(ctx, []byte(parsed.Text)); err != nil {
 			return nil, nil, err
 		}
 	}

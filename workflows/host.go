@@ -58,6 +58,9 @@ type hostRun struct {
 	// their starts are awaited.
 	processing []workflow.ChildWorkflowFuture
 	owner      string // claim owner of the batch being claimed and fetched
+	// leases (revision 2, or version "fetch-lease"): each fetch activity is a lease of up to
+	// FetchLease with its processing child started beside it.
+	leases bool
 
 	urlsAdded, pause, resume, throttle workflow.ReceiveChannel
 	interrupted                        bool // a pause or throttle arrived while fetching
@@ -65,9 +68,12 @@ type hostRun struct {
 
 func withHostDefaults(c crawl.HostConfig) crawl.HostConfig {
 	d := crawl.Spec{Delay: c.Delay, MaxCrawlDelay: c.MaxCrawlDelay, Concurrency: c.Concurrency, BatchWindow: c.BatchWindow,
-		MaxBatch: c.MaxBatch, HostIdleTimeout: c.IdleTimeout, RequestTimeout: c.RequestTimeout}.WithDefaults()
+		MaxBatch: c.MaxBatch, HostIdleTimeout: c.IdleTimeout, RequestTimeout: c.RequestTimeout, FetchLease: c.FetchLease}.WithDefaults()
 	out := crawl.HostConfigFrom(d)
 	out.MaxHistory, out.MaxRunBatches, out.FetchQueue, out.ProcessQueue = c.MaxHistory, c.MaxRunBatches, c.FetchQueue, c.ProcessQueue
+	if c.FetchLease > 0 {
+		out.FetchLease = c.FetchLease
+	}
 	if out.MaxHistory <= 0 {
 		out.MaxHistory = defaultMaxHistory
 	}
@@ -93,6 +99,11 @@ func (h *hostRun) run() error {
 		h.state, _ = workflow.GetTypedSearchAttributes(ctx).GetKeyword(activities.SearchHostState)
 	} else {
 		h.amortised = workflow.GetVersion(ctx, "amortised-batches", workflow.DefaultVersion, 1) == 1
+	}
+	if h.in.Revision >= 2 {
+		h.leases = true
+	} else if h.amortised {
+		h.leases = workflow.GetVersion(ctx, "fetch-lease", workflow.DefaultVersion, 1) == 1
 	}
 	defer h.awaitChildStarts()
 	for {

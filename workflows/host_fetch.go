@@ -27,10 +27,21 @@ func (h *hostRun) fetch(urls []store.Claimed) {
 	ctx := h.ctx
 	d := h.delay()
 	k := max(len(urls), h.batchSize()) // the batch tops itself up to K
+	in := activities.FetchBatchInput{Host: h.in.Host, URLs: urls, Delay: d,
+		MaxCrawlDelay: h.cfg.MaxCrawlDelay.D(), NotBefore: h.st.NextRequestAt, Concurrency: h.concurrency(),
+		TopUp: h.batchSize(), Window: h.cfg.BatchWindow.D(), Lease: h.lease(), Owner: h.owner}
+	timeout := time.Duration(k)*(d+h.cfg.RequestTimeout.D()) + 2*(h.cfg.RequestTimeout.D()+h.cfg.MaxCrawlDelay.D()) + time.Minute
+	if h.leases {
+		// The lease's processing child starts with it (its start command goes out in the
+		// same workflow task) and takes the pages as they are fetched.
+		in.LeaseFor = h.cfg.FetchLease.D()
+		timeout += in.LeaseFor
+		h.processLease(in.LeaseFor)
+	}
 	actx, cancel := workflow.WithCancel(ctx)
 	actx = workflow.WithActivityOptions(actx, workflow.ActivityOptions{
 		TaskQueue:           or(h.cfg.FetchQueue, defaultFetchQueue),
-		StartToCloseTimeout: time.Duration(k)*(d+h.cfg.RequestTimeout.D()) + 2*(h.cfg.RequestTimeout.D()+h.cfg.MaxCrawlDelay.D()) + time.Minute,
+		StartToCloseTimeout: timeout,
 		HeartbeatTimeout:    fetchHeartbeatTimeout,
 		WaitForCancellation: true, // one batch at a time: never overlap requests to the host
 		RetryPolicy: &temporal.RetryPolicy{
@@ -41,9 +52,7 @@ func (h *hostRun) fetch(urls []store.Claimed) {
 		},
 	})
 	var f *activities.Fetcher
-	fut := workflow.ExecuteActivity(actx, f.FetchBatch, activities.FetchBatchInput{Host: h.in.Host, URLs: urls, Delay: d,
-		MaxCrawlDelay: h.cfg.MaxCrawlDelay.D(), NotBefore: h.st.NextRequestAt, Concurrency: h.concurrency(),
-		TopUp: h.batchSize(), Window: h.cfg.BatchWindow.D(), Lease: h.lease(), Owner: h.owner})
+	fut := workflow.ExecuteActivity(actx, f.FetchBatch, in)
 	h.busy = true
 	h.batches++
 	h.interrupted = false
@@ -83,7 +92,10 @@ func (h *hostRun) abandon(urls []store.Claimed) {
 	var fr *activities.Frontier
 	if workflow.GetVersion(ctx, "abandon-by-owner", workflow.DefaultVersion, 1) == 1 {
 		var pages []crawl.PageRef
-		in := activities.AbandonInput{Host: h.in.Host, URLs: urls, Owners: []string{h.owner, activities.TopUpOwner(h.owner)}}
+		in := activities.AbandonInput{Host: h.in.Host, URLs: urls, Owners: activities.LeaseOwners(h.owner)}
+		if h.leases {
+			in.Lease = h.owner
+		}
 		if err := workflow.ExecuteLocalActivity(withLocal(ctx), fr.Abandon, in).Get(ctx, &pages); err != nil {
 			workflow.GetLogger(ctx).Error("handing back an abandoned batch failed; its leases and the crawl's sweep will", "host", h.in.Host, "error", err)
 		} else if len(pages) > 0 {

@@ -7,6 +7,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/trawlerdev/trawler/activities"
 	"github.com/trawlerdev/trawler/internal/crawl"
 )
 
@@ -46,6 +47,17 @@ func (h *hostRun) awaitProcessing(nextDue *time.Time) {
 // process hands fetched pages to a ProcessPage child, abandoned on close so Continue-As-New
 // does not cancel it; it waits only until the child has started.
 func (h *hostRun) process(pages []crawl.PageRef) {
+	h.startProcessing(crawl.ProcessInput{Host: h.in.Host, Pages: pages, TaskQueue: h.cfg.ProcessQueue})
+}
+
+// processLease starts the processing child of the fetch lease about to run (owner h.owner):
+// it processes the lease's pages as they are fetched and ends after the lease.
+func (h *hostRun) processLease(leaseFor time.Duration) {
+	h.startProcessing(crawl.ProcessInput{Host: h.in.Host, TaskQueue: h.cfg.ProcessQueue,
+		Lease: &crawl.LeaseRef{Owner: h.owner, Owners: activities.LeaseOwners(h.owner), For: leaseFor}})
+}
+
+func (h *hostRun) startProcessing(in crawl.ProcessInput) {
 	h.st.ProcessSeq++
 	info := workflow.GetInfo(h.ctx)
 	cctx := workflow.WithChildOptions(h.ctx, workflow.ChildWorkflowOptions{
@@ -53,8 +65,7 @@ func (h *hostRun) process(pages []crawl.PageRef) {
 		ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_ABANDON,
 		TaskQueue:         info.TaskQueueName,
 	})
-	child := workflow.ExecuteChildWorkflow(cctx, ProcessPageWorkflow, crawl.ProcessInput{Host: h.in.Host, Pages: pages,
-		TaskQueue: h.cfg.ProcessQueue})
+	child := workflow.ExecuteChildWorkflow(cctx, ProcessPageWorkflow, in)
 	if !h.amortised {
 		h.childStarted(child)
 		return

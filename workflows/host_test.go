@@ -36,7 +36,8 @@ func newHostEnv(t *testing.T) *hostEnv {
 	e.RegisterActivity(e.fetcher)
 	e.RegisterWorkflow(ProcessPageWorkflow)
 	e.RegisterActivity(&activities.Processor{})
-	e.OnActivity((&activities.Processor{}).Process, mock.Anything, mock.Anything).Return(crawl.ProcessResult{}, nil).Maybe()
+	// Processing takes a second: a lease's processing child outlives its fetch activity.
+	e.OnActivity((&activities.Processor{}).Process, mock.Anything, mock.Anything).After(time.Second).Return(crawl.ProcessResult{}, nil).Maybe()
 	e.OnUpsertTypedSearchAttributes(mock.Anything).Run(func(args mock.Arguments) {
 		v, _ := args.Get(0).(temporal.SearchAttributes).GetKeyword(activities.SearchHostState)
 		e.upserts = append(e.upserts, v)
@@ -77,8 +78,11 @@ func (e *hostEnv) fetchOK() {
 			if sent.After(now) {
 				e.waitedInBatch++
 			}
-			return activities.FetchBatchResult{Done: len(in.URLs), Fetched: len(in.URLs), LastRequestAt: sent,
-				Pages: []crawl.PageRef{{CrawlID: "c", URL: in.URLs[0].URL}}}, nil
+			res := activities.FetchBatchResult{Done: len(in.URLs), Fetched: len(in.URLs), LastRequestAt: sent}
+			if in.LeaseFor == 0 { // a lease's pages go to the processing child beside it, not into the result
+				res.Pages = []crawl.PageRef{{CrawlID: "c", URL: in.URLs[0].URL}}
+			}
+			return res, nil
 		})
 }
 
@@ -324,5 +328,50 @@ func TestHostStartedAtThisRevisionSkipsRedundantCommands(t *testing.T) {
 	}
 	if !slices.Equal(e.upserts, []string{"idle"}) {
 		t.Errorf("state upserts %q, want only [idle] (active was set at start)", e.upserts)
+	}
+}
+
+// A run of this revision fetches in leases: the fetch activity gets the lease's length and
+// owner, and one processing child started with it gets the lease (not a page list); the
+// pages it processes are never handed to a second child.
+func TestHostFetchesInLeasesWithProcessingBeside(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	e := s.NewTestWorkflowEnvironment()
+	fr, fe, pr := &activities.Frontier{}, &activities.Fetcher{}, &activities.Processor{}
+	e.RegisterActivity(fr)
+	e.RegisterActivity(fe)
+	e.RegisterActivity(pr)
+	e.RegisterWorkflow(ProcessPageWorkflow)
+	e.OnUpsertTypedSearchAttributes(mock.Anything).Return(nil).Maybe()
+	claims := 0
+	e.OnActivity(fr.Claim, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.ClaimInput) (activities.ClaimResult, error) {
+		if claims++; claims > 1 {
+			return activities.ClaimResult{}, nil
+		}
+		return activities.ClaimResult{URLs: []store.Claimed{{CrawlID: "c", Hash: []byte{1}, URL: "http://h.test/"}}}, nil
+	})
+	var fetches []activities.FetchBatchInput
+	e.OnActivity(fe.FetchBatch, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.FetchBatchInput) (activities.FetchBatchResult, error) {
+		fetches = append(fetches, in)
+		return activities.FetchBatchResult{Done: 1, Fetched: 40, LastRequestAt: e.Now()}, nil
+	})
+	var processed []crawl.ProcessInput
+	e.OnActivity(pr.Process, mock.Anything, mock.Anything).After(time.Second).Return(func(_ context.Context, in crawl.ProcessInput) (crawl.ProcessResult, error) {
+		processed = append(processed, in)
+		return crawl.ProcessResult{}, nil
+	})
+	in := hostInput(time.Second)
+	in.Revision = crawl.HostRevision
+	in.Config.FetchLease = crawl.Duration(3 * time.Minute)
+	e.ExecuteWorkflow(HostWorkflow, in)
+	if e.GetWorkflowError() != nil || len(fetches) != 1 || len(processed) != 1 {
+		t.Fatalf("err %v, %d fetches, %d processing children", e.GetWorkflowError(), len(fetches), len(processed))
+	}
+	f, p := fetches[0], processed[0]
+	if f.LeaseFor != 3*time.Minute || f.Owner == "" {
+		t.Errorf("fetch input %+v: want a 3m lease with an owner", f)
+	}
+	if p.Lease == nil || p.Lease.Owner != f.Owner || !slices.Equal(p.Lease.Owners, activities.LeaseOwners(f.Owner)) || len(p.Pages) != 0 {
+		t.Errorf("processing input %+v: want lease %q and no page list", p, f.Owner)
 	}
 }

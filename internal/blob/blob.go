@@ -81,37 +81,32 @@ func contentKey(prefix string, h [32]byte) string {
 	return prefix + "/" + x[:2] + "/" + x[2:4] + "/" + x + ".gz"
 }
 
-// PutBody stores body gzip-compressed under its content hash. It returns the key and whether
-// this call wrote it (false: an identical body was already stored, and nothing was written).
-func (s *Store) PutBody(ctx context.Context, body []byte) (key string, written bool, err error) {
+// PutBody stores body gzip-compressed under its content hash and returns the key. It writes
+// without asking first whether the object exists (a HEAD per page costs as much as the PUT it
+// might save): a caller that knows the body is stored already (unchanged since the URL's last
+// fetch) does not call it, and an identical body from another URL overwrites the same bytes.
+func (s *Store) PutBody(ctx context.Context, body []byte) (key string, err error) {
 	return s.putCompressed(ctx, BodyKey(ContentHash(body)), body)
 }
 
 // PutText stores extracted text like PutBody, under text/.
-func (s *Store) PutText(ctx context.Context, text []byte) (key string, written bool, err error) {
+func (s *Store) PutText(ctx context.Context, text []byte) (key string, err error) {
 	return s.putCompressed(ctx, TextKey(ContentHash(text)), text)
 }
 
-func (s *Store) putCompressed(ctx context.Context, key string, body []byte) (string, bool, error) {
-	exists, err := s.Exists(ctx, key)
-	if err != nil {
-		return "", false, err
-	}
-	if exists {
-		return key, false, nil
-	}
+func (s *Store) putCompressed(ctx context.Context, key string, body []byte) (string, error) {
 	var buf bytes.Buffer
 	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
 	if _, err := zw.Write(body); err != nil {
-		return "", false, fmt.Errorf("blob: compress %s: %w", key, err)
+		return "", fmt.Errorf("blob: compress %s: %w", key, err)
 	}
 	if err := zw.Close(); err != nil {
-		return "", false, fmt.Errorf("blob: compress %s: %w", key, err)
+		return "", fmt.Errorf("blob: compress %s: %w", key, err)
 	}
 	if err := s.Put(ctx, key, buf.Bytes(), "application/gzip"); err != nil {
-		return "", false, err
+		return "", err
 	}
-	return key, true, nil
+	return key, nil
 }
 
 // GetBody reads and decompresses an object stored by PutBody or PutText, refusing more than limit bytes.

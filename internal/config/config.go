@@ -49,6 +49,7 @@ type Config struct {
 	Roles              []string
 	FetchConcurrency   int
 	ProcessConcurrency int
+	ProcessLeases      int
 	ShutdownTimeout    time.Duration
 	FetchRate          float64 // per worker, activities/s (0: no cap)
 	FetchQueueRate     float64 // per task queue

@@ -8,6 +8,7 @@ type HostConfig struct {
 	MaxCrawlDelay  Duration `json:"maxCrawlDelay"`
 	Concurrency    int      `json:"concurrency"`
 	BatchWindow    Duration `json:"batchWindow"`
+	FetchLease     Duration `json:"fetchLease,omitempty"` // 0 from a starter of older code: the default
 	MaxBatch       int      `json:"maxBatch"`
 	IdleTimeout    Duration `json:"idleTimeout"`
 	RequestTimeout Duration `json:"requestTimeout"`
@@ -25,11 +26,13 @@ type HostConfig struct {
 // HostConfigFrom derives a host's pacing from a crawl spec (with defaults applied).
 func HostConfigFrom(s Spec) HostConfig {
 	return HostConfig{Delay: s.Delay, MaxCrawlDelay: s.MaxCrawlDelay, Concurrency: s.Concurrency,
-		BatchWindow: s.BatchWindow, MaxBatch: s.MaxBatch, IdleTimeout: s.HostIdleTimeout, RequestTimeout: s.RequestTimeout}
+		BatchWindow: s.BatchWindow, FetchLease: s.FetchLease, MaxBatch: s.MaxBatch, IdleTimeout: s.HostIdleTimeout, RequestTimeout: s.RequestTimeout}
 }
 
 // HostRevision is the host workflow's code revision a run started now gets (HostInput.Revision).
-const HostRevision = 1
+// Revision 2 fetches in leases: one fetch activity holds the host for up to FetchLease, with
+// one processing child beside it.
+const HostRevision = 2
 
 // HostInput starts (or continues) a host workflow.
 type HostInput struct {

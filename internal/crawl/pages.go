@@ -18,11 +18,21 @@ type PageRef struct {
 	HintS       int    `json:"hintS,omitempty"`    // its sitemap changefreq interval, seconds
 }
 
-// ProcessInput is a batch of pages for one ProcessPage workflow.
+// ProcessInput is a batch of pages for one ProcessPage workflow, or a fetch lease whose pages
+// it processes as they are fetched.
 type ProcessInput struct {
 	Host      string    `json:"host"`
-	Pages     []PageRef `json:"pages"`
+	Pages     []PageRef `json:"pages,omitempty"`
+	Lease     *LeaseRef `json:"lease,omitempty"`
 	TaskQueue string    `json:"taskQueue,omitempty"` // the process queue
+}
+
+// LeaseRef names a fetch lease: its row (Owner) and the claim owners its pages are fetched
+// under (the host workflow's claim and the lease's own).
+type LeaseRef struct {
+	Owner  string        `json:"owner"`
+	Owners []string      `json:"owners"`
+	For    time.Duration `json:"for"` // the lease's length, for the processing's timeouts
 }
 
 // ProcessResult counts what processing did.

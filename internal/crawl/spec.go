@@ -69,7 +69,8 @@ type Spec struct {
 	MaxAttempts    int      `json:"maxAttempts,omitempty"` // tries before a URL is dead-lettered
 	RetryBase      Duration `json:"retryBase,omitempty"`   // first retry delay; doubles each time
 
-	BatchWindow      Duration `json:"batchWindow,omitempty"` // how much host time one fetch activity covers
+	BatchWindow      Duration `json:"batchWindow,omitempty"` // host time one claim of a fetch lease covers (window ÷ delay URLs)
+	FetchLease       Duration `json:"fetchLease,omitempty"`  // how long one fetch activity holds its host at most
 	MaxBatch         int      `json:"maxBatch,omitempty"`    // URLs per fetch activity at most
 	HostIdleTimeout  Duration `json:"hostIdleTimeout,omitempty"`
 	RetireAfter      Duration `json:"retireAfter,omitempty"` // a host failing for good this long is retired
@@ -133,6 +134,7 @@ func (s Spec) WithDefaults() Spec {
 	}
 	def(&s.RetryBase, 30*time.Second)
 	def(&s.BatchWindow, 30*time.Second)
+	def(&s.FetchLease, 5*time.Minute)
 	if s.MaxBatch == 0 {
 		s.MaxBatch = 50
 	}
@@ -193,7 +195,7 @@ func (s Spec) Validate() error {
 		name string
 		v    Duration
 	}{{"delay", s.Delay}, {"maxCrawlDelay", s.MaxCrawlDelay}, {"requestTimeout", s.RequestTimeout}, {"retryBase", s.RetryBase},
-		{"batchWindow", s.BatchWindow}, {"hostIdleTimeout", s.HostIdleTimeout}, {"progressInterval", s.ProgressInterval},
+		{"batchWindow", s.BatchWindow}, {"fetchLease", s.FetchLease}, {"hostIdleTimeout", s.HostIdleTimeout}, {"progressInterval", s.ProgressInterval},
 		{"recrawl.interval", s.Recrawl.Interval}, {"recrawl.minInterval", s.Recrawl.MinInterval},
 		{"recrawl.maxInterval", s.Recrawl.MaxInterval}, {"warc.maxAge", s.WARC.MaxAge}} {
 		if d.v < 0 {

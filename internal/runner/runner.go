@@ -72,11 +72,14 @@ func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 			w.RegisterActivity(&activities.Fetcher{Store: st, Blob: deps.Blob, Client: fetch.New(fetch.Options{Dialer: dialer}),
 				Crawls: crawls, Admitter: admitter, Dialer: dialer, IPGap: cfg.IPGap, IPGapOverride: cfg.IPGapOverride})
 		case config.RoleProcess:
-			opts.MaxConcurrentActivityExecutionSize = cfg.ProcessConcurrency
+			// A lease's processing holds its activity slot for the whole lease, mostly waiting for
+			// pages: slots for the leases followed, and a gate for the CPU-bound work itself.
+			opts.MaxConcurrentActivityExecutionSize = cfg.ProcessConcurrency + cfg.ProcessLeases
 			opts.WorkerActivitiesPerSecond, opts.TaskQueueActivitiesPerSecond = cfg.ProcessRate, cfg.ProcessQueueRate
 			w = worker.New(c, cfg.ProcessTaskQueue, opts)
 			w.RegisterActivity(health)
-			w.RegisterActivity(&activities.Processor{Store: st, Blob: deps.Blob, Crawls: crawls, Admitter: admitter})
+			w.RegisterActivity(&activities.Processor{Store: st, Blob: deps.Blob, Crawls: crawls, Admitter: admitter,
+				Gate: make(chan struct{}, cfg.ProcessConcurrency)})
 			w.RegisterActivity(&activities.Archiver{Store: st, Blob: deps.Blob, Crawls: crawls, Software: "Trawler (" + cfg.UserAgent + ")"})
 		default:
 			r.Stop()

@@ -226,6 +226,10 @@ type FetchedPage struct {
 	Hash, ContentHash                                  []byte
 	Depth                                              int
 	Size                                               int64
+	// What the fetch found, when known (pages found by their claim owner): whether the body
+	// changed (nil: first fetch), the recrawl interval before it and the sitemap hint, seconds.
+	Changed         *bool
+	RecrawlS, HintS int
 }
 
 // FetchedOf returns those of the given URLs that are fetched and await processing.

@@ -58,6 +58,9 @@ func (s *Store) RecordFetch(ctx context.Context, host string, o FetchOutcome) (b
 	recorded := true
 	o.URL, o.ContentType, o.FinalURL, o.ETag, o.LastModified = Text(o.URL), Text(o.ContentType), Text(o.FinalURL), Text(o.ETag), Text(o.LastModified)
 	o.Err, o.Note, o.SkipReason = Text(o.Err), Text(o.Note), Text(o.SkipReason)
+	if o.FetchKey != "" && o.State != StateDead {
+		return s.recordFetchOnce(ctx, host, o)
+	}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if o.FetchKey != "" {
 			var errText *string

@@ -321,17 +321,29 @@ func (s *Store) ReleaseOwned(ctx context.Context, host string, owners []string) 
 // await processing: a fetch attempt that died after recording a page, before reporting it,
 // leaves them to its retry (or its host workflow) this way.
 func (s *Store) FetchedOwned(ctx context.Context, host string, owners []string) ([]FetchedPage, error) {
-	rows, err := s.pool.Query(ctx, `SELECT u.crawl_id, u.url_hash, u.url, u.host, u.depth, coalesce(f.final_url, ''), f.body_key,
-			coalesce(f.content_type, ''), f.content_hash, coalesce(f.bytes, 0)
-		FROM urls u
-		JOIN LATERAL (SELECT final_url, body_key, content_type, content_hash, bytes FROM fetches
-			WHERE crawl_id = u.crawl_id AND url_hash = u.url_hash AND body_key IS NOT NULL
-			ORDER BY fetched_at DESC LIMIT 1) f ON true
-		WHERE u.host = $1 AND u.state = 'fetched' AND u.claimed_by = ANY($2)`, host, owners)
+	rows, err := s.pool.Query(ctx, fetchedOwnedSQL, host, owners)
 	if err != nil {
 		return nil, fmt.Errorf("store: fetched pages of %s's claims: %w", host, err)
 	}
-	return pgx.CollectRows(rows, scanFetchedPage)
+	return pgx.CollectRows(rows, scanOwnedPage)
+}
+
+// fetchedOwnedSQL selects the pages of host ($1) fetched under claims of owners ($2) that await
+// processing, with what their fetch found for the recrawl schedule.
+const fetchedOwnedSQL = `SELECT u.crawl_id, u.url_hash, u.url, u.host, u.depth, coalesce(f.final_url, ''), f.body_key,
+		coalesce(f.content_type, ''), f.content_hash, coalesce(f.bytes, 0), f.changed, coalesce(u.recrawl_s, 0), coalesce(u.change_hint_s, 0)
+	FROM urls u
+	JOIN LATERAL (SELECT final_url, body_key, content_type, content_hash, bytes, changed FROM fetches
+		WHERE crawl_id = u.crawl_id AND url_hash = u.url_hash AND body_key IS NOT NULL
+		ORDER BY fetched_at DESC LIMIT 1) f ON true
+	WHERE u.host = $1 AND u.state = 'fetched' AND u.claimed_by = ANY($2)
+	ORDER BY u.updated_at`
+
+func scanOwnedPage(r pgx.CollectableRow) (FetchedPage, error) {
+	var p FetchedPage
+	err := r.Scan(&p.CrawlID, &p.Hash, &p.URL, &p.Host, &p.Depth, &p.FinalURL, &p.BodyKey, &p.ContentType, &p.ContentHash, &p.Size,
+		&p.Changed, &p.RecrawlS, &p.HintS)
+	return p, err
 }
 
 // QueuedHosts returns the hosts of the given URLs of a crawl that are queued (sorted).

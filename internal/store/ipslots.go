@@ -16,6 +16,18 @@ import (
 // batch (a retry, and a stale one that has not noticed yet) still keep the host's spacing.
 func (s *Store) BookSlot(ctx context.Context, host string, hostGap time.Duration, ip netip.Addr, ipGap time.Duration, earliest time.Time) (time.Time, error) {
 	var start time.Time
+	if !ip.IsValid() {
+		// The host's schedule alone: one statement, one round trip. The upsert locks the row,
+		// so bookings still serialize, and the start is read and moved in the same step.
+		err := s.pool.QueryRow(ctx, `INSERT INTO hosts AS h (host, next_request_at)
+				VALUES ($1, greatest(clock_timestamp(), $2::timestamptz) + $3::interval)
+			ON CONFLICT (host) DO UPDATE SET next_request_at = greatest(clock_timestamp(), $2::timestamptz, h.next_request_at) + $3::interval
+			RETURNING next_request_at - $3::interval`, host, earliest, hostGap).Scan(&start)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("store: book a request slot on %s: %w", host, err)
+		}
+		return start, nil
+	}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var hostNext, ipNext *time.Time
 		if err := tx.QueryRow(ctx, `INSERT INTO hosts (host) VALUES ($1) ON CONFLICT (host) DO UPDATE SET host = excluded.host

@@ -1,0 +1,115 @@
+package activities
+
+import (
+	"context"
+	"time"
+
+	"github.com/trawlerdev/trawler/internal/failpoint"
+)
+
+// A fetch lease (FetchBatchInput.LeaseFor > 0) is one fetch activity holding its host for up
+// to minutes: it claims the host's due URLs a chunk at a time (links that arrive meanwhile
+// included), paces every request itself, and ends when the lease is up, the host runs dry,
+// or the host asks to be left alone (Retry-After, repeated errors, gone). Pages go to the
+// processing child running beside it (Processor.Process with a LeaseRef), which finds them by
+// claim owner: the host workflow pays its events per lease, not per page.
+const (
+	// leaseDryWait is how long a lease whose host ran dry waits for links its own pages may
+	// still yield (they are being processed beside it) before it ends.
+	leaseDryWait = 20 * time.Second
+	// leaseRecheck is how often a dry lease looks for new due URLs.
+	leaseRecheck = time.Second
+	// leaseErrors is how many failures in a row end a lease: the host workflow backs off.
+	leaseErrors = 3
+)
+
+func (b *batch) leased() bool { return b.in.LeaseFor > 0 }
+
+// leaseOver says whether the lease must end before claiming more: its time is up, or the
+// host asked to be left alone.
+func (b *batch) leaseOver(ctx context.Context) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return ctx.Err() != nil || time.Since(b.began) >= b.in.LeaseFor || !b.res.DeferUntil.IsZero() ||
+		b.res.ConsecutiveErrors >= leaseErrors || b.res.Gone != ""
+}
+
+// nextChunk waits until no request is in flight, then replaces the lease's finished chunk of
+// URLs with the next due ones, so the heartbeat (the result) stays one chunk long however long
+// the lease runs. When none is due it waits for a URL due within a few seconds, or for links
+// from pages it fetched that are still being processed, at most leaseDryWait. It returns
+// false when the lease should end.
+func (b *batch) nextChunk(ctx context.Context, sem chan struct{}) (bool, error) {
+	b.drain(sem)
+	owner := b.topUpOwner(ctx)
+	owners := LeaseOwners(b.in.Owner)
+	dryFrom := time.Now()
+	for !b.leaseOver(ctx) {
+		// Quietly: the host workflow claims again after the lease, no admission need wake it.
+		claimed, next, err := b.f.Store.ClaimQuietly(ctx, b.in.Host, owner, b.in.TopUp, b.in.Lease, time.Now())
+		if err != nil {
+			return false, err
+		}
+		if len(claimed) > 0 {
+			failpoint.Hit(failpoint.TopUpClaimed)
+			if err := b.pace(ctx, claimed); err != nil {
+				return false, err
+			}
+			b.mu.Lock()
+			b.in.URLs = claimed
+			b.res.Finished = make([]bool, len(claimed))
+			b.res.TopUp = claimed
+			b.mu.Unlock()
+			b.heartbeat(ctx)
+			return true, nil
+		}
+		wait := time.Duration(0)
+		switch {
+		case next != nil && time.Until(*next) <= inLeaseWait:
+			wait = max(time.Until(*next), 50*time.Millisecond)
+		case time.Since(dryFrom) < leaseDryWait:
+			n, err := b.f.Store.OwnedAwaiting(ctx, b.in.Host, owners)
+			if err != nil {
+				return false, err
+			}
+			if n > 0 {
+				wait = leaseRecheck
+			}
+		}
+		if wait == 0 {
+			return false, nil
+		}
+		t := time.NewTimer(min(wait, leaseRecheck))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return false, nil
+		case <-t.C:
+		}
+	}
+	return false, nil
+}
+
+// inLeaseWait is the longest wait for the host's next due URL that a lease takes itself;
+// longer ones end the lease and become the host workflow's durable timer.
+const inLeaseWait = 5 * time.Second
+
+// end tells a lease's processing that nothing more will be fetched under it (a batch that is
+// no lease has nothing to tell).
+func (b *batch) end(ctx context.Context) error {
+	if !b.leased() {
+		return nil
+	}
+	return b.f.Store.EndLease(ctx, b.in.Owner, b.in.Host)
+}
+
+// openLease records the lease; it says false when the lease already ended (a retried attempt
+// of a lease whose result was lost: it must fetch nothing more).
+func (b *batch) openLease(ctx context.Context) (bool, error) {
+	done, err := b.f.Store.OpenLease(ctx, b.in.Owner, b.in.Host)
+	return !done, err
+}
+
+// LeaseOwners is the claim owners a lease's pages are fetched under: the host workflow's
+// claim and the lease's own chunks.
+func LeaseOwners(batchOwner string) []string { return []string{batchOwner, TopUpOwner(batchOwner)} }

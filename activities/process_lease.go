@@ -1,0 +1,90 @@
+package activities
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+
+	"github.com/trawlerdev/trawler/internal/crawl"
+)
+
+// The processing of a fetch lease runs beside it: it looks for the pages fetched under the
+// lease's claim owners, processes what it finds in one batch (links admitted in one
+// transaction per crawl), and looks again, more slowly while nothing comes, until the lease
+// is over and every page it fetched is processed.
+const (
+	leasePollMin = time.Second
+	leasePollMax = 4 * time.Second
+	// leaseAbsentWait is how long processing waits for a lease row that does not exist: its
+	// fetch activity has not started yet, or the row was dropped by an attempt of this
+	// processing that died before reporting.
+	leaseAbsentWait = 2 * time.Minute
+)
+
+// processLease processes a fetch lease's pages as they are fetched (see above).
+func (p *Processor) processLease(ctx context.Context, in crawl.ProcessInput) (crawl.ProcessResult, error) {
+	var total crawl.ProcessResult
+	var done atomic.Int64
+	defer keepAlive(ctx, func() any { return done.Load() })()
+	processed := map[string]bool{} // pages this attempt processed, in case one stays "fetched"
+	poll, seen := leasePollMin, time.Now()
+	for {
+		st, err := p.Store.LeasePages(ctx, in.Lease.Owner, in.Host, in.Lease.Owners)
+		if err != nil {
+			return total, err
+		}
+		var fresh []crawl.PageRef
+		for _, pg := range pageRefs(st.Pages) {
+			if k := pageKey(pg); !processed[k] {
+				processed[k] = true
+				fresh = append(fresh, pg)
+			}
+		}
+		if len(fresh) > 0 {
+			res, err := p.processPages(ctx, in.Host, fresh, &done)
+			if err != nil {
+				return total, err
+			}
+			total = addResults(total, res)
+			poll = leasePollMin
+			continue
+		}
+		if st.Exists {
+			seen = time.Now()
+		}
+		if st.Done || time.Since(seen) > leaseAbsentWait {
+			if st.Exists {
+				if err := p.Store.DropLease(ctx, in.Lease.Owner); err != nil {
+					return total, err
+				}
+			}
+			activity.GetLogger(ctx).Info("processed a fetch lease", "host", in.Host, "lease", in.Lease.Owner,
+				"pages", done.Load(), "documents", total.Documents, "admitted", total.Admitted)
+			return total, nil
+		}
+		t := time.NewTimer(poll)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return total, ctx.Err()
+		case <-t.C:
+		}
+		poll = min(2*poll, leasePollMax)
+	}
+}
+
+func pageKey(p crawl.PageRef) string { return p.CrawlID + "\x00" + string(p.Hash) + "\x00" + p.BodyKey }
+
+func addResults(a, b crawl.ProcessResult) crawl.ProcessResult {
+	a.Documents += b.Documents
+	a.Links += b.Links
+	a.Admitted += b.Admitted
+	a.Duplicates += b.Duplicates
+	a.Rejected += b.Rejected
+	a.DuplicateDocs += b.DuplicateDocs
+	a.NearDuplicates += b.NearDuplicates
+	a.Failed += b.Failed
+	return a
+}
