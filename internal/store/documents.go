@@ -67,11 +67,12 @@ func (s *Store) SaveDocument(ctx context.Context, d Document, links []Link, det 
 	d.Title, d.Lang, d.Charset, d.ContentType, d.Canonical = Text(d.Title), Text(d.Lang), Text(d.Charset), Text(d.ContentType), Text(d.Canonical)
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		dup = nil
-		if _, err := tx.Exec(ctx, `SELECT count(pg_advisory_xact_lock(k)) FROM (SELECT DISTINCT k FROM unnest($1::bigint[]) k ORDER BY k) x`,
-			lockKeys(d.CrawlID, d.ContentHash, keys)); err != nil {
-			return fmt.Errorf("lock duplicate keys: %w", err)
-		}
-		_, err := tx.Exec(ctx, `INSERT INTO documents (crawl_id, url_hash, content_hash, body_key, text_key, title, lang, charset,
+		// Three round trips in the transaction, each a pipelined batch: lock, save and find
+		// the exact duplicate; find near-duplicate candidates; file keys, verdict and links.
+		b := &pgx.Batch{}
+		b.Queue(`SELECT count(pg_advisory_xact_lock(k)) FROM (SELECT DISTINCT k FROM unnest($1::bigint[]) k ORDER BY k) x`,
+			lockKeys(d.CrawlID, d.ContentHash, keys))
+		b.Queue(`INSERT INTO documents (crawl_id, url_hash, content_hash, body_key, text_key, title, lang, charset,
 				content_type, size, canonical, noindex, nofollow, links_out, simhash, minhash, text_bytes)
 			VALUES ($1, $2, $3, $4, nullif($5, ''), $6, nullif($7, ''), nullif($8, ''), $9, $10, nullif($11, ''), $12, $13, $14, $15, $16, $17)
 			ON CONFLICT (crawl_id, url_hash) DO UPDATE SET content_hash = excluded.content_hash, body_key = excluded.body_key,
@@ -81,28 +82,37 @@ func (s *Store) SaveDocument(ctx context.Context, d Document, links []Link, det 
 				simhash = excluded.simhash, minhash = excluded.minhash, text_bytes = excluded.text_bytes`,
 			d.CrawlID, d.Hash, d.ContentHash, d.BodyKey, d.TextKey, d.Title, d.Lang, d.Charset, d.ContentType, d.Size,
 			d.Canonical, d.NoIndex, d.NoFollow, d.LinksOut, simhash, minhash, d.TextBytes)
-		if err != nil {
-			return fmt.Errorf("save document: %w", err)
-		}
+		b.Queue(`SELECT url_hash FROM documents WHERE crawl_id = $1 AND content_hash = $2
+			ORDER BY processed_at, url_hash LIMIT 1`, d.CrawlID, d.ContentHash)
+		b.Queue(`DELETE FROM dedup_keys WHERE crawl_id = $1 AND url_hash = $2`, d.CrawlID, d.Hash)
 		var first []byte
-		err = tx.QueryRow(ctx, `SELECT url_hash FROM documents WHERE crawl_id = $1 AND content_hash = $2
-			ORDER BY processed_at, url_hash LIMIT 1`, d.CrawlID, d.ContentHash).Scan(&first)
+		err := sendBatch(ctx, tx, b, func(br pgx.BatchResults) error {
+			if _, err := br.Exec(); err != nil {
+				return fmt.Errorf("lock duplicate keys: %w", err)
+			}
+			if _, err := br.Exec(); err != nil {
+				return fmt.Errorf("save document: %w", err)
+			}
+			if err := br.QueryRow().Scan(&first); err != nil {
+				return fmt.Errorf("find duplicate: %w", err)
+			}
+			if _, err := br.Exec(); err != nil {
+				return fmt.Errorf("clear near-duplicate keys: %w", err)
+			}
+			return nil
+		})
 		if err != nil {
-			return fmt.Errorf("find duplicate: %w", err)
+			return err
 		}
-		if _, err := tx.Exec(ctx, `DELETE FROM dedup_keys WHERE crawl_id = $1 AND url_hash = $2`, d.CrawlID, d.Hash); err != nil {
-			return fmt.Errorf("clear near-duplicate keys: %w", err)
-		}
+		b = &pgx.Batch{}
 		if string(first) != string(d.Hash) {
 			dup = &Dup{Of: first, Kind: dedup.KindExact}
 		} else if len(keys) > 0 {
 			if dup, err = nearDuplicate(ctx, tx, det, d, keys); err != nil {
 				return err
 			}
-			if _, err := tx.Exec(ctx, `INSERT INTO dedup_keys (crawl_id, key, url_hash) SELECT $1, k, $2 FROM unnest($3::bigint[]) k
-				ON CONFLICT DO NOTHING`, d.CrawlID, d.Hash, keys); err != nil {
-				return fmt.Errorf("file near-duplicate keys: %w", err)
-			}
+			b.Queue(`INSERT INTO dedup_keys (crawl_id, key, url_hash) SELECT $1, k, $2 FROM unnest($3::bigint[]) k
+				ON CONFLICT DO NOTHING`, d.CrawlID, d.Hash, keys)
 		}
 		var of []byte
 		var kind *string
@@ -110,20 +120,19 @@ func (s *Store) SaveDocument(ctx context.Context, d Document, links []Link, det 
 		if dup != nil {
 			of, kind, score = dup.Of, &dup.Kind, &dup.Score
 		}
-		if _, err := tx.Exec(ctx, `UPDATE documents SET dup_of = $3, dup_kind = $4, dup_score = $5
-			WHERE crawl_id = $1 AND url_hash = $2`, d.CrawlID, d.Hash, of, kind, score); err != nil {
-			return fmt.Errorf("mark duplicate: %w", err)
-		}
+		b.Queue(`UPDATE documents SET dup_of = $3, dup_kind = $4, dup_score = $5
+			WHERE crawl_id = $1 AND url_hash = $2`, d.CrawlID, d.Hash, of, kind, score)
 		if len(links) > 0 {
 			to, nf := make([][]byte, len(links)), make([]bool, len(links))
 			for i, l := range links {
 				to[i], nf[i] = l.To, l.NoFollow
 			}
-			if _, err := tx.Exec(ctx, `INSERT INTO links (crawl_id, from_hash, to_hash, nofollow)
+			b.Queue(`INSERT INTO links (crawl_id, from_hash, to_hash, nofollow)
 				SELECT $1, $2, t, n FROM unnest($3::bytea[], $4::bool[]) AS x(t, n) ON CONFLICT DO NOTHING`,
-				d.CrawlID, d.Hash, to, nf); err != nil {
-				return fmt.Errorf("save links: %w", err)
-			}
+				d.CrawlID, d.Hash, to, nf)
+		}
+		if err := tx.SendBatch(ctx, b).Close(); err != nil {
+			return fmt.Errorf("file near-duplicate keys, verdict and links: %w", err)
 		}
 		return nil
 	})
@@ -131,6 +140,16 @@ func (s *Store) SaveDocument(ctx context.Context, d Document, links []Link, det 
 		return nil, fmt.Errorf("store: document %x: %w", d.Hash, err)
 	}
 	return dup, nil
+}
+
+// sendBatch sends b in tx and reads its results with read, closing the results either way.
+func sendBatch(ctx context.Context, tx pgx.Tx, b *pgx.Batch, read func(pgx.BatchResults) error) error {
+	br := tx.SendBatch(ctx, b)
+	if err := read(br); err != nil {
+		_ = br.Close()
+		return err
+	}
+	return br.Close()
 }
 
 // maxNearCandidates bounds the candidates one lookup verifies (a hot key — thousands of pages
