@@ -211,8 +211,10 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 		sem <- struct{}{}
 		o, skip := b.withoutRequest(ci, u, rules)
 		var start time.Time
+		var slot store.Slot
 		if !skip {
-			start, err = b.take(ctx)
+			slot, err = b.takeFor(ctx, &store.URLKey{CrawlID: u.CrawlID, Hash: u.Hash})
+			start = slot.Start
 			if errors.Is(err, errDeferred) {
 				o, skip = b.withoutRequest(ci, u, rules)
 			} else if err != nil {
@@ -222,9 +224,11 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 		}
 		if !skip {
 			// The crawl may have been stopped, or the URL blocked, since the batch claimed it;
-			// or an attempt of this batch that died fetched it already: hand its page on.
-			state, crawlState, err := f.Store.URLState(ctx, u.CrawlID, u.Hash)
-			if err == nil && state == store.StateClaimed && crawlState == store.CrawlPaused {
+			// or an attempt of this batch that died fetched it already: hand its page on. (Read
+			// with the slot's booking, in the same round trip.)
+			state, crawlState := slot.URLState, slot.CrawlState
+			var err error
+			if state == store.StateClaimed && crawlState == store.CrawlPaused {
 				// Paused since the claim: this and the crawl's other URLs of the batch go back
 				// to the queue now, not one slot at a time.
 				b.endRequest()
@@ -235,7 +239,7 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 				continue
 			}
 			var page *crawl.PageRef
-			if err == nil && state == store.StateFetched {
+			if state == store.StateFetched {
 				var pages []crawl.PageRef
 				if pages, err = fetchedOf(ctx, f.Store, []store.Claimed{u}); err == nil && len(pages) == 1 {
 					page = &pages[0]

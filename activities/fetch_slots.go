@@ -7,6 +7,8 @@ import (
 
 	"go.temporal.io/sdk/activity"
 
+	"github.com/trawlerdev/trawler/internal/store"
+
 	"github.com/trawlerdev/trawler/internal/urlnorm"
 )
 
@@ -23,11 +25,17 @@ var errDeferred = errors.New("host deferred")
 
 // take waits for the host's next request slot and books it.
 func (b *batch) take(ctx context.Context) (time.Time, error) {
+	slot, err := b.takeFor(ctx, nil)
+	return slot.Start, err
+}
+
+// takeFor is take for the request of url, whose state (and its crawl's) comes with the slot.
+func (b *batch) takeFor(ctx context.Context, url *store.URLKey) (store.Slot, error) {
 	for given := 0; ; {
 		b.mu.Lock()
 		if time.Now().Before(b.res.DeferUntil) {
 			b.mu.Unlock()
-			return time.Time{}, errDeferred
+			return store.Slot{}, errDeferred
 		}
 		// The margin here too: when robots.txt's Crawl-delay raises the delay mid-batch, the
 		// slot booked before it knew is closer than the new delay plus margin.
@@ -38,11 +46,12 @@ func (b *batch) take(ctx context.Context) (time.Time, error) {
 			// per-IP limit applies — so a retried batch and a stale attempt of it that has not
 			// noticed yet share one schedule. Under the batch's lock, so this batch's own next
 			// request is spaced from when this one really starts.
-			start, err := b.f.Store.BookSlot(ctx, b.in.Host, b.delay()+jitterMargin(b.delay()), b.ip, b.f.IPGap+jitterMargin(b.f.IPGap), time.Now())
+			slot, err := b.f.Store.BookSlotFor(ctx, b.in.Host, b.delay()+jitterMargin(b.delay()), b.ip, b.f.IPGap+jitterMargin(b.f.IPGap), time.Now(), url)
 			if err != nil {
 				b.mu.Unlock()
-				return time.Time{}, err
+				return store.Slot{}, err
 			}
+			start := slot.Start
 			b.next = start.Add(b.delay() + jitterMargin(b.delay()))
 			b.res.LastRequestAt = start
 			b.res.Requests++
@@ -55,7 +64,7 @@ func (b *batch) take(ctx context.Context) (time.Time, error) {
 				case <-ctx.Done():
 					t.Stop()
 					b.endRequest()
-					return time.Time{}, ctx.Err()
+					return store.Slot{}, ctx.Err()
 				case <-t.C:
 				}
 			}
@@ -74,14 +83,14 @@ func (b *batch) take(ctx context.Context) (time.Time, error) {
 				b.mu.Unlock()
 				continue
 			}
-			return start, nil
+			return slot, nil
 		}
 		b.mu.Unlock()
 		t := time.NewTimer(min(wait, 5*time.Second))
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return time.Time{}, ctx.Err()
+			return store.Slot{}, ctx.Err()
 		case <-t.C:
 			b.heartbeat(ctx)
 		}

@@ -30,6 +30,8 @@ func run() error {
 	addr := fs.String("addr", "127.0.0.1:18080", "loopback address to listen on")
 	fs.IntVar(&cfg.Hosts, "hosts", cfg.Hosts, "generic hosts (h0000.test, …)")
 	fs.IntVar(&cfg.Pages, "pages", cfg.Pages, "pages per generic host")
+	fs.BoolVar(&cfg.LongTail, "long-tail", cfg.LongTail, "size hosts like the web's (70% with 1–5 pages, 25% 6–200, 5% 1,000–2,000); --pages is ignored")
+	fs.IntVar(&cfg.SeedEvery, "seed-every", cfg.SeedEvery, "seed every Nth host's front page (0: h0000's only)")
 	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the link graph and the text")
 	fs.BoolVar(&cfg.Specials, "specials", cfg.Specials, "serve the special hosts (trap.test, redirect.test, …)")
 	fs.BoolVar(&cfg.Bytes, "bytes", cfg.Bytes, "serve bytes.test (legacy charsets, header bytes >= 0x80, a sitemap in pieces behind a redirect); seed it")
@@ -58,7 +60,7 @@ func run() error {
 	}
 	fmt.Printf("testweb: %d hosts on http://%s\n", len(web.Hosts()), srv.Addr)
 	fmt.Printf("  crawler option: TRAWLER_CONNECT_TO='%s'\n", srv.ConnectTo())
-	fmt.Printf("  seed:           %s\n", web.Seeds()[0])
+	fmt.Printf("  seeds:          %s (%d in all: /truth lists them)\n", web.Seeds()[0], len(web.Seeds()))
 	fmt.Printf("  audit:          curl -H 'Host: %s' http://%s/audit\n", testweb.ControlHost, srv.Addr)
 	fmt.Printf("  truth:          curl -H 'Host: %s' http://%s/truth\n", testweb.ControlHost, srv.Addr)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -181,6 +181,8 @@ func (r benchRow) perKPages(cpu float64) float64 {
 func benchWeb(o benchOptions) testweb.Config {
 	wc := testweb.DefaultConfig()
 	wc.Hosts, wc.Pages, wc.Specials, wc.DefaultDelay = o.hosts, o.pages, false, o.delay
+	// BENCH_LONG_TAIL=1: hosts sized like the web's; BENCH_SEED_EVERY=n: every nth host seeded.
+	wc.LongTail, wc.SeedEvery = envInt("BENCH_LONG_TAIL", 0) == 1, envInt("BENCH_SEED_EVERY", 0)
 	wc.Tolerance = 20 * time.Millisecond
 	return wc
 }

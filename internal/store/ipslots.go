@@ -15,19 +15,59 @@ import (
 // worker and every attempt of an activity serialize on the rows, so two attempts of one fetch
 // batch (a retry, and a stale one that has not noticed yet) still keep the host's spacing.
 func (s *Store) BookSlot(ctx context.Context, host string, hostGap time.Duration, ip netip.Addr, ipGap time.Duration, earliest time.Time) (time.Time, error) {
-	var start time.Time
+	slot, err := s.BookSlotFor(ctx, host, hostGap, ip, ipGap, earliest, nil)
+	return slot.Start, err
+}
+
+// URLKey names one URL of a crawl.
+type URLKey struct {
+	CrawlID string
+	Hash    []byte
+}
+
+// Slot is a booked request start and, when the booking was for a URL, that URL's state and its
+// crawl's at booking time ("" when the URL is not in the frontier).
+type Slot struct {
+	Start                time.Time
+	URLState, CrawlState string
+}
+
+// BookSlotFor is BookSlot for the request of url (nil: a request of no frontier URL, such as
+// robots.txt), reading in the same round trip what URLState reads: whether the URL is still
+// claimed and its crawl still running.
+func (s *Store) BookSlotFor(ctx context.Context, host string, hostGap time.Duration, ip netip.Addr, ipGap time.Duration, earliest time.Time, url *URLKey) (Slot, error) {
+	var slot Slot
+	key := URLKey{}
+	if url != nil {
+		key = *url
+	}
 	if !ip.IsValid() {
 		// The host's schedule alone: one statement, one round trip. The upsert locks the row,
 		// so bookings still serialize, and the start is read and moved in the same step.
 		err := s.pool.QueryRow(ctx, `INSERT INTO hosts AS h (host, next_request_at)
 				VALUES ($1, greatest(clock_timestamp(), $2::timestamptz) + $3::interval)
 			ON CONFLICT (host) DO UPDATE SET next_request_at = greatest(clock_timestamp(), $2::timestamptz, h.next_request_at) + $3::interval
-			RETURNING next_request_at - $3::interval`, host, earliest, hostGap).Scan(&start)
+			RETURNING next_request_at - $3::interval,
+				coalesce((SELECT state FROM urls WHERE crawl_id = $4 AND url_hash = $5), ''),
+				coalesce((SELECT state FROM crawls WHERE id = $4), '')`, host, earliest, hostGap, key.CrawlID, key.Hash).
+			Scan(&slot.Start, &slot.URLState, &slot.CrawlState)
 		if err != nil {
-			return time.Time{}, fmt.Errorf("store: book a request slot on %s: %w", host, err)
+			return Slot{}, fmt.Errorf("store: book a request slot on %s: %w", host, err)
 		}
-		return start, nil
+		return slot, nil
 	}
+	start, err := s.bookSlotIP(ctx, host, hostGap, ip, ipGap, earliest)
+	if err != nil || url == nil {
+		return Slot{Start: start}, err
+	}
+	slot.Start = start
+	slot.URLState, slot.CrawlState, err = s.URLState(ctx, url.CrawlID, url.Hash)
+	return slot, err
+}
+
+// bookSlotIP books a slot on the host's schedule and its address's.
+func (s *Store) bookSlotIP(ctx context.Context, host string, hostGap time.Duration, ip netip.Addr, ipGap time.Duration, earliest time.Time) (time.Time, error) {
+	var start time.Time
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var hostNext, ipNext *time.Time
 		if err := tx.QueryRow(ctx, `INSERT INTO hosts (host) VALUES ($1) ON CONFLICT (host) DO UPDATE SET host = excluded.host

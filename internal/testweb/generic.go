@@ -112,7 +112,7 @@ func (g *generic) index(path string) (int, bool) {
 	}
 	dir, file = parts[0], parts[1]
 	n, err := strconv.Atoi(strings.TrimSuffix(file, ".html"))
-	if err != nil || n < 1 || n >= g.w.cfg.Pages || !strings.HasSuffix(file, ".html") {
+	if err != nil || n < 1 || n >= g.w.pagesOf(g.idx) || !strings.HasSuffix(file, ".html") {
 		return 0, false
 	}
 	if g.path(n) != "/"+dir+"/"+file {
@@ -133,19 +133,21 @@ func (g *generic) links(i int) []link {
 	r := rng(cfg.Seed, uint64(g.idx), uint64(i))
 	var out []link
 	add := func(href, text string) { out = append(out, link{href: href, text: text}) }
-	next := (i + 1) % cfg.Pages
+	pages := g.w.pagesOf(g.idx)
+	next := (i + 1) % pages
 	if isOrphan(next) {
-		next = (next + 1) % cfg.Pages
+		next = (next + 1) % pages
 	}
 	add(g.path(next), "next")
 	for k := 0; k < 4; k++ {
-		j := r.IntN(cfg.Pages)
+		j := r.IntN(pages)
 		if !isOrphan(j) {
 			add(g.path(j), "related "+strconv.Itoa(j))
 		}
 	}
 	for k := 0; k < 2 && cfg.Hosts > 1; k++ {
-		h, j := r.IntN(cfg.Hosts), r.IntN(cfg.Pages)
+		h := r.IntN(cfg.Hosts)
+		j := r.IntN(g.w.pagesOf(h))
 		if h != g.idx {
 			add(g.url(h, j), "elsewhere "+strconv.Itoa(h))
 		}
@@ -154,7 +156,7 @@ func (g *generic) links(i int) []link {
 		if cfg.Hosts > 1 {
 			add(g.url((g.idx+1)%cfg.Hosts, 0), "next site")
 			prev := (g.idx - 1 + cfg.Hosts) % cfg.Hosts
-			for j := 9; j < cfg.Pages; j += 10 {
+			for j := 9; j < g.w.pagesOf(prev); j += 10 {
 				add(g.url(prev, j), "hidden page")
 			}
 		}

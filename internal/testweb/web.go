@@ -18,7 +18,12 @@ const ControlHost = "control.test"
 // Config shapes the web. DefaultConfig gives the values the flags of ./testweb default to.
 type Config struct {
 	Hosts        int    // generic hosts h0000.test, h0001.test, …
-	Pages        int    // pages per generic host
+	Pages        int    // pages per generic host (without LongTail)
+	// LongTail sizes generic hosts like the web's: 70% have 1–5 pages, 25% 6–200 and 5%
+	// 1,000–2,000 (about half of all pages); Pages is then ignored.
+	LongTail bool
+	// SeedEvery makes every SeedEvery-th generic host's front page a seed (0: h0000's only).
+	SeedEvery int
 	Seed         uint64 // everything is deterministic from it
 	Specials     bool   // serve the special hosts (trap.test, redirect.test, …)
 	Bytes        bool   // serve bytes.test (legacy charsets, header bytes >= 0x80, …), linked from nowhere: seed it
@@ -94,7 +99,7 @@ type Web struct {
 
 // New builds the web described by cfg.
 func New(cfg Config) (*Web, error) {
-	if cfg.Hosts < 1 || cfg.Pages < 2 {
+	if cfg.Hosts < 1 || (cfg.Pages < 2 && !cfg.LongTail) {
 		return nil, errors.New("testweb: want at least 1 host and 2 pages per host")
 	}
 	if cfg.ProductToken == "" {
@@ -145,7 +150,32 @@ func (w *Web) Hosts() []string { return append([]string(nil), w.names...) }
 
 // Seeds is the default seed list: the first generic host's front page (everything is
 // reachable from it).
-func (w *Web) Seeds() []string { return []string{"http://" + w.HostName(0) + "/"} }
+func (w *Web) Seeds() []string {
+	if w.cfg.SeedEvery <= 0 {
+		return []string{"http://" + w.HostName(0) + "/"}
+	}
+	var out []string
+	for h := 0; h < w.cfg.Hosts; h += w.cfg.SeedEvery {
+		out = append(out, "http://"+w.HostName(h)+"/")
+	}
+	return out
+}
+
+// pagesOf is how many pages generic host h has.
+func (w *Web) pagesOf(h int) int {
+	if !w.cfg.LongTail {
+		return w.cfg.Pages
+	}
+	r := rng(w.cfg.Seed, uint64(h), 1<<40)
+	switch p := r.IntN(100); {
+	case p < 70:
+		return 1 + r.IntN(5)
+	case p < 95:
+		return 6 + r.IntN(195)
+	default:
+		return 1000 + r.IntN(1001)
+	}
+}
 
 // Audit returns the request audit.
 func (w *Web) Audit() *Audit { return w.audit }

@@ -1,0 +1,81 @@
+package store_test
+
+import (
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/trawlerdev/trawler/internal/store"
+)
+
+// A lease's processing sees its pages by claim owner and learns when the lease is over; a
+// retried attempt of an ended lease learns it is over too.
+func TestLeaseRowsAndPagesByOwner(t *testing.T) {
+	s, ctx := newStore(t, 0, 0)
+	a, b := cand("http://a.test/1", "a.test", 1), cand("http://a.test/2", "a.test", 1)
+	if _, err := s.Admit(ctx, "c", []store.Candidate{a, b}); err != nil {
+		t.Fatal(err)
+	}
+	owners := []string{"lease-1", "lease-1/top-up"}
+	st, err := s.LeasePages(ctx, "lease-1", "a.test", owners)
+	if err != nil || st.Exists || st.Done || len(st.Pages) != 0 {
+		t.Fatalf("before the lease: %+v %v", st, err)
+	}
+	if done, err := s.OpenLease(ctx, "lease-1", "a.test"); err != nil || done {
+		t.Fatalf("open: done %v, %v", done, err)
+	}
+	claimed, _, err := s.ClaimQuietly(ctx, "a.test", "lease-1/top-up", 10, time.Minute, time.Now())
+	if err != nil || len(claimed) != 2 {
+		t.Fatalf("claim: %v %v", claimed, err)
+	}
+	changed := true
+	for i, c := range claimed {
+		o := store.FetchOutcome{CrawlID: c.CrawlID, Hash: c.Hash, URL: c.URL, FetchKey: c.URL, FetchedAt: time.Now(), Status: 200,
+			ContentType: "text/html", BodyKey: "bodies/x", ContentHash: []byte{byte(i)}, State: store.StateFetched, Changed: &changed}
+		if i == 1 {
+			o.State, o.BodyKey = store.StateDone, "" // not HTML: nothing to process
+		}
+		if ok, err := s.RecordFetch(ctx, "a.test", o); err != nil || !ok {
+			t.Fatalf("record: %v %v", ok, err)
+		}
+	}
+	if n, err := s.OwnedAwaiting(ctx, "a.test", owners); err != nil || n != 1 {
+		t.Fatalf("awaiting: %d %v", n, err)
+	}
+	st, err = s.LeasePages(ctx, "lease-1", "a.test", owners)
+	if err != nil || !st.Exists || st.Done || len(st.Pages) != 1 || st.Pages[0].Changed == nil || !*st.Pages[0].Changed {
+		t.Fatalf("during the lease: %+v %v", st, err)
+	}
+	if err := s.EndLease(ctx, "lease-1", "a.test"); err != nil {
+		t.Fatal(err)
+	}
+	if done, err := s.OpenLease(ctx, "lease-1", "a.test"); err != nil || !done {
+		t.Fatalf("a retry of an ended lease: done %v, %v", done, err)
+	}
+	if st, err = s.LeasePages(ctx, "lease-1", "a.test", owners); err != nil || !st.Done || len(st.Pages) != 1 {
+		t.Fatalf("after the lease: %+v %v", st, err)
+	}
+	if err := s.DropLease(ctx, "lease-1"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Booking a slot for a URL reads its state and its crawl's in the same round trip.
+func TestBookSlotForReadsTheURLsState(t *testing.T) {
+	s, ctx := newStore(t, 0, 0)
+	a := cand("http://a.test/1", "a.test", 1)
+	if _, err := s.Admit(ctx, "c", []store.Candidate{a}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Claim(ctx, "a.test", 1, time.Minute, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	slot, err := s.BookSlotFor(ctx, "a.test", time.Second, netip.Addr{}, 0, time.Now(), &store.URLKey{CrawlID: "c", Hash: a.Hash})
+	if err != nil || slot.URLState != store.StateClaimed || slot.CrawlState != "running" || slot.Start.IsZero() {
+		t.Fatalf("slot %+v, %v", slot, err)
+	}
+	next, err := s.BookSlotFor(ctx, "a.test", time.Second, netip.Addr{}, 0, time.Now(), nil)
+	if err != nil || next.URLState != "" || next.Start.Sub(slot.Start) < time.Second-time.Millisecond {
+		t.Fatalf("next slot %+v after %v, %v", next, slot.Start, err)
+	}
+}
