@@ -17,13 +17,13 @@ const ControlHost = "control.test"
 
 // Config shapes the web. DefaultConfig gives the values the flags of ./testweb default to.
 type Config struct {
-	Hosts        int    // generic hosts h0000.test, h0001.test, …
-	Pages        int    // pages per generic host (without LongTail)
+	Hosts int // generic hosts h0000.test, h0001.test, …
+	Pages int // pages per generic host (without LongTail)
 	// LongTail sizes generic hosts like the web's: 70% have 1–5 pages, 25% 6–200 and 5%
 	// 1,000–2,000 (about half of all pages); Pages is then ignored.
 	LongTail bool
 	// SeedEvery makes every SeedEvery-th generic host's front page a seed (0: h0000's only).
-	SeedEvery int
+	SeedEvery    int
 	Seed         uint64 // everything is deterministic from it
 	Specials     bool   // serve the special hosts (trap.test, redirect.test, …)
 	Bytes        bool   // serve bytes.test (legacy charsets, header bytes >= 0x80, …), linked from nowhere: seed it
