@@ -12,6 +12,7 @@ import (
 
 	"github.com/trawlerdev/trawler/internal/blob"
 	"github.com/trawlerdev/trawler/internal/metrics"
+	"github.com/trawlerdev/trawler/internal/segment"
 	"github.com/trawlerdev/trawler/internal/store"
 	"github.com/trawlerdev/trawler/internal/warc"
 )
@@ -23,6 +24,7 @@ import (
 type Archiver struct {
 	Store    *store.Store
 	Blob     *blob.Store
+	Bodies   *segment.Reader // reads bodies by reference (nil: each its own object)
 	Crawls   *Crawls
 	Software string // warcinfo's software field
 	TempDir  string // where files are assembled before upload ("" = the OS default)
@@ -168,7 +170,11 @@ func (a *Archiver) captureRecord(ctx context.Context, c store.Capture, id string
 	var body []byte
 	if c.BodyKey != "" {
 		var err error
-		if body, err = a.Blob.GetBody(ctx, c.BodyKey, 1<<31); err != nil {
+		get := a.Blob.GetBody
+		if a.Bodies != nil {
+			get = a.Bodies.Get
+		}
+		if body, err = get(ctx, c.BodyKey, 1<<31); err != nil {
 			return rec, err
 		}
 		rec.PayloadDigest = warc.DigestOf(c.ContentHash)

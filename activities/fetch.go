@@ -15,6 +15,7 @@ import (
 	"github.com/trawlerdev/trawler/internal/metrics"
 	"github.com/trawlerdev/trawler/internal/netguard"
 	"github.com/trawlerdev/trawler/internal/robots"
+	"github.com/trawlerdev/trawler/internal/segment"
 	"github.com/trawlerdev/trawler/internal/store"
 )
 
@@ -26,6 +27,7 @@ const MaxRedirects = 5
 type Fetcher struct {
 	Store    *store.Store
 	Blob     *blob.Store
+	Bodies   *segment.Writer // where bodies go (nil: one content-addressed object each)
 	Client   *fetch.Client
 	Crawls   *Crawls
 	Admitter *Admitter
@@ -150,7 +152,7 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 	b.ip = f.limitedIP(ctx, in.Host)
 	n := max(in.Concurrency, 1)
 	sem := make(chan struct{}, n)
-	errs := make(chan error, max(len(in.URLs), in.TopUp))
+	errs := make(chan error, 1) // the first failure on our side stops the batch (batch.fail)
 	rulesByToken := map[string]*robots.Rules{}
 	sitemapsChecked := map[string]bool{} // crawls whose sitemap discovery on this host is settled
 	var cached *store.Robots
@@ -268,22 +270,35 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 			b.finish(ctx, i, nil)
 			continue
 		}
+		b.recording.Add(1)
 		go func() {
-			defer func() { <-sem }()
+			defer b.recording.Done()
 			o, page, eff, err := f.fetchOne(ctx, ci, u, start, b.sent(ctx, start))
-			if err == nil {
-				err = f.record(ctx, in.Host, o)
-			}
-			if err == nil {
-				failpoint.Hit(failpoint.FetchRecorded)
-				observeFetch(ctx, o)
-			}
 			if err != nil {
-				errs <- err
+				<-sem
 				b.endRequest()
+				b.fail(errs, err)
 				return
 			}
+			// The response's effect on the host's pacing (a Retry-After) counts at once, and the
+			// request's place is free: the next request need not wait for this one's body to
+			// be stored. Its outcome is recorded once it is, even if the lease is being stopped.
 			b.apply(eff)
+			<-sem
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+			defer cancel()
+			if eff.stored != nil {
+				err = eff.stored(rctx)
+			}
+			if err == nil {
+				err = f.record(rctx, in.Host, o)
+			}
+			if err != nil {
+				b.fail(errs, err)
+				return
+			}
+			failpoint.Hit(failpoint.FetchRecorded)
+			observeFetch(ctx, o)
 			b.finish(ctx, i, page)
 			if o.Err != "" {
 				activity.GetLogger(ctx).Debug("fetch failed", "crawl", u.CrawlID, "host", in.Host, "url", u.URL, "error", o.Err, "state", o.State)

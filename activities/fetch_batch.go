@@ -21,9 +21,12 @@ type batch struct {
 	mu       sync.Mutex
 	res      FetchBatchResult
 	inFlight int
-	next     time.Time  // the earliest start of the next request
-	ip       netip.Addr // the host's address, when the per-IP limit applies
-	began    time.Time
+	// recording counts requests whose outcome is not recorded yet (their bodies wait for
+	// their segment to be stored).
+	recording sync.WaitGroup
+	next      time.Time  // the earliest start of the next request
+	ip        netip.Addr // the host's address, when the per-IP limit applies
+	began     time.Time
 }
 
 func (b *batch) delay() time.Duration { return max(b.in.Delay, b.res.CrawlDelay) }
@@ -95,6 +98,9 @@ type effect struct {
 	deferUntil                            time.Time
 	lastError                             string
 	gone                                  string // "dns" or "front page gone": the host may be dead
+	// stored, when set, returns once the response's body is stored (its segment written):
+	// the outcome, which refers to it, is recorded only then.
+	stored func(context.Context) error
 }
 
 func (b *batch) apply(e effect) {
@@ -172,13 +178,23 @@ func (b *batch) result() FetchBatchResult {
 	return r
 }
 
-// drain waits until no request is in flight.
+// drain waits until no request is in flight and every outcome is recorded.
 func (b *batch) drain(sem chan struct{}) {
 	for i := 0; i < cap(sem); i++ {
 		sem <- struct{}{}
 	}
 	for i := 0; i < cap(sem); i++ {
 		<-sem
+	}
+	b.recording.Wait()
+}
+
+// fail reports a failure on our side (Postgres, MinIO) to the batch loop, which stops; one is
+// enough, later ones are dropped.
+func (b *batch) fail(errs chan error, err error) {
+	select {
+	case errs <- err:
+	default:
 	}
 }
 

@@ -81,12 +81,11 @@ func (f *Fetcher) fetchOne(ctx context.Context, ci *crawlInfo, u store.Claimed, 
 				change = crawl.Changed
 			}
 		}
-		key := blob.BodyKey(h)
-		if change != crawl.Unchanged { // content-addressed: an unchanged body is stored already
-			if _, err := f.Blob.PutBody(ctx, resp.Body); err != nil {
-				return o, nil, eff, err
-			}
+		key, stored, err := f.storeBody(ctx, resp.Body)
+		if err != nil {
+			return o, nil, eff, err
 		}
+		eff.stored = stored
 		o.BodyKey, o.ContentHash = key, h[:]
 		eff.fetched, eff.succeeded = 1, true
 		if u.Source == sourceSitemapFile {
@@ -136,6 +135,17 @@ func (f *Fetcher) fetchOne(ctx context.Context, ci *crawlInfo, u store.Claimed, 
 		schedule(crawl.Unchanged)
 	}
 	return o, nil, eff, nil
+}
+
+// storeBody puts a body into the fetch worker's current segment (one PUT for every body its
+// leases fetch in a few seconds) and returns its reference and the wait for the segment to be
+// stored. Without a segment writer it stores the body alone, content-addressed.
+func (f *Fetcher) storeBody(ctx context.Context, body []byte) (string, func(context.Context) error, error) {
+	if f.Bodies == nil {
+		key, err := f.Blob.PutBody(ctx, body)
+		return key, nil, err
+	}
+	return f.Bodies.Add(body)
 }
 
 // followRedirect admits the redirect target as a URL of its own host; it returns why not, if

@@ -15,6 +15,7 @@ import (
 	"github.com/trawlerdev/trawler/internal/failpoint"
 	"github.com/trawlerdev/trawler/internal/metrics"
 	"github.com/trawlerdev/trawler/internal/parse"
+	"github.com/trawlerdev/trawler/internal/segment"
 	"github.com/trawlerdev/trawler/internal/store"
 	"github.com/trawlerdev/trawler/internal/urlnorm"
 )
@@ -26,6 +27,8 @@ type Processor struct {
 	Blob     *blob.Store
 	Crawls   *Crawls
 	Admitter *Admitter
+	Bodies   *segment.Reader // reads bodies by reference (nil: each its own object)
+	Texts    *segment.Writer // where extracted texts go (nil: one content-addressed object each)
 	// Gate bounds the batches processed at once in this process (nil: no bound): activity
 	// slots are many, because a lease's processing holds one while it waits for pages.
 	Gate chan struct{}
@@ -47,14 +50,6 @@ func (p *Processor) Process(ctx context.Context, in crawl.ProcessInput) (crawl.P
 // processPages processes pages and admits their links, heartbeating done after each page.
 func (p *Processor) processPages(ctx context.Context, host string, pages []crawl.PageRef, done *atomic.Int64) (crawl.ProcessResult, error) {
 	var res crawl.ProcessResult
-	if p.Gate != nil {
-		select {
-		case p.Gate <- struct{}{}:
-			defer func() { <-p.Gate }()
-		case <-ctx.Done():
-			return res, ctx.Err()
-		}
-	}
 	log := activity.GetLogger(ctx)
 	// Per crawl, in the order met: links to admit, documents to finish once they are
 	// admitted, and refused links by reason.
@@ -65,26 +60,37 @@ func (p *Processor) processPages(ctx context.Context, host string, pages []crawl
 	}
 	batches := map[string]*crawlBatch{}
 	var crawlOrder []string
-	for _, page := range pages {
-		ci, err := p.Crawls.get(ctx, page.CrawlID)
-		if err != nil {
-			return res, err
-		}
-		cb := batches[page.CrawlID]
+	// Parse every page first (the CPU-bound part, behind the gate), then wait once for their
+	// texts' segment to be stored, then save the documents.
+	preps, err := p.prepareAll(ctx, pages, &res, func(crawlID string) map[string]int {
+		cb := batches[crawlID]
 		if cb == nil {
 			cb = &crawlBatch{rejected: map[string]int{}}
-			batches[page.CrawlID] = cb
-			crawlOrder = append(crawlOrder, page.CrawlID)
+			batches[crawlID] = cb
+			crawlOrder = append(crawlOrder, crawlID)
 		}
-		cands, doc, err := p.processPage(ctx, ci, page, &res, cb.rejected)
+		return cb.rejected
+	}, done)
+	if err != nil {
+		return res, err
+	}
+	for _, pp := range preps {
+		if pp.stored != nil {
+			if err := pp.stored(ctx); err != nil {
+				return res, err
+			}
+		}
+	}
+	for _, pp := range preps {
+		cands, doc, err := p.savePage(ctx, pp, &res)
 		if err != nil {
 			return res, err
 		}
+		cb := batches[pp.page.CrawlID]
 		if doc != nil {
 			cb.docs = append(cb.docs, *doc)
 		}
 		cb.cands = append(cb.cands, cands...)
-		activity.RecordHeartbeat(ctx, done.Add(1))
 	}
 	for _, id := range crawlOrder {
 		cb := batches[id]
@@ -119,13 +125,53 @@ func (p *Processor) processPages(ctx context.Context, host string, pages []crawl
 	return res, nil
 }
 
-// processPage parses and stores one page and returns the links to admit and the document
-// saved (nil when the page could not be: it is done already).
-func (p *Processor) processPage(ctx context.Context, ci *crawlInfo, page crawl.PageRef, res *crawl.ProcessResult, rejected map[string]int) ([]store.Candidate, *store.Document, error) {
+// prepareAll prepares pages behind the gate, heartbeating done after each; rejected gives a
+// crawl's refused-link counts.
+func (p *Processor) prepareAll(ctx context.Context, pages []crawl.PageRef, res *crawl.ProcessResult,
+	rejected func(crawlID string) map[string]int, done *atomic.Int64) ([]*prepared, error) {
+	if p.Gate != nil {
+		select {
+		case p.Gate <- struct{}{}:
+			defer func() { <-p.Gate }()
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	var preps []*prepared
+	for _, page := range pages {
+		ci, err := p.Crawls.get(ctx, page.CrawlID)
+		if err != nil {
+			return nil, err
+		}
+		pp, err := p.preparePage(ctx, ci, page, res, rejected(page.CrawlID))
+		if err != nil {
+			return nil, err
+		}
+		if pp != nil {
+			preps = append(preps, pp)
+		}
+		activity.RecordHeartbeat(ctx, done.Add(1))
+	}
+	return preps, nil
+}
+
+// prepared is a parsed page ready to be saved.
+type prepared struct {
+	ci     *crawlInfo
+	page   crawl.PageRef
+	doc    store.Document
+	links  []store.Link
+	cands  []store.Candidate
+	stored func(context.Context) error // returns once the text's segment is stored (nil: nothing to wait for)
+}
+
+// preparePage parses one page, puts its text into the current text segment and decides its
+// links; nil when the page cannot be processed (it is marked done with the reason).
+func (p *Processor) preparePage(ctx context.Context, ci *crawlInfo, page crawl.PageRef, res *crawl.ProcessResult, rejected map[string]int) (*prepared, error) {
 	spec := ci.spec
-	body, err := p.Blob.GetBody(ctx, page.BodyKey, spec.MaxBodyBytes+1)
+	body, err := p.body(ctx, page.BodyKey, spec.MaxBodyBytes+1)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	pageURL := page.URL
 	if page.FinalURL != "" {
@@ -134,23 +180,24 @@ func (p *Processor) processPage(ctx context.Context, ci *crawlInfo, page crawl.P
 	pu, err := url.Parse(pageURL)
 	if err != nil {
 		res.Failed++
-		return nil, nil, p.Store.MarkDone(ctx, page.CrawlID, page.Hash, "unparseable page URL")
+		return nil, p.Store.MarkDone(ctx, page.CrawlID, page.Hash, "unparseable page URL")
 	}
 	parsed, err := parse.Parse(body, page.ContentType, pu, spec.MaxOutlinks*4)
 	if err != nil {
 		res.Failed++
-		return nil, nil, p.Store.MarkDone(ctx, page.CrawlID, page.Hash, err.Error())
+		return nil, p.Store.MarkDone(ctx, page.CrawlID, page.Hash, err.Error())
 	}
 	if parsed.Binary {
 		res.Failed++
-		return nil, nil, p.Store.MarkDone(ctx, page.CrawlID, page.Hash, "binary content served as HTML")
+		return nil, p.Store.MarkDone(ctx, page.CrawlID, page.Hash, "binary content served as HTML")
 	}
 	doc := store.Document{CrawlID: page.CrawlID, Hash: page.Hash, ContentHash: page.ContentHash, BodyKey: page.BodyKey,
 		Title: parsed.Title, Lang: parsed.Lang, Charset: parsed.Charset, ContentType: page.ContentType, Size: page.Size,
 		NoIndex: parsed.NoIndex, NoFollow: parsed.NoFollow}
+	var stored func(context.Context) error
 	if !parsed.NoIndex && parsed.Text != "" {
-		if doc.TextKey, err = p.Blob.PutText(ctx, []byte(parsed.Text)); err != nil {
-			return nil, nil, err
+		if doc.TextKey, stored, err = p.storeText(ctx, []byte(parsed.Text)); err != nil {
+			return nil, err
 		}
 	}
 	doc.TextBytes = len(parsed.Text)
@@ -204,7 +251,14 @@ func (p *Processor) processPage(ctx context.Context, ci *crawlInfo, page crawl.P
 		at := time.Now().Add(next)
 		doc.RecrawlAt, doc.RecrawlS = &at, int(next/time.Second)
 	}
-	dup, err := p.Store.SaveDocument(ctx, doc, links, ci.dedup)
+	return &prepared{ci: ci, page: page, doc: doc, links: links, cands: cands, stored: stored}, nil
+}
+
+// savePage stores a prepared page's document and links and returns the links to admit and
+// the document saved (nil when it could not be: the page is done already).
+func (p *Processor) savePage(ctx context.Context, pp *prepared, res *crawl.ProcessResult) ([]store.Candidate, *store.Document, error) {
+	page, doc, links, cands := pp.page, pp.doc, pp.links, pp.cands
+	dup, err := p.Store.SaveDocument(ctx, doc, links, pp.ci.dedup)
 	if store.IsDataError(err) { // what the page holds cannot be stored: this page only, not the batch
 		activity.GetLogger(ctx).Warn("document not storable: marking the page done", "crawl", page.CrawlID, "url", page.URL, "error", err)
 		count(ctx, metrics.Unstorable, 1)
@@ -226,4 +280,23 @@ func (p *Processor) processPage(ctx context.Context, ci *crawlInfo, page crawl.P
 		}
 	}
 	return cands, &doc, nil
+}
+
+// body reads a page's body by its reference.
+func (p *Processor) body(ctx context.Context, ref string, limit int64) ([]byte, error) {
+	if p.Bodies == nil {
+		return p.Blob.GetBody(ctx, ref, limit)
+	}
+	return p.Bodies.Get(ctx, ref, limit)
+}
+
+// storeText puts a page's text into the process worker's current text segment (one PUT for
+// every text it extracts in a few seconds) and returns its reference and the wait for the
+// segment to be stored. Without a segment writer it stores the text alone.
+func (p *Processor) storeText(ctx context.Context, text []byte) (string, func(context.Context) error, error) {
+	if p.Texts == nil {
+		key, err := p.Blob.PutText(ctx, text)
+		return key, nil, err
+	}
+	return p.Texts.Add(text)
 }

@@ -50,6 +50,9 @@ type Config struct {
 	FetchConcurrency   int
 	ProcessConcurrency int
 	ProcessLeases      int
+	SegmentMaxAge      time.Duration
+	SegmentMaxBytes    int
+	SegmentCacheBytes  int
 	ShutdownTimeout    time.Duration
 	FetchRate          float64 // per worker, activities/s (0: no cap)
 	FetchQueueRate     float64 // per task queue

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/segment"
 	"github.com/trawlerdev/trawler/internal/testweb"
 )
 
@@ -49,7 +50,7 @@ func TestCrawlOfHostileBytesEnds(t *testing.T) {
 			t.Errorf("not stored: %s", u)
 		}
 	}
-	text, err := s.blob.GetBody(ctx, stored["http://bytes.test/latin1"], 1<<20)
+	text, err := segment.NewReader(s.blob, 64<<20).Get(ctx, stored["http://bytes.test/latin1"], 1<<20)
 	if err != nil || !strings.Contains(string(text), testweb.BytesLatin1Text) {
 		t.Errorf("the ISO-8859-1 page's text is not decoded: %q %v", text, err)
 	}

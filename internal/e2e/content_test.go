@@ -204,7 +204,11 @@ func TestRecrawlIsConditionalAndAdaptive(t *testing.T) {
 	wc.Hosts, wc.Pages = 1, 2
 	wc.DefaultDelay = 100 * time.Millisecond
 	wc.ChangePeriod = 1500 * time.Millisecond
-	s := newStack(t, wc)
+	// Recrawl intervals of a second here: segments written every 200 ms, not every 2 s, so a
+	// changed page's processing (which schedules its recrawl) is not what the test measures.
+	s := newStackWithoutWorkers(t, wc)
+	s.cfg.SegmentMaxAge = 200 * time.Millisecond
+	s.startWorkers(s.cfg)
 	spec := crawl.Spec{
 		Seeds: []string{"http://etag.test/"}, Scope: crawl.ScopeHost,
 		Delay: crawl.Duration(100 * time.Millisecond), BatchWindow: crawl.Duration(2 * time.Second),

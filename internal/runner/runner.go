@@ -7,6 +7,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -19,6 +21,7 @@ import (
 	"github.com/trawlerdev/trawler/internal/fetch"
 	"github.com/trawlerdev/trawler/internal/netguard"
 	"github.com/trawlerdev/trawler/internal/seen"
+	"github.com/trawlerdev/trawler/internal/segment"
 	"github.com/trawlerdev/trawler/internal/store"
 	"github.com/trawlerdev/trawler/internal/urlnorm"
 	"github.com/trawlerdev/trawler/workflows"
@@ -69,7 +72,9 @@ func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 			w = worker.New(c, cfg.FetchTaskQueue, opts)
 			w.RegisterActivity(health)
 			dialer := netguard.New(netguard.Options{ConnectTo: cfg.ConnectTo, Allow: cfg.AllowNetworks})
-			w.RegisterActivity(&activities.Fetcher{Store: st, Blob: deps.Blob, Client: fetch.New(fetch.Options{Dialer: dialer}),
+			bodies := segment.NewWriter(deps.Blob, segment.Options{Prefix: "segments/bodies", Name: processName(),
+				MaxAge: cfg.SegmentMaxAge, MaxBytes: cfg.SegmentMaxBytes})
+			w.RegisterActivity(&activities.Fetcher{Store: st, Blob: deps.Blob, Bodies: bodies, Client: fetch.New(fetch.Options{Dialer: dialer}),
 				Crawls: crawls, Admitter: admitter, Dialer: dialer, IPGap: cfg.IPGap, IPGapOverride: cfg.IPGapOverride})
 		case config.RoleProcess:
 			// A lease's processing holds its activity slot for the whole lease, mostly waiting for
@@ -78,9 +83,12 @@ func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 			opts.WorkerActivitiesPerSecond, opts.TaskQueueActivitiesPerSecond = cfg.ProcessRate, cfg.ProcessQueueRate
 			w = worker.New(c, cfg.ProcessTaskQueue, opts)
 			w.RegisterActivity(health)
-			w.RegisterActivity(&activities.Processor{Store: st, Blob: deps.Blob, Crawls: crawls, Admitter: admitter,
-				Gate: make(chan struct{}, cfg.ProcessConcurrency)})
-			w.RegisterActivity(&activities.Archiver{Store: st, Blob: deps.Blob, Crawls: crawls, Software: "Trawler (" + cfg.UserAgent + ")"})
+			reader := segment.NewReader(deps.Blob, int64(cfg.SegmentCacheBytes))
+			texts := segment.NewWriter(deps.Blob, segment.Options{Prefix: "segments/text", Name: processName(),
+				MaxAge: cfg.SegmentMaxAge, MaxBytes: cfg.SegmentMaxBytes})
+			w.RegisterActivity(&activities.Processor{Store: st, Blob: deps.Blob, Bodies: reader, Texts: texts, Crawls: crawls,
+				Admitter: admitter, Gate: make(chan struct{}, cfg.ProcessConcurrency)})
+			w.RegisterActivity(&activities.Archiver{Store: st, Blob: deps.Blob, Bodies: reader, Crawls: crawls, Software: "Trawler (" + cfg.UserAgent + ")"})
 		default:
 			r.Stop()
 			return nil, fmt.Errorf("runner: unknown role %q", role)
@@ -92,6 +100,12 @@ func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 		r.workers = append(r.workers, w)
 	}
 	return r, nil
+}
+
+// processName names this worker process in segment keys: host name and process id.
+func processName() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s-%d", strings.NewReplacer("/", "_", "#", "_", " ", "_").Replace(host), os.Getpid())
 }
 
 // NewFrontier assembles the frontier's activities (admission, claims, controls) on a store, for

@@ -1,0 +1,91 @@
+package segment_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/trawlerdev/trawler/internal/segment"
+	"github.com/trawlerdev/trawler/internal/testenv"
+)
+
+// Items added together land in one stored segment, each readable alone by its reference,
+// and a reader fetches that segment once for all of them.
+func TestItemsShareOneSegmentAndOneGet(t *testing.T) {
+	b := testenv.Blob(t)
+	ctx := context.Background()
+	w := segment.NewWriter(b, segment.Options{Prefix: "segments/test", Name: "t", MaxAge: 200 * time.Millisecond})
+	var refs []string
+	var items [][]byte
+	var waits []func(context.Context) error
+	for i := 0; i < 50; i++ {
+		item := bytes.Repeat([]byte(fmt.Sprintf("<p>page %d</p>", i)), 100+i)
+		ref, wait, err := w.Add(item)
+		if err != nil {
+			t.Fatal(err)
+		}
+		refs, items, waits = append(refs, ref), append(items, item), append(waits, wait)
+	}
+	for _, wait := range waits {
+		if err := wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	keys := map[string]bool{}
+	for _, ref := range refs {
+		key, _, _, ok := segment.ParseRef(ref)
+		if !ok {
+			t.Fatalf("not a segment reference: %q", ref)
+		}
+		keys[key] = true
+	}
+	if len(keys) != 1 {
+		t.Fatalf("50 items added together went into %d segments", len(keys))
+	}
+	r := segment.NewReader(b, 64<<20)
+	var wg sync.WaitGroup
+	for i := range refs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got, err := r.Get(ctx, refs[i], 1<<20)
+			if err != nil || !bytes.Equal(got, items[i]) {
+				t.Errorf("item %d: %d bytes, %v", i, len(got), err)
+			}
+		}()
+	}
+	wg.Wait()
+	if r.Gets != 1 {
+		t.Errorf("%d GETs for one segment", r.Gets)
+	}
+	if _, err := r.Get(ctx, refs[3], 10); err == nil {
+		t.Error("Get ignored its size limit")
+	}
+	// A full segment is stored at once, without waiting out MaxAge.
+	big := segment.NewWriter(b, segment.Options{Prefix: "segments/test", Name: "big", MaxAge: time.Hour, MaxBytes: 1})
+	_, wait, _ := big.Add([]byte("x"))
+	done := make(chan error)
+	go func() { done <- wait(ctx) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a full segment was not stored")
+	}
+}
+
+func TestParseRefRefusesMalformedReferences(t *testing.T) {
+	for _, ref := range []string{"bodies/ab/cd/x.gz", "k#", "k#1", "k#a+2", "k#-1+2", "k#1+0"} {
+		if _, _, _, ok := segment.ParseRef(ref); ok {
+			t.Errorf("%q parsed as a segment reference", ref)
+		}
+	}
+	if k, o, n, ok := segment.ParseRef(segment.Ref("a/b.gz", 10, 20)); !ok || k != "a/b.gz" || o != 10 || n != 20 {
+		t.Errorf("round trip: %q %d %d %v", k, o, n, ok)
+	}
+}

@@ -1,0 +1,127 @@
+// Package segment stores many small objects — page bodies, extracted texts — in one stored
+// object per few seconds or few megabytes (a segment), and reads them back by reference
+// (segment key, offset, length). It is what keeps S3 requests per page far below one: a
+// fetch worker writes one PUT for every page its leases fetched in the last seconds, and a
+// reader fetches a segment once for all the pages in it.
+//
+// Each item is its own gzip member, so a segment is a valid gzip stream and an item can be
+// read alone from its offset. A reference is the string "<key>#<offset>+<length>"; any other
+// string is a plain object key (content-addressed bodies stored before segments).
+package segment
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/trawlerdev/trawler/internal/blob"
+)
+
+// Options shape a Writer.
+type Options struct {
+	Prefix   string        // key prefix, e.g. "segments/bodies"
+	Name     string        // this writer's name in keys (a worker process's id)
+	MaxAge   time.Duration // an item waits at most this long for its segment to be stored
+	MaxBytes int           // a segment is stored once it holds this much
+}
+
+// Writer gathers items into segments and stores each with one PUT.
+type Writer struct {
+	blob *blob.Store
+	o    Options
+
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	cur     *pending // the segment being filled
+	seq     int64
+	started string // the writer's start, in keys: names never repeat across restarts
+}
+
+// pending is a segment being filled or stored; done is closed once it is stored (err says how).
+type pending struct {
+	key   string
+	done  chan struct{}
+	err   error
+	timer *time.Timer
+}
+
+// NewWriter returns a writer storing into b.
+func NewWriter(b *blob.Store, o Options) *Writer {
+	if o.MaxAge <= 0 {
+		o.MaxAge = 2 * time.Second
+	}
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = 8 << 20
+	}
+	return &Writer{blob: b, o: o, started: time.Now().UTC().Format("20060102T150405.000000000")}
+}
+
+// Add compresses data into the current segment and returns its reference and a wait that
+// returns once the segment holding it is stored (or failed to be). Nothing may refer to the
+// item durably — a database row — before wait returns nil.
+func (w *Writer) Add(data []byte) (ref string, wait func(context.Context) error, err error) {
+	var member bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&member, gzip.BestSpeed)
+	if _, err := zw.Write(data); err != nil {
+		return "", nil, fmt.Errorf("segment: compress: %w", err)
+	}
+	if err := zw.Close(); err != nil {
+		return "", nil, fmt.Errorf("segment: compress: %w", err)
+	}
+	w.mu.Lock()
+	if w.cur == nil {
+		w.seq++
+		p := &pending{key: fmt.Sprintf("%s/%s/%s-%s-%06d.gz", w.o.Prefix, w.started[:8], w.o.Name, w.started, w.seq), done: make(chan struct{})}
+		w.cur = p
+		p.timer = time.AfterFunc(w.o.MaxAge, func() { w.flush(p) })
+	}
+	p := w.cur
+	off := w.buf.Len()
+	w.buf.Write(member.Bytes())
+	full := w.buf.Len() >= w.o.MaxBytes
+	w.mu.Unlock()
+	if full {
+		go w.flush(p)
+	}
+	ref = Ref(p.key, int64(off), int64(member.Len()))
+	return ref, func(ctx context.Context) error {
+		select {
+		case <-p.done:
+			return p.err
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}, nil
+}
+
+// flush stores segment p if it is still the one being filled.
+func (w *Writer) flush(p *pending) {
+	w.mu.Lock()
+	if w.cur != p {
+		w.mu.Unlock()
+		return
+	}
+	p.timer.Stop()
+	data := append([]byte(nil), w.buf.Bytes()...)
+	w.buf.Reset()
+	w.cur = nil
+	w.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	p.err = w.blob.Put(ctx, p.key, data, "application/gzip")
+	close(p.done)
+}
+
+// Flush stores the segment being filled now (at shutdown, or in tests).
+func (w *Writer) Flush() {
+	w.mu.Lock()
+	p := w.cur
+	w.mu.Unlock()
+	if p != nil {
+		w.flush(p)
+		<-p.done
+	}
+}
