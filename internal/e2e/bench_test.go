@@ -272,6 +272,7 @@ func runTrawlerBench(b *testing.B, bin string, o benchOptions, scenario string, 
 		}
 		row.events = float64(total) / float64(pages)
 		b.Logf("events per page (%d in all; kinds from a sample of histories), most frequent: %s", total, topEvents(events, pages, 12))
+		b.Logf("events per small host: %s", s.smallHostEvents())
 	}
 	b.Logf("%s, %s with %d fetch workers: %d pages in %.0fs, %.1f pages/s steady, %.1f events/page, %d violations",
 		scenario, crawler, fetchers, row.pages, row.seconds, row.steady, row.events, row.violations)
@@ -519,6 +520,45 @@ func byWorkflow(events map[eventKind]int) map[string]int {
 }
 
 type eventKind struct{ workflow, event string }
+
+// smallHostEvents says what a host that fetched one or two pages cost in history events, all
+// runs of its host workflow and its processing children together.
+func (s *stack) smallHostEvents() string {
+	byHost := map[string]int{}
+	for _, e := range s.executions() {
+		id := strings.TrimPrefix(e.Execution.WorkflowId, s.cfg.IDPrefix)
+		switch {
+		case strings.HasPrefix(id, "host/"):
+			byHost[strings.TrimPrefix(id, "host/")] += int(e.HistoryLength)
+		case strings.HasPrefix(id, "process/"):
+			host, _, _ := strings.Cut(strings.TrimPrefix(id, "process/"), "/")
+			byHost[host] += int(e.HistoryLength)
+		}
+	}
+	rows, err := s.store.Pool().Query(context.Background(), `SELECT host, fetched FROM hosts WHERE fetched BETWEEN 1 AND 2`)
+	if err != nil {
+		return err.Error()
+	}
+	var counts []int
+	for rows.Next() {
+		var host string
+		var n int
+		if rows.Scan(&host, &n) == nil && byHost[host] > 0 {
+			counts = append(counts, byHost[host])
+		}
+	}
+	rows.Close()
+	if len(counts) == 0 {
+		return "no host fetched only one or two pages"
+	}
+	sort.Ints(counts)
+	sum := 0
+	for _, c := range counts {
+		sum += c
+	}
+	return fmt.Sprintf("%d hosts with 1–2 pages: median %d events, mean %.1f, max %d", len(counts), counts[len(counts)/2],
+		float64(sum)/float64(len(counts)), counts[len(counts)-1])
+}
 
 // events counts history events of the stack's workflows by workflow type and event type.
 func (s *stack) events() map[eventKind]int {
