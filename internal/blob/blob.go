@@ -16,6 +16,8 @@ import (
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
+
+	"github.com/trawlerdev/trawler/internal/iostats"
 )
 
 // Store is a bucket in MinIO/S3.
@@ -32,9 +34,14 @@ type Options struct {
 
 // New connects to the endpoint and creates the bucket when it does not exist yet.
 func New(ctx context.Context, o Options) (*Store, error) {
+	base, err := minio.DefaultTransport(o.UseSSL)
+	if err != nil {
+		return nil, fmt.Errorf("blob: transport for %s: %w", o.Endpoint, err)
+	}
 	client, err := minio.New(o.Endpoint, &minio.Options{
-		Creds:  credentials.NewStaticV4(o.AccessKey, o.SecretKey, ""),
-		Secure: o.UseSSL,
+		Creds:     credentials.NewStaticV4(o.AccessKey, o.SecretKey, ""),
+		Secure:    o.UseSSL,
+		Transport: &iostats.S3Transport{Base: base}, // S3 requests per page are part of the budget
 	})
 	if err != nil {
 		return nil, fmt.Errorf("blob: client for %s: %w", o.Endpoint, err)

@@ -168,6 +168,7 @@ type benchRow struct {
 	cpu               map[string]float64
 	rssMB             map[string]float64
 	pgBytes, s3Bytes  float64 // per page
+	s3Reqs, pgTrips   float64 // S3 requests and Postgres round trips of the workers, per page
 	violations        int
 }
 
@@ -254,6 +255,13 @@ func runTrawlerBench(b *testing.B, bin string, o benchOptions, scenario string, 
 	}
 	// Stopped, the crawl's figures per page are final.
 	s.terminateWorkflows()
+	var s3Reqs, pgTrips float64
+	for _, w := range workers {
+		if m, err := tryScrape(w.metrics); err == nil {
+			s3Reqs += m["trawler_s3_requests"]
+			pgTrips += m["trawler_postgres_round_trips"]
+		}
+	}
 	var stopping sync.WaitGroup // each drains for up to its shutdown timeout: at once
 	for _, w := range workers {
 		stopping.Go(func() { w.stop(b) })
@@ -271,6 +279,7 @@ func runTrawlerBench(b *testing.B, bin string, o benchOptions, scenario string, 
 			b.Logf("history events: %d from visibility, %d reading every history", total, full)
 		}
 		row.events = float64(total) / float64(pages)
+		row.s3Reqs, row.pgTrips = s3Reqs/float64(pages), pgTrips/float64(pages)
 		b.Logf("events per page (%d in all; kinds from a sample of histories), most frequent: %s", total, topEvents(events, pages, 12))
 		b.Logf("events per small host: %s", s.smallHostEvents())
 	}
@@ -459,9 +468,16 @@ func benchTable(o benchOptions, rows []benchRow) string {
 	}
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "## %s — `make bench` (%s, %s, %d cores)\n\n", time.Now().UTC().Format("2006-01-02 15:04 MST"), host, cpuInfo, runtime.NumCPU())
-	fmt.Fprintf(&sb, "Test web %d hosts × %d pages; politeness-bound: %v per host; budget %v per run; everything co-located.\n\n", o.hosts, o.pages, o.delay, o.budget)
-	sb.WriteString("| scenario | crawler | fetch procs | pages | requests/s steady | politeness use | events/page | CPU s/1k pages: workers · temporal · postgres · minio | peak RSS MB: workers · temporal · postgres · minio | PG B/page | S3 B/page | violations |\n")
-	sb.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	web := fmt.Sprintf("%d hosts × %d pages", o.hosts, o.pages)
+	if wc := benchWeb(o); wc.LongTail {
+		web = fmt.Sprintf("%d hosts, long-tailed (70%% with 1–5 pages, 25%% 6–200, 5%% 1,000–2,000)", o.hosts)
+	}
+	if wc := benchWeb(o); wc.SeedEvery > 0 {
+		web += fmt.Sprintf(", every %dth host seeded", wc.SeedEvery)
+	}
+	fmt.Fprintf(&sb, "Test web %s; politeness-bound: %v per host; budget %v per run; everything co-located.\n\n", web, o.delay, o.budget)
+	sb.WriteString("| scenario | crawler | fetch procs | pages | requests/s steady | politeness use | events/page | CPU s/1k pages: workers · temporal · postgres · minio | peak RSS MB: workers · temporal · postgres · minio | PG B/page | S3 B/page | S3 req/page | PG round trips/page | violations |\n")
+	sb.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
 		var wcpu, wrss float64
 		for k, v := range r.cpu {
@@ -478,10 +494,10 @@ func benchTable(o benchOptions, rows []benchRow) string {
 		if r.allowed > 0 {
 			use = fmt.Sprintf("%.1f%%", 100*r.steady/r.allowed)
 		}
-		fmt.Fprintf(&sb, "| %s | %s | %d | %d | %.1f | %s | %.1f | %.1f · %.1f · %.1f · %.1f | %.0f · %.0f · %.0f · %.0f | %.0f | %.0f | %d |\n",
+		fmt.Fprintf(&sb, "| %s | %s | %d | %d | %.1f | %s | %.2f | %.1f · %.1f · %.1f · %.1f | %.0f · %.0f · %.0f · %.0f | %.0f | %.0f | %.3f | %.2f | %d |\n",
 			r.scenario, r.crawler, r.fetchers, r.pages, r.steady, use, r.events,
 			r.perKPages(wcpu), r.perKPages(r.cpu["temporal"]), r.perKPages(r.cpu["postgres"]), r.perKPages(r.cpu["minio"]),
-			wrss, r.rssMB["temporal"], r.rssMB["postgres"], r.rssMB["minio"], r.pgBytes, r.s3Bytes, r.violations)
+			wrss, r.rssMB["temporal"], r.rssMB["postgres"], r.rssMB["minio"], r.pgBytes, r.s3Bytes, r.s3Reqs, r.pgTrips, r.violations)
 	}
 	sb.WriteString("\n")
 	for _, scenario := range []string{"politeness-bound", "no delay"} {

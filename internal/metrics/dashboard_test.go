@@ -27,7 +27,7 @@ func TestDashboardUsesDeclaredSeries(t *testing.T) {
 	if err := json.Unmarshal(raw, &dash); err != nil {
 		t.Fatalf("dashboard is not JSON: %v", err)
 	}
-	name := regexp.MustCompile(`\btrawler_[a-z_]+`)
+	name := regexp.MustCompile(`\btrawler_[a-z0-9_]+`)
 	used := map[string]bool{}
 	for _, p := range dash.Panels {
 		if len(p.Targets) == 0 {

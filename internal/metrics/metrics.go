@@ -21,6 +21,8 @@ import (
 	tallyprom "github.com/uber-go/tally/v4/prometheus"
 	"go.temporal.io/sdk/client"
 	sdktally "go.temporal.io/sdk/contrib/tally"
+
+	"github.com/trawlerdev/trawler/internal/iostats"
 )
 
 // Trawler's series, exposed under exactly these names (with the SDK's tags — namespace,
@@ -50,12 +52,16 @@ const (
 	OldestDue         = "trawler_oldest_due_seconds"
 	WARCRecords       = "trawler_warc_records" // counter
 	WARCBytes         = "trawler_warc_bytes"   // counter
+	// What the process sent to its stores (counters, no SDK tags): S3 requests, and Postgres
+	// round trips (a query, a pipelined batch or a copy each).
+	S3Requests         = "trawler_s3_requests"
+	PostgresRoundTrips = "trawler_postgres_round_trips"
 )
 
 // Series lists every Trawler series name, for checks of the dashboard and the docs.
 var Series = []string{Fetches, Refused, FetchBytes, FetchLatency, NotModified, Retries, DeadLetters, RobotsFetches,
 	RobotsBlocked, HostBackoffs, Documents, Duplicates, LinksAdmitted, LinksSeen, LinksRejected, FrontierURLs, Unstorable, ExpiredClaims,
-	OldestUnprocessed, OldestDue, WARCRecords, WARCBytes}
+	OldestUnprocessed, OldestDue, WARCRecords, WARCBytes, S3Requests, PostgresRoundTrips}
 
 // Registry is a process's metrics: a tally scope reporting into a Prometheus registry.
 type Registry struct {
@@ -67,7 +73,11 @@ type Registry struct {
 // New creates the registry. Close it to stop reporting.
 func New() (*Registry, error) {
 	reg := prom.NewRegistry()
-	reg.MustRegister(prom.NewGoCollector(), prom.NewProcessCollector(prom.ProcessCollectorOpts{}))
+	reg.MustRegister(prom.NewGoCollector(), prom.NewProcessCollector(prom.ProcessCollectorOpts{}),
+		prom.NewCounterFunc(prom.CounterOpts{Name: S3Requests, Help: "S3 requests sent by this process"},
+			func() float64 { return float64(iostats.S3Requests()) }),
+		prom.NewCounterFunc(prom.CounterOpts{Name: PostgresRoundTrips, Help: "Postgres round trips (queries, batches, copies) of this process"},
+			func() float64 { return float64(iostats.PostgresRoundTrips()) }))
 	reporter := tallyprom.NewReporter(tallyprom.Options{
 		Registerer:       reg,
 		DefaultTimerType: tallyprom.HistogramTimerType,

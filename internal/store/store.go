@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/trawlerdev/trawler/internal/iostats"
 )
 
 // Open connects to Postgres and checks the connection, retrying briefly so a process started
@@ -18,6 +20,7 @@ func Open(ctx context.Context, url string) (*pgxpool.Pool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: parse DATABASE_URL: %w", err)
 	}
+	cfg.ConnConfig.Tracer = iostats.PGTracer{}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("store: connect: %w", err)
