@@ -81,16 +81,17 @@ func (p *Processor) processPages(ctx context.Context, host string, pages []crawl
 			}
 		}
 	}
-	for _, pp := range preps {
-		cands, doc, err := p.savePage(ctx, pp, &res)
-		if err != nil {
-			return res, err
+	saved, err := p.saveAll(ctx, preps, &res)
+	if err != nil {
+		return res, err
+	}
+	for i, pp := range preps {
+		if !saved[i] {
+			continue
 		}
 		cb := batches[pp.page.CrawlID]
-		if doc != nil {
-			cb.docs = append(cb.docs, *doc)
-		}
-		cb.cands = append(cb.cands, cands...)
+		cb.docs = append(cb.docs, pp.doc)
+		cb.cands = append(cb.cands, pp.cands...)
 	}
 	for _, id := range crawlOrder {
 		cb := batches[id]
@@ -254,23 +255,54 @@ func (p *Processor) preparePage(ctx context.Context, ci *crawlInfo, page crawl.P
 	return &prepared{ci: ci, page: page, doc: doc, links: links, cands: cands, stored: stored}, nil
 }
 
-// savePage stores a prepared page's document and links and returns the links to admit and
-// the document saved (nil when it could not be: the page is done already).
-func (p *Processor) savePage(ctx context.Context, pp *prepared, res *crawl.ProcessResult) ([]store.Candidate, *store.Document, error) {
-	page, doc, links, cands := pp.page, pp.doc, pp.links, pp.cands
-	dup, err := p.Store.SaveDocument(ctx, doc, links, pp.ci.dedup)
-	if store.IsDataError(err) { // what the page holds cannot be stored: this page only, not the batch
-		activity.GetLogger(ctx).Warn("document not storable: marking the page done", "crawl", page.CrawlID, "url", page.URL, "error", err)
-		count(ctx, metrics.Unstorable, 1)
-		res.Failed++
-		return nil, nil, p.Store.MarkDone(ctx, page.CrawlID, page.Hash, "unstorable document: "+err.Error())
+// saveAll stores the prepared pages' documents and links in one transaction and says which
+// were saved. When Postgres refuses what one of them holds, they are saved one by one, and
+// that page alone is set aside (done, with the reason).
+func (p *Processor) saveAll(ctx context.Context, preps []*prepared, res *crawl.ProcessResult) ([]bool, error) {
+	saved := make([]bool, len(preps))
+	if len(preps) == 0 {
+		return saved, nil
 	}
-	if err != nil {
-		return nil, nil, err
+	saves := make([]store.DocumentSave, len(preps))
+	for i, pp := range preps {
+		saves[i] = store.DocumentSave{Doc: pp.doc, Links: pp.links, Det: pp.ci.dedup}
 	}
+	dups, err := p.Store.SaveDocuments(ctx, saves)
+	if err == nil {
+		for i, pp := range preps {
+			saved[i] = true
+			p.counted(ctx, pp, dups[i], res)
+		}
+		return saved, nil
+	}
+	if !store.IsDataError(err) {
+		return nil, err
+	}
+	for i, pp := range preps {
+		dup, err := p.Store.SaveDocument(ctx, pp.doc, pp.links, pp.ci.dedup)
+		if store.IsDataError(err) { // what the page holds cannot be stored: this page only, not the batch
+			activity.GetLogger(ctx).Warn("document not storable: marking the page done", "crawl", pp.page.CrawlID, "url", pp.page.URL, "error", err)
+			count(ctx, metrics.Unstorable, 1)
+			res.Failed++
+			if err := p.Store.MarkDone(ctx, pp.page.CrawlID, pp.page.Hash, "unstorable document: "+err.Error()); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		saved[i] = true
+		p.counted(ctx, pp, dup, res)
+	}
+	return saved, nil
+}
+
+// counted counts a saved document.
+func (p *Processor) counted(ctx context.Context, pp *prepared, dup *store.Dup, res *crawl.ProcessResult) {
 	failpoint.Hit(failpoint.DocumentSaved)
 	res.Documents++
-	res.Links += len(links)
+	res.Links += len(pp.links)
 	count(ctx, metrics.Documents, 1)
 	if dup != nil {
 		count(ctx, metrics.Duplicates, 1, "kind", dup.Kind)
@@ -279,7 +311,6 @@ func (p *Processor) savePage(ctx context.Context, pp *prepared, res *crawl.Proce
 			res.NearDuplicates++
 		}
 	}
-	return cands, &doc, nil
 }
 
 // body reads a page's body by its reference.

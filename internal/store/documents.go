@@ -48,56 +48,93 @@ type Link struct {
 
 // SaveDocument stores a processed page, decides whether it duplicates an earlier document of
 // the crawl — exactly (same content hash: the first such document) or nearly (the detector's
-// best match among the candidates its index keys find) — files its near-duplicate keys,
-// records its out-links and moves the URL to done or back to the queue for its recrawl.
-// Documents that could match each other take the same advisory locks first, so two workers
-// saving near-duplicates at once cannot both miss each other. Running it twice for the same
-// page changes nothing the second time.
-func (s *Store) SaveDocument(ctx context.Context, d Document, links []Link, det *dedup.Detector) (dup *Dup, err error) {
-	var keys []int64
-	if det != nil {
-		keys = det.Keys(d.Fingerprint)
+// best match among the candidates its index keys find) — files its near-duplicate keys and
+// records its out-links. Documents that could match each other take the same advisory locks
+// first, so two workers saving near-duplicates at once cannot both miss each other. Running
+// it twice for the same page changes nothing the second time.
+func (s *Store) SaveDocument(ctx context.Context, d Document, links []Link, det *dedup.Detector) (*Dup, error) {
+	dups, err := s.SaveDocuments(ctx, []DocumentSave{{Doc: d, Links: links, Det: det}})
+	if err != nil {
+		return nil, err
 	}
-	var simhash *int64
-	var minhash []byte
-	if d.Fingerprint.Usable() {
-		v := int64(d.Fingerprint.SimHash)
-		simhash, minhash = &v, dedup.EncodeSignature(d.Fingerprint.MinHash)
+	return dups[0], nil
+}
+
+// DocumentSave is one document to save, with its out-links and its crawl's detector (nil: no
+// near-duplicate detection).
+type DocumentSave struct {
+	Doc   Document
+	Links []Link
+	Det   *dedup.Detector
+}
+
+// SaveDocuments is SaveDocument for a batch, in one transaction of three pipelined round trips
+// whatever the batch holds: lock every duplicate key and save, find exact duplicates; find
+// near-duplicate candidates and file keys, document by document in order (a later document
+// sees an earlier one's keys); record verdicts and links. It returns each document's verdict.
+// One document Postgres refuses fails the batch (IsDataError): save them one by one then.
+func (s *Store) SaveDocuments(ctx context.Context, saves []DocumentSave) ([]*Dup, error) {
+	type prep struct {
+		d       Document
+		keys    []int64
+		simhash *int64
+		minhash []byte
 	}
-	d.Title, d.Lang, d.Charset, d.ContentType, d.Canonical = Text(d.Title), Text(d.Lang), Text(d.Charset), Text(d.ContentType), Text(d.Canonical)
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		dup = nil
-		// Three round trips in the transaction, each a pipelined batch: lock, save and find
-		// the exact duplicate; find near-duplicate candidates; file keys, verdict and links.
+	preps := make([]prep, len(saves))
+	var locks []int64
+	for i, sv := range saves {
+		p := prep{d: sv.Doc}
+		if sv.Det != nil {
+			p.keys = sv.Det.Keys(p.d.Fingerprint)
+		}
+		if p.d.Fingerprint.Usable() {
+			v := int64(p.d.Fingerprint.SimHash)
+			p.simhash, p.minhash = &v, dedup.EncodeSignature(p.d.Fingerprint.MinHash)
+		}
+		d := &p.d
+		d.Title, d.Lang, d.Charset, d.ContentType, d.Canonical = Text(d.Title), Text(d.Lang), Text(d.Charset), Text(d.ContentType), Text(d.Canonical)
+		locks = append(locks, lockKeys(d.CrawlID, d.ContentHash, p.keys)...)
+		preps[i] = p
+	}
+	dups := make([]*Dup, len(saves))
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		clear(dups)
 		b := &pgx.Batch{}
-		b.Queue(`SELECT count(pg_advisory_xact_lock(k)) FROM (SELECT DISTINCT k FROM unnest($1::bigint[]) k ORDER BY k) x`,
-			lockKeys(d.CrawlID, d.ContentHash, keys))
-		b.Queue(`INSERT INTO documents (crawl_id, url_hash, content_hash, body_key, text_key, title, lang, charset,
-				content_type, size, canonical, noindex, nofollow, links_out, simhash, minhash, text_bytes)
-			VALUES ($1, $2, $3, $4, nullif($5, ''), $6, nullif($7, ''), nullif($8, ''), $9, $10, nullif($11, ''), $12, $13, $14, $15, $16, $17)
-			ON CONFLICT (crawl_id, url_hash) DO UPDATE SET content_hash = excluded.content_hash, body_key = excluded.body_key,
-				text_key = excluded.text_key, title = excluded.title, lang = excluded.lang, charset = excluded.charset,
-				content_type = excluded.content_type, size = excluded.size, canonical = excluded.canonical,
-				noindex = excluded.noindex, nofollow = excluded.nofollow, links_out = excluded.links_out,
-				simhash = excluded.simhash, minhash = excluded.minhash, text_bytes = excluded.text_bytes`,
-			d.CrawlID, d.Hash, d.ContentHash, d.BodyKey, d.TextKey, d.Title, d.Lang, d.Charset, d.ContentType, d.Size,
-			d.Canonical, d.NoIndex, d.NoFollow, d.LinksOut, simhash, minhash, d.TextBytes)
-		b.Queue(`SELECT url_hash FROM documents WHERE crawl_id = $1 AND content_hash = $2
-			ORDER BY processed_at, url_hash LIMIT 1`, d.CrawlID, d.ContentHash)
-		b.Queue(`DELETE FROM dedup_keys WHERE crawl_id = $1 AND url_hash = $2`, d.CrawlID, d.Hash)
-		var first []byte
+		b.Queue(`SELECT count(pg_advisory_xact_lock(k)) FROM (SELECT DISTINCT k FROM unnest($1::bigint[]) k ORDER BY k) x`, locks)
+		for _, p := range preps {
+			d := p.d
+			// processed_at from the clock, not the transaction's start: documents of one batch
+			// keep their order, and the first of identical ones stays the original.
+			b.Queue(`INSERT INTO documents (crawl_id, url_hash, content_hash, body_key, text_key, title, lang, charset,
+					content_type, size, canonical, noindex, nofollow, links_out, simhash, minhash, text_bytes, processed_at)
+				VALUES ($1, $2, $3, $4, nullif($5, ''), $6, nullif($7, ''), nullif($8, ''), $9, $10, nullif($11, ''), $12, $13, $14, $15, $16, $17,
+					clock_timestamp())
+				ON CONFLICT (crawl_id, url_hash) DO UPDATE SET content_hash = excluded.content_hash, body_key = excluded.body_key,
+					text_key = excluded.text_key, title = excluded.title, lang = excluded.lang, charset = excluded.charset,
+					content_type = excluded.content_type, size = excluded.size, canonical = excluded.canonical,
+					noindex = excluded.noindex, nofollow = excluded.nofollow, links_out = excluded.links_out,
+					simhash = excluded.simhash, minhash = excluded.minhash, text_bytes = excluded.text_bytes`,
+				d.CrawlID, d.Hash, d.ContentHash, d.BodyKey, d.TextKey, d.Title, d.Lang, d.Charset, d.ContentType, d.Size,
+				d.Canonical, d.NoIndex, d.NoFollow, d.LinksOut, p.simhash, p.minhash, d.TextBytes)
+			b.Queue(`SELECT url_hash FROM documents WHERE crawl_id = $1 AND content_hash = $2
+				ORDER BY processed_at, url_hash LIMIT 1`, d.CrawlID, d.ContentHash)
+			b.Queue(`DELETE FROM dedup_keys WHERE crawl_id = $1 AND url_hash = $2`, d.CrawlID, d.Hash)
+		}
+		firsts := make([][]byte, len(preps))
 		err := sendBatch(ctx, tx, b, func(br pgx.BatchResults) error {
 			if _, err := br.Exec(); err != nil {
 				return fmt.Errorf("lock duplicate keys: %w", err)
 			}
-			if _, err := br.Exec(); err != nil {
-				return fmt.Errorf("save document: %w", err)
-			}
-			if err := br.QueryRow().Scan(&first); err != nil {
-				return fmt.Errorf("find duplicate: %w", err)
-			}
-			if _, err := br.Exec(); err != nil {
-				return fmt.Errorf("clear near-duplicate keys: %w", err)
+			for i := range preps {
+				if _, err := br.Exec(); err != nil {
+					return fmt.Errorf("save document %x: %w", preps[i].d.Hash, err)
+				}
+				if err := br.QueryRow().Scan(&firsts[i]); err != nil {
+					return fmt.Errorf("find duplicate: %w", err)
+				}
+				if _, err := br.Exec(); err != nil {
+					return fmt.Errorf("clear near-duplicate keys: %w", err)
+				}
 			}
 			return nil
 		})
@@ -105,41 +142,84 @@ func (s *Store) SaveDocument(ctx context.Context, d Document, links []Link, det 
 			return err
 		}
 		b = &pgx.Batch{}
-		if string(first) != string(d.Hash) {
-			dup = &Dup{Of: first, Kind: dedup.KindExact}
-		} else if len(keys) > 0 {
-			if dup, err = nearDuplicate(ctx, tx, det, d, keys); err != nil {
+		for i, p := range preps { // exact duplicates first, so the near-duplicate lookups see them as such
+			if string(firsts[i]) != string(p.d.Hash) {
+				dups[i] = &Dup{Of: firsts[i], Kind: dedup.KindExact}
+				b.Queue(`UPDATE documents SET dup_of = $3, dup_kind = $4, dup_score = 0 WHERE crawl_id = $1 AND url_hash = $2`,
+					p.d.CrawlID, p.d.Hash, firsts[i], dedup.KindExact)
+			}
+		}
+		exact := b.Len()
+		var near []int // documents looked up for near-duplicates, in order
+		for i, p := range preps {
+			if dups[i] != nil {
+				continue
+			}
+			if len(p.keys) == 0 {
+				continue
+			}
+			near = append(near, i)
+			b.Queue(nearCandidatesSQL, p.d.CrawlID, p.keys, p.d.Hash, maxNearCandidates)
+			b.Queue(`INSERT INTO dedup_keys (crawl_id, key, url_hash) SELECT $1, k, $2 FROM unnest($3::bigint[]) k
+				ON CONFLICT DO NOTHING`, p.d.CrawlID, p.d.Hash, p.keys)
+		}
+		if b.Len() > 0 {
+			err := sendBatch(ctx, tx, b, func(br pgx.BatchResults) error {
+				for range exact {
+					if _, err := br.Exec(); err != nil {
+						return fmt.Errorf("mark exact duplicate: %w", err)
+					}
+				}
+				for _, i := range near {
+					rows, err := br.Query()
+					if err != nil {
+						return fmt.Errorf("near-duplicate candidates: %w", err)
+					}
+					if dups[i], err = bestNearDuplicate(saves[i].Det, preps[i].d, rows); err != nil {
+						return err
+					}
+					if _, err := br.Exec(); err != nil {
+						return fmt.Errorf("file near-duplicate keys: %w", err)
+					}
+				}
+				return nil
+			})
+			if err != nil {
 				return err
 			}
-			b.Queue(`INSERT INTO dedup_keys (crawl_id, key, url_hash) SELECT $1, k, $2 FROM unnest($3::bigint[]) k
-				ON CONFLICT DO NOTHING`, d.CrawlID, d.Hash, keys)
 		}
-		var of []byte
-		var kind *string
-		var score *float64
-		if dup != nil {
-			of, kind, score = dup.Of, &dup.Kind, &dup.Score
-		}
-		b.Queue(`UPDATE documents SET dup_of = $3, dup_kind = $4, dup_score = $5
-			WHERE crawl_id = $1 AND url_hash = $2`, d.CrawlID, d.Hash, of, kind, score)
-		if len(links) > 0 {
-			to, nf := make([][]byte, len(links)), make([]bool, len(links))
-			for i, l := range links {
-				to[i], nf[i] = l.To, l.NoFollow
+		b = &pgx.Batch{}
+		for i, p := range preps {
+			var of []byte
+			var kind *string
+			var score *float64
+			if dup := dups[i]; dup != nil {
+				of, kind, score = dup.Of, &dup.Kind, &dup.Score
 			}
-			b.Queue(`INSERT INTO links (crawl_id, from_hash, to_hash, nofollow)
-				SELECT $1, $2, t, n FROM unnest($3::bytea[], $4::bool[]) AS x(t, n) ON CONFLICT DO NOTHING`,
-				d.CrawlID, d.Hash, to, nf)
+			b.Queue(`UPDATE documents SET dup_of = $3, dup_kind = $4, dup_score = $5
+				WHERE crawl_id = $1 AND url_hash = $2`, p.d.CrawlID, p.d.Hash, of, kind, score)
+			if links := saves[i].Links; len(links) > 0 {
+				to, nf := make([][]byte, len(links)), make([]bool, len(links))
+				for j, l := range links {
+					to[j], nf[j] = l.To, l.NoFollow
+				}
+				b.Queue(`INSERT INTO links (crawl_id, from_hash, to_hash, nofollow)
+					SELECT $1, $2, t, n FROM unnest($3::bytea[], $4::bool[]) AS x(t, n) ON CONFLICT DO NOTHING`,
+					p.d.CrawlID, p.d.Hash, to, nf)
+			}
 		}
 		if err := tx.SendBatch(ctx, b).Close(); err != nil {
-			return fmt.Errorf("file near-duplicate keys, verdict and links: %w", err)
+			return fmt.Errorf("file verdicts and links: %w", err)
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("store: document %x: %w", d.Hash, err)
+		if len(saves) == 1 {
+			return nil, fmt.Errorf("store: document %x: %w", saves[0].Doc.Hash, err)
+		}
+		return nil, fmt.Errorf("store: %d documents: %w", len(saves), err)
 	}
-	return dup, nil
+	return dups, nil
 }
 
 // sendBatch sends b in tx and reads its results with read, closing the results either way.
@@ -156,17 +236,17 @@ func sendBatch(ctx context.Context, tx pgx.Tx, b *pgx.Batch, read func(pgx.Batch
 // sharing a SimHash block — must not make a lookup scan them all).
 const maxNearCandidates = 500
 
-// nearDuplicate returns the detector's best match for d among the documents filed under its
-// keys: an original (itself no duplicate) before a duplicate, then the closest, then the first.
-func nearDuplicate(ctx context.Context, tx pgx.Tx, det *dedup.Detector, d Document, keys []int64) (*Dup, error) {
-	rows, err := tx.Query(ctx, `SELECT d.url_hash, d.simhash, d.minhash, d.dup_of IS NULL
-		FROM (SELECT DISTINCT url_hash FROM dedup_keys WHERE crawl_id = $1 AND key = ANY($2) AND url_hash <> $3 LIMIT $4) k
-		JOIN documents d ON d.crawl_id = $1 AND d.url_hash = k.url_hash
-		WHERE d.simhash IS NOT NULL AND d.dup_of IS DISTINCT FROM $3 -- (never a duplicate of its own duplicate)
-		ORDER BY d.processed_at, d.url_hash`, d.CrawlID, keys, d.Hash, maxNearCandidates)
-	if err != nil {
-		return nil, fmt.Errorf("near-duplicate candidates: %w", err)
-	}
+// nearCandidatesSQL finds the documents filed under a document's keys ($2) in its crawl ($1),
+// itself ($3) excluded, at most $4.
+const nearCandidatesSQL = `SELECT d.url_hash, d.simhash, d.minhash, d.dup_of IS NULL
+	FROM (SELECT DISTINCT url_hash FROM dedup_keys WHERE crawl_id = $1 AND key = ANY($2) AND url_hash <> $3 LIMIT $4) k
+	JOIN documents d ON d.crawl_id = $1 AND d.url_hash = k.url_hash
+	WHERE d.simhash IS NOT NULL AND d.dup_of IS DISTINCT FROM $3 -- (never a duplicate of its own duplicate)
+	ORDER BY d.processed_at, d.url_hash`
+
+// bestNearDuplicate returns the detector's best match for d among the candidate rows: an
+// original (itself no duplicate) before a duplicate, then the closest, then the first.
+func bestNearDuplicate(det *dedup.Detector, d Document, rows pgx.Rows) (*Dup, error) {
 	defer rows.Close()
 	var best *Dup
 	var bestMatch dedup.Match
@@ -187,7 +267,10 @@ func nearDuplicate(ctx context.Context, tx pgx.Tx, det *dedup.Detector, d Docume
 			best, bestMatch, bestOriginal = &Dup{Of: hash, Kind: m.Kind, Score: m.Score}, m, original
 		}
 	}
-	return best, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("near-duplicate candidates: %w", err)
+	}
+	return best, nil
 }
 
 // lockKeys maps a document's duplicate keys to advisory-lock keys scoped to its crawl.

@@ -155,3 +155,51 @@ func TestProcessedPagesStayPendingUntilFinished(t *testing.T) {
 		t.Fatalf("finished: done and queued for the recrawl: %+v", p)
 	}
 }
+
+// Documents saved in one batch find each other: an exact copy and a near-duplicate of a
+// document earlier in the same batch are marked, an unrelated one is not.
+func TestSaveDocumentsInOneBatchFindEachOther(t *testing.T) {
+	s, ctx := newStore(t, 0, 0)
+	det, _ := dedup.NewDetector(3, 0.9)
+	docs := dedup.GenerateCorpus(11, 60)
+	var original, near, other int = -1, -1, -1
+	for i, d := range docs {
+		switch {
+		case d.Cluster == i && original < 0:
+			original = i
+		case d.Cluster == original && near < 0:
+			near = i
+		case d.Cluster == i && i != original && other < 0:
+			other = i
+		}
+	}
+	texts := map[string]string{"original": docs[original].Text, "copy": docs[original].Text, "near": docs[near].Text, "other": docs[other].Text}
+	var saves []store.DocumentSave
+	for _, name := range []string{"original", "copy", "near", "other"} {
+		c := cand("http://a.test/"+name, "a.test", 1)
+		if _, err := s.Admit(ctx, "c", []store.Candidate{c}); err != nil {
+			t.Fatal(err)
+		}
+		content := sha256.Sum256([]byte(texts[name]))
+		saves = append(saves, store.DocumentSave{Det: det, Links: []store.Link{{From: c.Hash, To: c.Hash}},
+			Doc: store.Document{CrawlID: "c", Hash: c.Hash, ContentHash: content[:], BodyKey: "k", Size: 1, Fingerprint: det.Fingerprint(texts[name])}})
+	}
+	dups, err := s.SaveDocuments(ctx, saves)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig := cand("http://a.test/original", "a.test", 1).Hash
+	if dups[0] != nil || dups[3] != nil {
+		t.Errorf("original or unrelated marked a duplicate: %+v %+v", dups[0], dups[3])
+	}
+	if dups[1] == nil || dups[1].Kind != dedup.KindExact || string(dups[1].Of) != string(orig) {
+		t.Errorf("copy: %+v, want an exact duplicate of the original", dups[1])
+	}
+	if dups[2] == nil || dups[2].Kind == dedup.KindExact || string(dups[2].Of) != string(orig) {
+		t.Errorf("near: %+v, want a near-duplicate of the original", dups[2])
+	}
+	again, err := s.SaveDocuments(ctx, saves) // a retried batch decides the same
+	if err != nil || again[0] != nil || again[1] == nil || again[2] == nil || again[3] != nil {
+		t.Errorf("saved again: %+v %v", again, err)
+	}
+}
