@@ -43,48 +43,59 @@ func (b *batch) nextChunk(ctx context.Context, sem chan struct{}) (bool, error) 
 	b.drain(sem)
 	owner := b.topUpOwner(ctx)
 	owners := LeaseOwners(b.in.Owner)
-	dryFrom := time.Now()
+	dryFrom, recheck := time.Now(), leaseRecheck
+	claim := true // look by claiming: the chunk just finished may have left URLs due
 	for !b.leaseOver(ctx) {
-		// Quietly: the host workflow claims again after the lease, no admission need wake it.
-		claimed, next, err := b.f.Store.ClaimQuietly(ctx, b.in.Host, owner, b.in.TopUp, b.in.Lease, time.Now())
-		if err != nil {
-			return false, err
-		}
-		if len(claimed) > 0 {
-			failpoint.Hit(failpoint.TopUpClaimed)
-			if err := b.pace(ctx, claimed); err != nil {
-				return false, err
-			}
-			b.mu.Lock()
-			b.in.URLs = claimed
-			b.res.Finished = make([]bool, len(claimed))
-			b.res.TopUp = claimed
-			b.mu.Unlock()
-			b.heartbeat(ctx)
-			return true, nil
-		}
-		wait := time.Duration(0)
-		switch {
-		case next != nil && time.Until(*next) <= inLeaseWait:
-			wait = max(time.Until(*next), 50*time.Millisecond)
-		case time.Since(dryFrom) < leaseDryWait:
-			n, err := b.f.Store.OwnedAwaiting(ctx, b.in.Host, owners)
+		if claim {
+			// Quietly: the host workflow claims again after the lease, no admission need wake it.
+			claimed, _, err := b.f.Store.ClaimQuietly(ctx, b.in.Host, owner, b.in.TopUp, b.in.Lease, time.Now())
 			if err != nil {
 				return false, err
 			}
-			if n > 0 {
-				wait = leaseRecheck
+			if len(claimed) > 0 {
+				failpoint.Hit(failpoint.TopUpClaimed)
+				if err := b.pace(ctx, claimed); err != nil {
+					return false, err
+				}
+				b.mu.Lock()
+				b.in.URLs = claimed
+				b.res.Finished = make([]bool, len(claimed))
+				b.res.TopUp = claimed
+				b.mu.Unlock()
+				b.heartbeat(ctx)
+				return true, nil
 			}
 		}
-		if wait == 0 {
+		// Dry: one cheap look (no claim, no transaction) at when the next URL is due and
+		// whether pages of this lease still await processing (their links may be for us).
+		next, awaiting, err := b.f.Store.HostDue(ctx, b.in.Host, owners)
+		if err != nil {
+			return false, err
+		}
+		var wait time.Duration
+		switch until := time.Duration(0); {
+		case next != nil && time.Until(*next) <= inLeaseWait:
+			until = time.Until(*next)
+			if claim && until <= 0 {
+				until = 200 * time.Millisecond // due, yet the claim found nothing (locked by an admission): soon again
+			}
+			wait, claim = max(until, 0), true
+		case awaiting > 0 && time.Since(dryFrom) < leaseDryWait:
+			// Looked at less often the longer nothing comes: a lease waiting on slow
+			// processing must not cost Postgres a claim a second.
+			wait, claim = recheck, false
+			recheck = min(recheck*3/2, 3*time.Second)
+		default:
 			return false, nil
 		}
-		t := time.NewTimer(min(wait, leaseRecheck))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return false, nil
-		case <-t.C:
+		if wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return false, nil
+			case <-t.C:
+			}
 		}
 	}
 	return false, nil

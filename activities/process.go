@@ -60,8 +60,8 @@ func (p *Processor) processPages(ctx context.Context, host string, pages []crawl
 	}
 	batches := map[string]*crawlBatch{}
 	var crawlOrder []string
-	// Parse every page first (the CPU-bound part, behind the gate), then wait once for their
-	// texts' segment to be stored, then save the documents.
+	// Parse every page first (the CPU-bound part, behind the gate), then save the documents in
+	// one transaction, admit their links, and finish the pages once their texts are stored.
 	preps, err := p.prepareAll(ctx, pages, &res, func(crawlID string) map[string]int {
 		cb := batches[crawlID]
 		if cb == nil {
@@ -73,13 +73,6 @@ func (p *Processor) processPages(ctx context.Context, host string, pages []crawl
 	}, done)
 	if err != nil {
 		return res, err
-	}
-	for _, pp := range preps {
-		if pp.stored != nil {
-			if err := pp.stored(ctx); err != nil {
-				return res, err
-			}
-		}
 	}
 	saved, err := p.saveAll(ctx, preps, &res)
 	if err != nil {
@@ -101,6 +94,12 @@ func (p *Processor) processPages(ctx context.Context, host string, pages []crawl
 		}
 		st, err := p.Admitter.admit(ctx, ci, cb.cands)
 		if err != nil {
+			return res, err
+		}
+		// The pages are done only once their texts' segment is stored: until then a crash
+		// leaves them fetched, and their retry saves their documents again with new texts.
+		// (Waited for here, not before saving, so their links are not held up by it.)
+		if err := textsStored(ctx, preps); err != nil {
 			return res, err
 		}
 		if err := p.Store.FinishProcessed(ctx, cb.docs); err != nil {
@@ -253,6 +252,18 @@ func (p *Processor) preparePage(ctx context.Context, ci *crawlInfo, page crawl.P
 		doc.RecrawlAt, doc.RecrawlS = &at, int(next/time.Second)
 	}
 	return &prepared{ci: ci, page: page, doc: doc, links: links, cands: cands, stored: stored}, nil
+}
+
+// textsStored waits until the texts of prepared pages are stored.
+func textsStored(ctx context.Context, preps []*prepared) error {
+	for _, pp := range preps {
+		if pp.stored != nil {
+			if err := pp.stored(ctx); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // saveAll stores the prepared pages' documents and links in one transaction and says which

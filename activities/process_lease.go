@@ -15,8 +15,8 @@ import (
 // transaction per crawl), and looks again, more slowly while nothing comes, until the lease
 // is over and every page it fetched is processed.
 const (
-	// A page waits for its body's segment (about 2 s) before it can be seen at all; looking
-	// every 2 s gives batches of a few pages (one admission each) at a lease's usual pace.
+	// A page waits for its body's segment (up to a second) before it can be seen at all;
+	// looking every 2 s gives batches of a few pages (one admission each) at a lease's pace.
 	leasePollMin = 2 * time.Second
 	leasePollMax = 4 * time.Second
 	// leaseAbsentWait is how long processing waits for a lease row that does not exist: its

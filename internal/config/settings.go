@@ -107,7 +107,7 @@ var settings = []setting{
 		set: func(c *Config, v string) error { return positiveInt(&c.ProcessConcurrency, v) }},
 	{Flag: "process-leases", Env: "TRAWLER_PROCESS_LEASES", Default: "1000", Usage: "fetch leases one process worker follows at once (their processing waits between pages; process-concurrency bounds the work)",
 		set: func(c *Config, v string) error { return positiveInt(&c.ProcessLeases, v) }},
-	{Flag: "segment-max-age", Env: "TRAWLER_SEGMENT_MAX_AGE", Default: "2s", Usage: "longest a fetched body or extracted text waits for its segment (one stored object for all of a worker's pages meanwhile) to be written",
+	{Flag: "segment-max-age", Env: "TRAWLER_SEGMENT_MAX_AGE", Default: "1s", Usage: "longest a fetched body or extracted text waits for its segment (one stored object for all of a worker's pages meanwhile) to be written",
 		set: func(c *Config, v string) error { return duration(&c.SegmentMaxAge, v) }},
 	{Flag: "segment-max-bytes", Env: "TRAWLER_SEGMENT_MAX_BYTES", Default: "8388608", Usage: "a segment is written once it holds this many bytes",
 		set: func(c *Config, v string) error { return positiveInt(&c.SegmentMaxBytes, v) }},
