@@ -88,6 +88,25 @@ type FetchBatchResult struct {
 	Retired           bool            `json:"retired,omitempty"`  // the host was retired (dead-site cleanup)
 }
 
+// flushWhenStopped stores the current body segment at once if the batch is stopped (a pause
+// or throttle cancels it): the outcomes of its last requests wait for that segment, and the
+// host should not wait a segment's age for its new pacing. A batch that ends by itself does
+// not: its pages share the segment with every other lease's. Call the result when done.
+func (f *Fetcher) flushWhenStopped(ctx context.Context) func() {
+	if f.Bodies == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			f.Bodies.Flush()
+		case <-done:
+		}
+	}()
+	return func() { close(done) }
+}
+
 // FetchBatch fetches in.URLs, at most in.Concurrency at a time, request starts at least the
 // delay apart. robots.txt comes first when its cache has expired (itself requests under the
 // same schedule). A URL robots.txt forbids is skipped without a request. After a Retry-After
@@ -118,6 +137,7 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 		}
 	}
 	defer keepAlive(ctx, func() any { return b.result() })()
+	defer f.flushWhenStopped(ctx)()
 	if err := b.pace(ctx, b.in.URLs); err != nil {
 		return FetchBatchResult{}, err
 	}
