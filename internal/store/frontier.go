@@ -47,11 +47,6 @@ func (s *Store) Admit(ctx context.Context, crawlID string, cands []Candidate) (A
 		res = AdmitResult{New: map[string]int{}}
 		var maxPages, admitted int64
 		var maxPerHost int
-		err := tx.QueryRow(ctx, `SELECT max_pages, max_pages_per_host, admitted FROM crawls WHERE id = $1 FOR UPDATE`, crawlID).
-			Scan(&maxPages, &maxPerHost, &admitted)
-		if err != nil {
-			return fmt.Errorf("lock crawl %s: %w", crawlID, err)
-		}
 		n := len(cands)
 		hashes, urls, hosts, sources := make([][]byte, n), make([]string, n), make([]string, n), make([]string, n)
 		depths, hops := make([]int32, n), make([]int32, n)
@@ -61,26 +56,31 @@ func (s *Store) Admit(ctx context.Context, crawlID string, cands []Candidate) (A
 			hashes[i], urls[i], hosts[i], sources[i] = c.Hash, c.URL, c.Host, c.Source
 			depths[i], hops[i], prios[i], hints[i] = int32(c.Depth), int32(c.Hops), c.Priority, int32(c.HintS)
 		}
-		rows, err := tx.Query(ctx, `INSERT INTO urls (crawl_id, url_hash, url, host, depth, hops, source, priority, change_hint_s)
+		// Two round trips in the transaction, each a pipelined batch: lock the crawl (its
+		// budget), insert the URLs and read the hosts' budgets; then everything that follows
+		// from which URLs were new.
+		var inserted [][]byte
+		hostAdmitted := map[string]int{}
+		b := &pgx.Batch{}
+		b.Queue(`SELECT max_pages, max_pages_per_host, admitted FROM crawls WHERE id = $1 FOR UPDATE`, crawlID)
+		b.Queue(`INSERT INTO urls (crawl_id, url_hash, url, host, depth, hops, source, priority, change_hint_s)
 			SELECT $1, h, u, ho, d, hp, s, p, nullif(ch, 0)
 			FROM unnest($2::bytea[], $3::text[], $4::text[], $5::int[], $6::int[], $7::text[], $8::real[], $9::int[]) AS t(h, u, ho, d, hp, s, p, ch)
 			ON CONFLICT (crawl_id, url_hash) DO NOTHING RETURNING url_hash`,
 			crawlID, hashes, urls, hosts, depths, hops, sources, prios, hints)
-		if err != nil {
-			return fmt.Errorf("insert urls: %w", err)
-		}
-		inserted, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
-		if err != nil {
-			return fmt.Errorf("insert urls: %w", err)
-		}
-		isNew := make(map[string]bool, len(inserted))
-		for _, h := range inserted {
-			isNew[string(h)] = true
-		}
-		// Per-host admitted counts, for the hosts this batch touches.
-		hostAdmitted := map[string]int{}
-		if maxPerHost > 0 {
-			rows, err := tx.Query(ctx, `SELECT host, admitted FROM crawl_hosts WHERE crawl_id = $1 AND host = ANY($2)`, crawlID, hosts)
+		b.Queue(`SELECT host, admitted FROM crawl_hosts WHERE crawl_id = $1 AND host = ANY($2)`, crawlID, hosts)
+		err := sendBatch(ctx, tx, b, func(br pgx.BatchResults) error {
+			if err := br.QueryRow().Scan(&maxPages, &maxPerHost, &admitted); err != nil {
+				return fmt.Errorf("lock crawl %s: %w", crawlID, err)
+			}
+			rows, err := br.Query()
+			if err != nil {
+				return fmt.Errorf("insert urls: %w", err)
+			}
+			if inserted, err = pgx.CollectRows(rows, pgx.RowTo[[]byte]); err != nil {
+				return fmt.Errorf("insert urls: %w", err)
+			}
+			rows, err = br.Query()
 			if err != nil {
 				return fmt.Errorf("read host budgets: %w", err)
 			}
@@ -88,13 +88,20 @@ func (s *Store) Admit(ctx context.Context, crawlID string, cands []Candidate) (A
 				var h string
 				var a int
 				if err := rows.Scan(&h, &a); err != nil {
+					rows.Close()
 					return err
 				}
 				hostAdmitted[h] = a
 			}
-			if err := rows.Err(); err != nil {
-				return err
-			}
+			rows.Close()
+			return rows.Err()
+		})
+		if err != nil {
+			return err
+		}
+		isNew := make(map[string]bool, len(inserted))
+		for _, h := range inserted {
+			isNew[string(h)] = true
 		}
 		var over [][]byte
 		seen := map[string]bool{}
@@ -114,11 +121,10 @@ func (s *Store) Admit(ctx context.Context, crawlID string, cands []Candidate) (A
 			hostAdmitted[c.Host]++
 			res.New[c.Host]++
 		}
+		b = &pgx.Batch{}
 		if len(over) > 0 {
-			if _, err := tx.Exec(ctx, `UPDATE urls u SET state = 'skipped', skip_reason = 'budget' FROM unnest($2::bytea[]) AS t(h)
-				WHERE u.crawl_id = $1 AND u.url_hash = t.h`, crawlID, over); err != nil {
-				return fmt.Errorf("mark over-budget: %w", err)
-			}
+			b.Queue(`UPDATE urls u SET state = 'skipped', skip_reason = 'budget' FROM unnest($2::bytea[]) AS t(h)
+				WHERE u.crawl_id = $1 AND u.url_hash = t.h`, crawlID, over)
 		}
 		// Each further link to a queued URL is an in-link: it moves up its host's queue.
 		var again [][]byte
@@ -128,48 +134,56 @@ func (s *Store) Admit(ctx context.Context, crawlID string, cands []Candidate) (A
 			}
 		}
 		if len(again) > 0 {
-			if _, err := tx.Exec(ctx, `UPDATE urls u SET priority = u.priority + $3 FROM unnest($2::bytea[]) AS t(h)
-				WHERE u.crawl_id = $1 AND u.url_hash = t.h AND u.state = 'queued'`, crawlID, again, InLinkBoost); err != nil {
-				return fmt.Errorf("count in-links: %w", err)
-			}
+			b.Queue(`UPDATE urls u SET priority = u.priority + $3 FROM unnest($2::bytea[]) AS t(h)
+				WHERE u.crawl_id = $1 AND u.url_hash = t.h AND u.state = 'queued'`, crawlID, again, InLinkBoost)
 		}
-		if len(res.New) == 0 {
+		wakeAt := -1 // the position of the waiting hosts' query in the batch
+		if len(res.New) > 0 {
+			// A retired host takes no new URLs: they are recorded, skipped with the reason.
+			b.Queue(`UPDATE urls u SET state = 'skipped', skip_reason = 'host retired: ' || h.retired_reason
+				FROM unnest($2::bytea[]) AS t(hh), hosts h
+				WHERE u.crawl_id = $1 AND u.url_hash = t.hh AND h.host = u.host AND h.retired_at IS NOT NULL`, crawlID, inserted)
+			newHosts, counts := make([]string, 0, len(res.New)), make([]int32, 0, len(res.New))
+			total := 0
+			for h, c := range res.New {
+				newHosts, counts = append(newHosts, h), append(counts, int32(c))
+				total += c
+			}
+			b.Queue(`INSERT INTO crawl_hosts (crawl_id, host, admitted)
+				SELECT $1, h, c FROM unnest($2::text[], $3::int[]) AS t(h, c)
+				ON CONFLICT (crawl_id, host) DO UPDATE SET admitted = crawl_hosts.admitted + excluded.admitted`, crawlID, newHosts, counts)
+			// Only hosts whose workflow found nothing at its last claim wait for a signal; the
+			// others claim again after their lease. Sorted: concurrent admissions lock host rows
+			// in order.
+			sorted := append([]string(nil), newHosts...)
+			sort.Strings(sorted)
+			wakeAt = b.Len()
+			b.Queue(`INSERT INTO hosts (host, waiting) SELECT h, false FROM unnest($1::text[]) AS t(h) ORDER BY h
+				ON CONFLICT (host) DO UPDATE SET waiting = false WHERE hosts.waiting RETURNING host`, sorted)
+			b.Queue(`UPDATE crawls SET admitted = admitted + $2, updated_at = now() WHERE id = $1`, crawlID, total)
+		}
+		if b.Len() == 0 {
 			return nil
 		}
-		// A retired host takes no new URLs: they are recorded, skipped with the reason.
-		if _, err := tx.Exec(ctx, `UPDATE urls u SET state = 'skipped', skip_reason = 'host retired: ' || h.retired_reason
-			FROM unnest($2::bytea[]) AS t(hh), hosts h
-			WHERE u.crawl_id = $1 AND u.url_hash = t.hh AND h.host = u.host AND h.retired_at IS NOT NULL`, crawlID, inserted); err != nil {
-			return fmt.Errorf("skip retired hosts: %w", err)
-		}
-		newHosts, counts := make([]string, 0, len(res.New)), make([]int32, 0, len(res.New))
-		for h, c := range res.New {
-			newHosts, counts = append(newHosts, h), append(counts, int32(c))
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO crawl_hosts (crawl_id, host, admitted)
-			SELECT $1, h, c FROM unnest($2::text[], $3::int[]) AS t(h, c)
-			ON CONFLICT (crawl_id, host) DO UPDATE SET admitted = crawl_hosts.admitted + excluded.admitted`, crawlID, newHosts, counts); err != nil {
-			return fmt.Errorf("count host admissions: %w", err)
-		}
-		// Only hosts whose workflow found nothing at its last claim wait for a signal; the others
-		// claim again after their batch. Sorted: concurrent admissions lock host rows in order.
-		sorted := append([]string(nil), newHosts...)
-		sort.Strings(sorted)
-		rows, err = tx.Query(ctx, `INSERT INTO hosts (host, waiting) SELECT h, false FROM unnest($1::text[]) AS t(h) ORDER BY h
-			ON CONFLICT (host) DO UPDATE SET waiting = false WHERE hosts.waiting RETURNING host`, sorted)
-		if err != nil {
-			return fmt.Errorf("find waiting hosts: %w", err)
-		}
-		if res.Wake, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
-			return fmt.Errorf("find waiting hosts: %w", err)
-		}
-		sort.Strings(res.Wake)
-		total := 0
-		for _, c := range res.New {
-			total += c
-		}
-		_, err = tx.Exec(ctx, `UPDATE crawls SET admitted = admitted + $2, updated_at = now() WHERE id = $1`, crawlID, total)
-		return err
+		return sendBatch(ctx, tx, b, func(br pgx.BatchResults) error {
+			for i := 0; i < b.Len(); i++ {
+				if i != wakeAt {
+					if _, err := br.Exec(); err != nil {
+						return fmt.Errorf("admit (step %d): %w", i, err)
+					}
+					continue
+				}
+				rows, err := br.Query()
+				if err != nil {
+					return fmt.Errorf("find waiting hosts: %w", err)
+				}
+				if res.Wake, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
+					return fmt.Errorf("find waiting hosts: %w", err)
+				}
+				sort.Strings(res.Wake)
+			}
+			return nil
+		})
 	})
 	if err != nil {
 		return res, fmt.Errorf("store: admit to %s: %w", crawlID, err)
