@@ -234,7 +234,7 @@ postgres_up() {
       || { tail -n 20 "$logs/initdb.log" >&2; die "postgres: initdb failed (see $logs/initdb.log)"; }
   fi
   as_pg "$PGBIN/pg_ctl" -D "$data" -l "$pglog" -w -t 60 start \
-    -o "-c listen_addresses=127.0.0.1 -p $PG_PORT -k $sock -c max_connections=200 -c shared_buffers=256MB -c fsync=${TRAWLER_PG_FSYNC:-on}" \
+    -o "-c listen_addresses=127.0.0.1 -p $PG_PORT -k $sock -c max_connections=200 -c shared_buffers=256MB -c fsync=${TRAWLER_PG_FSYNC:-on} ${TRAWLER_PG_EXTRA_OPTS:-}" \
     >/dev/null || { tail -n 20 "$pglog" >&2; die "postgres: failed to start (see $pglog)"; }
   head -n 1 "$data/postmaster.pid" >"$run/postgres.pid"
   wait_for postgres 30 pg_healthy || die "postgres failed to start"
