@@ -43,7 +43,7 @@ func (b *batch) nextChunk(ctx context.Context, sem chan struct{}) (bool, error) 
 	b.drain(sem)
 	owner := b.topUpOwner(ctx)
 	owners := LeaseOwners(b.in.Owner)
-	dryFrom, recheck := time.Now(), leaseRecheck
+	dryFrom := time.Now()
 	claim := true // look by claiming: the chunk just finished may have left URLs due
 	for !b.leaseOver(ctx) {
 		if claim {
@@ -81,10 +81,9 @@ func (b *batch) nextChunk(ctx context.Context, sem chan struct{}) (bool, error) 
 			}
 			wait, claim = max(until, 0), true
 		case awaiting > 0 && time.Since(dryFrom) < leaseDryWait:
-			// Looked at less often the longer nothing comes: a lease waiting on slow
-			// processing must not cost Postgres a claim a second.
-			wait, claim = recheck, false
-			recheck = min(recheck*3/2, 3*time.Second)
+			// Its own pages' links are on their way: look again in a second, with the cheap
+			// query, not a claim (a link-driven host's pace depends on how soon it sees them).
+			wait, claim = leaseRecheck, false
 		default:
 			return false, nil
 		}

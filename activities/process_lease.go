@@ -15,10 +15,15 @@ import (
 // transaction per crawl), and looks again, more slowly while nothing comes, until the lease
 // is over and every page it fetched is processed.
 const (
-	// A page waits for its body's segment (up to a second) before it can be seen at all;
-	// looking every 2 s gives batches of a few pages (one admission each) at a lease's pace.
-	leasePollMin = 2 * time.Second
-	leasePollMax = 4 * time.Second
+	// While the lease may be waiting for the links its pages yield, processing looks every
+	// second (a page waits for its body's segment, up to a second, before it can be seen at
+	// all), then less often while nothing comes.
+	leasePollMin = time.Second
+	leasePollMax = 3 * time.Second
+	// leaseBacklogPoll is how often it looks while the host's queue is deep: the lease is not
+	// waiting for these links, and pages processed a few at a time cost a batch's transactions
+	// (documents, admission, finish) each.
+	leaseBacklogPoll = 6 * time.Second
 	// leaseAbsentWait is how long processing waits for a lease row that does not exist: its
 	// fetch activity has not started yet, or the row was dropped by an attempt of this
 	// processing that died before reporting.
@@ -51,12 +56,14 @@ func (p *Processor) processLease(ctx context.Context, in crawl.ProcessInput) (cr
 			}
 			total = addResults(total, res)
 			poll = leasePollMin
-			continue
+			if !st.Backlog {
+				continue // links may be what the lease waits for: look again at once
+			}
 		}
 		if st.Exists {
 			seen = time.Now()
 		}
-		if st.Done || time.Since(seen) > leaseAbsentWait {
+		if len(fresh) == 0 && (st.Done || time.Since(seen) > leaseAbsentWait) {
 			if st.Exists {
 				if err := p.Store.DropLease(ctx, in.Lease.Owner); err != nil {
 					return total, err
@@ -66,7 +73,11 @@ func (p *Processor) processLease(ctx context.Context, in crawl.ProcessInput) (cr
 				"pages", done.Load(), "documents", total.Documents, "admitted", total.Admitted)
 			return total, nil
 		}
-		t := time.NewTimer(poll)
+		wait := poll
+		if st.Backlog {
+			wait = leaseBacklogPoll
+		}
+		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()

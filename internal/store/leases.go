@@ -44,7 +44,13 @@ func (s *Store) DropLease(ctx context.Context, owner string) error {
 type LeaseState struct {
 	Exists, Done bool
 	Pages        []FetchedPage
+	// Backlog: the host has at least BacklogDepth URLs due now, so the lease does not wait
+	// for the links its pages yield and their processing can take bigger batches.
+	Backlog bool
 }
+
+// BacklogDepth is how many due URLs make a host's queue deep (LeaseState.Backlog).
+const BacklogDepth = 10
 
 // LeasePages reads a lease's state (see LeaseState). The lease row is read before the pages,
 // each statement on its own snapshot: a lease seen over has every page it fetched committed
@@ -54,6 +60,8 @@ func (s *Store) LeasePages(ctx context.Context, lease, host string, owners []str
 	b := &pgx.Batch{}
 	b.Queue(`SELECT done_at IS NOT NULL FROM fetch_leases WHERE owner = $1`, lease)
 	b.Queue(fetchedOwnedSQL, host, owners)
+	b.Queue(`SELECT count(*) >= $2 FROM (SELECT 1 FROM urls WHERE host = $1 AND state = 'queued' AND next_fetch_at <= now() LIMIT $2) x`,
+		host, BacklogDepth)
 	br := s.pool.SendBatch(ctx, b)
 	defer br.Close()
 	err := br.QueryRow().Scan(&st.Done)
@@ -67,6 +75,9 @@ func (s *Store) LeasePages(ctx context.Context, lease, host string, owners []str
 	rows, err := br.Query()
 	if err == nil {
 		st.Pages, err = pgx.CollectRows(rows, scanOwnedPage)
+	}
+	if err == nil {
+		err = br.QueryRow().Scan(&st.Backlog)
 	}
 	if err != nil {
 		return LeaseState{}, fmt.Errorf("store: pages of lease %s: %w", lease, err)

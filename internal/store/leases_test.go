@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"fmt"
 	"net/netip"
 	"testing"
 	"time"
@@ -57,6 +58,21 @@ func TestLeaseRowsAndPagesByOwner(t *testing.T) {
 	}
 	if err := s.DropLease(ctx, "lease-1"); err != nil {
 		t.Fatal(err)
+	}
+	if st.Backlog {
+		t.Error("a host with nothing due has a backlog")
+	}
+	// A host with BacklogDepth URLs due has a deep queue: its lease's processing may take
+	// bigger batches.
+	var deep []store.Candidate
+	for i := 0; i < store.BacklogDepth; i++ {
+		deep = append(deep, cand(fmt.Sprintf("http://b.test/%d", i), "b.test", 1))
+	}
+	if _, err := s.Admit(ctx, "c", deep); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := s.LeasePages(ctx, "lease-2", "b.test", []string{"lease-2"}); err != nil || !st.Backlog {
+		t.Errorf("a host with %d URLs due: %+v %v", store.BacklogDepth, st, err)
 	}
 }
 
