@@ -101,13 +101,3 @@ func (s *Store) HostDue(ctx context.Context, host string, owners []string) (*tim
 	}
 	return next, awaiting, nil
 }
-
-// OwnedAwaiting counts the pages of host fetched under any of owners that await processing.
-func (s *Store) OwnedAwaiting(ctx context.Context, host string, owners []string) (int, error) {
-	var n int
-	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM urls WHERE host = $1 AND state = 'fetched' AND claimed_by = ANY($2)`,
-		host, owners).Scan(&n); err != nil {
-		return 0, fmt.Errorf("store: pages of %s awaiting processing: %w", host, err)
-	}
-	return n, nil
-}

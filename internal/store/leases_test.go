@@ -40,8 +40,8 @@ func TestLeaseRowsAndPagesByOwner(t *testing.T) {
 			t.Fatalf("record: %v %v", ok, err)
 		}
 	}
-	if n, err := s.OwnedAwaiting(ctx, "a.test", owners); err != nil || n != 1 {
-		t.Fatalf("awaiting: %d %v", n, err)
+	if next, n, err := s.HostDue(ctx, "a.test", owners); err != nil || n != 1 || next != nil {
+		t.Fatalf("due %v, awaiting %d, %v: want nothing queued and one page awaiting processing", next, n, err)
 	}
 	st, err = s.LeasePages(ctx, "lease-1", "a.test", owners)
 	if err != nil || !st.Exists || st.Done || len(st.Pages) != 1 || st.Pages[0].Changed == nil || !*st.Pages[0].Changed {
