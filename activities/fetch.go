@@ -37,6 +37,9 @@ type Fetcher struct {
 	Dialer        *netguard.Dialer
 	IPGap         time.Duration
 	IPGapOverride bool
+	// Stopping is closed when this worker begins to stop: a running lease ends early (as if
+	// its time were up), so the host's next lease starts on a live worker at once.
+	Stopping <-chan struct{}
 }
 
 // FetchBatchInput is a host's claimed URLs and its pacing.

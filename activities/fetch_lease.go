@@ -31,7 +31,17 @@ func (b *batch) leaseOver(ctx context.Context) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return ctx.Err() != nil || time.Since(b.began) >= b.in.LeaseFor || !b.res.DeferUntil.IsZero() ||
-		b.res.ConsecutiveErrors >= leaseErrors || b.res.Gone != ""
+		b.res.ConsecutiveErrors >= leaseErrors || b.res.Gone != "" || closed(b.f.Stopping)
+}
+
+// closed says whether ch is closed (false for nil).
+func closed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
 
 // nextChunk waits until no request is in flight, then replaces the lease's finished chunk of

@@ -29,6 +29,10 @@ type Processor struct {
 	Admitter *Admitter
 	Bodies   *segment.Reader // reads bodies by reference (nil: each its own object)
 	Texts    *segment.Writer // where extracted texts go (nil: one content-addressed object each)
+	// Stopping is closed when this worker begins to stop: a lease's processing hands itself
+	// on (a retryable failure, retried on a live worker in seconds) instead of waiting out
+	// the stop timeout and then its heartbeat timeout.
+	Stopping <-chan struct{}
 	// Gate bounds the batches processed at once in this process (nil: no bound): activity
 	// slots are many, because a lease's processing holds one while it waits for pages.
 	Gate chan struct{}

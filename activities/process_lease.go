@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/trawlerdev/trawler/internal/crawl"
 )
@@ -82,6 +83,9 @@ func (p *Processor) processLease(ctx context.Context, in crawl.ProcessInput) (cr
 		case <-ctx.Done():
 			t.Stop()
 			return total, ctx.Err()
+		case <-p.Stopping:
+			t.Stop()
+			return total, temporal.NewApplicationError("process worker stopping: the lease's processing goes on elsewhere", "WorkerStopping")
 		case <-t.C:
 		}
 		poll = min(2*poll, leasePollMax)

@@ -166,11 +166,12 @@ func TestRecoveryAfterKillsAtWorstMoments(t *testing.T) {
 	first := s.start(spec(testenv.Unique("first")))
 	// One death at a time, each given the recovery bound before the next, so every death's
 	// recovery is measured on its own; the second crawl of the same hosts starts right after
-	// the first death.
+	// the first death. The workflow worker dies second: with fetch leases its claims come
+	// early, while hosts are being discovered, and the crawls end sooner than three deaths in.
 	schedule := []struct{ role, point string }{
 		{"fetch", failpoint.TopUpClaimed + "#1"},
-		{"process", failpoint.LinksAdmitted + "#1"},
 		{"workflow", failpoint.ClaimCommitted + "#2"},
+		{"process", failpoint.LinksAdmitted + "#1"},
 		{"fetch", failpoint.FetchRecorded + "#2"},
 		{"process", failpoint.ProcessFinishing + "#1"},
 		{"fetch", failpoint.BatchFetched + "#1"},
@@ -190,7 +191,9 @@ func TestRecoveryAfterKillsAtWorstMoments(t *testing.T) {
 				case <-time.After(time.Until(lastDeath.Add(killGap))):
 				}
 			}
-			if workers[k.role].killAt(k.point, 15*time.Second, crawlsDone) {
+			// Up to 40 s for the point to be reached: a restarted process worker gets its
+			// leases' processing back only after their heartbeat timeout (20 s).
+			if workers[k.role].killAt(k.point, 40*time.Second, crawlsDone) {
 				lastDeath = time.Now()
 				deaths = append(deaths, fmt.Sprintf("%5.1fs %s at %s", time.Since(start).Seconds(), k.role, k.point))
 			} else {

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -36,6 +37,11 @@ type Deps struct {
 // Runner is the set of started workers.
 type Runner struct {
 	workers []worker.Worker
+	// stopping is closed when Stop begins: fetch leases end early and a lease's processing
+	// hands itself on, so they move to a live worker at once instead of after their
+	// heartbeat timeout (they run for minutes; the stop timeout is seconds).
+	stopping chan struct{}
+	once     sync.Once
 }
 
 // Start creates and starts one worker per role in cfg.Roles. Stop them with Stop.
@@ -53,7 +59,7 @@ func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 	}
 	health := &activities.Health{DB: deps.DB, Blob: deps.Blob}
 
-	r := &Runner{}
+	r := &Runner{stopping: make(chan struct{})}
 	for _, role := range cfg.Roles {
 		opts := worker.Options{WorkerStopTimeout: cfg.ShutdownTimeout, MaxHeartbeatThrottleInterval: cfg.HeartbeatMax}
 		var w worker.Worker
@@ -75,7 +81,7 @@ func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 			bodies := segment.NewWriter(deps.Blob, segment.Options{Prefix: "segments/bodies", Name: processName(),
 				MaxAge: cfg.SegmentMaxAge, MaxBytes: cfg.SegmentMaxBytes})
 			w.RegisterActivity(&activities.Fetcher{Store: st, Blob: deps.Blob, Bodies: bodies, Client: fetch.New(fetch.Options{Dialer: dialer}),
-				Crawls: crawls, Admitter: admitter, Dialer: dialer, IPGap: cfg.IPGap, IPGapOverride: cfg.IPGapOverride})
+				Crawls: crawls, Admitter: admitter, Dialer: dialer, IPGap: cfg.IPGap, IPGapOverride: cfg.IPGapOverride, Stopping: r.stopping})
 		case config.RoleProcess:
 			// A lease's processing holds its activity slot for the whole lease, mostly waiting for
 			// pages: slots for the leases followed, and a gate for the CPU-bound work itself.
@@ -87,7 +93,7 @@ func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 			texts := segment.NewWriter(deps.Blob, segment.Options{Prefix: "segments/text", Name: processName(),
 				MaxAge: cfg.SegmentMaxAge, MaxBytes: cfg.SegmentMaxBytes})
 			w.RegisterActivity(&activities.Processor{Store: st, Blob: deps.Blob, Bodies: reader, Texts: texts, Crawls: crawls,
-				Admitter: admitter, Gate: make(chan struct{}, cfg.ProcessConcurrency)})
+				Admitter: admitter, Gate: make(chan struct{}, cfg.ProcessConcurrency), Stopping: r.stopping})
 			w.RegisterActivity(&activities.Archiver{Store: st, Blob: deps.Blob, Bodies: reader, Crawls: crawls, Software: "Trawler (" + cfg.UserAgent + ")"})
 		default:
 			r.Stop()
@@ -122,6 +128,7 @@ func NewFrontier(c client.Client, cfg *config.Config, st *store.Store, filter *s
 // Stop stops every worker, letting in-flight activities finish within the stop timeout;
 // activities still running then are retried elsewhere by Temporal.
 func (r *Runner) Stop() {
+	r.once.Do(func() { close(r.stopping) })
 	for _, w := range r.workers {
 		w.Stop()
 	}
