@@ -90,6 +90,7 @@ func (p *Processor) processPages(ctx context.Context, host string, pages []crawl
 		cb.docs = append(cb.docs, pp.doc)
 		cb.cands = append(cb.cands, pp.cands...)
 	}
+	var docs []store.Document
 	for _, id := range crawlOrder {
 		cb := batches[id]
 		ci, err := p.Crawls.get(ctx, id)
@@ -100,19 +101,11 @@ func (p *Processor) processPages(ctx context.Context, host string, pages []crawl
 		if err != nil {
 			return res, err
 		}
-		// The pages are done only once their texts' segment is stored: until then a crash
-		// leaves them fetched, and their retry saves their documents again with new texts.
-		// (Waited for here, not before saving, so their links are not held up by it.)
-		if err := textsStored(ctx, preps); err != nil {
-			return res, err
-		}
-		if err := p.Store.FinishProcessed(ctx, cb.docs); err != nil {
-			return res, err
-		}
 		// Counted once per batch; a retried batch may count its rejections again (stats only).
 		if err := p.Store.CountRejections(ctx, id, cb.rejected); err != nil {
 			return res, err
 		}
+		docs = append(docs, cb.docs...)
 		res.Admitted += st.New
 		res.Duplicates += st.Duplicates
 		res.Rejected += st.OverBudget
@@ -122,6 +115,16 @@ func (p *Processor) processPages(ctx context.Context, host string, pages []crawl
 		for reason, n := range cb.rejected {
 			count(ctx, metrics.LinksRejected, int64(n), "reason", reason)
 		}
+	}
+	// The pages are done only once their links are admitted and their texts' segment is
+	// stored: until then a crash leaves them fetched, and their retry saves their documents
+	// again with new texts. (Waited for here, not before saving, so their links are not held
+	// up by it.)
+	if err := textsStored(ctx, preps); err != nil {
+		return res, err
+	}
+	if err := p.Store.FinishProcessed(ctx, docs); err != nil {
+		return res, err
 	}
 	failpoint.Hit(failpoint.ProcessFinishing)
 	log.Info("processed pages", "host", host, "crawls", crawlOrder, "pages", len(pages), "documents", res.Documents,

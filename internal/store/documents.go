@@ -190,14 +190,16 @@ func (s *Store) SaveDocuments(ctx context.Context, saves []DocumentSave) ([]*Dup
 		}
 		b = &pgx.Batch{}
 		for i, p := range preps {
-			var of []byte
-			var kind *string
-			var score *float64
-			if dup := dups[i]; dup != nil {
-				of, kind, score = dup.Of, &dup.Kind, &dup.Score
+			if dup := dups[i]; dup == nil || dup.Kind != dedup.KindExact { // (exact ones are marked already)
+				var of []byte
+				var kind *string
+				var score *float64
+				if dup != nil {
+					of, kind, score = dup.Of, &dup.Kind, &dup.Score
+				}
+				b.Queue(`UPDATE documents SET dup_of = $3, dup_kind = $4, dup_score = $5
+					WHERE crawl_id = $1 AND url_hash = $2`, p.d.CrawlID, p.d.Hash, of, kind, score)
 			}
-			b.Queue(`UPDATE documents SET dup_of = $3, dup_kind = $4, dup_score = $5
-				WHERE crawl_id = $1 AND url_hash = $2`, p.d.CrawlID, p.d.Hash, of, kind, score)
 			if links := saves[i].Links; len(links) > 0 {
 				to, nf := make([][]byte, len(links)), make([]bool, len(links))
 				for j, l := range links {
@@ -207,6 +209,9 @@ func (s *Store) SaveDocuments(ctx context.Context, saves []DocumentSave) ([]*Dup
 					SELECT $1, $2, t, n FROM unnest($3::bytea[], $4::bool[]) AS x(t, n) ON CONFLICT DO NOTHING`,
 					p.d.CrawlID, p.d.Hash, to, nf)
 			}
+		}
+		if b.Len() == 0 {
+			return nil
 		}
 		if err := tx.SendBatch(ctx, b).Close(); err != nil {
 			return fmt.Errorf("file verdicts and links: %w", err)
