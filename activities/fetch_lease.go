@@ -83,13 +83,13 @@ func (b *batch) nextChunk(ctx context.Context, sem chan struct{}) (bool, error) 
 			return false, err
 		}
 		var wait time.Duration
-		switch until := time.Duration(0); {
+		switch {
 		case next != nil && time.Until(*next) <= inLeaseWait:
-			until = time.Until(*next)
-			if claim && until <= 0 {
-				until = 200 * time.Millisecond // due, yet the claim found nothing (locked by an admission): soon again
+			wait = max(time.Until(*next), 0)
+			if claim && wait == 0 {
+				wait = 200 * time.Millisecond // due, yet the claim found nothing (locked by an admission): soon again
 			}
-			wait, claim = max(until, 0), true
+			claim = true
 		case awaiting > 0 && time.Since(dryFrom) < leaseDryWait:
 			// Its own pages' links are on their way: look again in a second, with the cheap
 			// query, not a claim (a link-driven host's pace depends on how soon it sees them).

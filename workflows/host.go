@@ -71,9 +71,6 @@ func withHostDefaults(c crawl.HostConfig) crawl.HostConfig {
 		MaxBatch: c.MaxBatch, HostIdleTimeout: c.IdleTimeout, RequestTimeout: c.RequestTimeout, FetchLease: c.FetchLease}.WithDefaults()
 	out := crawl.HostConfigFrom(d)
 	out.MaxHistory, out.MaxRunBatches, out.FetchQueue, out.ProcessQueue = c.MaxHistory, c.MaxRunBatches, c.FetchQueue, c.ProcessQueue
-	if c.FetchLease > 0 {
-		out.FetchLease = c.FetchLease
-	}
 	if out.MaxHistory <= 0 {
 		out.MaxHistory = defaultMaxHistory
 	}
