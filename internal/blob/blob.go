@@ -102,18 +102,27 @@ func (s *Store) PutText(ctx context.Context, text []byte) (key string, err error
 }
 
 func (s *Store) putCompressed(ctx context.Context, key string, body []byte) (string, error) {
-	var buf bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
-	if _, err := zw.Write(body); err != nil {
+	gz, err := Gzip(body)
+	if err != nil {
 		return "", fmt.Errorf("blob: compress %s: %w", key, err)
 	}
-	if err := zw.Close(); err != nil {
-		return "", fmt.Errorf("blob: compress %s: %w", key, err)
-	}
-	if err := s.Put(ctx, key, buf.Bytes(), "application/gzip"); err != nil {
+	if err := s.Put(ctx, key, gz, "application/gzip"); err != nil {
 		return "", err
 	}
 	return key, nil
+}
+
+// Gzip compresses data as one gzip member, fast: how bodies and texts are stored.
+func Gzip(data []byte) ([]byte, error) {
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+	if _, err := zw.Write(data); err != nil {
+		return nil, err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 // GetBody reads and decompresses an object stored by PutBody or PutText, refusing more than limit bytes.
@@ -142,20 +151,25 @@ func (s *Store) read(ctx context.Context, key string, limit int64, gunzip bool) 
 		return nil, fmt.Errorf("blob: get %s: %w", key, err)
 	}
 	defer obj.Close()
-	var r io.Reader = obj
+	return ReadAll(obj, key, limit, gunzip)
+}
+
+// ReadAll reads r whole (decompressing it first when gunzip), refusing more than limit bytes;
+// name says what is read in errors.
+func ReadAll(r io.Reader, name string, limit int64, gunzip bool) ([]byte, error) {
 	if gunzip {
-		zr, err := gzip.NewReader(obj)
+		zr, err := gzip.NewReader(r)
 		if err != nil {
-			return nil, fmt.Errorf("blob: read %s: %w", key, err)
+			return nil, fmt.Errorf("blob: read %s: %w", name, err)
 		}
 		r = zr
 	}
 	data, err := io.ReadAll(io.LimitReader(r, limit+1))
 	if err != nil {
-		return nil, fmt.Errorf("blob: read %s: %w", key, err)
+		return nil, fmt.Errorf("blob: read %s: %w", name, err)
 	}
 	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("blob: %s is larger than %d bytes", key, limit)
+		return nil, fmt.Errorf("blob: %s is larger than %d bytes", name, limit)
 	}
 	return data, nil
 }

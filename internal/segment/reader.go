@@ -2,11 +2,9 @@ package segment
 
 import (
 	"bytes"
-	"compress/gzip"
 	"container/list"
 	"context"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"sync"
@@ -82,18 +80,7 @@ func (r *Reader) Get(ctx context.Context, ref string, limit int64) ([]byte, erro
 	if off+n > int64(len(seg)) {
 		return nil, fmt.Errorf("segment: %s is past the end of %s (%d bytes)", ref, key, len(seg))
 	}
-	zr, err := gzip.NewReader(bytes.NewReader(seg[off : off+n]))
-	if err != nil {
-		return nil, fmt.Errorf("segment: read %s: %w", ref, err)
-	}
-	data, err := io.ReadAll(io.LimitReader(zr, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("segment: read %s: %w", ref, err)
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("segment: %s is larger than %d bytes", ref, limit)
-	}
-	return data, nil
+	return blob.ReadAll(bytes.NewReader(seg[off:off+n]), ref, limit, true)
 }
 
 // segment returns a segment's bytes from the cache, or fetches it once for all who ask.

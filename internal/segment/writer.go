@@ -11,7 +11,6 @@ package segment
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"fmt"
 	"sync"
@@ -63,12 +62,8 @@ func NewWriter(b *blob.Store, o Options) *Writer {
 // returns once the segment holding it is stored (or failed to be). Nothing may refer to the
 // item durably — a database row — before wait returns nil.
 func (w *Writer) Add(data []byte) (ref string, wait func(context.Context) error, err error) {
-	var member bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&member, gzip.BestSpeed)
-	if _, err := zw.Write(data); err != nil {
-		return "", nil, fmt.Errorf("segment: compress: %w", err)
-	}
-	if err := zw.Close(); err != nil {
+	member, err := blob.Gzip(data)
+	if err != nil {
 		return "", nil, fmt.Errorf("segment: compress: %w", err)
 	}
 	w.mu.Lock()
@@ -80,13 +75,13 @@ func (w *Writer) Add(data []byte) (ref string, wait func(context.Context) error,
 	}
 	p := w.cur
 	off := w.buf.Len()
-	w.buf.Write(member.Bytes())
+	w.buf.Write(member)
 	full := w.buf.Len() >= w.o.MaxBytes
 	w.mu.Unlock()
 	if full {
 		go w.flush(p)
 	}
-	ref = Ref(p.key, int64(off), int64(member.Len()))
+	ref = Ref(p.key, int64(off), int64(len(member)))
 	return ref, func(ctx context.Context) error {
 		select {
 		case <-p.done:
