@@ -28,11 +28,12 @@ func saveText(t testing.TB, ctx context.Context, s *store.Store, det *dedup.Dete
 	return dup
 }
 
-func TestSaveDocumentMarksNearDuplicatesThroughTheIndex(t *testing.T) {
-	s, ctx := newStore(t, 0, 0)
-	det, _ := dedup.NewDetector(3, 0.9)
-	docs := dedup.GenerateCorpus(11, 60)
-	var original, near, other int = -1, -1, -1
+// corpusTrio is a generated corpus and three of its documents: the first original, a
+// near-duplicate of it, and an unrelated original.
+func corpusTrio(t *testing.T) (docs []dedup.CorpusDoc, original, near, other int) {
+	t.Helper()
+	docs = dedup.GenerateCorpus(11, 60)
+	original, near, other = -1, -1, -1
 	for i, d := range docs {
 		switch {
 		case d.Cluster == i && original < 0:
@@ -46,6 +47,13 @@ func TestSaveDocumentMarksNearDuplicatesThroughTheIndex(t *testing.T) {
 	if near < 0 || other < 0 {
 		t.Fatal("the corpus has no near-duplicate of its first original")
 	}
+	return docs, original, near, other
+}
+
+func TestSaveDocumentMarksNearDuplicatesThroughTheIndex(t *testing.T) {
+	s, ctx := newStore(t, 0, 0)
+	det, _ := dedup.NewDetector(3, 0.9)
+	docs, original, near, other := corpusTrio(t)
 	if dup := saveText(t, ctx, s, det, "http://a.test/original", docs[original].Text); dup != nil {
 		t.Fatalf("the first document is a duplicate of %x", dup.Of)
 	}
@@ -161,18 +169,7 @@ func TestProcessedPagesStayPendingUntilFinished(t *testing.T) {
 func TestSaveDocumentsInOneBatchFindEachOther(t *testing.T) {
 	s, ctx := newStore(t, 0, 0)
 	det, _ := dedup.NewDetector(3, 0.9)
-	docs := dedup.GenerateCorpus(11, 60)
-	var original, near, other int = -1, -1, -1
-	for i, d := range docs {
-		switch {
-		case d.Cluster == i && original < 0:
-			original = i
-		case d.Cluster == original && near < 0:
-			near = i
-		case d.Cluster == i && i != original && other < 0:
-			other = i
-		}
-	}
+	docs, original, near, other := corpusTrio(t)
 	texts := map[string]string{"original": docs[original].Text, "copy": docs[original].Text, "near": docs[near].Text, "other": docs[other].Text}
 	var saves []store.DocumentSave
 	for _, name := range []string{"original", "copy", "near", "other"} {
