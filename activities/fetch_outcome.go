@@ -180,7 +180,7 @@ func (f *Fetcher) followRedirect(ctx context.Context, ci *crawlInfo, u store.Cla
 // could not be made storable) is recorded as this URL's skip with the reason, so it costs
 // that URL, never its batch, host or crawl.
 func (f *Fetcher) record(ctx context.Context, host string, o store.FetchOutcome) error {
-	_, err := f.Store.RecordFetch(ctx, host, o)
+	_, err := f.Store.RecordFetchGrouped(ctx, host, o)
 	if err == nil || !store.IsDataError(err) {
 		return err
 	}

@@ -43,6 +43,9 @@ type Processor struct {
 // processes the whole batch again; heartbeats (the page index) only show it is alive.
 func (p *Processor) Process(ctx context.Context, in crawl.ProcessInput) (crawl.ProcessResult, error) {
 	failpoint.Hit(failpoint.ProcessStarted)
+	if in.Crawl != nil {
+		return p.processCrawl(ctx, in)
+	}
 	if in.Lease != nil {
 		return p.processLease(ctx, in)
 	}
@@ -127,6 +130,7 @@ func (p *Processor) processPages(ctx context.Context, host string, pages []crawl
 		return res, err
 	}
 	failpoint.Hit(failpoint.ProcessFinishing)
+	// host is "" for a crawl's processing: its pages come from many hosts.
 	log.Info("processed pages", "host", host, "crawls", crawlOrder, "pages", len(pages), "documents", res.Documents,
 		"duplicates", res.DuplicateDocs, "admitted", res.Admitted, "rejected", res.Rejected, "failed", res.Failed)
 	return res, nil

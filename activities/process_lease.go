@@ -78,17 +78,26 @@ func (p *Processor) processLease(ctx context.Context, in crawl.ProcessInput) (cr
 		if st.Backlog {
 			wait = leaseBacklogPoll
 		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return total, ctx.Err()
-		case <-p.Stopping:
-			t.Stop()
-			return total, temporal.NewApplicationError("process worker stopping: the lease's processing goes on elsewhere", "WorkerStopping")
-		case <-t.C:
+		if err := p.sleep(ctx, wait); err != nil {
+			return total, err
 		}
 		poll = min(2*poll, leasePollMax)
+	}
+}
+
+// sleep waits d, unless the activity is cancelled or this worker begins to stop: then the
+// processing hands itself on (a retryable failure, retried on a live worker in seconds)
+// instead of waiting out the stop timeout and then its heartbeat timeout.
+func (p *Processor) sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-p.Stopping:
+		return temporal.NewApplicationError("process worker stopping: the processing goes on elsewhere", "WorkerStopping")
+	case <-t.C:
+		return nil
 	}
 }
 

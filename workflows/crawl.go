@@ -155,6 +155,12 @@ func CrawlWorkflow(ctx workflow.Context, in CrawlInput) (crawl.CrawlProgress, er
 	if err := refresh(); err != nil {
 		return progress, err
 	}
+	// Hosts of revision 3 hand their pages to the crawl's own processing children.
+	var procs *crawlProcessing
+	if workflow.GetVersion(ctx, "crawl-processing", workflow.DefaultVersion, 1) == 1 {
+		procs = &crawlProcessing{crawlID: crawlID, queue: run.ProcessQueue}
+		defer procs.started(ctx)
+	}
 	pauseCh := workflow.GetSignalChannel(ctx, crawl.SignalPause)
 	resumeCh := workflow.GetSignalChannel(ctx, crawl.SignalResume)
 	stopCh := workflow.GetSignalChannel(ctx, crawl.SignalStop)
@@ -173,6 +179,10 @@ func CrawlWorkflow(ctx workflow.Context, in CrawlInput) (crawl.CrawlProgress, er
 		tctx, cancel := workflow.WithCancel(ctx)
 		sel := workflow.NewSelector(ctx)
 		sel.AddFuture(workflow.NewTimer(tctx, spec.ProgressInterval.D()), func(workflow.Future) {})
+		if procs != nil && !stopped {
+			procs.keep(ctx)
+			procs.addTo(ctx, sel)
+		}
 		sel.AddReceive(pauseCh, func(c workflow.ReceiveChannel, _ bool) {
 			c.Receive(ctx, nil)
 			run.Paused, sigErr = true, setState(store.CrawlPaused)

@@ -61,6 +61,9 @@ type hostRun struct {
 	// leases (revision 2, or version "fetch-lease"): each fetch activity is a lease of up to
 	// FetchLease with its processing child started beside it.
 	leases bool
+	// crawlProcessed (revision 3): the crawls' processing children take the fetched pages, so
+	// the host starts none, and a dry host with nothing to keep ends without idling.
+	crawlProcessed bool
 
 	urlsAdded, pause, resume, throttle workflow.ReceiveChannel
 	interrupted                        bool // a pause or throttle arrived while fetching
@@ -102,6 +105,7 @@ func (h *hostRun) run() error {
 	} else if h.amortised {
 		h.leases = workflow.GetVersion(ctx, "fetch-lease", workflow.DefaultVersion, 1) == 1
 	}
+	h.crawlProcessed = h.in.Revision >= 3
 	defer h.awaitChildStarts()
 	for {
 		h.drainSignals()
@@ -151,6 +155,14 @@ func (h *hostRun) idle(nextDue *time.Time) bool {
 		h.waitSignal(later(*nextDue, now.Add(time.Second)), true)
 		return true
 	}
+	if h.crawlProcessed && h.plain() {
+		// Nothing to wait for and nothing to keep: end now rather than idle out the timeout
+		// (a timer, its task and two state upserts for most hosts of a real web). Admission
+		// starts the host again when its next URLs come (its last claim left it waiting), and
+		// its pacing lives on in Postgres.
+		h.awaitChildStarts()
+		return h.drainSignals()
+	}
 	h.setState("idle")
 	if h.waitSignal(deadline, true) {
 		return true
@@ -159,6 +171,14 @@ func (h *hostRun) idle(nextDue *time.Time) bool {
 	// a workflow with unhandled signals, and the next task finds it here).
 	h.awaitChildStarts()
 	return h.drainSignals()
+}
+
+// plain says whether the host holds nothing a new run would not start with: no pause,
+// throttle or backoff.
+func (h *hostRun) plain() bool {
+	st := h.st
+	return !st.Paused && st.ThrottleDelay == 0 && st.ThrottleConcurrent == 0 && st.BackoffLevel == 0 &&
+		st.ConsecutiveErrors == 0 && !st.BackoffUntil.After(workflow.Now(h.ctx))
 }
 
 func (h *hostRun) shouldContinueAsNew() bool {

@@ -36,7 +36,9 @@ func (h *hostRun) fetch(urls []store.Claimed) {
 		// same workflow task) and takes the pages as they are fetched.
 		in.LeaseFor = h.cfg.FetchLease.D()
 		timeout += in.LeaseFor
-		h.processLease(in.LeaseFor)
+		if !h.crawlProcessed {
+			h.processLease(in.LeaseFor)
+		}
 	}
 	actx, cancel := workflow.WithCancel(ctx)
 	actx = workflow.WithActivityOptions(actx, workflow.ActivityOptions{
@@ -80,7 +82,7 @@ func (h *hostRun) fetch(urls []store.Claimed) {
 		return
 	}
 	h.apply(res, d)
-	if len(res.Pages) > 0 {
+	if len(res.Pages) > 0 && !h.crawlProcessed {
 		h.process(res.Pages)
 	}
 }
@@ -98,7 +100,7 @@ func (h *hostRun) abandon(urls []store.Claimed) {
 		}
 		if err := workflow.ExecuteLocalActivity(withLocal(ctx), fr.Abandon, in).Get(ctx, &pages); err != nil {
 			workflow.GetLogger(ctx).Error("handing back an abandoned batch failed; its leases and the crawl's sweep will", "host", h.in.Host, "error", err)
-		} else if len(pages) > 0 {
+		} else if len(pages) > 0 && !h.crawlProcessed {
 			h.process(pages)
 		}
 		return

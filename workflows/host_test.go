@@ -312,7 +312,8 @@ func TestHostClaimsAgainWhenItsProcessingCompletes(t *testing.T) {
 }
 
 // A run started by this revision's code (as the wake-up does: HostState "active" set at
-// start) records no version marker and does not upsert the state it already has.
+// start) records no version marker and does not upsert the state it already has; once its
+// queue runs dry it ends at once, without idling out its timeout in state "idle".
 func TestHostStartedAtThisRevisionSkipsRedundantCommands(t *testing.T) {
 	e := newHostEnv(t)
 	e.claimsOf(1, 1)
@@ -322,16 +323,48 @@ func TestHostStartedAtThisRevisionSkipsRedundantCommands(t *testing.T) {
 	}
 	in := hostInput(time.Second)
 	in.Revision = crawl.HostRevision
+	start := e.Now()
 	e.ExecuteWorkflow(HostWorkflow, in)
 	if e.GetWorkflowError() != nil || len(e.fetches) != 1 {
 		t.Fatalf("err %v, %d batches", e.GetWorkflowError(), len(e.fetches))
 	}
-	if !slices.Equal(e.upserts, []string{"idle"}) {
-		t.Errorf("state upserts %q, want only [idle] (active was set at start)", e.upserts)
+	if len(e.upserts) != 0 {
+		t.Errorf("state upserts %q, want none (active was set at start, and a dry host ends)", e.upserts)
+	}
+	if took := e.Now().Sub(start); took >= in.Config.IdleTimeout.D() {
+		t.Errorf("the dry host ended after %v: it idled out its timeout", took)
 	}
 }
 
-// A run of this revision fetches in leases: the fetch activity gets the lease's length and
+// A host of revision 3 starts no processing child (its crawls' processing children take its
+// pages); one that holds what a new run would not start with (here a throttle) still idles
+// out its timeout before it ends, so the throttle holds if its URLs come back meanwhile.
+func TestHostOfRevision3LeavesProcessingToItsCrawls(t *testing.T) {
+	for _, throttled := range []bool{false, true} {
+		e := newHostEnv(t)
+		e.claimsOf(2, 1)
+		e.fetchOK()
+		in := hostInput(time.Second)
+		in.Revision = 3
+		in.Config.FetchLease = crawl.Duration(time.Minute)
+		if throttled {
+			in.State.ThrottleDelay = crawl.Duration(2 * time.Second)
+		}
+		children := 0
+		e.SetOnChildWorkflowStartedListener(func(*workflow.Info, workflow.Context, converter.EncodedValues) { children++ })
+		start := e.Now()
+		e.ExecuteWorkflow(HostWorkflow, in)
+		if e.GetWorkflowError() != nil || len(e.fetches) != 2 || children != 0 {
+			t.Fatalf("throttled %v: err %v, %d leases, %d processing children (want 2 and none)", throttled, e.GetWorkflowError(), len(e.fetches), children)
+		}
+		idled := e.Now().Sub(start) >= in.Config.IdleTimeout.D()
+		if idled != throttled || slices.Contains(e.upserts, "idle") != throttled {
+			t.Errorf("throttled %v: idled %v (upserts %q)", throttled, idled, e.upserts)
+		}
+	}
+}
+
+// A run of revision 2 fetches in leases: the fetch activity gets the lease's length and
 // owner, and one processing child started with it gets the lease (not a page list); the
 // pages it processes are never handed to a second child.
 func TestHostFetchesInLeasesWithProcessingBeside(t *testing.T) {
@@ -361,7 +394,7 @@ func TestHostFetchesInLeasesWithProcessingBeside(t *testing.T) {
 		return crawl.ProcessResult{}, nil
 	})
 	in := hostInput(time.Second)
-	in.Revision = crawl.HostRevision
+	in.Revision = 2 // revision 3 leaves processing to the crawl's children
 	in.Config.FetchLease = crawl.Duration(3 * time.Minute)
 	e.ExecuteWorkflow(HostWorkflow, in)
 	if e.GetWorkflowError() != nil || len(fetches) != 1 || len(processed) != 1 {

@@ -38,9 +38,12 @@ func ProcessPageWorkflow(ctx workflow.Context, in crawl.ProcessInput) (crawl.Pro
 	return res, err
 }
 
-// processTimeout bounds one processing attempt: 30 s a page, or a fetch lease's length and
-// then as long again for its last pages.
+// processTimeout bounds one processing attempt: 30 s a page, a fetch lease's length and then
+// as long again for its last pages, or a crawl's processing time and its last batch.
 func processTimeout(in crawl.ProcessInput) time.Duration {
+	if in.Crawl != nil {
+		return in.Crawl.For + 10*time.Minute
+	}
 	if in.Lease != nil {
 		return 2*in.Lease.For + 10*time.Minute
 	}

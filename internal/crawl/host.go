@@ -31,8 +31,10 @@ func HostConfigFrom(s Spec) HostConfig {
 
 // HostRevision is the host workflow's code revision a run started now gets (HostInput.Revision).
 // Revision 2 fetches in leases: one fetch activity holds the host for up to FetchLease, with
-// one processing child beside it.
-const HostRevision = 2
+// one processing child beside it. Revision 3 starts no processing child (its crawls' own
+// processing children take every fetched page), and a host whose queue ran dry ends at once
+// unless paused, throttled or backing off (the next admission of its URLs starts it again).
+const HostRevision = 3
 
 // HostInput starts (or continues) a host workflow.
 type HostInput struct {

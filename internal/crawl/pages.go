@@ -18,13 +18,23 @@ type PageRef struct {
 	HintS       int    `json:"hintS,omitempty"`    // its sitemap changefreq interval, seconds
 }
 
-// ProcessInput is a batch of pages for one ProcessPage workflow, or a fetch lease whose pages
-// it processes as they are fetched.
+// ProcessInput is a batch of pages for one ProcessPage workflow, a fetch lease whose pages
+// it processes as they are fetched, or a crawl whose fetched pages it processes for a while.
 type ProcessInput struct {
-	Host      string    `json:"host"`
-	Pages     []PageRef `json:"pages,omitempty"`
-	Lease     *LeaseRef `json:"lease,omitempty"`
-	TaskQueue string    `json:"taskQueue,omitempty"` // the process queue
+	Host      string           `json:"host,omitempty"`
+	Pages     []PageRef        `json:"pages,omitempty"`
+	Lease     *LeaseRef        `json:"lease,omitempty"`
+	Crawl     *CrawlProcessing `json:"crawl,omitempty"`
+	TaskQueue string           `json:"taskQueue,omitempty"` // the process queue
+}
+
+// CrawlProcessing names one of a crawl's processing children: it claims the crawl's fetched
+// pages, whatever their host, under Owner for up to For, and ends sooner once the crawl is
+// over and nothing is left to process.
+type CrawlProcessing struct {
+	CrawlID string        `json:"crawlId"`
+	Owner   string        `json:"owner"`
+	For     time.Duration `json:"for"`
 }
 
 // LeaseRef names a fetch lease: its row (Owner) and the claim owners its pages are fetched

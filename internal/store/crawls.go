@@ -13,7 +13,8 @@ import (
 
 // Store is the crawl's Postgres state: crawls, the frontier, fetches, documents, links, hosts.
 type Store struct {
-	pool *pgxpool.Pool
+	pool    *pgxpool.Pool
+	fetches fetchGroup // outcomes waiting to be recorded together (RecordFetchGrouped)
 }
 
 // New wraps a pool.

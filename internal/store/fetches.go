@@ -55,8 +55,7 @@ type FetchOutcome struct {
 // and, for a dead URL, its dead letter with every attempt. It returns false when this attempt
 // was already recorded (a retried activity), changing nothing.
 func (s *Store) RecordFetch(ctx context.Context, host string, o FetchOutcome) (bool, error) {
-	o.URL, o.ContentType, o.FinalURL, o.ETag, o.LastModified = Text(o.URL), Text(o.ContentType), Text(o.FinalURL), Text(o.ETag), Text(o.LastModified)
-	o.Err, o.Note, o.SkipReason = Text(o.Err), Text(o.Note), Text(o.SkipReason)
+	o = textOutcome(o)
 	var recorded bool
 	var err error
 	if o.State != StateDead {
@@ -101,6 +100,13 @@ type DeadLetter struct {
 // DeadLetters lists a crawl's dead letters (not yet replayed), newest first.
 func (s *Store) DeadLetters(ctx context.Context, crawlID string, limit int) ([]DeadLetter, error) {
 	return s.DeadLettersWhere(ctx, crawlID, DeadLetterFilter{}, limit)
+}
+
+// textOutcome makes o's texts storable (what the web sent may not be valid UTF-8).
+func textOutcome(o FetchOutcome) FetchOutcome {
+	o.URL, o.ContentType, o.FinalURL, o.ETag, o.LastModified = Text(o.URL), Text(o.ContentType), Text(o.FinalURL), Text(o.ETag), Text(o.LastModified)
+	o.Err, o.Note, o.SkipReason = Text(o.Err), Text(o.Note), Text(o.SkipReason)
+	return o
 }
 
 func firstNonEmpty(a, b string) string {

@@ -10,7 +10,8 @@ import (
 
 // recordFetchSQL records an outcome in one statement: the fetches row when a request was made
 // ($3, the fetch key, not empty), then — when that row is new, or there was no request — the
-// URL's new state, and the host's counters for a request. A retried attempt of a request
+// URL's new state (a new fetch is free for any processing to claim), and the host's counters
+// for a request. A retried attempt of a request
 // changes nothing. It says whether the outcome was recorded now.
 const recordFetchSQL = `WITH f AS (
 		INSERT INTO fetches (crawl_id, url_hash, fetch_key, fetched_at, status, duration_ms,
@@ -23,7 +24,7 @@ const recordFetchSQL = `WITH f AS (
 	rec AS (SELECT $3 = '' OR EXISTS (SELECT 1 FROM f) AS ok),
 	u AS (
 		UPDATE urls SET state = $17, skip_reason = nullif($18, ''), attempts = $19, next_fetch_at = $20,
-			claimed_until = NULL, fetch_count = fetch_count + CASE WHEN $3 <> '' THEN 1 ELSE 0 END,
+			claimed_until = NULL, processing_until = NULL, fetch_count = fetch_count + CASE WHEN $3 <> '' THEN 1 ELSE 0 END,
 			last_status = coalesce(nullif($5, 0), last_status), last_fetched_at = CASE WHEN $3 <> '' THEN $4 ELSE last_fetched_at END,
 			last_error = nullif($21, ''),
 			etag = CASE WHEN $5 BETWEEN 200 AND 299 THEN nullif($22, '') ELSE etag END,
@@ -47,6 +48,21 @@ type queryRower interface {
 
 // recordFetch runs recordFetchSQL for o on q.
 func recordFetch(ctx context.Context, q queryRower, host string, o FetchOutcome) (bool, error) {
+	var recorded bool
+	err := q.QueryRow(ctx, recordFetchSQL, recordFetchArgs(host, o)...).Scan(&recorded)
+	if err != nil {
+		return false, fmt.Errorf("record: %w", err)
+	}
+	return recorded, nil
+}
+
+// queueRecordFetch queues recordFetchSQL for o in b.
+func queueRecordFetch(b *pgx.Batch, host string, o FetchOutcome) {
+	b.Queue(recordFetchSQL, recordFetchArgs(host, o)...)
+}
+
+// recordFetchArgs are recordFetchSQL's arguments for o.
+func recordFetchArgs(host string, o FetchOutcome) []any {
 	next := o.NextFetchAt
 	if next.IsZero() {
 		next = time.Now()
@@ -55,14 +71,8 @@ func recordFetch(ctx context.Context, q queryRower, host string, o FetchOutcome)
 	if o.Err != "" {
 		failed = 1
 	}
-	var recorded bool
-	err := q.QueryRow(ctx, recordFetchSQL,
-		o.CrawlID, o.Hash, o.FetchKey, o.FetchedAt, o.Status, o.Duration.Milliseconds(), o.Bytes, o.Truncated,
+	return []any{o.CrawlID, o.Hash, o.FetchKey, o.FetchedAt, o.Status, o.Duration.Milliseconds(), o.Bytes, o.Truncated,
 		o.ContentType, o.ContentHash, o.BodyKey, o.FinalURL, o.Err, []byte(o.RequestHead), []byte(o.ResponseHead), o.Changed,
 		o.State, o.SkipReason, o.Attempts, next, firstNonEmpty(o.Err, o.Note), o.ETag, o.LastModified, o.RecrawlS, o.GoneCount,
-		host, failed).Scan(&recorded)
-	if err != nil {
-		return false, fmt.Errorf("record: %w", err)
-	}
-	return recorded, nil
+		host, failed}
 }

@@ -1,0 +1,74 @@
+package activities
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+
+	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/store"
+)
+
+// The processing of a crawl (host workflow revision 3) is a few long activities per crawl,
+// each the one activity of a processing child of the crawl workflow: it claims the crawl's
+// fetched pages a few hundred at a time, whatever their host, and processes each claim as
+// one batch (one document transaction, one admission per crawl, one finish). A host then
+// pays no processing child of its own, and a page's share of the processing's transactions
+// and events shrinks with the crawl's pace instead of with its host's.
+const (
+	// crawlProcessBatch is the most pages one claim takes.
+	crawlProcessBatch = 200
+	// crawlProcessHold is how long a claim keeps other processing away from its pages: a dead
+	// holder's pages are taken over after it (its own retry takes them back at once).
+	crawlProcessHold = 2 * time.Minute
+	// While nothing comes, processing looks again after crawlPollMin, backing off to
+	// crawlPollMax: a host whose lease ran dry waits for its pages' links (and recrawls), and
+	// an empty claim is one cheap indexed round trip.
+	crawlPollMin = 500 * time.Millisecond
+	crawlPollMax = time.Second
+)
+
+// processCrawl processes a crawl's fetched pages for up to in.Crawl.For (see above), and ends
+// sooner once the crawl is over (done or stopped, or gone) and nothing is left to process.
+func (p *Processor) processCrawl(ctx context.Context, in crawl.ProcessInput) (crawl.ProcessResult, error) {
+	var total crawl.ProcessResult
+	var done atomic.Int64
+	defer keepAlive(ctx, func() any { return done.Load() })()
+	cp := in.Crawl
+	began, poll := time.Now(), crawlPollMin
+	for first := true; time.Since(began) < cp.For; first = false {
+		claim, err := p.Store.ClaimFetched(ctx, cp.CrawlID, cp.Owner, crawlProcessBatch, crawlProcessHold, first)
+		if err != nil {
+			return total, err
+		}
+		if len(claim.Pages) > 0 {
+			res, err := p.processPages(ctx, "", pageRefs(claim.Pages), &done)
+			if err != nil {
+				return total, err
+			}
+			total = addResults(total, res)
+			poll = crawlPollMin
+			if len(claim.Pages) == crawlProcessBatch {
+				continue // more are waiting
+			}
+		} else if over(claim.CrawlState) {
+			break
+		}
+		if err := p.sleep(ctx, poll); err != nil {
+			return total, err
+		}
+		if len(claim.Pages) == 0 {
+			poll = min(2*poll, crawlPollMax)
+		}
+	}
+	activity.GetLogger(ctx).Info("processed a crawl's pages", "crawl", cp.CrawlID, "owner", cp.Owner,
+		"pages", done.Load(), "documents", total.Documents, "admitted", total.Admitted)
+	return total, nil
+}
+
+// over says whether a crawl in this state fetches nothing more ("": the crawl is gone).
+func over(state string) bool {
+	return state == "" || state == store.CrawlDone || state == store.CrawlStopped
+}

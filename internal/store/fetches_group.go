@@ -1,0 +1,115 @@
+package store
+
+import (
+	"context"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// maxFetchGroup bounds the outcomes written in one round trip.
+const maxFetchGroup = 256
+
+// fetchGroup holds outcomes waiting to be recorded. The bodies of a worker's requests are
+// stored together (one segment a second), so their outcomes arrive together: the first
+// caller writes everything queued in one pipelined round trip, and whatever queued up
+// meanwhile in the next, while the others wait for their turn (group commit, no goroutine of
+// its own and no added delay).
+type fetchGroup struct {
+	mu      sync.Mutex
+	queue   []*groupedFetch
+	writing bool
+}
+
+type groupedFetch struct {
+	host     string
+	o        FetchOutcome
+	recorded bool
+	err      error
+	done     chan struct{}
+}
+
+// RecordFetchGrouped is RecordFetch, written in one round trip with the outcomes other
+// requests of this process record at the same time. One outcome Postgres refuses costs only
+// itself: the group is then recorded one by one.
+func (s *Store) RecordFetchGrouped(ctx context.Context, host string, o FetchOutcome) (bool, error) {
+	if o.State == StateDead { // its dead letter needs a transaction of its own
+		return s.RecordFetch(ctx, host, o)
+	}
+	p := &groupedFetch{host: host, o: o, done: make(chan struct{})}
+	g := &s.fetches
+	g.mu.Lock()
+	g.queue = append(g.queue, p)
+	lead := !g.writing
+	g.writing = true
+	g.mu.Unlock()
+	if lead {
+		// The writer writes for everyone: a caller giving up must not cancel the others'.
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		s.writeFetchGroups(wctx)
+		cancel()
+	}
+	select {
+	case <-p.done:
+		return p.recorded, p.err
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+}
+
+// writeFetchGroups writes queued outcomes until none is left.
+func (s *Store) writeFetchGroups(ctx context.Context) {
+	g := &s.fetches
+	for {
+		g.mu.Lock()
+		n := min(len(g.queue), maxFetchGroup)
+		batch := g.queue[:n:n]
+		g.queue = g.queue[n:]
+		if n == 0 {
+			g.writing = false
+		}
+		g.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		s.writeFetchGroup(ctx, batch)
+		for _, p := range batch {
+			close(p.done)
+		}
+	}
+}
+
+func (s *Store) writeFetchGroup(ctx context.Context, batch []*groupedFetch) {
+	if len(batch) > 1 {
+		// Rows are locked in the same order by every writer (host, then URL).
+		sort.Slice(batch, func(i, j int) bool {
+			if batch[i].host != batch[j].host {
+				return batch[i].host < batch[j].host
+			}
+			return string(batch[i].o.Hash) < string(batch[j].o.Hash)
+		})
+		b := &pgx.Batch{}
+		for _, p := range batch {
+			queueRecordFetch(b, p.host, textOutcome(p.o))
+		}
+		br := s.pool.SendBatch(ctx, b)
+		var err error
+		for _, p := range batch {
+			if err = br.QueryRow().Scan(&p.recorded); err != nil {
+				break
+			}
+		}
+		if cerr := br.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			return
+		}
+		// The batch is one implicit transaction: nothing of it was recorded.
+	}
+	for _, p := range batch {
+		p.recorded, p.err = s.RecordFetch(ctx, p.host, p.o)
+	}
+}

@@ -1,0 +1,54 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// ProcessingClaim is what a crawl's processing sees in one round trip: the crawl's state and
+// the fetched pages it claimed.
+type ProcessingClaim struct {
+	CrawlState string // "" when the crawl does not exist
+	Pages      []FetchedPage
+}
+
+// ClaimFetched claims up to limit of a crawl's fetched pages for processing by owner, for hold
+// (the oldest first, across hosts), and reads the crawl's state. Pages another owner holds
+// are left alone until their hold expires; with reclaim, those owner held already are taken
+// again (a retried attempt takes over its predecessor's pages at once).
+func (s *Store) ClaimFetched(ctx context.Context, crawlID, owner string, limit int, hold time.Duration, reclaim bool) (ProcessingClaim, error) {
+	var pc ProcessingClaim
+	b := &pgx.Batch{}
+	b.Queue(`SELECT state FROM crawls WHERE id = $1`, crawlID)
+	b.Queue(`WITH picked AS (
+			SELECT crawl_id, url_hash FROM urls
+			WHERE crawl_id = $1 AND state = 'fetched'
+				AND (processing_until IS NULL OR processing_until < now() OR ($5 AND processing_by = $2))
+			ORDER BY updated_at LIMIT $3 FOR UPDATE SKIP LOCKED),
+		claimed AS (
+			UPDATE urls u SET processing_by = $2, processing_until = now() + make_interval(secs => $4)
+			FROM picked WHERE u.crawl_id = picked.crawl_id AND u.url_hash = picked.url_hash
+			RETURNING u.crawl_id, u.url_hash, u.url, u.host, u.depth, u.recrawl_s, u.change_hint_s)
+		SELECT u.crawl_id, u.url_hash, u.url, u.host, u.depth, coalesce(f.final_url, ''), f.body_key,
+			coalesce(f.content_type, ''), f.content_hash, coalesce(f.bytes, 0), f.changed, coalesce(u.recrawl_s, 0), coalesce(u.change_hint_s, 0)
+		FROM claimed u
+		JOIN LATERAL (SELECT final_url, body_key, content_type, content_hash, bytes, changed FROM fetches
+			WHERE crawl_id = u.crawl_id AND url_hash = u.url_hash AND body_key IS NOT NULL
+			ORDER BY fetched_at DESC LIMIT 1) f ON true`, crawlID, owner, limit, hold.Seconds(), reclaim)
+	br := s.pool.SendBatch(ctx, b)
+	defer br.Close()
+	if err := br.QueryRow().Scan(&pc.CrawlState); err != nil && err != pgx.ErrNoRows {
+		return ProcessingClaim{}, fmt.Errorf("store: state of crawl %s: %w", crawlID, err)
+	}
+	rows, err := br.Query()
+	if err == nil {
+		pc.Pages, err = pgx.CollectRows(rows, scanOwnedPage)
+	}
+	if err != nil {
+		return ProcessingClaim{}, fmt.Errorf("store: claim fetched pages of crawl %s: %w", crawlID, err)
+	}
+	return pc, nil
+}

@@ -1,0 +1,80 @@
+package workflows
+
+import (
+	"fmt"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/trawlerdev/trawler/internal/crawl"
+)
+
+const (
+	// crawlProcessors is how many processing children a crawl keeps running (version
+	// "crawl-processing"; hosts of revision 3 start none of their own): two, so one parses
+	// while the other waits for its texts' segment to be stored.
+	crawlProcessors = 2
+	// crawlProcessFor is how long one of them runs before the next takes over: long enough that
+	// its dozen events are spread over thousands of pages, short enough that a new worker
+	// build takes over within minutes.
+	crawlProcessFor = 5 * time.Minute
+)
+
+// crawlProcessing keeps a crawl's processing children running: each claims the crawl's
+// fetched pages, whatever their host, and processes them in batches of a few hundred.
+type crawlProcessing struct {
+	crawlID, queue string
+	seq            int
+	running        []workflow.ChildWorkflowFuture
+}
+
+// keep starts children until crawlProcessors are running. They are abandoned when the crawl
+// continues as new or ends: each ends by itself after crawlProcessFor, or once the crawl is
+// over and nothing is left to process.
+func (cp *crawlProcessing) keep(ctx workflow.Context) {
+	info := workflow.GetInfo(ctx)
+	for len(cp.running) < crawlProcessors {
+		cp.seq++
+		id := fmt.Sprintf("%s/process/%s-%d", info.WorkflowExecution.ID, info.OriginalRunID, cp.seq)
+		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+			WorkflowID:        id,
+			ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_ABANDON,
+		})
+		in := crawl.ProcessInput{TaskQueue: cp.queue, Crawl: &crawl.CrawlProcessing{CrawlID: cp.crawlID, Owner: id, For: crawlProcessFor}}
+		cp.running = append(cp.running, workflow.ExecuteChildWorkflow(cctx, ProcessPageWorkflow, in))
+	}
+}
+
+// addTo lets sel wake when a child ends (or fails to start), which then makes room for the
+// next one.
+func (cp *crawlProcessing) addTo(ctx workflow.Context, sel workflow.Selector) {
+	for _, f := range cp.running {
+		f := f
+		sel.AddFuture(f, func(workflow.Future) {
+			if err := f.Get(ctx, nil); err != nil {
+				workflow.GetLogger(ctx).Warn("a crawl's processing ended with an error; the next one takes over", "crawl", cp.crawlID, "error", err)
+			}
+			cp.drop(f)
+		})
+	}
+}
+
+func (cp *crawlProcessing) drop(f workflow.ChildWorkflowFuture) {
+	for i, r := range cp.running {
+		if r == f {
+			cp.running = append(cp.running[:i], cp.running[i+1:]...)
+			return
+		}
+	}
+}
+
+// started waits until every running child has started: an abandoned child whose start is
+// still pending when its parent closes is never started.
+func (cp *crawlProcessing) started(ctx workflow.Context) {
+	for _, f := range cp.running {
+		if err := f.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
+			workflow.GetLogger(ctx).Warn("starting a crawl's processing failed", "crawl", cp.crawlID, "error", err)
+		}
+	}
+}
