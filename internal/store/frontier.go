@@ -232,26 +232,42 @@ func (s *Store) ClaimQuietly(ctx context.Context, host, owner string, limit int,
 }
 
 func (s *Store) claim(ctx context.Context, host, owner string, limit int, lease time.Duration, now time.Time, waitIfEmpty bool) ([]Claimed, *time.Time, error) {
-	var claimed []Claimed
-	var next *time.Time
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		// The host's row is locked first: an admission adding URLs meanwhile waits for this
-		// claim and then sees whether it left the host waiting for a signal (Admit).
-		if _, err := tx.Exec(ctx, `INSERT INTO hosts (host, last_claim_at) VALUES ($1, $2)
-			ON CONFLICT (host) DO UPDATE SET last_claim_at = excluded.last_claim_at`, host, now); err != nil {
-			return err
-		}
-		rows, err := tx.Query(ctx, `WITH c AS (
-				SELECT u.crawl_id, u.url_hash FROM urls u JOIN crawls c ON c.id = u.crawl_id AND c.state = 'running'
-				WHERE u.host = $1 AND ((u.state = 'queued' AND u.next_fetch_at <= $2)
-					OR (u.state = 'claimed' AND (u.claimed_until < $2 OR u.claimed_by = $5)))
-				ORDER BY (u.state = 'claimed' AND u.claimed_by = $5) DESC NULLS LAST, u.priority DESC, u.depth, u.next_fetch_at
-				LIMIT $3 FOR UPDATE OF u SKIP LOCKED)
+	// One round trip: the batch is one implicit transaction whose statements run in order,
+	// each on a fresh snapshot. The host's row is locked first: an admission adding URLs
+	// meanwhile either committed before (the claim sees its URLs) or waits for this claim and
+	// then sees whether it left the host waiting for a signal (Admit).
+	b := &pgx.Batch{}
+	b.Queue(`INSERT INTO hosts (host, last_claim_at) VALUES ($1, $2)
+		ON CONFLICT (host) DO UPDATE SET last_claim_at = excluded.last_claim_at`, host, now)
+	b.Queue(`WITH c AS (
+			SELECT u.crawl_id, u.url_hash FROM urls u JOIN crawls c ON c.id = u.crawl_id AND c.state = 'running'
+			WHERE u.host = $1 AND ((u.state = 'queued' AND u.next_fetch_at <= $2)
+				OR (u.state = 'claimed' AND (u.claimed_until < $2 OR u.claimed_by = $5)))
+			ORDER BY (u.state = 'claimed' AND u.claimed_by = $5) DESC NULLS LAST, u.priority DESC, u.depth, u.next_fetch_at
+			LIMIT $3 FOR UPDATE OF u SKIP LOCKED),
+		claimed AS (
 			UPDATE urls u SET state = 'claimed', claimed_until = $2::timestamptz + $4::interval, claimed_by = nullif($5, ''), updated_at = now()
 			FROM c WHERE u.crawl_id = c.crawl_id AND u.url_hash = c.url_hash
 			RETURNING u.crawl_id, u.url_hash, u.url, u.depth, u.hops, u.attempts, u.fetch_count, coalesce(u.etag, ''), coalesce(u.last_modified, ''), u.source,
-				u.content_hash, coalesce(u.recrawl_s, 0), coalesce(u.change_hint_s, 0), u.gone_count`,
-			host, now, limit, lease, owner)
+				u.content_hash, coalesce(u.recrawl_s, 0), coalesce(u.change_hint_s, 0), u.gone_count),
+		waiting AS (
+			UPDATE hosts SET waiting = $6 AND NOT EXISTS (SELECT 1 FROM claimed) WHERE host = $1)
+		SELECT * FROM claimed`,
+		host, now, limit, lease, owner, waitIfEmpty)
+	b.Queue(`SELECT min(t) FROM (
+			SELECT min(u.next_fetch_at) AS t FROM urls u JOIN crawls c ON c.id = u.crawl_id AND c.state = 'running'
+			WHERE u.host = $1 AND u.state = 'queued'
+			UNION ALL
+			SELECT min(claimed_until) FROM urls WHERE host = $1 AND state = 'claimed') x`, host)
+	var claimed []Claimed
+	var next *time.Time
+	err := func() error {
+		br := s.pool.SendBatch(ctx, b)
+		defer br.Close()
+		if _, err := br.Exec(); err != nil {
+			return err
+		}
+		rows, err := br.Query()
 		if err != nil {
 			return err
 		}
@@ -264,18 +280,11 @@ func (s *Store) claim(ctx context.Context, host, owner string, limit int, lease 
 		if err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `UPDATE hosts SET waiting = $2 WHERE host = $1`, host, waitIfEmpty && len(claimed) == 0); err != nil {
+		if err := br.QueryRow().Scan(&next); err != nil {
 			return err
 		}
-		if len(claimed) > 0 {
-			return nil
-		}
-		return tx.QueryRow(ctx, `SELECT min(t) FROM (
-				SELECT min(u.next_fetch_at) AS t FROM urls u JOIN crawls c ON c.id = u.crawl_id AND c.state = 'running'
-				WHERE u.host = $1 AND u.state = 'queued'
-				UNION ALL
-				SELECT min(claimed_until) FROM urls WHERE host = $1 AND state = 'claimed') x`, host).Scan(&next)
-	})
+		return br.Close()
+	}()
 	if err != nil {
 		return nil, nil, fmt.Errorf("store: claim %s: %w", host, err)
 	}
