@@ -203,7 +203,7 @@ func runTrawlerBench(b *testing.B, bin string, o benchOptions, scenario string, 
 	spec := crawl.Spec{Name: name, Seeds: s.web.Seeds(), Scope: crawl.ScopeAny, Delay: crawl.Duration(max(o.delay, time.Millisecond)),
 		RetryBase: crawl.Duration(time.Second), ProgressInterval: crawl.Duration(5 * time.Second)}
 	start := time.Now()
-	s.start(spec)
+	run := s.start(spec)
 	crawler, label := "Trawler", strings.ReplaceAll(scenario, " ", "-")
 	if o.temporal == "postgres" {
 		crawler, label = "Trawler · Temporal on PostgreSQL", label+"-temporal-pg"
@@ -234,6 +234,15 @@ func runTrawlerBench(b *testing.B, bin string, o benchOptions, scenario string, 
 	for name, cpu := range serviceCPU(b) {
 		row.cpu[name] = cpu - services[name]
 	}
+	// The budget is spent: the crawl stops (no request starts, no admission wakes a host), so
+	// what is counted after this (events, round trips, requests) is the budget's, not a tail
+	// of hosts started while the workflows are being terminated.
+	if err := s.tc.SignalWorkflow(context.Background(), run.GetID(), "", crawl.SignalStop, nil); err != nil {
+		b.Logf("stopping the crawl: %v", err)
+	}
+	stopCtx, stopCancel := context.WithTimeout(context.Background(), time.Minute)
+	_ = run.Get(stopCtx, nil)
+	stopCancel()
 	for _, svc := range []string{"temporal", "postgres", "minio"} {
 		if pid := servicePID(b, svc); pid > 0 {
 			_, row.rssMB[svc] = procTree(pid)

@@ -47,6 +47,7 @@ func (s *Store) Admit(ctx context.Context, crawlID string, cands []Candidate) (A
 		res = AdmitResult{New: map[string]int{}}
 		var maxPages, admitted int64
 		var maxPerHost int
+		var state string
 		n := len(cands)
 		hashes, urls, hosts, sources := make([][]byte, n), make([]string, n), make([]string, n), make([]string, n)
 		depths, hops := make([]int32, n), make([]int32, n)
@@ -62,7 +63,7 @@ func (s *Store) Admit(ctx context.Context, crawlID string, cands []Candidate) (A
 		var inserted [][]byte
 		hostAdmitted := map[string]int{}
 		b := &pgx.Batch{}
-		b.Queue(`SELECT max_pages, max_pages_per_host, admitted FROM crawls WHERE id = $1 FOR UPDATE`, crawlID)
+		b.Queue(`SELECT max_pages, max_pages_per_host, admitted, state FROM crawls WHERE id = $1 FOR UPDATE`, crawlID)
 		b.Queue(`INSERT INTO urls (crawl_id, url_hash, url, host, depth, hops, source, priority, change_hint_s)
 			SELECT $1, h, u, ho, d, hp, s, p, nullif(ch, 0)
 			FROM unnest($2::bytea[], $3::text[], $4::text[], $5::int[], $6::int[], $7::text[], $8::real[], $9::int[]) AS t(h, u, ho, d, hp, s, p, ch)
@@ -70,7 +71,7 @@ func (s *Store) Admit(ctx context.Context, crawlID string, cands []Candidate) (A
 			crawlID, hashes, urls, hosts, depths, hops, sources, prios, hints)
 		b.Queue(`SELECT host, admitted FROM crawl_hosts WHERE crawl_id = $1 AND host = ANY($2)`, crawlID, hosts)
 		err := sendBatch(ctx, tx, b, func(br pgx.BatchResults) error {
-			if err := br.QueryRow().Scan(&maxPages, &maxPerHost, &admitted); err != nil {
+			if err := br.QueryRow().Scan(&maxPages, &maxPerHost, &admitted, &state); err != nil {
 				return fmt.Errorf("lock crawl %s: %w", crawlID, err)
 			}
 			rows, err := br.Query()
@@ -155,11 +156,15 @@ func (s *Store) Admit(ctx context.Context, crawlID string, cands []Candidate) (A
 			// Only hosts whose workflow found nothing at its last claim wait for a signal; the
 			// others claim again after their lease. Sorted: concurrent admissions lock host rows
 			// in order.
-			sorted := append([]string(nil), newHosts...)
-			sort.Strings(sorted)
-			wakeAt = b.Len()
-			b.Queue(`INSERT INTO hosts (host, waiting) SELECT h, false FROM unnest($1::text[]) AS t(h) ORDER BY h
-				ON CONFLICT (host) DO UPDATE SET waiting = false WHERE hosts.waiting RETURNING host`, sorted)
+			// A crawl that is not running wakes nobody (its URLs cannot be claimed): its hosts
+			// stay waiting, and a resume wakes every host with due URLs.
+			if state == CrawlRunning {
+				sorted := append([]string(nil), newHosts...)
+				sort.Strings(sorted)
+				wakeAt = b.Len()
+				b.Queue(`INSERT INTO hosts (host, waiting) SELECT h, false FROM unnest($1::text[]) AS t(h) ORDER BY h
+					ON CONFLICT (host) DO UPDATE SET waiting = false WHERE hosts.waiting RETURNING host`, sorted)
+			}
 			b.Queue(`UPDATE crawls SET admitted = admitted + $2, updated_at = now() WHERE id = $1`, crawlID, total)
 		}
 		if b.Len() == 0 {
