@@ -3,8 +3,10 @@ package activities
 import (
 	"context"
 	"slices"
+	"time"
 
 	"go.temporal.io/sdk/activity"
+	"golang.org/x/time/rate"
 
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/failpoint"
@@ -17,6 +19,10 @@ type Admitter struct {
 	Store *store.Store
 	Waker *Waker
 	Seen  *seen.Filter // nil: every candidate goes to Postgres
+	// Wakes bounds how many hosts link admissions wake per second (nil: no bound). Hosts
+	// beyond it keep their URLs queued and stay waiting: the next admission, or the crawl's
+	// sweep of hosts whose due URLs wait, wakes them.
+	Wakes *rate.Limiter
 }
 
 // AdmitStats is what an admission did.
@@ -54,9 +60,16 @@ func (a *Admitter) admitWaking(ctx context.Context, ci *crawlInfo, cands []store
 		}
 		keep = append(keep, c)
 	}
-	res, err := a.Store.Admit(ctx, ci.id, keep)
+	maxWake := -1
+	if a.Wakes != nil && !wakeQueued {
+		maxWake = max(int(a.Wakes.Tokens()), 0)
+	}
+	res, err := a.Store.AdmitWaking(ctx, ci.id, keep, maxWake)
 	if err != nil {
 		return st, err
+	}
+	if maxWake > 0 && len(res.Wake) > 0 {
+		a.Wakes.ReserveN(time.Now(), len(res.Wake)) // at most the tokens seen: never refused
 	}
 	hashes := make([][]byte, len(keep))
 	for i, c := range keep {

@@ -58,6 +58,7 @@ type Config struct {
 	FetchQueueRate     float64 // per task queue
 	ProcessRate        float64
 	ProcessQueueRate   float64
+	WakeRate           float64 // hosts a process wakes per second when it admits links (0: no cap)
 
 	MetricsAddr string // "" when off
 	PProf       bool   // /debug/pprof/ next to /metrics

@@ -113,6 +113,8 @@ var settings = []setting{
 		set: func(c *Config, v string) error { return positiveInt(&c.SegmentMaxBytes, v) }},
 	{Flag: "segment-cache-bytes", Env: "TRAWLER_SEGMENT_CACHE_BYTES", Default: "134217728", Usage: "segments a process worker keeps in memory, so the pages of one segment cost one GET",
 		set: func(c *Config, v string) error { return positiveInt(&c.SegmentCacheBytes, v) }},
+	{Flag: "wake-rate", Env: "TRAWLER_WAKE_RATE", Default: "50", Usage: "host workflows this worker wakes per second at most when it admits links to their hosts (0: no cap); the others keep their URLs queued for the crawl's sweep",
+		set: func(c *Config, v string) error { return nonNegativeFloat(&c.WakeRate, v) }},
 	{Flag: "fetch-rate", Env: "TRAWLER_FETCH_RATE", Default: "0", Usage: "fetch activities started per second by this worker at most (0: no cap)",
 		set: func(c *Config, v string) error { return nonNegativeFloat(&c.FetchRate, v) }},
 	{Flag: "fetch-queue-rate", Env: "TRAWLER_FETCH_QUEUE_RATE", Default: "0", Usage: "fetch activities started per second on the fetch task queue by all workers together (0: no cap; the server enforces it)",

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
+	"golang.org/x/time/rate"
 
 	"github.com/trawlerdev/trawler/activities"
 	"github.com/trawlerdev/trawler/internal/blob"
@@ -121,8 +122,11 @@ func NewFrontier(c client.Client, cfg *config.Config, st *store.Store, filter *s
 	crawls := &activities.Crawls{Store: st, Norm: norm, DefaultUserAgent: cfg.UserAgent, Ports: cfg.AllowPorts}
 	waker := &activities.Waker{Client: c, TaskQueue: cfg.TaskQueue, FetchQueue: cfg.FetchTaskQueue, ProcessQueue: cfg.ProcessTaskQueue,
 		IDPrefix: cfg.IDPrefix}
-	return &activities.Frontier{Store: st, Crawls: crawls, Admitter: &activities.Admitter{Store: st, Waker: waker, Seen: filter},
-		ProcessQueue: cfg.ProcessTaskQueue}
+	admitter := &activities.Admitter{Store: st, Waker: waker, Seen: filter}
+	if cfg.WakeRate > 0 {
+		admitter.Wakes = rate.NewLimiter(rate.Limit(cfg.WakeRate), max(1, int(cfg.WakeRate)))
+	}
+	return &activities.Frontier{Store: st, Crawls: crawls, Admitter: admitter, ProcessQueue: cfg.ProcessTaskQueue}
 }
 
 // Stop stops every worker, letting in-flight activities finish within the stop timeout;

@@ -39,6 +39,14 @@ type AdmitResult struct {
 // recorded as skipped ("budget"), earlier candidates taking the room first. The crawl row is
 // locked for the transaction, so concurrent admitters cannot overrun a budget.
 func (s *Store) Admit(ctx context.Context, crawlID string, cands []Candidate) (AdmitResult, error) {
+	return s.AdmitWaking(ctx, crawlID, cands, -1)
+}
+
+// AdmitWaking is Admit that wakes at most maxWake of the hosts waiting for work (negative: all
+// of them): the others stay waiting, their URLs queued, for the crawl's sweep or a later
+// admission. A worker that admits links faster than host workflows can start keeps the
+// workflow task queue from flooding (and the crawl's own signals from waiting behind it).
+func (s *Store) AdmitWaking(ctx context.Context, crawlID string, cands []Candidate, maxWake int) (AdmitResult, error) {
 	res := AdmitResult{New: map[string]int{}}
 	if len(cands) == 0 {
 		return res, nil
@@ -158,12 +166,23 @@ func (s *Store) Admit(ctx context.Context, crawlID string, cands []Candidate) (A
 			// in order.
 			// A crawl that is not running wakes nobody (its URLs cannot be claimed): its hosts
 			// stay waiting, and a resume wakes every host with due URLs.
-			if state == CrawlRunning {
+			if state == CrawlRunning && maxWake != 0 {
 				sorted := append([]string(nil), newHosts...)
 				sort.Strings(sorted)
-				wakeAt = b.Len()
-				b.Queue(`INSERT INTO hosts (host, waiting) SELECT h, false FROM unnest($1::text[]) AS t(h) ORDER BY h
-					ON CONFLICT (host) DO UPDATE SET waiting = false WHERE hosts.waiting RETURNING host`, sorted)
+				if maxWake < 0 {
+					wakeAt = b.Len()
+					b.Queue(`INSERT INTO hosts (host, waiting) SELECT h, false FROM unnest($1::text[]) AS t(h) ORDER BY h
+						ON CONFLICT (host) DO UPDATE SET waiting = false WHERE hosts.waiting RETURNING host`, sorted)
+				} else {
+					// New hosts' rows first (waiting, as a host with no workflow is), then the
+					// first maxWake waiting ones are taken, locked in name order.
+					b.Queue(`INSERT INTO hosts (host) SELECT h FROM unnest($1::text[]) AS t(h) ORDER BY h
+						ON CONFLICT (host) DO NOTHING`, sorted)
+					wakeAt = b.Len()
+					b.Queue(`UPDATE hosts h SET waiting = false FROM (
+							SELECT host FROM hosts WHERE host = ANY($1) AND waiting ORDER BY host LIMIT $2 FOR UPDATE) w
+						WHERE h.host = w.host RETURNING h.host`, sorted, maxWake)
+				}
 			}
 			b.Queue(`UPDATE crawls SET admitted = admitted + $2, updated_at = now() WHERE id = $1`, crawlID, total)
 		}

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"net/netip"
+	"slices"
 	"testing"
 	"time"
 
@@ -267,6 +268,39 @@ func TestAdmitWakesOnlyWaitingHosts(t *testing.T) {
 	res, _ = s.Admit(ctx, "c", []store.Candidate{cand("http://w.test/3", "w.test", 1), cand("http://v.test/", "v.test", 1)})
 	if len(res.Wake) != 2 || res.Wake[0] != "v.test" || res.Wake[1] != "w.test" {
 		t.Fatalf("a host whose last claim was empty waits, and is woken: %+v", res)
+	}
+}
+
+// An admission wakes at most the hosts it is allowed to; the others stay waiting (with their
+// URLs queued) for a later admission. A crawl that is not running wakes nobody.
+func TestAdmitWakesNoMoreHostsThanAllowed(t *testing.T) {
+	s, ctx := newStore(t, 0, 0)
+	var cands []store.Candidate
+	for _, h := range []string{"e.test", "d.test", "c.test", "b.test", "a.test"} {
+		cands = append(cands, cand("http://"+h+"/", h, 0))
+	}
+	res, err := s.AdmitWaking(ctx, "c", cands, 2)
+	if err != nil || len(res.Wake) != 2 || res.Wake[0] != "a.test" || res.Wake[1] != "b.test" || len(res.New) != 5 {
+		t.Fatalf("5 new hosts, 2 wakes allowed: %+v %v", res, err)
+	}
+	res, err = s.AdmitWaking(ctx, "c", []store.Candidate{cand("http://a.test/2", "a.test", 1), cand("http://d.test/2", "d.test", 1)}, 0)
+	if err != nil || len(res.Wake) != 0 || len(res.New) != 2 {
+		t.Fatalf("no wake allowed: %+v %v", res, err)
+	}
+	res, err = s.Admit(ctx, "c", []store.Candidate{cand("http://c.test/2", "c.test", 1), cand("http://d.test/3", "d.test", 1),
+		cand("http://e.test/2", "e.test", 1), cand("http://a.test/3", "a.test", 1)})
+	if err != nil || !slices.Equal(res.Wake, []string{"c.test", "d.test", "e.test"}) {
+		t.Fatalf("the hosts left waiting are woken by the next admission (a.test is busy): %+v %v", res, err)
+	}
+	if err := s.SetCrawlState(ctx, "c", store.CrawlPaused); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, err := s.Claim(ctx, "f.test", 10, time.Minute, time.Now()); err != nil || len(got) != 0 {
+		t.Fatalf("claim: %v %v", got, err)
+	}
+	res, err = s.Admit(ctx, "c", []store.Candidate{cand("http://f.test/", "f.test", 0)})
+	if err != nil || len(res.Wake) != 0 || res.New["f.test"] != 1 {
+		t.Fatalf("a paused crawl's admission wakes nobody: %+v %v", res, err)
 	}
 }
 
