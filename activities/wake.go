@@ -2,9 +2,11 @@ package activities
 
 import (
 	"context"
+	"errors"
 	"sync"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
@@ -18,8 +20,8 @@ var (
 	SearchHostState = temporal.NewSearchAttributeKeyKeyword("HostState")
 )
 
-// Waker wakes host workflows: Signal-With-Start of host/<authority>, one signal per host per
-// batch, starting the workflow if it is not running.
+// Waker wakes host workflows (host/<authority>): one start, or one signal to the running
+// workflow, per host per batch.
 type Waker struct {
 	Client       client.Client
 	TaskQueue    string // the workflow task queue
@@ -28,7 +30,7 @@ type Waker struct {
 	IDPrefix     string // prefix of workflow IDs (TRAWLER_ID_PREFIX)
 }
 
-// Wake signals urls-added to each host's workflow, starting those that are not running.
+// Wake starts each host's workflow, or signals urls-added to it when it is running.
 func (w *Waker) Wake(ctx context.Context, crawlID string, cfg crawl.HostConfig, hosts []string) error {
 	cfg.FetchQueue, cfg.ProcessQueue = w.FetchQueue, w.ProcessQueue
 	sem := make(chan struct{}, 16)
@@ -49,9 +51,7 @@ func (w *Waker) Wake(ctx context.Context, crawlID string, cfg crawl.HostConfig, 
 				StaticSummary: crawl.HostSummary(h),
 				Memo:          map[string]any{"host": h, "startedFor": crawlID},
 			}
-			_, err := w.Client.SignalWithStartWorkflow(ctx, opts.ID, crawl.SignalURLsAdded,
-				crawl.URLsAdded{CrawlID: crawlID, Config: cfg}, opts, crawl.HostWorkflowName,
-				crawl.HostInput{Host: h, Config: cfg, Revision: crawl.HostRevision})
+			err := w.wake(ctx, opts, h, crawlID, cfg)
 			if err != nil {
 				mu.Lock()
 				if first == nil {
@@ -63,4 +63,26 @@ func (w *Waker) Wake(ctx context.Context, crawlID string, cfg crawl.HostConfig, 
 	}
 	wg.Wait()
 	return first
+}
+
+// wake starts a host's workflow, whose input carries what the signal would (a host whose queue
+// ran dry has ended, so this is the common case, and a start alone is one history event
+// fewer than Signal-With-Start's start and signal), and signals the run that is already
+// there. A run that ends between the two is started again.
+func (w *Waker) wake(ctx context.Context, opts client.StartWorkflowOptions, host, crawlID string, cfg crawl.HostConfig) error {
+	opts.WorkflowExecutionErrorWhenAlreadyStarted = true
+	var err error
+	for range 3 {
+		_, err = w.Client.ExecuteWorkflow(ctx, opts, crawl.HostWorkflowName, crawl.HostInput{Host: host, Config: cfg, Revision: crawl.HostRevision})
+		var running *serviceerror.WorkflowExecutionAlreadyStarted
+		if !errors.As(err, &running) {
+			return err
+		}
+		err = w.Client.SignalWorkflow(ctx, opts.ID, "", crawl.SignalURLsAdded, crawl.URLsAdded{CrawlID: crawlID, Config: cfg})
+		var gone *serviceerror.NotFound
+		if !errors.As(err, &gone) {
+			return err
+		}
+	}
+	return err
 }

@@ -17,7 +17,9 @@ import (
 func TestItemsShareOneSegmentAndOneGet(t *testing.T) {
 	b := testenv.Blob(t)
 	ctx := context.Background()
-	w := segment.NewWriter(b, segment.Options{Prefix: "segments/test", Name: "t", MaxAge: 200 * time.Millisecond})
+	// A long age and an explicit flush: how long 50 items take to add (compressing each) on a
+	// loaded box must not decide how many segments they fill.
+	w := segment.NewWriter(b, segment.Options{Prefix: "segments/test", Name: "t", MaxAge: time.Minute})
 	var refs []string
 	var items [][]byte
 	var waits []func(context.Context) error
@@ -29,6 +31,7 @@ func TestItemsShareOneSegmentAndOneGet(t *testing.T) {
 		}
 		refs, items, waits = append(refs, ref), append(items, item), append(waits, wait)
 	}
+	w.Flush()
 	for _, wait := range waits {
 		if err := wait(ctx); err != nil {
 			t.Fatal(err)
