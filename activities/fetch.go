@@ -62,6 +62,9 @@ type FetchBatchInput struct {
 	// URLs for up to this long, and its pages go to the processing child beside it, not into
 	// the result. Owner names the lease.
 	LeaseFor time.Duration `json:"leaseFor,omitempty"`
+	// NoLeaseRow (host revision 3): the lease's pages go to its crawls' processing, which
+	// needs no lease row to learn that the lease is over, so none is written.
+	NoLeaseRow bool `json:"noLeaseRow,omitempty"`
 }
 
 // FetchBatchResult is small: counts, pacing facts and page references, never bodies. It is

@@ -117,15 +117,20 @@ const inLeaseWait = 5 * time.Second
 // end tells a lease's processing that nothing more will be fetched under it (a batch that is
 // no lease has nothing to tell).
 func (b *batch) end(ctx context.Context) error {
-	if !b.leased() {
+	if !b.leased() || b.in.NoLeaseRow {
 		return nil
 	}
 	return b.f.Store.EndLease(ctx, b.in.Owner, b.in.Host)
 }
 
 // openLease records the lease; it says false when the lease already ended (a retried attempt
-// of a lease whose result was lost: it must fetch nothing more).
+// of a lease whose result was lost: it must fetch nothing more, or its pages would come after
+// its processing child was told it is over). A lease without a processing child of its own
+// (NoLeaseRow) has no row: a retry of it is one more lease, paced like any other.
 func (b *batch) openLease(ctx context.Context) (bool, error) {
+	if b.in.NoLeaseRow {
+		return true, nil
+	}
 	done, err := b.f.Store.OpenLease(ctx, b.in.Owner, b.in.Host)
 	return !done, err
 }

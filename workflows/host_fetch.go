@@ -36,7 +36,9 @@ func (h *hostRun) fetch(urls []store.Claimed) {
 		// same workflow task) and takes the pages as they are fetched.
 		in.LeaseFor = h.cfg.FetchLease.D()
 		timeout += in.LeaseFor
-		if !h.crawlProcessed {
+		if h.crawlProcessed {
+			in.NoLeaseRow = true
+		} else {
 			h.processLease(in.LeaseFor)
 		}
 	}

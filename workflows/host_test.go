@@ -27,6 +27,7 @@ type hostEnv struct {
 	// waitedInBatch counts batches that started before their NotBefore and waited for it.
 	waitedInBatch int
 	upserts       []string // HostState values upserted
+	noLeaseRows   int      // leases told to write no lease row
 }
 
 func newHostEnv(t *testing.T) *hostEnv {
@@ -75,6 +76,9 @@ func (e *hostEnv) fetchOK() {
 			}
 			sent := later(now, in.NotBefore)
 			e.fetches = append(e.fetches, sent)
+			if in.NoLeaseRow {
+				e.noLeaseRows++
+			}
 			if sent.After(now) {
 				e.waitedInBatch++
 			}
@@ -337,7 +341,7 @@ func TestHostStartedAtThisRevisionSkipsRedundantCommands(t *testing.T) {
 }
 
 // A host of revision 3 starts no processing child (its crawls' processing children take its
-// pages); one that holds what a new run would not start with (here a throttle) still idles
+// pages) and its leases write no lease row (nobody reads it); one that holds what a new run would not start with (here a throttle) still idles
 // out its timeout before it ends, so the throttle holds if its URLs come back meanwhile.
 func TestHostOfRevision3LeavesProcessingToItsCrawls(t *testing.T) {
 	for _, throttled := range []bool{false, true} {
@@ -354,8 +358,9 @@ func TestHostOfRevision3LeavesProcessingToItsCrawls(t *testing.T) {
 		e.SetOnChildWorkflowStartedListener(func(*workflow.Info, workflow.Context, converter.EncodedValues) { children++ })
 		start := e.Now()
 		e.ExecuteWorkflow(HostWorkflow, in)
-		if e.GetWorkflowError() != nil || len(e.fetches) != 2 || children != 0 {
-			t.Fatalf("throttled %v: err %v, %d leases, %d processing children (want 2 and none)", throttled, e.GetWorkflowError(), len(e.fetches), children)
+		if e.GetWorkflowError() != nil || len(e.fetches) != 2 || children != 0 || e.noLeaseRows != 2 {
+			t.Fatalf("throttled %v: err %v, %d leases (%d without a lease row), %d processing children (want 2, 2 and none)",
+				throttled, e.GetWorkflowError(), len(e.fetches), e.noLeaseRows, children)
 		}
 		idled := e.Now().Sub(start) >= in.Config.IdleTimeout.D()
 		if idled != throttled || slices.Contains(e.upserts, "idle") != throttled {
@@ -401,7 +406,7 @@ func TestHostFetchesInLeasesWithProcessingBeside(t *testing.T) {
 		t.Fatalf("err %v, %d fetches, %d processing children", e.GetWorkflowError(), len(fetches), len(processed))
 	}
 	f, p := fetches[0], processed[0]
-	if f.LeaseFor != 3*time.Minute || f.Owner == "" {
+	if f.LeaseFor != 3*time.Minute || f.Owner == "" || f.NoLeaseRow {
 		t.Errorf("fetch input %+v: want a 3m lease with an owner", f)
 	}
 	if p.Lease == nil || p.Lease.Owner != f.Owner || !slices.Equal(p.Lease.Owners, activities.LeaseOwners(f.Owner)) || len(p.Pages) != 0 {
