@@ -174,14 +174,18 @@ func checkNothingLost(t *testing.T, s *stack, p crawl.CrawlProgress, elapsed tim
 		"%d dead letters (%d undeserved); %d requests, %d repeated 2xx requests (at-least-once after kills), %d politeness violations; %v",
 		faults, len(truth.Pages), distinct, lost, docs-distinct, hostCount, fetchRows, len(dead), wrongDead, tot.Requests, tot.Repeats,
 		violations, elapsed.Round(time.Second))
-	for _, h := range rep.Hosts { // show each gap violation: which requests, how close
-		if h.GapViolations == 0 {
+	for _, h := range rep.Hosts { // show each gap or overlap: which requests, how close
+		if h.GapViolations+h.ConcurrencyViolations == 0 {
 			continue
 		}
 		reqs := s.web.Audit().Requests(h.Host)
 		for i := 1; i < len(reqs); i++ {
 			if gap := reqs[i].Start.Sub(reqs[i-1].Start); gap < time.Duration(h.RequiredDelayMs)*time.Millisecond {
 				t.Logf("gap violation on %s: %s then %s, %v apart (required %d ms)", h.Host, reqs[i-1].Path, reqs[i].Path, gap, h.RequiredDelayMs)
+			}
+			if reqs[i].Start.Before(reqs[i-1].End) {
+				t.Logf("overlap on %s: %s (%s, %v, status %d) still answering when %s started", h.Host, reqs[i-1].Path,
+					reqs[i-1].Start.Format("15:04:05.000"), reqs[i-1].End.Sub(reqs[i-1].Start), reqs[i-1].Status, reqs[i].Path)
 			}
 		}
 	}
