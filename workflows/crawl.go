@@ -170,6 +170,9 @@ func CrawlWorkflow(ctx workflow.Context, in CrawlInput) (crawl.CrawlProgress, er
 	var stopped bool
 	for tick := 1; ; tick++ {
 		if info := workflow.GetInfo(ctx); info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() > 3000 {
+			if procs != nil {
+				procs.started(ctx) // before the last look at the signals: a wait here could hide one
+			}
 			_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
 			if pauseCh.Len()+resumeCh.Len()+stopCh.Len()+seedsCh.Len()+replayCh.Len()+blockCh.Len() == 0 {
 				return progress, workflow.NewContinueAsNewError(ctx, CrawlWorkflow, CrawlInput{Spec: in.Spec, Run: run})
