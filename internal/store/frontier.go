@@ -51,7 +51,8 @@ func (s *Store) AdmitWaking(ctx context.Context, crawlID string, cands []Candida
 	if len(cands) == 0 {
 		return res, nil
 	}
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	// Two round trips in all: BEGIN and COMMIT ride on the two batches.
+	err := s.inPipelinedTx(ctx, func(tx *pipelinedTx) error {
 		res = AdmitResult{New: map[string]int{}}
 		var maxPages, admitted int64
 		var maxPerHost int
@@ -78,7 +79,7 @@ func (s *Store) AdmitWaking(ctx context.Context, crawlID string, cands []Candida
 			ON CONFLICT (crawl_id, url_hash) DO NOTHING RETURNING url_hash`,
 			crawlID, hashes, urls, hosts, depths, hops, sources, prios, hints)
 		b.Queue(`SELECT host, admitted FROM crawl_hosts WHERE crawl_id = $1 AND host = ANY($2)`, crawlID, hosts)
-		err := sendBatch(ctx, tx, b, func(br pgx.BatchResults) error {
+		err := tx.send(ctx, b, false, func(br pgx.BatchResults) error {
 			if err := br.QueryRow().Scan(&maxPages, &maxPerHost, &admitted, &state); err != nil {
 				return fmt.Errorf("lock crawl %s: %w", crawlID, err)
 			}
@@ -189,7 +190,7 @@ func (s *Store) AdmitWaking(ctx context.Context, crawlID string, cands []Candida
 		if b.Len() == 0 {
 			return nil
 		}
-		return sendBatch(ctx, tx, b, func(br pgx.BatchResults) error {
+		return tx.send(ctx, b, true, func(br pgx.BatchResults) error {
 			for i := 0; i < b.Len(); i++ {
 				if i != wakeAt {
 					if _, err := br.Exec(); err != nil {
