@@ -5,6 +5,3 @@ ALTER TABLE urls ADD COLUMN processing_by text, ADD COLUMN processing_until time
 -- Fetched pages of a crawl in the order fetched: what a processing claim reads, without
 -- scanning the crawl's other URLs.
 CREATE INDEX urls_crawl_fetched ON urls (crawl_id, updated_at) WHERE state = 'fetched';
--- Ended leases are no longer dropped by a processing of their own: opening a lease forgets
--- its host's old ones (Store.OpenLease).
-CREATE INDEX fetch_leases_host ON fetch_leases (host, done_at);

@@ -11,11 +11,9 @@ import (
 
 // OpenLease records that a fetch lease of host runs under owner (kept when it exists) and
 // says whether it is already over: a retried attempt of a lease that ended (its result lost)
-// must not fetch again after its processing was told the lease is over. It forgets the host's
-// leases that ended long ago (no processing of their own drops them since revision 3).
+// must not fetch again after its processing was told the lease is over.
 func (s *Store) OpenLease(ctx context.Context, owner, host string) (done bool, err error) {
-	err = s.pool.QueryRow(ctx, `WITH old AS (DELETE FROM fetch_leases WHERE host = $2 AND done_at < now() - interval '1 hour')
-		INSERT INTO fetch_leases (owner, host) VALUES ($1, $2)
+	err = s.pool.QueryRow(ctx, `INSERT INTO fetch_leases (owner, host) VALUES ($1, $2)
 		ON CONFLICT (owner) DO UPDATE SET host = excluded.host
 		RETURNING done_at IS NOT NULL`, owner, host).Scan(&done)
 	if err != nil {
