@@ -11,8 +11,8 @@ import (
 // recordFetchSQL records an outcome in one statement: the fetches row when a request was made
 // ($3, the fetch key, not empty), then — when that row is new, or there was no request — the
 // URL's new state (a new fetch is free for any processing to claim), and the host's counters
-// for a request. A retried attempt of a request
-// changes nothing. It says whether the outcome was recorded now.
+// for a request. A retried attempt of a request changes nothing. It says whether the outcome
+// was recorded now.
 const recordFetchSQL = `WITH f AS (
 		INSERT INTO fetches (crawl_id, url_hash, fetch_key, fetched_at, status, duration_ms,
 			bytes, truncated, content_type, content_hash, body_key, final_url, error, request_head, response_head, changed)

@@ -170,20 +170,18 @@ func (s *Store) AdmitWaking(ctx context.Context, crawlID string, cands []Candida
 			if state == CrawlRunning && maxWake != 0 {
 				sorted := append([]string(nil), newHosts...)
 				sort.Strings(sorted)
-				if maxWake < 0 {
-					wakeAt = b.Len()
-					b.Queue(`INSERT INTO hosts (host, waiting) SELECT h, false FROM unnest($1::text[]) AS t(h) ORDER BY h
-						ON CONFLICT (host) DO UPDATE SET waiting = false WHERE hosts.waiting RETURNING host`, sorted)
-				} else {
-					// New hosts' rows first (waiting, as a host with no workflow is), then the
-					// first maxWake waiting ones are taken, locked in name order.
-					b.Queue(`INSERT INTO hosts (host) SELECT h FROM unnest($1::text[]) AS t(h) ORDER BY h
-						ON CONFLICT (host) DO NOTHING`, sorted)
-					wakeAt = b.Len()
-					b.Queue(`UPDATE hosts h SET waiting = false FROM (
-							SELECT host FROM hosts WHERE host = ANY($1) AND waiting ORDER BY host LIMIT $2 FOR UPDATE) w
-						WHERE h.host = w.host RETURNING h.host`, sorted, maxWake)
+				var limit *int // LIMIT NULL: no limit
+				if maxWake > 0 {
+					limit = &maxWake
 				}
+				// New hosts' rows first (waiting, as a host with no workflow is), then the first
+				// maxWake waiting ones are taken, locked in name order.
+				b.Queue(`INSERT INTO hosts (host) SELECT h FROM unnest($1::text[]) AS t(h) ORDER BY h
+					ON CONFLICT (host) DO NOTHING`, sorted)
+				wakeAt = b.Len()
+				b.Queue(`UPDATE hosts h SET waiting = false FROM (
+						SELECT host FROM hosts WHERE host = ANY($1) AND waiting ORDER BY host LIMIT $2 FOR UPDATE) w
+					WHERE h.host = w.host RETURNING h.host`, sorted, limit)
 			}
 			b.Queue(`UPDATE crawls SET admitted = admitted + $2, updated_at = now() WHERE id = $1`, crawlID, total)
 		}
