@@ -15,6 +15,8 @@ import (
 type Store struct {
 	pool    *pgxpool.Pool
 	fetches fetchGroup // outcomes waiting to be recorded together (RecordFetchGrouped)
+	// oldestDue keeps each crawl's Waiting.OldestDueS between its measurements.
+	oldestDue dueCache
 }
 
 // New wraps a pool.
@@ -110,97 +112,6 @@ type Waiting struct {
 	Unprocessed   int     `json:"unprocessed"`   // fetched, awaiting processing
 	OldestFetchS  float64 `json:"oldestFetchS"`  // seconds since the oldest of them was fetched
 	OldestDueS    float64 `json:"oldestDueS"`    // seconds the longest-due queued URL has waited for its host
-}
-
-// CrawlProgress counts a crawl's URLs by state and its fetches.
-func (s *Store) CrawlProgress(ctx context.Context, id string) (Progress, error) {
-	p := Progress{ByState: map[string]int{}, Skipped: map[string]int{}, Rejected: map[string]int{}, ErrorClass: map[string]int{}}
-	err := s.pool.QueryRow(ctx, `SELECT state, admitted FROM crawls WHERE id = $1`, id).Scan(&p.State, &p.Admitted)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return p, fmt.Errorf("store: crawl %s: %w", id, ErrNoCrawl)
-	}
-	if err != nil {
-		return p, fmt.Errorf("store: progress %s: %w", id, err)
-	}
-	rows, err := s.pool.Query(ctx, `SELECT state, coalesce(skip_reason, ''), count(*) FROM urls WHERE crawl_id = $1 GROUP BY 1, 2`, id)
-	if err != nil {
-		return p, fmt.Errorf("store: progress %s: %w", id, err)
-	}
-	for rows.Next() {
-		var state, reason string
-		var n int
-		if err := rows.Scan(&state, &reason, &n); err != nil {
-			return p, err
-		}
-		p.ByState[state] += n
-		if state == "skipped" {
-			p.Skipped[reason] += n
-		}
-		switch state {
-		case "queued", "claimed", "fetched":
-			p.Pending += int64(n)
-		case "dead":
-			p.Dead += int64(n)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return p, err
-	}
-	w := &p.Waiting
-	err = s.pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE state = 'claimed' AND claimed_until < now()),
-			coalesce(extract(epoch FROM now() - min(updated_at) FILTER (WHERE state = 'claimed')), 0),
-			count(*) FILTER (WHERE state = 'fetched'),
-			coalesce(extract(epoch FROM now() - min(updated_at) FILTER (WHERE state = 'fetched')), 0),
-			coalesce(extract(epoch FROM now() - min(next_fetch_at) FILTER (WHERE state = 'queued' AND next_fetch_at <= now())), 0)
-		FROM urls WHERE crawl_id = $1 AND state IN ('queued', 'claimed', 'fetched')`, id).
-		Scan(&w.ExpiredClaims, &w.OldestClaimS, &w.Unprocessed, &w.OldestFetchS, &w.OldestDueS)
-	if err != nil {
-		return p, fmt.Errorf("store: progress %s: waiting: %w", id, err)
-	}
-	err = s.pool.QueryRow(ctx, `SELECT count(DISTINCT url_hash) FILTER (WHERE error IS NULL),
-			count(*) FILTER (WHERE error IS NOT NULL), coalesce(sum(bytes), 0), min(fetched_at), max(fetched_at)
-		FROM fetches WHERE crawl_id = $1`, id).Scan(&p.Fetched, &p.Errors, &p.Bytes, &p.FirstFetch, &p.LastFetch)
-	if err != nil {
-		return p, fmt.Errorf("store: progress %s: %w", id, err)
-	}
-	cls, err := s.pool.Query(ctx, `SELECT CASE WHEN status >= 500 THEN '5xx' WHEN status IN (408, 429) THEN status::text
-			WHEN status IS NOT NULL THEN 'other' WHEN error ILIKE '%timed out%' THEN 'timeout' ELSE 'network' END, count(*)
-		FROM fetches WHERE crawl_id = $1 AND error IS NOT NULL GROUP BY 1`, id)
-	if err != nil {
-		return p, fmt.Errorf("store: progress %s: %w", id, err)
-	}
-	for cls.Next() {
-		var class string
-		var n int
-		if err := cls.Scan(&class, &n); err != nil {
-			return p, err
-		}
-		p.ErrorClass[class] = n
-	}
-	if err := cls.Err(); err != nil {
-		return p, err
-	}
-	rej, err := s.pool.Query(ctx, `SELECT reason, count FROM crawl_rejections WHERE crawl_id = $1`, id)
-	if err != nil {
-		return p, fmt.Errorf("store: progress %s: %w", id, err)
-	}
-	for rej.Next() {
-		var reason string
-		var n int
-		if err := rej.Scan(&reason, &n); err != nil {
-			return p, err
-		}
-		p.Rejected[reason] = n
-	}
-	if err := rej.Err(); err != nil {
-		return p, err
-	}
-	err = s.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM documents WHERE crawl_id = $1),
-		(SELECT count(*) FROM crawl_hosts WHERE crawl_id = $1)`, id).Scan(&p.Pages, &p.Hosts)
-	if err != nil {
-		return p, fmt.Errorf("store: progress %s: %w", id, err)
-	}
-	return p, nil
 }
 
 // StaleHosts lists up to limit hosts of a crawl that have due URLs but have not claimed since
