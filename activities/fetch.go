@@ -65,6 +65,11 @@ type FetchBatchInput struct {
 	// NoLeaseRow (host revision 3): the lease's pages go to its crawls' processing, which
 	// needs no lease row to learn that the lease is over, so none is written.
 	NoLeaseRow bool `json:"noLeaseRow,omitempty"`
+	// SelfClaim (host revision 4): the host workflow claims nothing for the lease, which
+	// claims its first chunk itself (URLs is empty) and, when the host runs dry, makes the
+	// last claim that leaves the host waiting for the next admission (Dry, NextDue): two local
+	// activities, and their markers, fewer per lease.
+	SelfClaim bool `json:"selfClaim,omitempty"`
 }
 
 // FetchBatchResult is small: counts, pacing facts and page references, never bodies. It is
@@ -92,6 +97,10 @@ type FetchBatchResult struct {
 	Answered          bool            `json:"answered,omitempty"` // the host answered a request sensibly
 	Gone              string          `json:"gone,omitempty"`     // why the host may be dead
 	Retired           bool            `json:"retired,omitempty"`  // the host was retired (dead-site cleanup)
+	// Dry (SelfClaim): the lease ended because the host has no URL due, and its last claim
+	// left the host waiting for the next admission; NextDue is when its next URL is due.
+	Dry     bool       `json:"dry,omitempty"`
+	NextDue *time.Time `json:"nextDue,omitempty"`
 }
 
 // flushWhenStopped stores the current body segment at once if the batch is stopped (a pause
@@ -144,6 +153,11 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 	}
 	defer keepAlive(ctx, func() any { return b.result() })()
 	defer f.flushWhenStopped(ctx)()
+	if in.SelfClaim && len(b.in.URLs) == 0 {
+		if more, err := b.firstChunk(ctx); err != nil || !more {
+			return b.result(), err
+		}
+	}
 	if err := b.pace(ctx, b.in.URLs); err != nil {
 		return FetchBatchResult{}, err
 	}

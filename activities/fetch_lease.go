@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/trawlerdev/trawler/internal/failpoint"
+	"github.com/trawlerdev/trawler/internal/store"
 )
 
 // A fetch lease (FetchBatchInput.LeaseFor > 0) is one fetch activity holding its host for up
@@ -95,6 +96,9 @@ func (b *batch) nextChunk(ctx context.Context, sem chan struct{}) (bool, error) 
 			// query, not a claim (a link-driven host's pace depends on how soon it sees them).
 			wait, claim = leaseRecheck, false
 		default:
+			if b.in.SelfClaim {
+				return b.lastClaim(ctx, owner)
+			}
 			return false, nil
 		}
 		if wait > 0 {
@@ -108,6 +112,50 @@ func (b *batch) nextChunk(ctx context.Context, sem chan struct{}) (bool, error) 
 		}
 	}
 	return false, nil
+}
+
+// firstChunk claims a self-claiming lease's first URLs (under the lease's owner, so a retry
+// whose predecessor died before its first heartbeat takes them back). It says false when
+// none is due; that claim left the host waiting, as the host workflow's own claim did.
+func (b *batch) firstChunk(ctx context.Context) (bool, error) {
+	claimed, next, err := b.f.Store.ClaimAs(ctx, b.in.Host, b.in.Owner, b.in.TopUp, b.in.Lease, time.Now())
+	if err != nil {
+		return false, err
+	}
+	return b.takeChunk(ctx, claimed, next), nil
+}
+
+// lastClaim is a self-claiming lease's claim before it ends dry: unlike the quiet claims
+// before it, finding nothing leaves the host waiting, so the next admission of its URLs
+// wakes the host workflow; URLs admitted just before are still found and fetched.
+func (b *batch) lastClaim(ctx context.Context, owner string) (bool, error) {
+	claimed, next, err := b.f.Store.ClaimAs(ctx, b.in.Host, owner, b.in.TopUp, b.in.Lease, time.Now())
+	if err != nil {
+		return false, err
+	}
+	if len(claimed) > 0 {
+		if err := b.pace(ctx, claimed); err != nil {
+			return false, err
+		}
+	}
+	return b.takeChunk(ctx, claimed, next), nil
+}
+
+// takeChunk makes claimed the lease's chunk, or, when it is empty, marks the lease dry.
+func (b *batch) takeChunk(ctx context.Context, claimed []store.Claimed, next *time.Time) bool {
+	b.mu.Lock()
+	if len(claimed) == 0 {
+		b.res.Dry, b.res.NextDue = true, next
+		b.mu.Unlock()
+		return false
+	}
+	b.in.URLs = claimed
+	b.res.Finished = make([]bool, len(claimed))
+	b.res.TopUp = claimed
+	b.mu.Unlock()
+	failpoint.Hit(failpoint.ClaimCommitted)
+	b.heartbeat(ctx)
+	return true
 }
 
 // inLeaseWait is the longest wait for the host's next due URL that a lease takes itself;

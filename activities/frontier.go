@@ -125,6 +125,7 @@ func (f *Frontier) Progress(ctx context.Context, crawlID string) (crawl.CrawlPro
 	if err != nil {
 		return crawl.CrawlProgress{}, err
 	}
+	failpoint.Hit(failpoint.ProgressRead)
 	if activity.IsActivity(ctx) {
 		h := activity.GetMetricsHandler(ctx)
 		for _, state := range []string{store.StateQueued, store.StateClaimed, store.StateFetched} {

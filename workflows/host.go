@@ -64,6 +64,9 @@ type hostRun struct {
 	// crawlProcessed (revision 3): the crawls' processing children take the fetched pages, so
 	// the host starts none, and a dry host with nothing to keep ends without idling.
 	crawlProcessed bool
+	// selfClaim (revision 4): each lease claims its own URLs, and its last claim when the
+	// host runs dry; the workflow claims nothing itself.
+	selfClaim bool
 
 	urlsAdded, pause, resume, throttle workflow.ReceiveChannel
 	interrupted                        bool // a pause or throttle arrived while fetching
@@ -106,6 +109,7 @@ func (h *hostRun) run() error {
 		h.leases = workflow.GetVersion(ctx, "fetch-lease", workflow.DefaultVersion, 1) == 1
 	}
 	h.crawlProcessed = h.in.Revision >= 3
+	h.selfClaim = h.in.Revision >= 4
 	defer h.awaitChildStarts()
 	for {
 		h.drainSignals()
@@ -123,6 +127,13 @@ func (h *hostRun) run() error {
 				h.setState(h.backoffState())
 			}
 			h.waitSignal(gate, false) // the durable crawl-delay timer
+			continue
+		}
+		if h.selfClaim {
+			h.setState("active")
+			if res, ok := h.fetch(nil); ok && res.Dry && !h.idle(res.NextDue) {
+				return nil
+			}
 			continue
 		}
 		expecting := h.expectingLinks()

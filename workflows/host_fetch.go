@@ -12,19 +12,30 @@ import (
 	"github.com/trawlerdev/trawler/internal/store"
 )
 
+// batchOwner is the claim owner of this run's next batch.
+func (h *hostRun) batchOwner() string {
+	return fmt.Sprintf("host:%s/%d", workflow.GetInfo(h.ctx).WorkflowExecution.RunID, h.batches)
+}
+
 func (h *hostRun) claim(expecting bool) (activities.ClaimResult, error) {
 	var f *activities.Frontier
 	var res activities.ClaimResult
 	// Owned by this run's next batch: replayed after a worker died between claiming and
 	// recording the claim, the local activity takes the same URLs back.
-	h.owner = fmt.Sprintf("host:%s/%d", workflow.GetInfo(h.ctx).WorkflowExecution.RunID, h.batches)
+	h.owner = h.batchOwner()
 	err := workflow.ExecuteLocalActivity(withLocal(h.ctx), f.Claim, activities.ClaimInput{Host: h.in.Host, Limit: h.batchSize(),
 		Lease: h.lease(), Owner: h.owner, Expecting: expecting}).Get(h.ctx, &res)
 	return res, err
 }
 
-func (h *hostRun) fetch(urls []store.Claimed) {
+// fetch runs one fetch activity for urls (a lease claims its own when there are none) and
+// folds its outcome into the host state. It returns the activity's result, and false when the
+// activity failed or was cancelled.
+func (h *hostRun) fetch(urls []store.Claimed) (activities.FetchBatchResult, bool) {
 	ctx := h.ctx
+	if h.selfClaim {
+		h.owner = h.batchOwner()
+	}
 	d := h.delay()
 	k := max(len(urls), h.batchSize()) // the batch tops itself up to K
 	in := activities.FetchBatchInput{Host: h.in.Host, URLs: urls, Delay: d,
@@ -37,7 +48,7 @@ func (h *hostRun) fetch(urls []store.Claimed) {
 		in.LeaseFor = h.cfg.FetchLease.D()
 		timeout += in.LeaseFor
 		if h.crawlProcessed {
-			in.NoLeaseRow = true
+			in.NoLeaseRow, in.SelfClaim = true, h.selfClaim
 		} else {
 			h.processLease(in.LeaseFor)
 		}
@@ -81,12 +92,13 @@ func (h *hostRun) fetch(urls []store.Claimed) {
 			h.backoff(workflow.Now(ctx))
 		}
 		h.st.NextRequestAt = later(h.st.NextRequestAt, workflow.Now(ctx).Add(d))
-		return
+		return res, false
 	}
 	h.apply(res, d)
 	if len(res.Pages) > 0 && !h.crawlProcessed {
 		h.process(res.Pages)
 	}
+	return res, true
 }
 
 // abandon hands back what a batch that was cancelled or failed for good holds: its claims,

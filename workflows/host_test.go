@@ -28,6 +28,13 @@ type hostEnv struct {
 	waitedInBatch int
 	upserts       []string // HostState values upserted
 	noLeaseRows   int      // leases told to write no lease row
+	// serve hands out the host's due URLs (claimsOf); workflowClaims counts the workflow's
+	// own claims (local activities), dryLeases the self-claiming leases that found none.
+	serve          func() []store.Claimed
+	workflowClaims int
+	dryLeases      int
+	nextDue        *time.Time // what a dry lease says of the host's next due URL
+	leases         []activities.FetchBatchInput
 }
 
 func newHostEnv(t *testing.T) *hostEnv {
@@ -48,20 +55,25 @@ func newHostEnv(t *testing.T) *hostEnv {
 	return e
 }
 
-// claimsOf serves n batches of k URLs, then nothing.
+// claimsOf serves n batches of k URLs, then nothing: to the workflow's claims (revision 3
+// and before) or to the leases' own (revision 4, see fetchOK).
 func (e *hostEnv) claimsOf(n, k int) {
+	e.serve = func() []store.Claimed {
+		e.claims++
+		if e.claims > n {
+			return nil
+		}
+		var urls []store.Claimed
+		for i := 0; i < k; i++ {
+			urls = append(urls, store.Claimed{CrawlID: "c", Hash: []byte{byte(e.claims), byte(i)}, URL: "http://h.test/"})
+		}
+		return urls
+	}
 	e.OnActivity(e.frontier.Claim, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in activities.ClaimInput) (activities.ClaimResult, error) {
-			e.claims++
-			if e.claims > n {
-				return activities.ClaimResult{}, nil
-			}
-			var urls []store.Claimed
-			for i := 0; i < k; i++ {
-				urls = append(urls, store.Claimed{CrawlID: "c", Hash: []byte{byte(e.claims), byte(i)}, URL: "http://h.test/"})
-			}
-			return activities.ClaimResult{URLs: urls}, nil
-		})
+			e.workflowClaims++
+			return activities.ClaimResult{URLs: e.serve()}, nil
+		}).Maybe()
 }
 
 // fetchOK answers each batch as fetched. A batch whose NotBefore is near waits for it itself
@@ -71,6 +83,15 @@ func (e *hostEnv) fetchOK() {
 	e.OnActivity(e.fetcher.FetchBatch, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in activities.FetchBatchInput) (activities.FetchBatchResult, error) {
 			now := e.Now()
+			e.leases = append(e.leases, in)
+			if in.SelfClaim && len(in.URLs) == 0 {
+				if in.URLs = e.serve(); len(in.URLs) == 0 {
+					e.dryLeases++
+					next := e.nextDue
+					e.nextDue = nil // said once: by then it has been claimed
+					return activities.FetchBatchResult{Dry: true, NextDue: next}, nil
+				}
+			}
 			if in.NotBefore.Sub(now) > inBatchWait {
 				return activities.FetchBatchResult{}, errors.New("activity started long before NotBefore: the workflow did not wait")
 			}
@@ -88,6 +109,13 @@ func (e *hostEnv) fetchOK() {
 			}
 			return res, nil
 		})
+}
+
+// leaseInput is a host of the given revision fetching in one-minute leases, 1 s apart.
+func leaseInput(revision int) crawl.HostInput {
+	in := hostInput(time.Second)
+	in.Revision, in.Config.FetchLease = revision, crawl.Duration(time.Minute)
+	return in
 }
 
 func hostInput(delay time.Duration) crawl.HostInput {
@@ -340,17 +368,50 @@ func TestHostStartedAtThisRevisionSkipsRedundantCommands(t *testing.T) {
 	}
 }
 
+// A host of revision 4 claims nothing itself: each lease claims its own URLs, and the one
+// that finds none says when the host's next URL is due; the workflow waits for it on a timer
+// and leases again, and ends when nothing more is due.
+func TestHostOfRevision4LeavesClaimsToItsLeases(t *testing.T) {
+	e := newHostEnv(t)
+	e.claimsOf(2, 1)
+	e.fetchOK()
+	in := leaseInput(4)
+	due := e.Now().Add(30 * time.Second)
+	e.nextDue = &due
+	e.ExecuteWorkflow(HostWorkflow, in)
+	if e.GetWorkflowError() != nil || e.workflowClaims != 0 {
+		t.Fatalf("err %v, %d claims by the workflow (want none)", e.GetWorkflowError(), e.workflowClaims)
+	}
+	// Two leases with URLs, a dry one (next due in 30 s), and after the timer another dry one
+	// (nothing due any more): the host ends.
+	if len(e.fetches) != 2 || e.dryLeases != 2 {
+		t.Fatalf("%d leases with URLs, %d dry, want 2 and 2", len(e.fetches), e.dryLeases)
+	}
+	owners := map[string]bool{}
+	for _, l := range e.leases {
+		if !l.SelfClaim || len(l.URLs) != 0 || !l.NoLeaseRow || l.Owner == "" || l.TopUp == 0 {
+			t.Errorf("lease input %+v: want a self-claiming lease with an owner, a chunk size and no URLs", l)
+		}
+		owners[l.Owner] = true
+	}
+	if len(owners) != len(e.leases) {
+		t.Errorf("%d owners for %d leases: each lease claims under its own", len(owners), len(e.leases))
+	}
+	if waited := e.Now().Sub(due); waited < 0 {
+		t.Errorf("the host ended %v before its next due URL: it did not wait for it", -waited)
+	}
+}
+
 // A host of revision 3 starts no processing child (its crawls' processing children take its
-// pages) and its leases write no lease row (nobody reads it); one that holds what a new run would not start with (here a throttle) still idles
-// out its timeout before it ends, so the throttle holds if its URLs come back meanwhile.
+// pages) and its leases write no lease row (nobody reads it); one that holds what a new run
+// would not start with (here a throttle) still idles out its timeout before it ends, so the
+// throttle holds if its URLs come back meanwhile.
 func TestHostOfRevision3LeavesProcessingToItsCrawls(t *testing.T) {
 	for _, throttled := range []bool{false, true} {
 		e := newHostEnv(t)
 		e.claimsOf(2, 1)
 		e.fetchOK()
-		in := hostInput(time.Second)
-		in.Revision = 3
-		in.Config.FetchLease = crawl.Duration(time.Minute)
+		in := leaseInput(3)
 		if throttled {
 			in.State.ThrottleDelay = crawl.Duration(2 * time.Second)
 		}

@@ -18,7 +18,10 @@ import (
 // batches interrupted by pause and throttle handed back by owner ("abandon-by-owner"), and
 // revision 3 (host_rev3_*: leases with no processing child of their own; a dry host ending
 // at once; a throttled one idling out its timeout after a lease cancelled by throttle and
-// pause) with the crawl's processing children (crawl_processing, process_crawl).
+// pause) with the crawl's processing children (crawl_processing, process_crawl), and
+// revision 4 (host_rev4_*: leases that claim their own URLs; a host of one page; a lease
+// cancelled by throttle and by pause, handed back by owner, then resumed; a host started by a
+// pause signal).
 // Re-record only together with a deliberate, versioned change.
 func TestReplayRecordedHistories(t *testing.T) {
 	files, err := filepath.Glob("testdata/*_history.json")

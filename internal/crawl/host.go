@@ -34,7 +34,9 @@ func HostConfigFrom(s Spec) HostConfig {
 // one processing child beside it. Revision 3 starts no processing child (its crawls' own
 // processing children take every fetched page), and a host whose queue ran dry ends at once
 // unless paused, throttled or backing off (the next admission of its URLs starts it again).
-const HostRevision = 3
+// Revision 4 claims nothing itself: each lease claims its own URLs, and makes the last claim
+// when the host runs dry (a host of one page: 11 history events, was 13).
+const HostRevision = 4
 
 // HostInput starts (or continues) a host workflow.
 type HostInput struct {

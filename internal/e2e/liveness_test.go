@@ -166,11 +166,12 @@ func TestRecoveryAfterKillsAtWorstMoments(t *testing.T) {
 	first := s.start(spec(testenv.Unique("first")))
 	// One death at a time, each given the recovery bound before the next, so every death's
 	// recovery is measured on its own; the second crawl of the same hosts starts right after
-	// the first death. The workflow worker dies second: with fetch leases its claims come
-	// early, while hosts are being discovered, and the crawls end sooner than three deaths in.
+	// the first death. The workflow worker dies second, in the middle of a crawl workflow's task
+	// (revision-4 host workflows run no local activity of their own, and claim nothing), and
+	// the crawls end sooner than three deaths in.
 	schedule := []struct{ role, point string }{
 		{"fetch", failpoint.TopUpClaimed + "#1"},
-		{"workflow", failpoint.ClaimCommitted + "#2"},
+		{"workflow", failpoint.ProgressRead + "#2"},
 		{"process", failpoint.LinksAdmitted + "#1"},
 		{"fetch", failpoint.FetchRecorded + "#2"},
 		{"process", failpoint.ProcessFinishing + "#1"},
