@@ -17,6 +17,7 @@ import (
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 
+	"github.com/trawlerdev/trawler/internal/gz"
 	"github.com/trawlerdev/trawler/internal/iostats"
 )
 
@@ -113,17 +114,7 @@ func (s *Store) putCompressed(ctx context.Context, key string, body []byte) (str
 }
 
 // Gzip compresses data as one gzip member, fast: how bodies and texts are stored.
-func Gzip(data []byte) ([]byte, error) {
-	var buf bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
-	if _, err := zw.Write(data); err != nil {
-		return nil, err
-	}
-	if err := zw.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
+func Gzip(data []byte) ([]byte, error) { return gz.Compress(data) }
 
 // GetBody reads and decompresses an object stored by PutBody or PutText, refusing more than limit bytes.
 func (s *Store) GetBody(ctx context.Context, key string, limit int64) ([]byte, error) {

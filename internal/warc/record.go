@@ -5,7 +5,6 @@ package warc
 
 import (
 	"bytes"
-	"compress/gzip"
 	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/base32"
@@ -13,6 +12,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/trawlerdev/trawler/internal/gz"
 )
 
 // Record types and revisit profiles.
@@ -74,7 +75,8 @@ func (r Record) Marshal(w io.Writer) (int64, error) {
 	fmt.Fprintf(&head, "Content-Length: %d\r\n\r\n", len(r.Block))
 
 	cw := &countingWriter{w: w}
-	zw, _ := gzip.NewWriterLevel(cw, gzip.BestSpeed)
+	zw := gz.NewWriter(cw)
+	defer gz.Release(zw)
 	for _, part := range [][]byte{head.Bytes(), r.Block, []byte("\r\n\r\n")} {
 		if _, err := zw.Write(part); err != nil {
 			return cw.n, fmt.Errorf("warc: write record: %w", err)
