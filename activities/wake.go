@@ -50,11 +50,6 @@ func (w *Waker) Wake(ctx context.Context, crawlID string, cfg crawl.HostConfig, 
 					SearchHostState.ValueSet("active")),
 				StaticSummary: crawl.HostSummary(h),
 				Memo:          map[string]any{"host": h, "startedFor": crawlID},
-				// The waker runs inside a worker that usually polls the workflow queue too: the
-				// server then hands the first workflow task back in the start's reply, sparing
-				// the task queue a dispatch and the worker a poll for every host started.
-				// Without a free local slot (or a worker of another role) it is an ordinary start.
-				EnableEagerStart: true,
 			}
 			err := w.wake(ctx, opts, h, crawlID, cfg)
 			if err != nil {

@@ -68,7 +68,6 @@ temporal_up() {
     --db-filename "$dev/temporal.db" \
     --sqlite-pragma journal_mode=wal --sqlite-pragma synchronous=normal \
     --dynamic-config-value system.enableActivityEagerExecution=true \
-    --dynamic-config-value system.enableEagerWorkflowStart=true \
     --dynamic-config-value limit.maxIDLength=1000 \
     --search-attribute Host=Keyword --search-attribute CrawlID=Keyword \
     --search-attribute HostState=Keyword \
@@ -102,8 +101,6 @@ temporal_sql_up() {
   mkdir -p "$conf/config"
   cat >"$conf/dynamicconfig.yaml" <<YAML
 system.enableActivityEagerExecution:
-  - value: true
-system.enableEagerWorkflowStart:
   - value: true
 limit.maxIDLength:
   - value: 1000
