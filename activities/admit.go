@@ -23,6 +23,8 @@ type Admitter struct {
 	// beyond it keep their URLs queued and stay waiting: the next admission, or the crawl's
 	// sweep of hosts whose due URLs wait, wakes them.
 	Wakes *rate.Limiter
+	// Backlog holds link admissions' wake-ups back while Temporal is behind (nil: never).
+	Backlog *Backlog
 }
 
 // AdmitStats is what an admission did.
@@ -63,6 +65,9 @@ func (a *Admitter) admitWaking(ctx context.Context, ci *crawlInfo, cands []store
 	maxWake := -1
 	if a.Wakes != nil && !wakeQueued {
 		maxWake = max(int(a.Wakes.Tokens()), 0)
+	}
+	if !wakeQueued && a.Backlog.Behind(ctx) {
+		maxWake = 0
 	}
 	res, err := a.Store.AdmitWaking(ctx, ci.id, keep, maxWake)
 	if err != nil {

@@ -155,6 +155,9 @@ func (f *Frontier) SetCrawlState(ctx context.Context, crawlID, state string) err
 // WakeStale wakes hosts with due URLs that have not claimed for staleFor: a host workflow that
 // ended, or missed a signal. It returns how many it woke.
 func (f *Frontier) WakeStale(ctx context.Context, crawlID string, staleFor time.Duration) (int, error) {
+	if f.Admitter.Backlog.Behind(ctx) {
+		return 0, nil // Temporal is behind: the next sweep wakes them
+	}
 	hosts, err := f.Store.StaleHosts(ctx, crawlID, time.Now().Add(-staleFor), 500)
 	if err != nil || len(hosts) == 0 {
 		return 0, err

@@ -126,6 +126,9 @@ func NewFrontier(c client.Client, cfg *config.Config, st *store.Store, filter *s
 	if cfg.WakeRate > 0 {
 		admitter.Wakes = rate.NewLimiter(rate.Limit(cfg.WakeRate), max(1, int(cfg.WakeRate)))
 	}
+	if cfg.WakeBacklog > 0 {
+		admitter.Backlog = &activities.Backlog{Client: c, Namespace: cfg.TemporalNamespace, TaskQueue: cfg.TaskQueue, MaxAge: cfg.WakeBacklog}
+	}
 	return &activities.Frontier{Store: st, Crawls: crawls, Admitter: admitter, ProcessQueue: cfg.ProcessTaskQueue}
 }
 

@@ -1,0 +1,76 @@
+package activities
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	taskqueuepb "go.temporal.io/api/taskqueue/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+)
+
+// backlogEvery is how often a Backlog asks Temporal about the queue: one small request a
+// second per process, whatever the crawl's size.
+const backlogEvery = time.Second
+
+// Backlog watches the workflow task queue host workflows run on. When its tasks wait, Temporal
+// (or the workflow workers) is behind, and starting more hosts only deepens the queue: every
+// new host adds a task to it, and the crawl workflow's own tasks (its stop signal, progress,
+// sweeps) wait behind them all. A bench whose processing got faster started 2,000 hosts
+// whose first task never ran, and the crawl's stop waited minutes. Link admissions and the
+// crawl's sweep wake no host while the oldest task has waited longer than MaxAge; their hosts
+// keep their URLs queued for the next admission or sweep. Seeds and operators' replays still
+// wake theirs.
+type Backlog struct {
+	Client    client.Client
+	Namespace string
+	TaskQueue string
+	MaxAge    time.Duration // 0: never behind
+
+	mu      sync.Mutex
+	checked time.Time
+	behind  bool
+	logged  time.Time
+}
+
+// Behind says whether the queue's oldest task has waited longer than MaxAge, asking Temporal
+// at most once per backlogEvery. When Temporal cannot say, the queue is taken as not behind:
+// wake-ups fall back to the wake rate alone rather than stop.
+func (b *Backlog) Behind(ctx context.Context) bool {
+	if b == nil || b.MaxAge <= 0 {
+		return false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if time.Since(b.checked) < backlogEvery {
+		return b.behind
+	}
+	b.checked = time.Now()
+	rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	resp, err := b.Client.WorkflowService().DescribeTaskQueue(rctx, &workflowservice.DescribeTaskQueueRequest{
+		Namespace:     b.Namespace,
+		TaskQueue:     &taskqueuepb.TaskQueue{Name: b.TaskQueue, Kind: enumspb.TASK_QUEUE_KIND_NORMAL},
+		TaskQueueType: enumspb.TASK_QUEUE_TYPE_WORKFLOW,
+		ReportStats:   true,
+	})
+	if err != nil {
+		if time.Since(b.logged) > time.Minute {
+			b.logged = time.Now()
+			slog.Warn("reading the workflow task queue's backlog failed; waking hosts by the wake rate alone", "queue", b.TaskQueue, "error", err)
+		}
+		b.behind = false
+		return false
+	}
+	age := resp.GetStats().GetApproximateBacklogAge().AsDuration()
+	was := b.behind
+	b.behind = age > b.MaxAge
+	if b.behind != was {
+		slog.Info("workflow task queue backlog", "queue", b.TaskQueue, "oldestTask", age.Round(time.Millisecond),
+			"tasks", resp.GetStats().GetApproximateBacklogCount(), "wakingHosts", !b.behind)
+	}
+	return b.behind
+}
