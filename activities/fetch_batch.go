@@ -164,7 +164,16 @@ func (b *batch) releaseCrawl(ctx context.Context, crawlID string) error {
 	return nil
 }
 
+// heartbeat records the batch's progress, from heartbeatGrace into the batch on. The SDK
+// sends an activity's first heartbeat at once, and each heartbeat that reaches the server is
+// a write to the host workflow's state: most leases of a real web's small hosts are over
+// within the grace, and so cost none. A retry of a batch that died before its first
+// heartbeat finds what it did from its URLs' states (a fetched URL is not fetched again);
+// its liveness still shows within the heartbeat timeout (keepAlive).
 func (b *batch) heartbeat(ctx context.Context) {
+	if time.Since(b.began) < heartbeatGrace {
+		return
+	}
 	activity.RecordHeartbeat(ctx, b.result())
 }
 

@@ -13,6 +13,10 @@ import (
 // reaches the server (TRAWLER_HEARTBEAT_MAX).
 const heartbeatEvery = 5 * time.Second
 
+// heartbeatGrace is how long a fetch batch runs before it heartbeats its progress (see
+// batch.heartbeat); well within fetchHeartbeatTimeout, and below heartbeatEvery.
+const heartbeatGrace = 3 * time.Second
+
 // keepAlive heartbeats details() every heartbeatEvery until the returned stop is called or ctx
 // ends.
 func keepAlive(ctx context.Context, details func() any) (stop func()) {
