@@ -41,7 +41,14 @@ type AdmitStats struct {
 // that commit and the signal would leave the host asleep: a retried activity (which admits the
 // same URLs again, as duplicates) wakes every host that has one of them queued.
 func (a *Admitter) admit(ctx context.Context, ci *crawlInfo, cands []store.Candidate) (AdmitStats, error) {
-	return a.admitWaking(ctx, ci, cands, activity.IsActivity(ctx) && activity.GetInfo(ctx).Attempt > 1)
+	wakeQueued := activity.IsActivity(ctx) && activity.GetInfo(ctx).Attempt > 1
+	if wakeQueued && a.Backlog.Behind(ctx) {
+		// Temporal is behind, which is also when activities time out and retry: a retry waking
+		// every host it names would feed the backlog that made it retry. The crawl's sweep
+		// wakes those hosts once it has drained.
+		wakeQueued = false
+	}
+	return a.admitWaking(ctx, ci, cands, wakeQueued, false)
 }
 
 // admitSeeds is admit for seeds and replays, which wake every host with one of them queued:
@@ -49,10 +56,13 @@ func (a *Admitter) admit(ctx context.Context, ci *crawlInfo, cands []store.Candi
 // worker died with nothing to say it is a retry, and a host's waiting flag may be stale from a
 // crawl whose workers were killed.
 func (a *Admitter) admitSeeds(ctx context.Context, ci *crawlInfo, cands []store.Candidate) (AdmitStats, error) {
-	return a.admitWaking(ctx, ci, cands, true)
+	return a.admitWaking(ctx, ci, cands, true, true)
 }
 
-func (a *Admitter) admitWaking(ctx context.Context, ci *crawlInfo, cands []store.Candidate, wakeQueued bool) (AdmitStats, error) {
+// admitWaking admits cands and wakes their hosts that were waiting, within the wake rate and
+// not while Temporal is behind, unless forced (seeds); wakeQueued also wakes every host with
+// one of cands queued.
+func (a *Admitter) admitWaking(ctx context.Context, ci *crawlInfo, cands []store.Candidate, wakeQueued, force bool) (AdmitStats, error) {
 	var st AdmitStats
 	keep := cands[:0:0]
 	for _, c := range cands {
@@ -66,7 +76,7 @@ func (a *Admitter) admitWaking(ctx context.Context, ci *crawlInfo, cands []store
 	if a.Wakes != nil && !wakeQueued {
 		maxWake = max(int(a.Wakes.Tokens()), 0)
 	}
-	if !wakeQueued && a.Backlog.Behind(ctx) {
+	if !force && a.Backlog.Behind(ctx) {
 		maxWake = 0
 	}
 	res, err := a.Store.AdmitWaking(ctx, ci.id, keep, maxWake)
