@@ -46,7 +46,7 @@ func (f *Fetcher) robots(ctx context.Context, b *batch, pageURL string, ci *craw
 		resp, err = f.Client.Get(ctx, fetch.Request{URL: target, UserAgent: ci.userAgent, MaxBytes: robots.MaxBytes,
 			Timeout: ci.spec.RequestTimeout.D(), Sent: sent})
 		if other == "" {
-			b.endRequest()
+			b.endResponse()
 		}
 		if err != nil || resp.Status < 300 || resp.Status >= 400 || resp.Location == "" || hop == 5 {
 			break
