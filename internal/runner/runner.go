@@ -62,8 +62,7 @@ func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 
 	r := &Runner{stopping: make(chan struct{})}
 	for _, role := range cfg.Roles {
-		opts := worker.Options{WorkerStopTimeout: cfg.ShutdownTimeout, MaxHeartbeatThrottleInterval: cfg.HeartbeatMax,
-			WorkflowTaskPollerBehavior: pollers(), ActivityTaskPollerBehavior: pollers()}
+		opts := worker.Options{WorkerStopTimeout: cfg.ShutdownTimeout, MaxHeartbeatThrottleInterval: cfg.HeartbeatMax}
 		var w worker.Worker
 		switch role {
 		case config.RoleWorkflow:
@@ -108,14 +107,6 @@ func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 		r.workers = append(r.workers, w)
 	}
 	return r, nil
-}
-
-// pollers scales a worker's pollers of one task type with what the server says waits. The
-// SDK's default is two: every host workflow's first task comes from the normal (not sticky)
-// queue, and two pollers dispatched at most ~27 of them a second on the long-tailed bench,
-// whose hosts mostly live for one task or two, while thousands waited.
-func pollers() worker.PollerBehavior {
-	return worker.NewPollerBehaviorAutoscaling(worker.PollerBehaviorAutoscalingOptions{MaximumNumberOfPollers: 32})
 }
 
 // processName names this worker process in segment keys: host name and process id.
