@@ -58,7 +58,7 @@ type Config struct {
 	FetchQueueRate     float64 // per task queue
 	ProcessRate        float64
 	ProcessQueueRate   float64
-	WakeRate           float64 // hosts a process wakes per second when it admits links (0: no cap)
+	WakeRate           float64       // hosts a process wakes per second when it admits links (0: no cap)
 	WakeBacklog        time.Duration // no link admission wakes a host while the workflow queue's oldest task waited longer (0: off)
 
 	MetricsAddr string // "" when off
