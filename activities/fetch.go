@@ -356,7 +356,7 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 	if cerr != nil {
 		return res, cerr
 	}
-	res.Retired, err = f.hostHealth(ctx, in.Host, res, ci.spec.RetireAfter.D())
+	res.Retired, err = f.hostHealth(ctx, in.Host, res, ci.spec.RetireAfter.D(), b.knownHealthy())
 	if err == nil {
 		err = b.end(ctx)
 	}

@@ -27,6 +27,16 @@ type batch struct {
 	next      time.Time  // the earliest start of the next request
 	ip        netip.Addr // the host's address, when the per-IP limit applies
 	began     time.Time
+	// healthKnown: failing says whether the host's dead-site clock ran when the batch read
+	// its robots.txt cache (see hostHealth).
+	healthKnown, failing bool
+}
+
+// knownHealthy says whether the batch knows its host was not failing when it began.
+func (b *batch) knownHealthy() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.healthKnown && !b.failing
 }
 
 func (b *batch) delay() time.Duration { return max(b.in.Delay, b.res.CrawlDelay) }

@@ -13,10 +13,13 @@ import (
 
 // robots fetches and caches the host's robots.txt.
 func (f *Fetcher) robots(ctx context.Context, b *batch, pageURL string, ci *crawlInfo) (*store.Robots, error) {
-	cached, err := f.Store.HostRobots(ctx, b.in.Host)
+	cached, failing, err := f.Store.HostRobotsAndHealth(ctx, b.in.Host)
 	if err != nil {
 		return nil, err
 	}
+	b.mu.Lock()
+	b.healthKnown, b.failing = true, failing
+	b.mu.Unlock()
 	if cached != nil && time.Now().Before(cached.ExpiresAt) {
 		return cached, nil
 	}

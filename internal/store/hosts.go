@@ -20,17 +20,30 @@ type Robots struct {
 
 // HostRobots returns the cached robots.txt of host, or nil if none is cached.
 func (s *Store) HostRobots(ctx context.Context, host string) (*Robots, error) {
+	r, _, err := s.HostRobotsAndHealth(ctx, host)
+	return r, err
+}
+
+// HostRobotsAndHealth is HostRobots, and whether the host's dead-site clock runs (it failed
+// lately, see HostFailing), in the same round trip: a lease that knows its host is not failing
+// need not tell Postgres it is healthy.
+func (s *Store) HostRobotsAndHealth(ctx context.Context, host string) (*Robots, bool, error) {
 	var r Robots
 	var status *int
 	var body []byte
 	var fetched, expires *time.Time
-	err := s.pool.QueryRow(ctx, `SELECT robots_status, robots_body, robots_fetched_at, robots_expires_at, robots_sitemaps
-		FROM hosts WHERE host = $1`, host).Scan(&status, &body, &fetched, &expires, &r.Sitemaps)
-	if errors.Is(err, pgx.ErrNoRows) || (err == nil && status == nil) {
-		return nil, nil
+	var failing bool
+	err := s.pool.QueryRow(ctx, `SELECT robots_status, robots_body, robots_fetched_at, robots_expires_at, robots_sitemaps,
+			failing_since IS NOT NULL
+		FROM hosts WHERE host = $1`, host).Scan(&status, &body, &fetched, &expires, &r.Sitemaps, &failing)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, false, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("store: robots of %s: %w", host, err)
+		return nil, false, fmt.Errorf("store: robots of %s: %w", host, err)
+	}
+	if status == nil {
+		return nil, failing, nil
 	}
 	r.Status = *status
 	r.Body = string(body)
@@ -40,7 +53,7 @@ func (s *Store) HostRobots(ctx context.Context, host string) (*Robots, error) {
 	if expires != nil {
 		r.ExpiresAt = *expires
 	}
-	return &r, nil
+	return &r, failing, nil
 }
 
 // SaveRobots caches a host's robots.txt and the crawl-delay it sets (0: none).
