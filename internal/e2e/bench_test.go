@@ -43,12 +43,14 @@ func envInt(name string, def int) int {
 // Workers run as separate processes so each one's CPU and peak RSS are its own, with their
 // profiles on: a CPU profile of the workflow worker, a fetch worker and (on PostgreSQL) the
 // Temporal server is taken over the steady window into BENCH_PROFILES (default
-// .dev/bench-profiles) and its top functions logged. The report table goes to stdout and,
+// .dev/bench-profiles) and its top functions logged. BENCH_KILL=1 SIGKILLs a fetch worker
+// halfway through each Trawler run and starts another (its spending up to its death counts;
+// its profile is lost). The report table goes to stdout and,
 // with BENCH_REPORT=file, is appended to that file.
 func BenchmarkCrawl(b *testing.B) {
 	o := benchOptions{hosts: envInt("BENCH_HOSTS", 2000), pages: envInt("BENCH_PAGES", 50),
 		delay: time.Duration(envInt("BENCH_DELAY_MS", 1000)) * time.Millisecond, budget: time.Duration(envInt("BENCH_BUDGET_S", 60)) * time.Second,
-		profiles: envOr("BENCH_PROFILES", filepath.Join(repoRoot(b), ".dev", "bench-profiles"))}
+		profiles: envOr("BENCH_PROFILES", filepath.Join(repoRoot(b), ".dev", "bench-profiles")), kill: envInt("BENCH_KILL", 0) == 1}
 	if err := os.MkdirAll(o.profiles, 0o755); err != nil {
 		b.Fatal(err)
 	}
@@ -111,6 +113,7 @@ type benchOptions struct {
 	delay, budget time.Duration
 	temporal      string // "" (the dev server) or "postgres"
 	profiles      string // directory for CPU profiles
+	kill          bool   // SIGKILL a fetch worker halfway through the budget, and start another
 }
 
 // restartTemporal swaps the stack's Temporal for the dev server or a server on PostgreSQL
@@ -219,14 +222,34 @@ func runTrawlerBench(b *testing.B, bin string, o benchOptions, scenario string, 
 		profiles = append(profiles, profile(b, "127.0.0.1:7936", filepath.Join(repoRoot(b), ".tools", "bin", "temporal-server"),
 			filepath.Join(o.profiles, label+"-temporal-server.pprof"), o.budget/3, window))
 	}
+	// BENCH_KILL: a fetch worker dies halfway (SIGKILL: its leases are retried elsewhere after
+	// their heartbeat timeout) and a new one starts in its place; what the dead one spent counts.
+	var victim *killedWorker
+	var killing sync.WaitGroup
+	if o.kill {
+		killing.Go(func() {
+			time.Sleep(o.budget / 2)
+			victim = killWorker(workers[len(workers)-1])
+			victim.replacement = s.startWorkerProcess(b, bin, config.RoleFetch)
+			b.Logf("killed fetch worker %d at %v; started another", victim.pid, time.Since(start).Round(time.Second))
+		})
+	}
 	steady := steadyRate(s.web, o.budget)
 	for _, wg := range profiles {
 		wg.Wait()
+	}
+	killing.Wait()
+	if victim != nil {
+		workers = append(workers, victim.replacement)
+		scenario += " · a fetch worker killed halfway"
 	}
 	row := benchRow{scenario: scenario, crawler: crawler, fetchers: fetchers, cpu: map[string]float64{}, rssMB: map[string]float64{}}
 	row.pages, row.seconds, row.steady = s.fetched(name), time.Since(start).Seconds(), steady
 	for _, w := range workers {
 		cpu, rss := procTree(w.cmd.Process.Pid)
+		if victim != nil && w.cmd.Process.Pid == victim.pid {
+			cpu, rss = victim.cpu, victim.rss
+		}
 		role := "worker:" + w.roles
 		row.cpu[role] += cpu
 		row.rssMB[role] = max(row.rssMB[role], rss)
@@ -265,6 +288,9 @@ func runTrawlerBench(b *testing.B, bin string, o benchOptions, scenario string, 
 	// Stopped, the crawl's figures per page are final.
 	s.terminateWorkflows()
 	var s3Reqs, pgTrips float64
+	if victim != nil {
+		s3Reqs, pgTrips = victim.metrics["trawler_s3_requests"], victim.metrics["trawler_postgres_round_trips"]
+	}
 	for _, w := range workers {
 		if m, err := tryScrape(w.metrics); err == nil {
 			s3Reqs += m["trawler_s3_requests"]
@@ -295,6 +321,24 @@ func runTrawlerBench(b *testing.B, bin string, o benchOptions, scenario string, 
 	b.Logf("%s, %s with %d fetch workers: %d pages in %.0fs, %.1f pages/s steady, %.1f events/page, %d violations",
 		scenario, crawler, fetchers, row.pages, row.seconds, row.steady, row.events, row.violations)
 	return row
+}
+
+// killedWorker is what a worker killed mid-bench had spent, read just before its death.
+type killedWorker struct {
+	pid         int
+	cpu, rss    float64
+	metrics     map[string]float64
+	replacement *workerProcess
+}
+
+// killWorker reads w's CPU, peak RSS and counters, then SIGKILLs it.
+func killWorker(w *workerProcess) *killedWorker {
+	k := &killedWorker{pid: w.cmd.Process.Pid}
+	k.cpu, k.rss = procTree(k.pid)
+	k.metrics, _ = tryScrape(w.metrics)
+	_ = w.cmd.Process.Kill()
+	_ = w.cmd.Wait()
+	return k
 }
 
 // runCollyBench runs the Colly peer on a fresh test web of the same shape for the budget.
