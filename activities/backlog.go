@@ -30,10 +30,11 @@ type Backlog struct {
 	TaskQueue string
 	MaxAge    time.Duration // 0: never behind
 
-	mu      sync.Mutex
-	checked time.Time
-	behind  bool
-	logged  time.Time
+	mu         sync.Mutex
+	checked    time.Time
+	behind     bool
+	refreshing bool // one caller asks Temporal; the others meanwhile take the last answer
+	logged     time.Time
 }
 
 // Behind says whether the queue's oldest task has waited longer than MaxAge, asking Temporal
@@ -44,11 +45,15 @@ func (b *Backlog) Behind(ctx context.Context) bool {
 		return false
 	}
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	if time.Since(b.checked) < backlogEvery {
-		return b.behind
+	if b.refreshing || time.Since(b.checked) < backlogEvery {
+		behind := b.behind
+		b.mu.Unlock()
+		return behind
 	}
-	b.checked = time.Now()
+	b.refreshing = true
+	b.mu.Unlock()
+	// Not under the lock: a slow Temporal (when this matters most) must not hold up every
+	// admission behind one request.
 	rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	resp, err := b.Client.WorkflowService().DescribeTaskQueue(rctx, &workflowservice.DescribeTaskQueueRequest{
@@ -57,6 +62,9 @@ func (b *Backlog) Behind(ctx context.Context) bool {
 		TaskQueueType: enumspb.TASK_QUEUE_TYPE_WORKFLOW,
 		ReportStats:   true,
 	})
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.refreshing, b.checked = false, time.Now()
 	if err != nil {
 		if time.Since(b.logged) > time.Minute {
 			b.logged = time.Now()
