@@ -41,14 +41,7 @@ type AdmitStats struct {
 // that commit and the signal would leave the host asleep: a retried activity (which admits the
 // same URLs again, as duplicates) wakes every host that has one of them queued.
 func (a *Admitter) admit(ctx context.Context, ci *crawlInfo, cands []store.Candidate) (AdmitStats, error) {
-	wakeQueued := activity.IsActivity(ctx) && activity.GetInfo(ctx).Attempt > 1
-	if wakeQueued && a.Backlog.Behind(ctx) {
-		// Temporal is behind, which is also when activities time out and retry: a retry waking
-		// every host it names would feed the backlog that made it retry. The crawl's sweep
-		// wakes those hosts once it has drained.
-		wakeQueued = false
-	}
-	return a.admitWaking(ctx, ci, cands, wakeQueued, false)
+	return a.admitWaking(ctx, ci, cands, activity.IsActivity(ctx) && activity.GetInfo(ctx).Attempt > 1, false)
 }
 
 // admitSeeds is admit for seeds and replays, which wake every host with one of them queued:
@@ -60,8 +53,8 @@ func (a *Admitter) admitSeeds(ctx context.Context, ci *crawlInfo, cands []store.
 }
 
 // admitWaking admits cands and wakes their hosts that were waiting, within the wake rate and
-// not while Temporal is behind, unless forced (seeds); wakeQueued also wakes every host with
-// one of cands queued.
+// not while Temporal is behind, unless forced (seeds); wakeQueued (a retry, seeds) also wakes
+// every host with one of cands queued.
 func (a *Admitter) admitWaking(ctx context.Context, ci *crawlInfo, cands []store.Candidate, wakeQueued, force bool) (AdmitStats, error) {
 	var st AdmitStats
 	keep := cands[:0:0]
@@ -73,11 +66,13 @@ func (a *Admitter) admitWaking(ctx context.Context, ci *crawlInfo, cands []store
 		keep = append(keep, c)
 	}
 	maxWake := -1
-	if a.Wakes != nil && !wakeQueued {
-		maxWake = max(int(a.Wakes.Tokens()), 0)
-	}
 	if !force && a.Backlog.Behind(ctx) {
-		maxWake = 0
+		// Temporal is behind, which is also when activities time out and retry: a retry waking
+		// every host it names would feed the backlog that made it retry. The crawl's sweep
+		// wakes these hosts once it has drained.
+		maxWake, wakeQueued = 0, false
+	} else if a.Wakes != nil && !wakeQueued {
+		maxWake = max(int(a.Wakes.Tokens()), 0)
 	}
 	res, err := a.Store.AdmitWaking(ctx, ci.id, keep, maxWake)
 	if err != nil {

@@ -154,7 +154,7 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 	defer keepAlive(ctx, func() any { return b.result() })()
 	defer f.flushWhenStopped(ctx)()
 	if in.SelfClaim && len(b.in.URLs) == 0 {
-		if more, err := b.firstChunk(ctx); err != nil || !more {
+		if more, err := b.claimChunk(ctx, b.in.Owner); err != nil || !more {
 			return b.result(), err
 		}
 	}

@@ -97,7 +97,7 @@ func (b *batch) nextChunk(ctx context.Context, sem chan struct{}) (bool, error) 
 			wait, claim = leaseRecheck, false
 		default:
 			if b.in.SelfClaim {
-				return b.lastClaim(ctx, owner)
+				return b.claimChunk(ctx, owner)
 			}
 			return false, nil
 		}
@@ -114,29 +114,18 @@ func (b *batch) nextChunk(ctx context.Context, sem chan struct{}) (bool, error) 
 	return false, nil
 }
 
-// firstChunk claims a self-claiming lease's first URLs (under the lease's owner, so a retry
-// whose predecessor died before its first heartbeat takes them back). It says false when
-// none is due; that claim left the host waiting, as the host workflow's own claim did.
-func (b *batch) firstChunk(ctx context.Context) (bool, error) {
-	claimed, next, err := b.f.Store.ClaimAs(ctx, b.in.Host, b.in.Owner, b.in.TopUp, b.in.Lease, time.Now())
-	if err != nil {
-		return false, err
-	}
-	return b.takeChunk(ctx, claimed, next), nil
-}
-
-// lastClaim is a self-claiming lease's claim before it ends dry: unlike the quiet claims
-// before it, finding nothing leaves the host waiting, so the next admission of its URLs
-// wakes the host workflow; URLs admitted just before are still found and fetched.
-func (b *batch) lastClaim(ctx context.Context, owner string) (bool, error) {
+// claimChunk is a self-claiming lease's claim of its first chunk (under the lease's owner, so
+// a retry whose predecessor died before its first heartbeat takes them back) and its last
+// before it ends dry (under its chunks' owner). Unlike the quiet claims between, finding
+// nothing leaves the host waiting, so the next admission of its URLs wakes the host workflow,
+// and URLs admitted just before are still found. It says false when none is due.
+func (b *batch) claimChunk(ctx context.Context, owner string) (bool, error) {
 	claimed, next, err := b.f.Store.ClaimAs(ctx, b.in.Host, owner, b.in.TopUp, b.in.Lease, time.Now())
 	if err != nil {
 		return false, err
 	}
-	if len(claimed) > 0 {
-		if err := b.pace(ctx, claimed); err != nil {
-			return false, err
-		}
+	if err := b.pace(ctx, claimed); err != nil {
+		return false, err
 	}
 	return b.takeChunk(ctx, claimed, next), nil
 }
