@@ -56,6 +56,8 @@ start() {
 # ---- Temporal -------------------------------------------------------------------------------
 temporal_healthy() { "$bin/temporal" operator cluster health --address "127.0.0.1:$TEMPORAL_PORT" --command-timeout 3s; }
 
+# TRAWLER_TEMPORAL_DEV_OPTS adds flags to the dev server (e.g. --metrics-port 9090, to count a
+# bench's requests by operation).
 # TRAWLER_TEMPORAL=postgres runs a Temporal server (scripts/tools.sh server) on our PostgreSQL
 # instead of the SQLite dev server: make bench compares the two. Same port, no UI.
 temporal_up() {
@@ -71,7 +73,7 @@ temporal_up() {
     --dynamic-config-value limit.maxIDLength=1000 \
     --search-attribute Host=Keyword --search-attribute CrawlID=Keyword \
     --search-attribute HostState=Keyword \
-    --log-level warn
+    --log-level warn ${TRAWLER_TEMPORAL_DEV_OPTS:-}
   wait_for temporal 90 temporal_healthy || die "temporal failed to start"
   say "temporal: up on 127.0.0.1:$TEMPORAL_PORT (UI http://127.0.0.1:$TEMPORAL_UI_PORT)"
 }

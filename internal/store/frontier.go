@@ -72,7 +72,10 @@ func (s *Store) AdmitWaking(ctx context.Context, crawlID string, cands []Candida
 		var inserted [][]byte
 		hostAdmitted := map[string]int{}
 		b := &pgx.Batch{}
-		b.Queue(`SELECT max_pages, max_pages_per_host, admitted, state FROM crawls WHERE id = $1 FOR UPDATE`, crawlID)
+		// FOR NO KEY UPDATE, not FOR UPDATE: admissions serialize on the crawl's budget, but
+		// every insert that references the crawl (a fetch, a document, a URL) takes a KEY
+		// SHARE lock on its row, which FOR UPDATE would make wait for the whole admission.
+		b.Queue(`SELECT max_pages, max_pages_per_host, admitted, state FROM crawls WHERE id = $1 FOR NO KEY UPDATE`, crawlID)
 		b.Queue(`INSERT INTO urls (crawl_id, url_hash, url, host, depth, hops, source, priority, change_hint_s)
 			SELECT $1, h, u, ho, d, hp, s, p, nullif(ch, 0)
 			FROM unnest($2::bytea[], $3::text[], $4::text[], $5::int[], $6::int[], $7::text[], $8::real[], $9::int[]) AS t(h, u, ho, d, hp, s, p, ch)
@@ -150,15 +153,18 @@ func (s *Store) AdmitWaking(ctx context.Context, crawlID string, cands []Candida
 		wakeAt := -1 // the position of the waiting hosts' query in the batch
 		if len(res.New) > 0 {
 			// A retired host takes no new URLs: they are recorded, skipped with the reason.
-			b.Queue(`UPDATE urls u SET state = 'skipped', skip_reason = 'host retired: ' || h.retired_reason
-				FROM unnest($2::bytea[]) AS t(hh), hosts h
-				WHERE u.crawl_id = $1 AND u.url_hash = t.hh AND h.host = u.host AND h.retired_at IS NOT NULL`, crawlID, inserted)
 			newHosts, counts := make([]string, 0, len(res.New)), make([]int32, 0, len(res.New))
 			total := 0
 			for h, c := range res.New {
 				newHosts, counts = append(newHosts, h), append(counts, int32(c))
 				total += c
 			}
+			// Driven from the hosts: a few key probes that nearly always find none retired, and
+			// then (the one-time EXISTS filter) no URL is looked at.
+			b.Queue(`WITH r AS MATERIALIZED (SELECT host, retired_reason FROM hosts WHERE host = ANY($3) AND retired_at IS NOT NULL)
+				UPDATE urls u SET state = 'skipped', skip_reason = 'host retired: ' || r.retired_reason
+				FROM r WHERE EXISTS (SELECT 1 FROM r) AND u.crawl_id = $1 AND u.url_hash = ANY($2) AND u.host = r.host`,
+				crawlID, inserted, newHosts)
 			b.Queue(`INSERT INTO crawl_hosts (crawl_id, host, admitted)
 				SELECT $1, h, c FROM unnest($2::text[], $3::int[]) AS t(h, c)
 				ON CONFLICT (crawl_id, host) DO UPDATE SET admitted = crawl_hosts.admitted + excluded.admitted`, crawlID, newHosts, counts)

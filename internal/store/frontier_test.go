@@ -377,3 +377,33 @@ func TestProgressShowsWhatRecoveryWaitsOn(t *testing.T) {
 		t.Errorf("queued hosts: %v %v", hosts, err)
 	}
 }
+
+func TestAdmitSkipsURLsOfRetiredHosts(t *testing.T) {
+	s, ctx := newStore(t, 0, 0)
+	if err := s.HostFailing(ctx, "dead.test", "dns"); err != nil {
+		t.Fatal(err)
+	}
+	if retired, err := s.RetireIfDead(ctx, "dead.test", 0); err != nil || !retired {
+		t.Fatalf("retire: %v %v", retired, err)
+	}
+	dead, live := cand("http://dead.test/a", "dead.test", 1), cand("http://live.test/a", "live.test", 1)
+	if _, err := s.Admit(ctx, "c", []store.Candidate{dead, live}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		cand store.Candidate
+		want string
+	}{{dead, "skipped"}, {live, "queued"}} {
+		state, _, err := s.URLState(ctx, "c", c.cand.Hash)
+		if err != nil || state != c.want {
+			t.Fatalf("%s: state %q (%v), want %q", c.cand.URL, state, err, c.want)
+		}
+	}
+	p, err := s.CrawlProgress(ctx, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Skipped["host retired: dns"] != 1 {
+		t.Fatalf("skip reasons: %+v", p.Skipped)
+	}
+}
