@@ -254,3 +254,43 @@ func BenchmarkLookup10k(b *testing.B) {
 		idx.Lookup(fps[i%len(fps)])
 	}
 }
+
+// simHashByVotes is the textbook SimHash (a vote per bit per shingle), the reference the
+// bit-sliced SimHash must agree with.
+func simHashByVotes(shingles []uint64) uint64 {
+	var votes [64]int32
+	for _, s := range shingles {
+		for i := range votes {
+			if s&(1<<i) != 0 {
+				votes[i]++
+			} else {
+				votes[i]--
+			}
+		}
+	}
+	var fp uint64
+	for i, v := range votes {
+		if v > 0 {
+			fp |= 1 << i
+		}
+	}
+	return fp
+}
+
+func TestSimHashAgreesWithVoting(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{0, 1, 2, 253, 254, 255, 256, 509, 510, 511, 1000, 5000} {
+		for trial := 0; trial < 20; trial++ {
+			sh := make([]uint64, n)
+			for i := range sh {
+				sh[i] = r.Uint64()
+				if trial%4 == 0 {
+					sh[i] |= 0xff00ff00ff00ff00 // lanes that count every shingle: overflow if a flush is missed
+				}
+			}
+			if got, want := SimHash(sh), simHashByVotes(sh); got != want {
+				t.Fatalf("n=%d trial %d: %016x, voting says %016x", n, trial, got, want)
+			}
+		}
+	}
+}
