@@ -31,6 +31,8 @@ type stack struct {
 	srv   *testweb.Server
 	blob  *blob.Store
 	run   *runner.Runner
+	// workerEnvExtra comes last in a worker process's environment, over the tests' settings.
+	workerEnvExtra []string
 }
 
 func newStack(t testing.TB, webCfg testweb.Config) *stack {

@@ -26,10 +26,12 @@ func (s *stack) workerEnv(roles, metricsAddr string) []string {
 	for i, r := range s.cfg.ConnectTo {
 		rules[i] = r.Pattern + "=" + r.Address
 	}
-	return append(s.env(), "DATABASE_URL="+s.cfg.DatabaseURL, "TRAWLER_S3_BUCKET="+s.cfg.S3Bucket,
+	env := append(s.env(), "DATABASE_URL="+s.cfg.DatabaseURL, "TRAWLER_S3_BUCKET="+s.cfg.S3Bucket,
 		"TRAWLER_FETCH_TASK_QUEUE="+s.cfg.FetchTaskQueue, "TRAWLER_PROCESS_TASK_QUEUE="+s.cfg.ProcessTaskQueue,
 		"TRAWLER_CONNECT_TO="+strings.Join(rules, ","), "TRAWLER_HEARTBEAT_MAX=1s", "TRAWLER_ROLES="+roles,
-		"TRAWLER_SHUTDOWN_TIMEOUT=5s", "TRAWLER_METRICS_ADDR="+metricsAddr, "TRAWLER_LOG_FORMAT=json", "TRAWLER_LOG_LEVEL=info")
+		"TRAWLER_SHUTDOWN_TIMEOUT=5s", "TRAWLER_METRICS_ADDR="+metricsAddr, "TRAWLER_LOG_FORMAT=json", "TRAWLER_LOG_LEVEL=info",
+	)
+	return append(env, s.workerEnvExtra...)
 }
 
 // workerProcess is a trawler-worker the test started.
