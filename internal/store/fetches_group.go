@@ -90,9 +90,21 @@ func (s *Store) writeFetchGroup(ctx context.Context, batch []*groupedFetch) {
 			}
 			return string(batch[i].o.Hash) < string(batch[j].o.Hash)
 		})
+		for _, p := range batch {
+			p.o = textOutcome(p.o)
+		}
+		if distinctOutcomes(batch) {
+			// One statement for the group; if Postgres refuses it (one outcome's values), nothing
+			// of it was recorded, and the outcomes go one by one.
+			if s.recordFetchesSet(ctx, batch) == nil {
+				return
+			}
+			s.recordEach(ctx, batch)
+			return
+		}
 		b := &pgx.Batch{}
 		for _, p := range batch {
-			queueRecordFetch(b, p.host, textOutcome(p.o))
+			queueRecordFetch(b, p.host, p.o)
 		}
 		br := s.pool.SendBatch(ctx, b)
 		var err error
@@ -109,6 +121,11 @@ func (s *Store) writeFetchGroup(ctx context.Context, batch []*groupedFetch) {
 		}
 		// The batch is one implicit transaction: nothing of it was recorded.
 	}
+	s.recordEach(ctx, batch)
+}
+
+// recordEach records the outcomes one by one: one that Postgres refuses costs only itself.
+func (s *Store) recordEach(ctx context.Context, batch []*groupedFetch) {
 	for _, p := range batch {
 		p.recorded, p.err = s.RecordFetch(ctx, p.host, p.o)
 	}

@@ -63,16 +63,23 @@ func queueRecordFetch(b *pgx.Batch, host string, o FetchOutcome) {
 
 // recordFetchArgs are recordFetchSQL's arguments for o.
 func recordFetchArgs(host string, o FetchOutcome) []any {
-	next := o.NextFetchAt
+	next, failed, lastErr := outcomeDerived(o)
+	return []any{o.CrawlID, o.Hash, o.FetchKey, o.FetchedAt, o.Status, o.Duration.Milliseconds(), o.Bytes, o.Truncated,
+		o.ContentType, o.ContentHash, o.BodyKey, o.FinalURL, o.Err, []byte(o.RequestHead), []byte(o.ResponseHead), o.Changed,
+		o.State, o.SkipReason, o.Attempts, next, lastErr, o.ETag, o.LastModified, o.RecrawlS, o.GoneCount,
+		host, failed}
+}
+
+// outcomeDerived is what recording o writes besides its fields: the URL's next fetch (now
+// when none is set), 1 for a failed attempt (the host's error counter), and the URL's last
+// error (the failure, or else the note).
+func outcomeDerived(o FetchOutcome) (next time.Time, failed int, lastErr string) {
+	next = o.NextFetchAt
 	if next.IsZero() {
 		next = time.Now()
 	}
-	failed := 0
 	if o.Err != "" {
 		failed = 1
 	}
-	return []any{o.CrawlID, o.Hash, o.FetchKey, o.FetchedAt, o.Status, o.Duration.Milliseconds(), o.Bytes, o.Truncated,
-		o.ContentType, o.ContentHash, o.BodyKey, o.FinalURL, o.Err, []byte(o.RequestHead), []byte(o.ResponseHead), o.Changed,
-		o.State, o.SkipReason, o.Attempts, next, firstNonEmpty(o.Err, o.Note), o.ETag, o.LastModified, o.RecrawlS, o.GoneCount,
-		host, failed}
+	return next, failed, firstNonEmpty(o.Err, o.Note)
 }

@@ -1,0 +1,20 @@
+package store
+
+import "context"
+
+// RecordFetchesTogether records outcomes (host i for outcome i) with the one-statement group
+// path, for tests that compare it with RecordFetch.
+func (s *Store) RecordFetchesTogether(ctx context.Context, hosts []string, outcomes []FetchOutcome) ([]bool, error) {
+	batch := make([]*groupedFetch, len(outcomes))
+	for i, o := range outcomes {
+		batch[i] = &groupedFetch{host: hosts[i], o: textOutcome(o)}
+	}
+	if err := s.recordFetchesSet(ctx, batch); err != nil {
+		return nil, err
+	}
+	out := make([]bool, len(batch))
+	for i, p := range batch {
+		out[i] = p.recorded
+	}
+	return out, nil
+}
