@@ -54,14 +54,31 @@ fuzz:
 	$(FUZZ) '^FuzzResponseRecord$$' ./internal/warc/
 	$(FUZZ) '^FuzzGuard$$' ./internal/api/
 
-## Crawl benchmark against the real stack (issue #9): Trawler (1, 2 and 4 fetch worker
-## processes) and the Colly peer (bench/colly) on the same test web, politeness-bound and with
-## no delay; the report table is appended to BENCHMARKS.md. Size with BENCH_HOSTS, BENCH_PAGES,
-## BENCH_DELAY_MS, BENCH_BUDGET_S (per run), BENCH_FETCHERS. BENCH_MICRO=1 adds the
-## component benchmarks (test web audit, near-dup detection, document saves).
+## Crawl benchmark against the real stack (issues #9, #16), in the throughput issue's shape by
+## default: the long-tailed test web (10,000 hosts, every 10th seeded) for 10 minutes, one
+## workflow+process worker and one fetch worker, the fetch worker SIGKILLed halfway and
+## replaced, then the Colly peer (bench/colly) on the same web for as long. The table (pages/s
+## in discovery and steady state, events, CPU per component, RSS, S3 requests and Postgres
+## round trips per page, politeness violations) is appended to BENCHMARKS.md. Every BENCH_*
+## below can be set from the environment, e.g. the older shape: BENCH_LONG_TAIL=0
+## BENCH_HOSTS=2000 BENCH_PAGES=50 BENCH_BUDGET_S=60 BENCH_FETCHERS=1,2,4 BENCH_KILL=0
+## BENCH_TEMPORAL_PG=1 BENCH_NO_DELAY=1. BENCH_MICRO=1 adds the component benchmarks (test web
+## audit, near-dup detection, document saves).
+BENCH_LONG_TAIL ?= 1
+BENCH_HOSTS ?= 10000
+BENCH_SEED_EVERY ?= 10
+BENCH_BUDGET_S ?= 600
+BENCH_FETCHERS ?= 1
+BENCH_KILL ?= 1
+BENCH_COLLY ?= 1
+BENCH_TEMPORAL_PG ?= 0
+BENCH_NO_DELAY ?= 0
 BENCH_MICRO ?=
 bench: up
-	$(WITH_ENV) BENCH_REPORT=$(CURDIR)/BENCHMARKS.md $(GO) test -run '^$$' -bench Crawl -benchtime 1x -v -timeout 30m ./internal/e2e/
+	$(WITH_ENV) BENCH_REPORT=$(CURDIR)/BENCHMARKS.md BENCH_LONG_TAIL=$(BENCH_LONG_TAIL) BENCH_HOSTS=$(BENCH_HOSTS) \
+		BENCH_SEED_EVERY=$(BENCH_SEED_EVERY) BENCH_BUDGET_S=$(BENCH_BUDGET_S) BENCH_FETCHERS=$(BENCH_FETCHERS) \
+		BENCH_KILL=$(BENCH_KILL) BENCH_COLLY=$(BENCH_COLLY) BENCH_TEMPORAL_PG=$(BENCH_TEMPORAL_PG) BENCH_NO_DELAY=$(BENCH_NO_DELAY) \
+		$(GO) test -run '^$$' -bench Crawl -benchtime 1x -v -timeout 90m ./internal/e2e/
 	if [ -n "$(BENCH_MICRO)" ]; then \
 		$(GO) test -run '^$$' -bench . -benchmem ./internal/testweb/ && \
 		$(GO) test -run 'NearDuplicates' -v -bench . -benchtime 2000x ./internal/dedup/ | grep -E 'precision|Benchmark|^ok' && \

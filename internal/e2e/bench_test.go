@@ -166,6 +166,7 @@ type benchRow struct {
 	pages             int64
 	seconds           float64
 	steady            float64 // pages/s over the last two thirds of the budget
+	discovery         float64 // pages/s over the first third (the crawl finding its hosts)
 	allowed           float64 // pages/s politeness allows on the hosts the crawl had found
 	events            float64 // Temporal history events per fetched page
 	cpu               map[string]float64
@@ -238,7 +239,7 @@ func runTrawlerBench(b *testing.B, bin string, o benchOptions, scenario string, 
 			b.Logf("killed fetch worker %d at %v; started another", victim.pid, time.Since(start).Round(time.Second))
 		})
 	}
-	steady := steadyRate(s.web, o.budget)
+	discovery, steady := rates(s.web, o.budget)
 	for _, wg := range profiles {
 		wg.Wait()
 	}
@@ -248,7 +249,7 @@ func runTrawlerBench(b *testing.B, bin string, o benchOptions, scenario string, 
 		scenario += " · a fetch worker killed halfway"
 	}
 	row := benchRow{scenario: scenario, crawler: crawler, fetchers: fetchers, cpu: map[string]float64{}, rssMB: map[string]float64{}}
-	row.pages, row.seconds, row.steady = s.fetched(name), time.Since(start).Seconds(), steady
+	row.pages, row.seconds, row.steady, row.discovery = s.fetched(name), time.Since(start).Seconds(), steady, discovery
 	for _, w := range workers {
 		cpu, rss := procTree(w.cmd.Process.Pid)
 		if victim != nil && w.cmd.Process.Pid == victim.pid {
@@ -291,16 +292,19 @@ func runTrawlerBench(b *testing.B, bin string, o benchOptions, scenario string, 
 	}
 	// Stopped, the crawl's figures per page are final.
 	s.terminateWorkflows()
-	var s3Reqs, pgTrips float64
+	var s3Reqs, pgTrips, warcRecords float64
 	if victim != nil {
 		s3Reqs, pgTrips = victim.metrics["trawler_s3_requests"], victim.metrics["trawler_postgres_round_trips"]
+		warcRecords = victim.metrics["trawler_warc_records"]
 	}
 	for _, w := range workers {
 		if m, err := tryScrape(w.metrics); err == nil {
 			s3Reqs += m["trawler_s3_requests"]
 			pgTrips += m["trawler_postgres_round_trips"]
+			warcRecords += m["trawler_warc_records"]
 		}
 	}
+	b.Logf("WARC records written while the crawl ran: %.0f", warcRecords)
 	var stopping sync.WaitGroup // each drains for up to its shutdown timeout: at once
 	for _, w := range workers {
 		stopping.Go(func() { w.stop(b) })
@@ -365,27 +369,28 @@ func runCollyBench(b *testing.B, bin string, o benchOptions, scenario string) be
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
-	steady := steadyRate(srv.Web, o.budget)
+	discovery, steady := rates(srv.Web, o.budget)
 	if err := json.NewDecoder(stdout).Decode(&out); err != nil {
 		b.Fatalf("colly peer: %v\n%s", err, stderr.String())
 	}
 	_ = cmd.Wait()
 	rep := srv.Web.Audit().Report()
 	row := benchRow{scenario: scenario, crawler: "Colly", pages: out.Pages, seconds: out.Seconds,
-		steady: steady,
-		cpu:    map[string]float64{"worker:colly": out.CPUSeconds}, rssMB: map[string]float64{"worker:colly": out.PeakRSSMB},
+		steady: steady, discovery: discovery,
+		cpu: map[string]float64{"worker:colly": out.CPUSeconds}, rssMB: map[string]float64{"worker:colly": out.PeakRSSMB},
 		allowed: allowedRate(srv.Web, rep, o.delay), violations: rep.Violations()}
 	b.Logf("%s, Colly: %d pages in %.0fs, %.1f requests/s steady, %d violations", scenario, row.pages, row.seconds, row.steady, row.violations)
 	return row
 }
 
-// steadyRate waits out the budget and returns the rate of requests the test web saw over its
-// last two thirds: the steady state, past the start-up while the crawl discovers hosts.
-func steadyRate(w *testweb.Web, budget time.Duration) float64 {
+// rates waits out the budget and returns the rates of requests the test web saw over its first
+// third (discovery: the crawl finding its hosts) and its last two thirds (the steady state).
+func rates(w *testweb.Web, budget time.Duration) (discovery, steady float64) {
 	time.Sleep(budget / 3)
 	atThird := w.Audit().Report().Totals.Requests
 	time.Sleep(budget - budget/3)
-	return float64(w.Audit().Report().Totals.Requests-atThird) / (budget - budget/3).Seconds()
+	return float64(atThird) / (budget / 3).Seconds(),
+		float64(w.Audit().Report().Totals.Requests-atThird) / (budget - budget/3).Seconds()
 }
 
 // allowedRate is the request rate politeness allows on the hosts the crawler has found:
@@ -533,8 +538,8 @@ func benchTable(o benchOptions, rows []benchRow) string {
 		web += fmt.Sprintf(", every %dth host seeded", wc.SeedEvery)
 	}
 	fmt.Fprintf(&sb, "Test web %s; politeness-bound: %v per host; budget %v per run; everything co-located.\n\n", web, o.delay, o.budget)
-	sb.WriteString("| scenario | crawler | fetch procs | pages | requests/s steady | politeness use | events/page | CPU s/1k pages: workers · temporal · postgres · minio | peak RSS MB: workers · temporal · postgres · minio | PG B/page | S3 B/page | S3 req/page | PG round trips/page | violations |\n")
-	sb.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	sb.WriteString("| scenario | crawler | fetch procs | pages | requests/s discovery | requests/s steady | politeness use | events/page | CPU s/1k pages: workers · temporal · postgres · minio | peak RSS MB: workers · temporal · postgres · minio | PG B/page | S3 B/page | S3 req/page | PG round trips/page | violations |\n")
+	sb.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
 		var wcpu, wrss float64
 		for k, v := range r.cpu {
@@ -551,8 +556,8 @@ func benchTable(o benchOptions, rows []benchRow) string {
 		if r.allowed > 0 {
 			use = fmt.Sprintf("%.1f%%", 100*r.steady/r.allowed)
 		}
-		fmt.Fprintf(&sb, "| %s | %s | %d | %d | %.1f | %s | %.2f | %.1f · %.1f · %.1f · %.1f | %.0f · %.0f · %.0f · %.0f | %.0f | %.0f | %.3f | %.2f | %d |\n",
-			r.scenario, r.crawler, r.fetchers, r.pages, r.steady, use, r.events,
+		fmt.Fprintf(&sb, "| %s | %s | %d | %d | %.1f | %.1f | %s | %.2f | %.1f · %.1f · %.1f · %.1f | %.0f · %.0f · %.0f · %.0f | %.0f | %.0f | %.3f | %.2f | %d |\n",
+			r.scenario, r.crawler, r.fetchers, r.pages, r.discovery, r.steady, use, r.events,
 			r.perKPages(wcpu), r.perKPages(r.cpu["temporal"]), r.perKPages(r.cpu["postgres"]), r.perKPages(r.cpu["minio"]),
 			wrss, r.rssMB["temporal"], r.rssMB["postgres"], r.rssMB["minio"], r.pgBytes, r.s3Bytes, r.s3Reqs, r.pgTrips, r.violations)
 	}
