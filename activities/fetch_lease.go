@@ -18,8 +18,13 @@ const (
 	// leaseDryWait is how long a lease whose host ran dry waits for links its own pages may
 	// still yield (they are being processed beside it) before it ends.
 	leaseDryWait = 20 * time.Second
-	// leaseRecheck is how often a dry lease looks for new due URLs.
-	leaseRecheck = time.Second
+	// leaseRecheck is how soon a dry lease whose pages are being processed looks again for
+	// new due URLs; each look finding none doubles the wait, up to leaseRecheckMax. Most
+	// pages are processed within a second or two (their links come soon), the rest can take
+	// many: a fixed second cost a Postgres round trip a second per waiting lease, more than
+	// one per page fetched.
+	leaseRecheck    = time.Second
+	leaseRecheckMax = 4 * time.Second
 	// leaseErrors is how many failures in a row end a lease: the host workflow backs off.
 	leaseErrors = 3
 )
@@ -55,6 +60,7 @@ func (b *batch) nextChunk(ctx context.Context, sem chan struct{}) (bool, error) 
 	owner := b.topUpOwner(ctx)
 	owners := LeaseOwners(b.in.Owner)
 	dryFrom := time.Now()
+	recheck := leaseRecheck
 	claim := true // look by claiming: the chunk just finished may have left URLs due
 	for !b.leaseOver(ctx) {
 		if claim {
@@ -94,7 +100,8 @@ func (b *batch) nextChunk(ctx context.Context, sem chan struct{}) (bool, error) 
 		case awaiting > 0 && time.Since(dryFrom) < leaseDryWait:
 			// Its own pages' links are on their way: look again in a second, with the cheap
 			// query, not a claim (a link-driven host's pace depends on how soon it sees them).
-			wait, claim = leaseRecheck, false
+			wait, claim = recheck, false
+			recheck = min(2*recheck, leaseRecheckMax)
 		default:
 			if b.in.SelfClaim {
 				return b.claimChunk(ctx, owner)

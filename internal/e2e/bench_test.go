@@ -209,7 +209,10 @@ func runTrawlerBench(b *testing.B, bin string, o benchOptions, scenario string, 
 	name := testenv.Unique("bench")
 	// No delay is a millisecond: a zero Delay means the default (1 s).
 	spec := crawl.Spec{Name: name, Seeds: s.web.Seeds(), Scope: crawl.ScopeAny, Delay: crawl.Duration(max(o.delay, time.Millisecond)),
-		RetryBase: crawl.Duration(time.Second), ProgressInterval: crawl.Duration(5 * time.Second)}
+		RetryBase: crawl.Duration(time.Second), ProgressInterval: crawl.Duration(5 * time.Second),
+		// WARC files are written inside the measured window (the default, 10 minutes, is as
+		// long as a whole run).
+		WARC: crawl.WARC{MaxAge: crawl.Duration(min(2*time.Minute, o.budget/3))}}
 	start := time.Now()
 	run := s.start(spec)
 	crawler, label := "Trawler", strings.ReplaceAll(scenario, " ", "-")

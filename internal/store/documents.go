@@ -68,22 +68,17 @@ type DocumentSave struct {
 	Det   *dedup.Detector
 }
 
-// SaveDocuments is SaveDocument for a batch, in one transaction of three pipelined round trips
-// whatever the batch holds: lock every duplicate key and save, find exact duplicates; find
-// near-duplicate candidates and file keys, document by document in order (a later document
-// sees an earlier one's keys); record verdicts and links. It returns each document's verdict.
-// One document Postgres refuses fails the batch (IsDataError): save them one by one then.
+// SaveDocuments is SaveDocument for a batch, in one transaction of three round trips whatever
+// the batch holds, its writes one statement each for the whole batch (documents_set.go): lock
+// every duplicate key; save, find exact duplicates; find near-duplicate candidates (a later
+// document sees an earlier one's keys) and file keys; record verdicts and links. It returns
+// each document's verdict. One document Postgres refuses fails the batch (IsDataError): save
+// them one by one then.
 func (s *Store) SaveDocuments(ctx context.Context, saves []DocumentSave) ([]*Dup, error) {
-	type prep struct {
-		d       Document
-		keys    []int64
-		simhash *int64
-		minhash []byte
-	}
-	preps := make([]prep, len(saves))
+	preps := make([]docPrep, len(saves))
 	var locks []int64
 	for i, sv := range saves {
-		p := prep{d: sv.Doc}
+		p := docPrep{d: sv.Doc}
 		if sv.Det != nil {
 			p.keys = sv.Det.Keys(p.d.Fingerprint)
 		}
@@ -99,122 +94,22 @@ func (s *Store) SaveDocuments(ctx context.Context, saves []DocumentSave) ([]*Dup
 	dups := make([]*Dup, len(saves))
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		clear(dups)
-		b := &pgx.Batch{}
-		b.Queue(`SELECT count(pg_advisory_xact_lock(k)) FROM (SELECT DISTINCT k FROM unnest($1::bigint[]) k ORDER BY k) x`, locks)
-		for _, p := range preps {
-			d := p.d
-			// processed_at from the clock, not the transaction's start: documents of one batch
-			// keep their order, and the first of identical ones stays the original.
-			b.Queue(`INSERT INTO documents (crawl_id, url_hash, content_hash, body_key, text_key, title, lang, charset,
-					content_type, size, canonical, noindex, nofollow, links_out, simhash, minhash, text_bytes, processed_at)
-				VALUES ($1, $2, $3, $4, nullif($5, ''), $6, nullif($7, ''), nullif($8, ''), $9, $10, nullif($11, ''), $12, $13, $14, $15, $16, $17,
-					clock_timestamp())
-				ON CONFLICT (crawl_id, url_hash) DO UPDATE SET content_hash = excluded.content_hash, body_key = excluded.body_key,
-					text_key = excluded.text_key, title = excluded.title, lang = excluded.lang, charset = excluded.charset,
-					content_type = excluded.content_type, size = excluded.size, canonical = excluded.canonical,
-					noindex = excluded.noindex, nofollow = excluded.nofollow, links_out = excluded.links_out,
-					simhash = excluded.simhash, minhash = excluded.minhash, text_bytes = excluded.text_bytes`,
-				d.CrawlID, d.Hash, d.ContentHash, d.BodyKey, d.TextKey, d.Title, d.Lang, d.Charset, d.ContentType, d.Size,
-				d.Canonical, d.NoIndex, d.NoFollow, d.LinksOut, p.simhash, p.minhash, d.TextBytes)
-			b.Queue(`SELECT url_hash FROM documents WHERE crawl_id = $1 AND content_hash = $2
-				ORDER BY processed_at, url_hash LIMIT 1`, d.CrawlID, d.ContentHash)
-			b.Queue(`DELETE FROM dedup_keys WHERE crawl_id = $1 AND url_hash = $2`, d.CrawlID, d.Hash)
-		}
-		firsts := make([][]byte, len(preps))
-		err := sendBatch(ctx, tx, b, func(br pgx.BatchResults) error {
-			if _, err := br.Exec(); err != nil {
-				return fmt.Errorf("lock duplicate keys: %w", err)
-			}
-			for i := range preps {
-				if _, err := br.Exec(); err != nil {
-					return fmt.Errorf("save document %x: %w", preps[i].d.Hash, err)
+		lock := locks
+		// A document twice in the batch (one statement cannot upsert a row twice) splits it
+		// into runs, saved in order.
+		for from := 0; from < len(preps); {
+			to, seen := from, map[string]bool{}
+			for ; to < len(preps); to++ {
+				k := preps[to].d.CrawlID + "\x00" + string(preps[to].d.Hash)
+				if seen[k] {
+					break
 				}
-				if err := br.QueryRow().Scan(&firsts[i]); err != nil {
-					return fmt.Errorf("find duplicate: %w", err)
-				}
-				if _, err := br.Exec(); err != nil {
-					return fmt.Errorf("clear near-duplicate keys: %w", err)
-				}
+				seen[k] = true
 			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		b = &pgx.Batch{}
-		for i, p := range preps { // exact duplicates first, so the near-duplicate lookups see them as such
-			if string(firsts[i]) != string(p.d.Hash) {
-				dups[i] = &Dup{Of: firsts[i], Kind: dedup.KindExact}
-				b.Queue(`UPDATE documents SET dup_of = $3, dup_kind = $4, dup_score = 0 WHERE crawl_id = $1 AND url_hash = $2`,
-					p.d.CrawlID, p.d.Hash, firsts[i], dedup.KindExact)
-			}
-		}
-		exact := b.Len()
-		var near []int // documents looked up for near-duplicates, in order
-		for i, p := range preps {
-			if dups[i] != nil {
-				continue
-			}
-			if len(p.keys) == 0 {
-				continue
-			}
-			near = append(near, i)
-			b.Queue(nearCandidatesSQL, p.d.CrawlID, p.keys, p.d.Hash, maxNearCandidates)
-			b.Queue(`INSERT INTO dedup_keys (crawl_id, key, url_hash) SELECT $1, k, $2 FROM unnest($3::bigint[]) k
-				ON CONFLICT DO NOTHING`, p.d.CrawlID, p.d.Hash, p.keys)
-		}
-		if b.Len() > 0 {
-			err := sendBatch(ctx, tx, b, func(br pgx.BatchResults) error {
-				for range exact {
-					if _, err := br.Exec(); err != nil {
-						return fmt.Errorf("mark exact duplicate: %w", err)
-					}
-				}
-				for _, i := range near {
-					rows, err := br.Query()
-					if err != nil {
-						return fmt.Errorf("near-duplicate candidates: %w", err)
-					}
-					if dups[i], err = bestNearDuplicate(saves[i].Det, preps[i].d, rows); err != nil {
-						return err
-					}
-					if _, err := br.Exec(); err != nil {
-						return fmt.Errorf("file near-duplicate keys: %w", err)
-					}
-				}
-				return nil
-			})
-			if err != nil {
+			if err := saveRun(ctx, tx, preps[from:to], saves[from:to], dups[from:to], lock); err != nil {
 				return err
 			}
-		}
-		b = &pgx.Batch{}
-		for i, p := range preps {
-			if dup := dups[i]; dup == nil || dup.Kind != dedup.KindExact { // (exact ones are marked already)
-				var of []byte
-				var kind *string
-				var score *float64
-				if dup != nil {
-					of, kind, score = dup.Of, &dup.Kind, &dup.Score
-				}
-				b.Queue(`UPDATE documents SET dup_of = $3, dup_kind = $4, dup_score = $5
-					WHERE crawl_id = $1 AND url_hash = $2`, p.d.CrawlID, p.d.Hash, of, kind, score)
-			}
-			if links := saves[i].Links; len(links) > 0 {
-				to, nf := make([][]byte, len(links)), make([]bool, len(links))
-				for j, l := range links {
-					to[j], nf[j] = l.To, l.NoFollow
-				}
-				b.Queue(`INSERT INTO links (crawl_id, from_hash, to_hash, nofollow)
-					SELECT $1, $2, t, n FROM unnest($3::bytea[], $4::bool[]) AS x(t, n) ON CONFLICT DO NOTHING`,
-					p.d.CrawlID, p.d.Hash, to, nf)
-			}
-		}
-		if b.Len() == 0 {
-			return nil
-		}
-		if err := tx.SendBatch(ctx, b).Close(); err != nil {
-			return fmt.Errorf("file verdicts and links: %w", err)
+			from, lock = to, nil // (every lock is taken with the first run)
 		}
 		return nil
 	})
@@ -240,14 +135,6 @@ func sendBatch(ctx context.Context, tx pgx.Tx, b *pgx.Batch, read func(pgx.Batch
 // maxNearCandidates bounds the candidates one lookup verifies (a hot key — thousands of pages
 // sharing a SimHash block — must not make a lookup scan them all).
 const maxNearCandidates = 500
-
-// nearCandidatesSQL finds the documents filed under a document's keys ($2) in its crawl ($1),
-// itself ($3) excluded, at most $4.
-const nearCandidatesSQL = `SELECT d.url_hash, d.simhash, d.minhash, d.dup_of IS NULL
-	FROM (SELECT DISTINCT url_hash FROM dedup_keys WHERE crawl_id = $1 AND key = ANY($2) AND url_hash <> $3 LIMIT $4) k
-	JOIN documents d ON d.crawl_id = $1 AND d.url_hash = k.url_hash
-	WHERE d.simhash IS NOT NULL AND d.dup_of IS DISTINCT FROM $3 -- (never a duplicate of its own duplicate)
-	ORDER BY d.processed_at, d.url_hash`
 
 // bestNearDuplicate returns the detector's best match for d among the candidate rows: an
 // original (itself no duplicate) before a duplicate, then the closest, then the first.

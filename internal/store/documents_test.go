@@ -199,4 +199,17 @@ func TestSaveDocumentsInOneBatchFindEachOther(t *testing.T) {
 	if err != nil || again[0] != nil || again[1] == nil || again[2] == nil || again[3] != nil {
 		t.Errorf("saved again: %+v %v", again, err)
 	}
+	// A batch naming a document twice (a page processed twice at once) saves it in order.
+	twice, err := s.SaveDocuments(ctx, []store.DocumentSave{saves[3], saves[0], saves[3], saves[2]})
+	if err != nil || twice[0] != nil || twice[1] != nil || twice[2] != nil || twice[3] == nil || string(twice[3].Of) != string(orig) {
+		t.Errorf("a document twice in a batch: %+v %v", twice, err)
+	}
+	var links, keyed int
+	if err := s.Pool().QueryRow(ctx, `SELECT (SELECT count(*) FROM links WHERE crawl_id = 'c'),
+		(SELECT count(DISTINCT url_hash) FROM dedup_keys WHERE crawl_id = 'c')`).Scan(&links, &keyed); err != nil {
+		t.Fatal(err)
+	}
+	if links != 4 || keyed != 3 { // every link once; keys for all but the exact copy
+		t.Errorf("%d links, %d documents keyed: want 4 and 3", links, keyed)
+	}
 }

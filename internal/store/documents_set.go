@@ -1,0 +1,233 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/trawlerdev/trawler/internal/dedup"
+)
+
+// docPrep is a document ready to save: its text fields cleaned, its index keys and encoded
+// fingerprint.
+type docPrep struct {
+	d       Document
+	keys    []int64
+	simhash *int64
+	minhash []byte
+}
+
+// saveDocumentsSQL upserts a run of documents ($1…$17 in the documents' column order), in
+// order: processed_at from the clock row by row, so the first of identical documents stays
+// the original.
+const saveDocumentsSQL = `INSERT INTO documents (crawl_id, url_hash, content_hash, body_key, text_key, title, lang, charset,
+		content_type, size, canonical, noindex, nofollow, links_out, simhash, minhash, text_bytes, processed_at)
+	SELECT c, h, ch, bk, nullif(tk, ''), ti, nullif(la, ''), nullif(cs, ''), ct, sz, nullif(ca, ''), ni, nf, lo, sh, mh, tb,
+		clock_timestamp()
+	FROM unnest($1::text[], $2::bytea[], $3::bytea[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
+		$10::bigint[], $11::text[], $12::bool[], $13::bool[], $14::int[], $15::bigint[], $16::bytea[], $17::int[])
+		WITH ORDINALITY AS t(c, h, ch, bk, tk, ti, la, cs, ct, sz, ca, ni, nf, lo, sh, mh, tb, ord)
+	ORDER BY ord
+	ON CONFLICT (crawl_id, url_hash) DO UPDATE SET content_hash = excluded.content_hash, body_key = excluded.body_key,
+		text_key = excluded.text_key, title = excluded.title, lang = excluded.lang, charset = excluded.charset,
+		content_type = excluded.content_type, size = excluded.size, canonical = excluded.canonical,
+		noindex = excluded.noindex, nofollow = excluded.nofollow, links_out = excluded.links_out,
+		simhash = excluded.simhash, minhash = excluded.minhash, text_bytes = excluded.text_bytes`
+
+// firstByContentSQL names, for each document of a run, the crawl's first document with its
+// content hash (itself, unless it is an exact duplicate).
+const firstByContentSQL = `SELECT (SELECT url_hash FROM documents d WHERE d.crawl_id = t.c AND d.content_hash = t.ch
+		ORDER BY processed_at, url_hash LIMIT 1)
+	FROM unnest($1::text[], $2::bytea[]) WITH ORDINALITY AS t(c, ch, ord) ORDER BY ord`
+
+// nearCandidatesSQL finds the documents filed under a document's keys ($2) in its crawl ($1),
+// itself ($3) excluded, and the documents of its run saved before it that share a key ($5,
+// whose keys are filed after the lookups), at most $4.
+const nearCandidatesSQL = `SELECT d.url_hash, d.simhash, d.minhash, d.dup_of IS NULL
+	FROM (SELECT DISTINCT url_hash FROM (
+			SELECT url_hash FROM dedup_keys WHERE crawl_id = $1 AND key = ANY($2) AND url_hash <> $3
+			UNION ALL SELECT unnest($5::bytea[])) z
+		LIMIT $4) k
+	JOIN documents d ON d.crawl_id = $1 AND d.url_hash = k.url_hash
+	WHERE d.simhash IS NOT NULL AND d.dup_of IS DISTINCT FROM $3 -- (never a duplicate of its own duplicate)
+	ORDER BY d.processed_at, d.url_hash`
+
+// saveRun saves a run of documents (no document twice) in tx, taking locks (sorted advisory
+// locks of every duplicate key the batch's documents could meet on) first: three pipelined
+// round trips, each write one statement for the run.
+func saveRun(ctx context.Context, tx pgx.Tx, preps []docPrep, saves []DocumentSave, dups []*Dup, locks []int64) error {
+	n := len(preps)
+	crawls, hashes, contents := make([]string, n), make([][]byte, n), make([][]byte, n)
+	bodies, texts, titles, langs, charsets, types, canonicals := make([]string, n), make([]string, n), make([]string, n),
+		make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	sizes, simhashes := make([]int64, n), make([]*int64, n)
+	noindex, nofollow := make([]bool, n), make([]bool, n)
+	linksOut, textBytes := make([]int32, n), make([]int32, n)
+	minhashes := make([][]byte, n)
+	for i, p := range preps {
+		d := p.d
+		crawls[i], hashes[i], contents[i], bodies[i], texts[i] = d.CrawlID, d.Hash, d.ContentHash, d.BodyKey, d.TextKey
+		titles[i], langs[i], charsets[i], types[i], canonicals[i] = d.Title, d.Lang, d.Charset, d.ContentType, d.Canonical
+		sizes[i], simhashes[i], minhashes[i] = d.Size, p.simhash, p.minhash
+		noindex[i], nofollow[i], linksOut[i], textBytes[i] = d.NoIndex, d.NoFollow, int32(d.LinksOut), int32(d.TextBytes)
+	}
+	// Save; find each one's first document by content; clear the near-duplicate keys a
+	// document had filed before (its text may have changed).
+	b := &pgx.Batch{}
+	if locks != nil {
+		b.Queue(`SELECT count(pg_advisory_xact_lock(k)) FROM (SELECT DISTINCT k FROM unnest($1::bigint[]) k ORDER BY k) x`, locks)
+	}
+	b.Queue(saveDocumentsSQL, crawls, hashes, contents, bodies, texts, titles, langs, charsets, types, sizes, canonicals,
+		noindex, nofollow, linksOut, simhashes, minhashes, textBytes)
+	b.Queue(firstByContentSQL, crawls, contents)
+	b.Queue(`DELETE FROM dedup_keys k USING unnest($1::text[], $2::bytea[]) AS t(c, h) WHERE k.crawl_id = t.c AND k.url_hash = t.h`,
+		crawls, hashes)
+	firsts := make([][]byte, 0, n)
+	err := sendBatch(ctx, tx, b, func(br pgx.BatchResults) error {
+		if locks != nil {
+			if _, err := br.Exec(); err != nil {
+				return fmt.Errorf("lock duplicate keys: %w", err)
+			}
+		}
+		if _, err := br.Exec(); err != nil {
+			return fmt.Errorf("save %d documents: %w", n, err)
+		}
+		rows, err := br.Query()
+		if err != nil {
+			return fmt.Errorf("find duplicates: %w", err)
+		}
+		if firsts, err = pgx.CollectRows(rows, pgx.RowTo[[]byte]); err != nil {
+			return fmt.Errorf("find duplicates: %w", err)
+		}
+		if len(firsts) != n {
+			return fmt.Errorf("find duplicates: %d answers for %d documents", len(firsts), n)
+		}
+		if _, err := br.Exec(); err != nil {
+			return fmt.Errorf("clear near-duplicate keys: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	// Exact duplicates first, so the near-duplicate lookups see them as such; then a lookup
+	// per document, each seeing the run's earlier documents that share a key; then every
+	// key filed in one statement.
+	b = &pgx.Batch{}
+	var exC []string
+	var exH, exOf [][]byte
+	for i, p := range preps {
+		if firsts[i] != nil && string(firsts[i]) != string(p.d.Hash) {
+			dups[i] = &Dup{Of: firsts[i], Kind: dedup.KindExact}
+			exC, exH, exOf = append(exC, p.d.CrawlID), append(exH, p.d.Hash), append(exOf, firsts[i])
+		}
+	}
+	if len(exH) > 0 {
+		b.Queue(`UPDATE documents d SET dup_of = t.o, dup_kind = $4, dup_score = 0
+			FROM unnest($1::text[], $2::bytea[], $3::bytea[]) AS t(c, h, o) WHERE d.crawl_id = t.c AND d.url_hash = t.h`,
+			exC, exH, exOf, dedup.KindExact)
+	}
+	var near []int // documents looked up for near-duplicates, in order
+	var keyC []string
+	var keyH [][]byte
+	var keyK []int64
+	filed := map[string][]int{} // crawl and key → the run's documents filed under it so far
+	for i, p := range preps {
+		if dups[i] != nil || len(p.keys) == 0 {
+			continue
+		}
+		near = append(near, i)
+		var earlier [][]byte
+		had := map[int]bool{}
+		for _, k := range p.keys {
+			fk := fmt.Sprintf("%s\x00%d", p.d.CrawlID, k)
+			for _, j := range filed[fk] {
+				if !had[j] && string(preps[j].d.Hash) != string(p.d.Hash) {
+					had[j] = true
+					earlier = append(earlier, preps[j].d.Hash)
+				}
+			}
+		}
+		if earlier == nil {
+			earlier = [][]byte{}
+		}
+		b.Queue(nearCandidatesSQL, p.d.CrawlID, p.keys, p.d.Hash, maxNearCandidates, earlier)
+		for _, k := range p.keys {
+			fk := fmt.Sprintf("%s\x00%d", p.d.CrawlID, k)
+			filed[fk] = append(filed[fk], i)
+			keyC, keyH, keyK = append(keyC, p.d.CrawlID), append(keyH, p.d.Hash), append(keyK, k)
+		}
+	}
+	if len(keyK) > 0 {
+		b.Queue(`INSERT INTO dedup_keys (crawl_id, key, url_hash) SELECT c, k, h FROM unnest($1::text[], $2::bigint[], $3::bytea[]) AS t(c, k, h)
+			ON CONFLICT DO NOTHING`, keyC, keyK, keyH)
+	}
+	if b.Len() > 0 {
+		err := sendBatch(ctx, tx, b, func(br pgx.BatchResults) error {
+			if len(exH) > 0 {
+				if _, err := br.Exec(); err != nil {
+					return fmt.Errorf("mark exact duplicates: %w", err)
+				}
+			}
+			for _, i := range near {
+				rows, err := br.Query()
+				if err != nil {
+					return fmt.Errorf("near-duplicate candidates: %w", err)
+				}
+				if dups[i], err = bestNearDuplicate(saves[i].Det, preps[i].d, rows); err != nil {
+					return err
+				}
+			}
+			if len(keyK) > 0 {
+				if _, err := br.Exec(); err != nil {
+					return fmt.Errorf("file near-duplicate keys: %w", err)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	// Verdicts (exact ones are marked already) and links, one statement each.
+	var vC []string
+	var vH, vOf [][]byte
+	var vKind []*string
+	var vScore []*float64
+	var lC []string
+	var lFrom, lTo [][]byte
+	var lNF []bool
+	for i, p := range preps {
+		if dup := dups[i]; dup == nil || dup.Kind != dedup.KindExact {
+			var of []byte
+			var kind *string
+			var score *float64
+			if dup != nil {
+				of, kind, score = dup.Of, &dup.Kind, &dup.Score
+			}
+			vC, vH, vOf, vKind, vScore = append(vC, p.d.CrawlID), append(vH, p.d.Hash), append(vOf, of), append(vKind, kind), append(vScore, score)
+		}
+		for _, l := range saves[i].Links {
+			lC, lFrom, lTo, lNF = append(lC, p.d.CrawlID), append(lFrom, p.d.Hash), append(lTo, l.To), append(lNF, l.NoFollow)
+		}
+	}
+	b = &pgx.Batch{}
+	if len(vH) > 0 {
+		b.Queue(`UPDATE documents d SET dup_of = t.o, dup_kind = t.k, dup_score = t.s
+			FROM unnest($1::text[], $2::bytea[], $3::bytea[], $4::text[], $5::float8[]) AS t(c, h, o, k, s)
+			WHERE d.crawl_id = t.c AND d.url_hash = t.h`, vC, vH, vOf, vKind, vScore)
+	}
+	if len(lTo) > 0 {
+		b.Queue(`INSERT INTO links (crawl_id, from_hash, to_hash, nofollow)
+			SELECT c, f, t, n FROM unnest($1::text[], $2::bytea[], $3::bytea[], $4::bool[]) AS x(c, f, t, n) ON CONFLICT DO NOTHING`,
+			lC, lFrom, lTo, lNF)
+	}
+	if b.Len() == 0 {
+		return nil
+	}
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+		return fmt.Errorf("file verdicts and links: %w", err)
+	}
+	return nil
+}
