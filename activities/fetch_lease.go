@@ -98,8 +98,9 @@ func (b *batch) nextChunk(ctx context.Context, sem chan struct{}) (bool, error) 
 			}
 			claim = true
 		case awaiting > 0 && time.Since(dryFrom) < leaseDryWait:
-			// Its own pages' links are on their way: look again in a second, with the cheap
-			// query, not a claim (a link-driven host's pace depends on how soon it sees them).
+			// Its own pages' links are on their way: look again soon (leaseRecheck, backing
+			// off), with the cheap query, not a claim (a link-driven host's pace depends on
+			// how soon it sees them).
 			wait, claim = recheck, false
 			recheck = min(2*recheck, leaseRecheckMax)
 		default:

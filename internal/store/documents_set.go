@@ -132,7 +132,11 @@ func saveRun(ctx context.Context, tx pgx.Tx, preps []docPrep, saves []DocumentSa
 	var keyC []string
 	var keyH [][]byte
 	var keyK []int64
-	filed := map[string][]int{} // crawl and key → the run's documents filed under it so far
+	type crawlKey struct {
+		crawl string
+		key   int64
+	}
+	filed := map[crawlKey][]int{} // the run's documents filed under a key so far
 	for i, p := range preps {
 		if dups[i] != nil || len(p.keys) == 0 {
 			continue
@@ -141,21 +145,16 @@ func saveRun(ctx context.Context, tx pgx.Tx, preps []docPrep, saves []DocumentSa
 		var earlier [][]byte
 		had := map[int]bool{}
 		for _, k := range p.keys {
-			fk := fmt.Sprintf("%s\x00%d", p.d.CrawlID, k)
-			for _, j := range filed[fk] {
+			for _, j := range filed[crawlKey{p.d.CrawlID, k}] {
 				if !had[j] && string(preps[j].d.Hash) != string(p.d.Hash) {
 					had[j] = true
 					earlier = append(earlier, preps[j].d.Hash)
 				}
 			}
 		}
-		if earlier == nil {
-			earlier = [][]byte{}
-		}
 		b.Queue(nearCandidatesSQL, p.d.CrawlID, p.keys, p.d.Hash, maxNearCandidates, earlier)
 		for _, k := range p.keys {
-			fk := fmt.Sprintf("%s\x00%d", p.d.CrawlID, k)
-			filed[fk] = append(filed[fk], i)
+			filed[crawlKey{p.d.CrawlID, k}] = append(filed[crawlKey{p.d.CrawlID, k}], i)
 			keyC, keyH, keyK = append(keyC, p.d.CrawlID), append(keyH, p.d.Hash), append(keyK, k)
 		}
 	}

@@ -9,7 +9,7 @@ func (s *Store) RecordFetchesTogether(ctx context.Context, hosts []string, outco
 	for i, o := range outcomes {
 		batch[i] = &groupedFetch{host: hosts[i], o: textOutcome(o)}
 	}
-	if err := s.recordFetchesSet(ctx, batch); err != nil {
+	if err := recordFetches(ctx, s.pool, batch); err != nil {
 		return nil, err
 	}
 	out := make([]bool, len(batch))

@@ -56,13 +56,13 @@ type FetchOutcome struct {
 // was already recorded (a retried activity), changing nothing.
 func (s *Store) RecordFetch(ctx context.Context, host string, o FetchOutcome) (bool, error) {
 	o = textOutcome(o)
-	var recorded bool
+	p := &groupedFetch{host: host, o: o}
 	var err error
 	if o.State != StateDead {
-		recorded, err = recordFetch(ctx, s.pool, host, o) // the common case: one round trip
+		err = recordFetches(ctx, s.pool, []*groupedFetch{p}) // the common case: one round trip
 	} else {
 		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-			if recorded, err = recordFetch(ctx, tx, host, o); err != nil || !recorded {
+			if err := recordFetches(ctx, tx, []*groupedFetch{p}); err != nil || !p.recorded {
 				return err
 			}
 			key := o.FetchKey
@@ -83,7 +83,7 @@ func (s *Store) RecordFetch(ctx context.Context, host string, o FetchOutcome) (b
 	if err != nil {
 		return false, fmt.Errorf("store: record fetch of %s: %w", o.URL, err)
 	}
-	return recorded, nil
+	return p.recorded, nil
 }
 
 // DeadLetter is one dead-lettered URL.

@@ -5,8 +5,6 @@ import (
 	"sort"
 	"sync"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // maxFetchGroup bounds the outcomes written in one round trip.
@@ -82,46 +80,23 @@ func (s *Store) writeFetchGroups(ctx context.Context) {
 }
 
 func (s *Store) writeFetchGroup(ctx context.Context, batch []*groupedFetch) {
-	if len(batch) > 1 {
-		// Rows are locked in the same order by every writer (host, then URL).
-		sort.Slice(batch, func(i, j int) bool {
-			if batch[i].host != batch[j].host {
-				return batch[i].host < batch[j].host
-			}
-			return string(batch[i].o.Hash) < string(batch[j].o.Hash)
-		})
-		for _, p := range batch {
-			p.o = textOutcome(p.o)
+	// Rows are locked in the same order by every writer (host, then URL).
+	sort.Slice(batch, func(i, j int) bool {
+		if batch[i].host != batch[j].host {
+			return batch[i].host < batch[j].host
 		}
-		if distinctOutcomes(batch) {
-			// One statement for the group; if Postgres refuses it (one outcome's values), nothing
-			// of it was recorded, and the outcomes go one by one.
-			if s.recordFetchesSet(ctx, batch) == nil {
-				return
-			}
-			s.recordEach(ctx, batch)
-			return
-		}
-		b := &pgx.Batch{}
-		for _, p := range batch {
-			queueRecordFetch(b, p.host, p.o)
-		}
-		br := s.pool.SendBatch(ctx, b)
-		var err error
-		for _, p := range batch {
-			if err = br.QueryRow().Scan(&p.recorded); err != nil {
-				break
-			}
-		}
-		if cerr := br.Close(); err == nil {
-			err = cerr
-		}
-		if err == nil {
-			return
-		}
-		// The batch is one implicit transaction: nothing of it was recorded.
+		return string(batch[i].o.Hash) < string(batch[j].o.Hash)
+	})
+	for _, p := range batch {
+		p.o = textOutcome(p.o)
 	}
-	s.recordEach(ctx, batch)
+	for _, run := range distinctRuns(batch) {
+		// One statement for the run; if Postgres refuses it (one outcome's values), nothing
+		// of it was recorded, and its outcomes go one by one.
+		if recordFetches(ctx, s.pool, run) != nil {
+			s.recordEach(ctx, run)
+		}
+	}
 }
 
 // recordEach records the outcomes one by one: one that Postgres refuses costs only itself.

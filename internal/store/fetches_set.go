@@ -4,14 +4,18 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
-// recordFetchesSQL is recordFetchSQL for a group of outcomes in one statement: one insert of
-// their fetches rows, one update of their URLs and one of their hosts' counters. Each
+// recordFetchesSQL records outcomes, one or a group, in one statement: the fetches rows of
+// those that made a request (a fetch key), then — for each whose row is new, or that made no
+// request — the URL's new state (a new fetch is free for any processing to claim), and the
+// hosts' counters for the requests. A retried attempt of a request changes nothing. Each
 // statement on urls and fetches also runs the progress counters' triggers once (schema 0016),
-// so a group of n outcomes costs three statements and their triggers instead of n of each.
-// It returns, in the group's order, whether each outcome was recorded now. The group must
-// not name a fetch key or a URL twice (writeFetchGroup checks).
+// so a group of n outcomes costs three writes and their triggers, not n of each. It returns,
+// in the group's order, whether each outcome was recorded now. The group must not name a
+// fetch key or a URL twice (distinctRuns).
 const recordFetchesSQL = `WITH t AS (
 		SELECT * FROM unnest($1::text[], $2::bytea[], $3::text[], $4::timestamptz[], $5::int[], $6::bigint[], $7::bigint[],
 			$8::bool[], $9::text[], $10::bytea[], $11::text[], $12::text[], $13::text[], $14::bytea[], $15::bytea[], $16::bool[],
@@ -54,9 +58,14 @@ const recordFetchesSQL = `WITH t AS (
 			bytes = h.bytes + excluded.bytes, last_error = coalesce(excluded.last_error, h.last_error), updated_at = now())
 	SELECT ok FROM rec ORDER BY ord`
 
-// recordFetchesSet records a group of outcomes (already through textOutcome) with
-// recordFetchesSQL, setting each one's recorded.
-func (s *Store) recordFetchesSet(ctx context.Context, batch []*groupedFetch) error {
+// querier is a pool or a transaction.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// recordFetches records a group of outcomes (already through textOutcome) with
+// recordFetchesSQL on q, setting each one's recorded.
+func recordFetches(ctx context.Context, q querier, batch []*groupedFetch) error {
 	n := len(batch)
 	var (
 		crawls, keys, types, bodies, finals, errs, states, skips, lastErrs, etags, lastMods, hosts = make([]string, n),
@@ -79,7 +88,7 @@ func (s *Store) recordFetchesSet(ctx context.Context, batch []*groupedFetch) err
 		states[i], skips[i], attempts[i], nexts[i], lastErrs[i] = o.State, o.SkipReason, int32(o.Attempts), next, lastErr
 		etags[i], lastMods[i], recrawl[i], gone[i], hosts[i], failed[i] = o.ETag, o.LastModified, int32(o.RecrawlS), int32(o.GoneCount), p.host, int32(fail)
 	}
-	rows, err := s.pool.Query(ctx, recordFetchesSQL, crawls, hashes, keys, at, status, durations, sizes, truncated, types,
+	rows, err := q.Query(ctx, recordFetchesSQL, crawls, hashes, keys, at, status, durations, sizes, truncated, types,
 		contentHashes, bodies, finals, errs, reqHeads, respHeads, changed, states, skips, attempts, nexts, lastErrs, etags,
 		lastMods, recrawl, gone, hosts, failed)
 	if err != nil {
@@ -105,16 +114,35 @@ func (s *Store) recordFetchesSet(ctx context.Context, batch []*groupedFetch) err
 	return nil
 }
 
-// distinctOutcomes says whether no fetch key and no URL comes twice in batch: one statement
-// cannot insert a fetch key twice or update a row twice.
-func distinctOutcomes(batch []*groupedFetch) bool {
-	keys, urls := make(map[string]bool, len(batch)), make(map[string]bool, len(batch))
-	for _, p := range batch {
+// distinctRuns cuts batch into runs, in order, in which no fetch key and no URL comes twice:
+// one statement cannot insert a fetch key twice or update a row twice.
+func distinctRuns(batch []*groupedFetch) [][]*groupedFetch {
+	var runs [][]*groupedFetch
+	keys, urls := map[string]bool{}, map[string]bool{}
+	from := 0
+	for i, p := range batch {
 		u := p.o.CrawlID + "\x00" + string(p.o.Hash)
 		if urls[u] || (p.o.FetchKey != "" && keys[p.o.FetchKey]) {
-			return false
+			runs = append(runs, batch[from:i])
+			from = i
+			clear(keys)
+			clear(urls)
 		}
 		urls[u], keys[p.o.FetchKey] = true, true
 	}
-	return true
+	return append(runs, batch[from:])
+}
+
+// outcomeDerived is what recording o writes besides its fields: the URL's next fetch (now
+// when none is set), 1 for a failed attempt (the host's error counter), and the URL's last
+// error (the failure, or else the note).
+func outcomeDerived(o FetchOutcome) (next time.Time, failed int, lastErr string) {
+	next = o.NextFetchAt
+	if next.IsZero() {
+		next = time.Now()
+	}
+	if o.Err != "" {
+		failed = 1
+	}
+	return next, failed, firstNonEmpty(o.Err, o.Note)
 }
