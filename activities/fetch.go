@@ -255,7 +255,7 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 		var start time.Time
 		var slot store.Slot
 		if !skip {
-			slot, err = b.takeFor(ctx, &store.URLKey{CrawlID: u.CrawlID, Hash: u.Hash})
+			slot, err = b.takeFor(ctx, i)
 			start = slot.Start
 			if errors.Is(err, errDeferred) {
 				o, skip = b.withoutRequest(ci, u, rules)

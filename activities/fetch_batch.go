@@ -24,8 +24,9 @@ type batch struct {
 	// recording counts requests whose outcome is not recorded yet (their bodies wait for
 	// their segment to be stored).
 	recording sync.WaitGroup
-	next      time.Time  // the earliest start of the next request
-	ip        netip.Addr // the host's address, when the per-IP limit applies
+	next      time.Time    // the earliest start of the next request
+	ip        netip.Addr   // the host's address, when the per-IP limit applies
+	window    store.Window // the host's time booked for this batch's requests (book)
 	began     time.Time
 	// healthKnown: failing says whether the host's dead-site clock ran when the batch read
 	// its robots.txt cache (see hostHealth).

@@ -162,6 +162,9 @@ const inLeaseWait = 5 * time.Second
 // end tells a lease's processing that nothing more will be fetched under it (a batch that is
 // no lease has nothing to tell).
 func (b *batch) end(ctx context.Context) error {
+	if err := b.giveBack(ctx); err != nil {
+		return err
+	}
 	if !b.leased() || b.in.NoLeaseRow {
 		return nil
 	}

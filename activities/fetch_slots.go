@@ -23,14 +23,30 @@ const maxLateSlots = 3
 // errDeferred says the host asked us to wait (Retry-After) while a request waited for its slot.
 var errDeferred = errors.New("host deferred")
 
+// windowAhead is how far ahead of its requests a lease books its host's time, and
+// windowSlots how many requests one booking covers at most: one round trip books a few
+// requests and reads their URLs' states, instead of one each. The horizon bounds how stale
+// those states may be when the request leaves (a crawl paused, a URL fetched by a stale
+// attempt) and how much of the host's time a lease that ends early holds (it gives the rest
+// back: giveBack).
+const (
+	windowAhead = 5 * time.Second
+	windowSlots = 8
+)
+
 // take waits for the host's next request slot and books it.
 func (b *batch) take(ctx context.Context) (time.Time, error) {
-	slot, err := b.takeFor(ctx, nil)
+	slot, err := b.takeFor(ctx, -1)
 	return slot.Start, err
 }
 
-// takeFor is take for the request of url, whose state (and its crawl's) comes with the slot.
-func (b *batch) takeFor(ctx context.Context, url *store.URLKey) (store.Slot, error) {
+// takeFor is take for the request of the batch's URL i (-1: none, such as robots.txt), whose
+// state (and its crawl's) comes with the slot.
+func (b *batch) takeFor(ctx context.Context, i int) (store.Slot, error) {
+	var url *store.URLKey
+	if i >= 0 {
+		url = &store.URLKey{CrawlID: b.in.URLs[i].CrawlID, Hash: b.in.URLs[i].Hash}
+	}
 	for given := 0; ; {
 		b.mu.Lock()
 		if time.Now().Before(b.res.DeferUntil) {
@@ -39,20 +55,21 @@ func (b *batch) takeFor(ctx context.Context, url *store.URLKey) (store.Slot, err
 		}
 		// The margin here too: when robots.txt's Crawl-delay raises the delay mid-batch, the
 		// slot booked before it knew is closer than the new delay plus margin.
-		next := later(b.next, b.res.LastRequestAt.Add(b.delay()+jitterMargin(b.delay())))
+		gap := b.delay() + jitterMargin(b.delay())
+		next := later(b.next, b.res.LastRequestAt.Add(gap))
 		wait := time.Until(next)
 		if wait <= 0 {
-			// The slot is booked in Postgres — the host's schedule, and its address's when the
+			// The host's time is booked in Postgres — its schedule, and its address's when the
 			// per-IP limit applies — so a retried batch and a stale attempt of it that has not
 			// noticed yet share one schedule. Under the batch's lock, so this batch's own next
 			// request is spaced from when this one really starts.
-			slot, err := b.f.Store.BookSlotFor(ctx, b.in.Host, b.delay()+jitterMargin(b.delay()), b.ip, b.f.IPGap+jitterMargin(b.f.IPGap), time.Now(), url)
+			slot, err := b.book(ctx, i, url, gap)
 			if err != nil {
 				b.mu.Unlock()
 				return store.Slot{}, err
 			}
 			start := slot.Start
-			b.next = start.Add(b.delay() + jitterMargin(b.delay()))
+			b.next = start.Add(gap)
 			b.res.LastRequestAt = start
 			b.res.Requests++
 			b.inFlight++
@@ -95,6 +112,72 @@ func (b *batch) takeFor(ctx context.Context, url *store.URLKey) (store.Slot, err
 			b.heartbeat(ctx)
 		}
 	}
+}
+
+// book finds the start of the request of URL i (url; nil for none) in the batch's window of
+// the host's time, booking more of it when the window is over or does not know the URL's
+// state. A host whose address is shared (the per-IP limit applies) books each request on
+// both schedules, as before windows. Callers hold b.mu.
+func (b *batch) book(ctx context.Context, i int, url *store.URLKey, gap time.Duration) (store.Slot, error) {
+	now := time.Now()
+	if b.ip.IsValid() {
+		return b.f.Store.BookSlotFor(ctx, b.in.Host, gap, b.ip, b.f.IPGap+jitterMargin(b.f.IPGap), now, url)
+	}
+	w := &b.window
+	st, known := store.WindowState{}, url == nil
+	if url != nil {
+		st, known = w.States[store.WindowKey(*url)]
+	}
+	// The window holds a request starting at max(now, its start) when that start is a whole
+	// gap before its end: whoever books next starts at the end or later.
+	if !known || later(now, w.Start).Add(gap).After(w.End) {
+		urls := b.ahead(i)
+		n := min(max(len(urls), 1), windowSlots, max(int(windowAhead/gap), 1))
+		nw, err := b.f.Store.BookWindow(ctx, b.in.Host, gap, n, now, w.End, urls)
+		if err != nil {
+			return store.Slot{}, err
+		}
+		if nw.Start.After(w.End) || w.End.IsZero() {
+			b.window = nw // after someone else's booking: a window of its own
+		} else {
+			w.End = nw.End // continues this one
+			w.States = nw.States
+		}
+		if url != nil {
+			st = w.States[store.WindowKey(*url)]
+		}
+	}
+	if url != nil {
+		delete(w.States, store.WindowKey(*url))
+	}
+	return store.Slot{Start: later(now, w.Start), URLState: st.URL, CrawlState: st.Crawl}, nil
+}
+
+// ahead names URL i and the batch's next unfinished URLs after it, as many as a window holds
+// at most. Callers hold b.mu.
+func (b *batch) ahead(i int) []store.URLKey {
+	if i < 0 {
+		return nil
+	}
+	var urls []store.URLKey
+	for j := i; j < len(b.in.URLs) && len(urls) < windowSlots; j++ {
+		if j == i || !b.res.Finished[j] {
+			urls = append(urls, store.URLKey{CrawlID: b.in.URLs[j].CrawlID, Hash: b.in.URLs[j].Hash})
+		}
+	}
+	return urls
+}
+
+// giveBack returns the part of the batch's window it did not use (its URLs were skipped, or
+// it ended early) to the host's schedule: a delay after its last request left.
+func (b *batch) giveBack(ctx context.Context) error {
+	b.mu.Lock()
+	end, next := b.window.End, b.next // (next: a delay after the last request left, and after its answer)
+	b.mu.Unlock()
+	if end.IsZero() || next.IsZero() || !next.Before(end) {
+		return nil
+	}
+	return b.f.Store.GiveBackWindow(ctx, b.in.Host, end, next)
 }
 
 // tolerance is how late after its slot a request may leave: half the margin slots are booked

@@ -1,0 +1,87 @@
+package store_test
+
+import (
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/trawlerdev/trawler/internal/store"
+)
+
+// A lease books a window of its host's time for several requests in one round trip, with
+// their URLs' states; it extends its own window from where it is, while anyone else's
+// booking starts after the window, and its own next window after theirs. What a lease did
+// not use goes back.
+func TestBookWindowKeepsOthersOutAndExtendsItsOwn(t *testing.T) {
+	s, ctx := newStore(t, 0, 0)
+	a, b := cand("http://a.test/1", "a.test", 1), cand("http://a.test/2", "a.test", 1)
+	if _, err := s.Admit(ctx, "c", []store.Candidate{a, b}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Claim(ctx, "a.test", 1, time.Minute, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	const gap = 200 * time.Millisecond
+	ka, kb := store.URLKey{CrawlID: "c", Hash: a.Hash}, store.URLKey{CrawlID: "c", Hash: b.Hash}
+	missing := store.URLKey{CrawlID: "c", Hash: []byte("no such URL")}
+	w, err := s.BookWindow(ctx, "a.test", gap, 3, time.Now(), time.Time{}, []store.URLKey{ka, kb, missing})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := w.End.Sub(w.Start); got != 3*gap {
+		t.Fatalf("window %v long, want 3 gaps", got)
+	}
+	claimed := map[string]bool{store.StateClaimed: true}
+	if st := w.States[store.WindowKey(ka)]; st.Crawl != "running" || st.URL == "" {
+		t.Errorf("state of a: %+v", st)
+	}
+	if sa, sb := w.States[store.WindowKey(ka)], w.States[store.WindowKey(kb)]; claimed[sa.URL] == claimed[sb.URL] {
+		t.Errorf("one of the two was claimed, states %+v %+v", sa, sb)
+	}
+	if st, ok := w.States[store.WindowKey(missing)]; !ok || st.URL != "" || st.Crawl != "running" {
+		t.Errorf("state of a URL not in the frontier: %+v %v", st, ok)
+	}
+	// Its own window continues from now, not after its end.
+	own, err := s.BookWindow(ctx, "a.test", gap, 2, time.Now(), w.End, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !own.Start.Before(w.End) || own.End.Sub(own.Start) != 2*gap {
+		t.Errorf("extension %v–%v of the window %v–%v", own.Start, own.End, w.Start, w.End)
+	}
+	// Anyone else starts at its end.
+	other, err := s.BookSlot(ctx, "a.test", gap, netip.Addr{}, 0, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other.Before(own.End) {
+		t.Errorf("another booking at %v, inside the window ending %v", other, own.End)
+	}
+	// The lease's next window, with someone else's booking since, starts after it.
+	again, err := s.BookWindow(ctx, "a.test", gap, 1, time.Now(), own.End, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Start.Before(other.Add(gap)) {
+		t.Errorf("window at %v, less than a gap after another booking at %v", again.Start, other)
+	}
+	// An unused window goes back to a delay after the last request; a stale give-back does
+	// nothing.
+	if err := s.GiveBackWindow(ctx, "a.test", own.End, own.Start.Add(gap)); err != nil {
+		t.Fatal(err)
+	}
+	if next, err := s.BookSlot(ctx, "a.test", gap, netip.Addr{}, 0, time.Time{}); err != nil || next.Before(again.End) {
+		t.Errorf("a stale give-back moved the schedule: next %v, window ended %v, %v", next, again.End, err)
+	}
+	w2, err := s.BookWindow(ctx, "b.test", gap, 5, time.Now(), time.Time{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back := w2.Start.Add(gap)
+	if err := s.GiveBackWindow(ctx, "b.test", w2.End, back); err != nil {
+		t.Fatal(err)
+	}
+	if next, err := s.BookSlot(ctx, "b.test", gap, netip.Addr{}, 0, time.Time{}); err != nil || !next.Before(w2.End) || next.Before(back) {
+		t.Errorf("after the give-back to %v the next slot is %v (the window ended %v), %v", back, next, w2.End, err)
+	}
+}
