@@ -230,6 +230,9 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 		if rules == nil {
 			if cached == nil || time.Now().After(cached.ExpiresAt) {
 				b.drain(sem) // robots.txt alone, before any page
+				b.mu.Lock()
+				b.cursor = i
+				b.mu.Unlock()
 				if cached, err = f.robots(ctx, b, u.URL, ci); err != nil {
 					return b.result(), err
 				}

@@ -27,6 +27,7 @@ type batch struct {
 	next      time.Time    // the earliest start of the next request
 	ip        netip.Addr   // the host's address, when the per-IP limit applies
 	window    store.Window // the host's time booked for this batch's requests (book)
+	cursor    int          // the URL the batch is at: a robots.txt request books ahead from it
 	began     time.Time
 	// healthKnown: failing says whether the host's dead-site clock ran when the batch read
 	// its robots.txt cache (see hostHealth).

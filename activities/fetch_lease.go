@@ -161,14 +161,19 @@ const inLeaseWait = 5 * time.Second
 
 // end tells a lease's processing that nothing more will be fetched under it (a batch that is
 // no lease has nothing to tell).
+// What the batch's window of the host's time holds beyond its last request goes back, in the
+// same round trip.
 func (b *batch) end(ctx context.Context) error {
-	if err := b.giveBack(ctx); err != nil {
-		return err
+	end, next, unused := b.unused()
+	switch {
+	case b.leased() && !b.in.NoLeaseRow && unused:
+		return b.f.Store.EndLeaseGivingBack(ctx, b.in.Owner, b.in.Host, end, next)
+	case b.leased() && !b.in.NoLeaseRow:
+		return b.f.Store.EndLease(ctx, b.in.Owner, b.in.Host)
+	case unused:
+		return b.f.Store.GiveBackWindow(ctx, b.in.Host, end, next)
 	}
-	if !b.leased() || b.in.NoLeaseRow {
-		return nil
-	}
-	return b.f.Store.EndLease(ctx, b.in.Owner, b.in.Host)
+	return nil
 }
 
 // openLease records the lease; it says false when the lease already ended (a retried attempt

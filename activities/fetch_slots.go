@@ -131,8 +131,15 @@ func (b *batch) book(ctx context.Context, i int, url *store.URLKey, gap time.Dur
 	// The window holds a request starting at max(now, its start) when that start is a whole
 	// gap before its end: whoever books next starts at the end or later.
 	if !known || later(now, w.Start).Add(gap).After(w.End) {
+		// A request of no URL (robots.txt) books for the URLs after it too. One gap more than
+		// the requests: each leaves a little after its slot (a response, a descheduled
+		// moment), and the last must still leave a gap before the end.
+		n := 1
+		if url == nil {
+			i, n = b.cursor, 2
+		}
 		urls := b.ahead(i)
-		n := min(max(len(urls), 1), windowSlots, max(int(windowAhead/gap), 1))
+		n = min(len(urls)+n, windowSlots, max(int(windowAhead/gap), 1))
 		nw, err := b.f.Store.BookWindow(ctx, b.in.Host, gap, n, now, w.End, urls)
 		if err != nil {
 			return store.Slot{}, err
@@ -168,16 +175,14 @@ func (b *batch) ahead(i int) []store.URLKey {
 	return urls
 }
 
-// giveBack returns the part of the batch's window it did not use (its URLs were skipped, or
-// it ended early) to the host's schedule: a delay after its last request left.
-func (b *batch) giveBack(ctx context.Context) error {
+// unused is the part of the batch's window it did not use (its URLs were skipped, or it ended
+// early): from a delay after its last request left (and its answer came) to the window's end.
+// ok is false when there is none.
+func (b *batch) unused() (end, next time.Time, ok bool) {
 	b.mu.Lock()
-	end, next := b.window.End, b.next // (next: a delay after the last request left, and after its answer)
-	b.mu.Unlock()
-	if end.IsZero() || next.IsZero() || !next.Before(end) {
-		return nil
-	}
-	return b.f.Store.GiveBackWindow(ctx, b.in.Host, end, next)
+	defer b.mu.Unlock()
+	end, next = b.window.End, b.next
+	return end, next, !end.IsZero() && !next.IsZero() && next.Before(end)
 }
 
 // tolerance is how late after its slot a request may leave: half the margin slots are booked

@@ -22,10 +22,12 @@ func (s *Store) OpenLease(ctx context.Context, owner, host string) (done bool, e
 	return done, nil
 }
 
+const endLeaseSQL = `INSERT INTO fetch_leases (owner, host, done_at) VALUES ($1, $2, now())
+	ON CONFLICT (owner) DO UPDATE SET done_at = coalesce(fetch_leases.done_at, now())`
+
 // EndLease marks a lease over: nothing more will be fetched under it.
 func (s *Store) EndLease(ctx context.Context, owner, host string) error {
-	if _, err := s.pool.Exec(ctx, `INSERT INTO fetch_leases (owner, host, done_at) VALUES ($1, $2, now())
-		ON CONFLICT (owner) DO UPDATE SET done_at = coalesce(fetch_leases.done_at, now())`, owner, host); err != nil {
+	if _, err := s.pool.Exec(ctx, endLeaseSQL, owner, host); err != nil {
 		return fmt.Errorf("store: end lease %s: %w", owner, err)
 	}
 	return nil

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // Window is a run of a host's request time booked by one fetch lease: its requests start in
@@ -70,12 +72,24 @@ func (s *Store) BookWindow(ctx context.Context, host string, gap time.Duration, 
 	return w, nil
 }
 
+const giveBackSQL = `UPDATE hosts SET next_request_at = $3 WHERE host = $1 AND next_request_at = $2 AND $3 < $2`
+
 // GiveBackWindow moves the host's next booking back from the end of a window to next when
 // nobody has booked the host since: the lease that booked it is over and did not use it all.
 func (s *Store) GiveBackWindow(ctx context.Context, host string, end, next time.Time) error {
-	if _, err := s.pool.Exec(ctx, `UPDATE hosts SET next_request_at = $3 WHERE host = $1 AND next_request_at = $2 AND $3 < $2`,
-		host, end, next); err != nil {
+	if _, err := s.pool.Exec(ctx, giveBackSQL, host, end, next); err != nil {
 		return fmt.Errorf("store: give back the request slots of %s: %w", host, err)
+	}
+	return nil
+}
+
+// EndLeaseGivingBack is EndLease and GiveBackWindow in one round trip.
+func (s *Store) EndLeaseGivingBack(ctx context.Context, owner, host string, end, next time.Time) error {
+	b := &pgx.Batch{}
+	b.Queue(endLeaseSQL, owner, host)
+	b.Queue(giveBackSQL, host, end, next)
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return fmt.Errorf("store: end lease %s and give back the request slots of %s: %w", owner, host, err)
 	}
 	return nil
 }
