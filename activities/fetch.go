@@ -34,7 +34,10 @@ type Fetcher struct {
 	// Per-IP politeness: request starts to one address at least IPGap apart across all its
 	// hosts, booked in Postgres so every worker counts them (0: off). Connect-to targets are
 	// included only with IPGapOverride.
-	Dialer        *netguard.Dialer
+	Dialer *netguard.Dialer
+	// Control tells of crawl controls (pause, stop, block) as they commit, so the URL states
+	// a window of requests read stay good until one comes (nil: every request reads them).
+	Control       *store.ControlWatch
 	IPGap         time.Duration
 	IPGapOverride bool
 	// Stopping is closed when this worker begins to stop: a running lease ends early (as if

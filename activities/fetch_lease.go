@@ -65,12 +65,14 @@ func (b *batch) nextChunk(ctx context.Context, sem chan struct{}) (bool, error) 
 	for !b.leaseOver(ctx) {
 		if claim {
 			// Quietly: the host workflow claims again after the lease, no admission need wake it.
+			epoch, _ := b.f.Control.Epoch()
 			claimed, _, err := b.f.Store.ClaimQuietly(ctx, b.in.Host, owner, b.in.TopUp, b.in.Lease, time.Now())
 			if err != nil {
 				return false, err
 			}
 			if len(claimed) > 0 {
 				failpoint.Hit(failpoint.TopUpClaimed)
+				b.claimedNow(claimed, epoch)
 				if err := b.pace(ctx, claimed); err != nil {
 					return false, err
 				}
@@ -128,6 +130,7 @@ func (b *batch) nextChunk(ctx context.Context, sem chan struct{}) (bool, error) 
 // nothing leaves the host waiting, so the next admission of its URLs wakes the host workflow,
 // and URLs admitted just before are still found. It says false when none is due.
 func (b *batch) claimChunk(ctx context.Context, owner string) (bool, error) {
+	epoch, _ := b.f.Control.Epoch()
 	claimed, next, err := b.f.Store.ClaimAs(ctx, b.in.Host, owner, b.in.TopUp, b.in.Lease, time.Now())
 	if err != nil {
 		return false, err
@@ -135,11 +138,11 @@ func (b *batch) claimChunk(ctx context.Context, owner string) (bool, error) {
 	if err := b.pace(ctx, claimed); err != nil {
 		return false, err
 	}
-	return b.takeChunk(ctx, claimed, next), nil
+	return b.takeChunk(ctx, claimed, next, epoch), nil
 }
 
 // takeChunk makes claimed the lease's chunk, or, when it is empty, marks the lease dry.
-func (b *batch) takeChunk(ctx context.Context, claimed []store.Claimed, next *time.Time) bool {
+func (b *batch) takeChunk(ctx context.Context, claimed []store.Claimed, next *time.Time, epoch uint64) bool {
 	b.mu.Lock()
 	if len(claimed) == 0 {
 		b.res.Dry, b.res.NextDue = true, next
@@ -150,6 +153,7 @@ func (b *batch) takeChunk(ctx context.Context, claimed []store.Claimed, next *ti
 	b.res.Finished = make([]bool, len(claimed))
 	b.res.TopUp = claimed
 	b.mu.Unlock()
+	b.claimedNow(claimed, epoch)
 	failpoint.Hit(failpoint.ClaimCommitted)
 	b.heartbeat(ctx)
 	return true

@@ -115,9 +115,9 @@ func (b *batch) takeFor(ctx context.Context, i int) (store.Slot, error) {
 }
 
 // book finds the start of the request of URL i (url; nil for none) in the batch's window of
-// the host's time, booking more of it when the window is over or does not know the URL's
-// state. A host whose address is shared (the per-IP limit applies) books each request on
-// both schedules, as before windows. Callers hold b.mu.
+// the host's time, booking more of it when the window is over or its state of the URL is
+// older than windowAhead. A host whose address is shared (the per-IP limit applies) books
+// each request on both schedules, as before windows. Callers hold b.mu.
 func (b *batch) book(ctx context.Context, i int, url *store.URLKey, gap time.Duration) (store.Slot, error) {
 	now := time.Now()
 	if b.ip.IsValid() {
@@ -127,28 +127,44 @@ func (b *batch) book(ctx context.Context, i int, url *store.URLKey, gap time.Dur
 	st, known := store.WindowState{}, url == nil
 	if url != nil {
 		st, known = w.States[store.WindowKey(*url)]
+		known = known && b.fresh(st, now)
 	}
 	// The window holds a request starting at max(now, its start) when that start is a whole
 	// gap before its end: whoever books next starts at the end or later.
 	if !known || later(now, w.Start).Add(gap).After(w.End) {
 		// A request of no URL (robots.txt) books for the URLs after it too. One gap more than
 		// the requests: each leaves a little after its slot (a response, a descheduled
-		// moment), and the last must still leave a gap before the end.
+		// moment), and the last must still leave a gap before the end. A lease, which claims
+		// more as it goes, books as far ahead as a window goes.
 		n := 1
 		if url == nil {
 			i, n = b.cursor, 2
 		}
 		urls := b.ahead(i)
-		n = min(len(urls)+n, windowSlots, max(int(windowAhead/gap), 1))
+		n += len(urls)
+		if b.leased() {
+			n = windowSlots
+		}
+		n = min(n, windowSlots, max(int(windowAhead/gap), 1))
+		epoch, _ := b.f.Control.Epoch()
 		nw, err := b.f.Store.BookWindow(ctx, b.in.Host, gap, n, now, w.End, urls)
 		if err != nil {
 			return store.Slot{}, err
 		}
+		states := w.States
 		if nw.Start.After(w.End) || w.End.IsZero() {
-			b.window = nw // after someone else's booking: a window of its own
+			*w = nw // after someone else's booking: a window of its own
 		} else {
 			w.End = nw.End // continues this one
-			w.States = nw.States
+		}
+		for k, v := range states { // what claims told, still fresh
+			if _, ok := w.States[k]; !ok && b.fresh(v, now) {
+				w.States[k] = v
+			}
+		}
+		for k, v := range nw.States {
+			v.Epoch = epoch
+			w.States[k] = v
 		}
 		if url != nil {
 			st = w.States[store.WindowKey(*url)]
@@ -158,6 +174,28 @@ func (b *batch) book(ctx context.Context, i int, url *store.URLKey, gap time.Dur
 		delete(w.States, store.WindowKey(*url))
 	}
 	return store.Slot{Start: later(now, w.Start), URLState: st.URL, CrawlState: st.Crawl}, nil
+}
+
+// fresh says whether a URL state the batch holds may stand for a read now: read within
+// windowAhead, and no crawl control told of since.
+func (b *batch) fresh(st store.WindowState, now time.Time) bool {
+	return now.Sub(st.At) < windowAhead && b.f.Control.Fresh(st.Epoch)
+}
+
+// claimedNow notes the states of URLs the batch has just claimed (with the control epoch
+// from before the claim): claimed, in a running crawl. A window need not read them again
+// while they are fresh.
+func (b *batch) claimedNow(claimed []store.Claimed, epoch uint64) {
+	now := time.Now()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.window.States == nil {
+		b.window.States = make(map[string]store.WindowState, len(claimed))
+	}
+	for _, u := range claimed {
+		b.window.States[store.WindowKey(store.URLKey{CrawlID: u.CrawlID, Hash: u.Hash})] =
+			store.WindowState{URL: store.StateClaimed, Crawl: store.CrawlRunning, At: now, Epoch: epoch}
+	}
 }
 
 // ahead names URL i and the batch's next unfinished URLs after it, as many as a window holds
@@ -209,8 +247,13 @@ func (b *batch) sent(ctx context.Context, start time.Time) func(time.Time) {
 		}
 		b.res.LateDepartures++
 		b.next = later(b.next, at.Add(d+jitterMargin(d)))
-		b.mu.Unlock()
 		hostNext, ipNext := at.Add(d+jitterMargin(d)), at.Add(b.f.IPGap+jitterMargin(b.f.IPGap))
+		// Within the batch's window, whoever books next starts at its end already.
+		inWindow := !b.ip.IsValid() && !hostNext.After(b.window.End)
+		b.mu.Unlock()
+		if inWindow {
+			return
+		}
 		go func() {
 			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 			defer cancel()

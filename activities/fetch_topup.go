@@ -30,6 +30,7 @@ func (b *batch) topUp(ctx context.Context, concurrency int) (bool, error) {
 	// claimed after its last heartbeat, and drops what it already carries.
 	owner := b.topUpOwner(ctx)
 	// Quietly: the host workflow claims again after this batch, no admission need wake it.
+	epoch, _ := b.f.Control.Epoch()
 	claimed, _, err := b.f.Store.ClaimQuietly(ctx, b.in.Host, owner, room, b.in.Lease, time.Now())
 	if err != nil {
 		return false, err
@@ -48,6 +49,7 @@ func (b *batch) topUp(ctx context.Context, concurrency int) (bool, error) {
 		return false, nil
 	}
 	failpoint.Hit(failpoint.TopUpClaimed)
+	b.claimedNow(more, epoch)
 	if err := b.pace(ctx, more); err != nil {
 		return false, err
 	}

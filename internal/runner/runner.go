@@ -43,6 +43,8 @@ type Runner struct {
 	// heartbeat timeout (they run for minutes; the stop timeout is seconds).
 	stopping chan struct{}
 	once     sync.Once
+	// unwatch ends the fetch role's watch for crawl controls, after its workers stopped.
+	unwatch context.CancelFunc
 }
 
 // Start creates and starts one worker per role in cfg.Roles. Stop them with Stop.
@@ -60,7 +62,8 @@ func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 	}
 	health := &activities.Health{DB: deps.DB, Blob: deps.Blob}
 
-	r := &Runner{stopping: make(chan struct{})}
+	watchCtx, unwatch := context.WithCancel(context.Background())
+	r := &Runner{stopping: make(chan struct{}), unwatch: unwatch}
 	for _, role := range cfg.Roles {
 		opts := worker.Options{WorkerStopTimeout: cfg.ShutdownTimeout, MaxHeartbeatThrottleInterval: cfg.HeartbeatMax}
 		var w worker.Worker
@@ -82,7 +85,8 @@ func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 			bodies := segment.NewWriter(deps.Blob, segment.Options{Prefix: "segments/bodies", Name: processName(),
 				MaxAge: cfg.SegmentMaxAge, MaxBytes: cfg.SegmentMaxBytes})
 			w.RegisterActivity(&activities.Fetcher{Store: st, Blob: deps.Blob, Bodies: bodies, Client: fetch.New(fetch.Options{Dialer: dialer}),
-				Crawls: crawls, Admitter: admitter, Dialer: dialer, IPGap: cfg.IPGap, IPGapOverride: cfg.IPGapOverride, Stopping: r.stopping})
+				Crawls: crawls, Admitter: admitter, Dialer: dialer, IPGap: cfg.IPGap, IPGapOverride: cfg.IPGapOverride, Stopping: r.stopping,
+				Control: st.WatchControl(watchCtx)})
 		case config.RoleProcess:
 			// A lease's processing holds its activity slot for the whole lease, mostly waiting for
 			// pages: slots for the leases followed, and a gate for the CPU-bound work itself.
@@ -140,4 +144,5 @@ func (r *Runner) Stop() {
 		w.Stop()
 	}
 	r.workers = nil
+	r.unwatch()
 }

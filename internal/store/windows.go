@@ -18,8 +18,13 @@ type Window struct {
 	States     map[string]WindowState
 }
 
-// WindowState is a URL's state and its crawl's, read when its window was booked.
-type WindowState struct{ URL, Crawl string }
+// WindowState is a URL's state and its crawl's, and when they were read (on the local clock):
+// when its window was booked, or when the URL was claimed.
+type WindowState struct {
+	URL, Crawl string
+	At         time.Time
+	Epoch      uint64 // the ControlWatch's epoch before they were read
+}
 
 // WindowKey is how Window.States names a URL.
 func WindowKey(u URLKey) string { return u.CrawlID + "\x00" + string(u.Hash) }
@@ -64,9 +69,10 @@ func (s *Store) BookWindow(ctx context.Context, host string, gap time.Duration, 
 	}
 	w.Start = w.End.Add(-time.Duration(n) * gap)
 	w.States = make(map[string]WindowState, len(urls))
+	now := time.Now()
 	for i, u := range urls {
 		if i < len(states) && i < len(crawlStates) {
-			w.States[WindowKey(u)] = WindowState{URL: states[i], Crawl: crawlStates[i]}
+			w.States[WindowKey(u)] = WindowState{URL: states[i], Crawl: crawlStates[i], At: now}
 		}
 	}
 	return w, nil

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"net/netip"
 	"testing"
 	"time"
@@ -83,5 +84,59 @@ func TestBookWindowKeepsOthersOutAndExtendsItsOwn(t *testing.T) {
 	}
 	if next, err := s.BookSlot(ctx, "b.test", gap, netip.Addr{}, 0, time.Time{}); err != nil || !next.Before(w2.End) || next.Before(back) {
 		t.Errorf("after the give-back to %v the next slot is %v (the window ended %v), %v", back, next, w2.End, err)
+	}
+}
+
+// A control (pause, a new deny list) tells the watch at commit; admissions, which update the
+// crawl's row too, do not.
+func TestControlWatchHearsControlsOnly(t *testing.T) {
+	s, ctx := newStore(t, 0, 0)
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w := s.WatchControl(wctx)
+	deadline := time.Now().Add(10 * time.Second)
+	for _, live := w.Epoch(); !live; _, live = w.Epoch() {
+		if time.Now().After(deadline) {
+			t.Fatal("the watch never listened")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	e, _ := w.Epoch()
+	if _, err := s.Admit(ctx, "c", []store.Candidate{cand("http://a.test/1", "a.test", 1)}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if !w.Fresh(e) {
+		t.Fatal("an admission counted as a control")
+	}
+	if err := s.SetCrawlState(ctx, "c", store.CrawlPaused); err != nil {
+		t.Fatal(err)
+	}
+	for w.Fresh(e) {
+		if time.Now().After(deadline) {
+			t.Fatal("a pause did not reach the watch")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	e, _ = w.Epoch()
+	if _, err := s.Block(ctx, "c", []string{"b.test"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for w.Fresh(e) {
+		if time.Now().After(deadline) {
+			t.Fatal("a block did not reach the watch")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	for _, live := w.Epoch(); live; _, live = w.Epoch() {
+		if time.Now().After(deadline.Add(5 * time.Second)) {
+			t.Fatal("the watch still listens after its context ended")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	var nilWatch *store.ControlWatch
+	if e, live := nilWatch.Epoch(); live || nilWatch.Fresh(e) {
+		t.Error("no watch calls what was read fresh")
 	}
 }

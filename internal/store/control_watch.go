@@ -1,0 +1,82 @@
+package store
+
+import (
+	"context"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// controlChannel is where Postgres tells of a crawl's state or spec changing (the trigger
+// of schema/0017_control_notify.sql).
+const controlChannel = "trawler_control"
+
+// ControlWatch counts the controls Postgres tells of (pause, resume, stop, block: a crawl's
+// state or spec changing), so what a worker read before one can be known stale without
+// reading it again. While it is not listening (connecting, or the connection lost) nothing
+// read is known fresh.
+type ControlWatch struct {
+	epoch atomic.Uint64
+	live  atomic.Bool
+}
+
+// Epoch is the count of controls so far, and whether the watch is listening. A state read
+// after Epoch said (e, true) is fresh while Epoch still says (e, true).
+func (w *ControlWatch) Epoch() (uint64, bool) {
+	if w == nil {
+		return 0, false
+	}
+	return w.epoch.Load(), w.live.Load()
+}
+
+// Fresh says whether a state read at epoch e is still fresh.
+func (w *ControlWatch) Fresh(e uint64) bool {
+	now, live := w.Epoch()
+	return live && now == e
+}
+
+// WatchControl listens for controls on a connection of its own until ctx ends, reconnecting
+// when the connection is lost.
+func (s *Store) WatchControl(ctx context.Context) *ControlWatch {
+	w := &ControlWatch{}
+	cfg := s.pool.Config().ConnConfig.Copy()
+	go func() {
+		for ctx.Err() == nil {
+			err := w.listen(ctx, cfg)
+			w.live.Store(false)
+			w.epoch.Add(1) // what came while not listening is unknown
+			if ctx.Err() != nil {
+				return
+			}
+			slog.Warn("store: listening for crawl controls", "error", err)
+			t := time.NewTimer(time.Second)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+			case <-t.C:
+			}
+		}
+	}()
+	return w
+}
+
+func (w *ControlWatch) listen(ctx context.Context, cfg *pgx.ConnConfig) error {
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	if _, err := conn.Exec(ctx, "LISTEN "+controlChannel); err != nil {
+		return err
+	}
+	w.epoch.Add(1)
+	w.live.Store(true)
+	for {
+		if _, err := conn.WaitForNotification(ctx); err != nil {
+			return err
+		}
+		w.epoch.Add(1)
+	}
+}
