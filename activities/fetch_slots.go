@@ -25,13 +25,15 @@ var errDeferred = errors.New("host deferred")
 
 // windowAhead is how far ahead of its requests a lease books its host's time, and
 // windowSlots how many requests one booking covers at most: one round trip books a few
-// requests and reads their URLs' states, instead of one each. The horizon bounds how stale
-// those states may be when the request leaves (a crawl paused, a URL fetched by a stale
-// attempt) and how much of the host's time a lease that ends early holds (it gives the rest
-// back: giveBack).
+// requests and reads their URLs' states, instead of one each. The horizon bounds how long a
+// lease that dies holds its host's time (one that ends gives the rest back: unused), and what
+// waits behind it (a redirect from another host). stateFresh bounds how old a URL's state
+// read at a claim or a booking may be when its request leaves: controls (pause, stop, block)
+// are told at once (Fetcher.Control); what remains is a stale attempt fetching a URL too.
 const (
-	windowAhead = 5 * time.Second
+	windowAhead = 20 * time.Second
 	windowSlots = 8
+	stateFresh  = 30 * time.Second
 )
 
 // take waits for the host's next request slot and books it.
@@ -116,7 +118,7 @@ func (b *batch) takeFor(ctx context.Context, i int) (store.Slot, error) {
 
 // book finds the start of the request of URL i (url; nil for none) in the batch's window of
 // the host's time, booking more of it when the window is over or its state of the URL is
-// older than windowAhead. A host whose address is shared (the per-IP limit applies) books
+// no longer fresh. A host whose address is shared (the per-IP limit applies) books
 // each request on both schedules, as before windows. Callers hold b.mu.
 func (b *batch) book(ctx context.Context, i int, url *store.URLKey, gap time.Duration) (store.Slot, error) {
 	now := time.Now()
@@ -177,9 +179,9 @@ func (b *batch) book(ctx context.Context, i int, url *store.URLKey, gap time.Dur
 }
 
 // fresh says whether a URL state the batch holds may stand for a read now: read within
-// windowAhead, and no crawl control told of since.
+// stateFresh, and no crawl control told of since.
 func (b *batch) fresh(st store.WindowState, now time.Time) bool {
-	return now.Sub(st.At) < windowAhead && b.f.Control.Fresh(st.Epoch)
+	return now.Sub(st.At) < stateFresh && b.f.Control.Fresh(st.Epoch)
 }
 
 // claimedNow notes the states of URLs the batch has just claimed (with the control epoch
