@@ -22,7 +22,8 @@ const (
 	// new due URLs; each look finding none doubles the wait, up to leaseRecheckMax. Most
 	// pages are processed within a second or two (their links come soon), the rest can take
 	// many: a fixed second cost a Postgres round trip a second per waiting lease, more than
-	// one per page fetched.
+	// one per page fetched. While the fetcher hears of admissions (Fetcher.Control), they wake
+	// a waiting lease, which then looks only every leaseRecheckMax.
 	leaseRecheck    = time.Second
 	leaseRecheckMax = 4 * time.Second
 	// leaseErrors is how many failures in a row end a lease: the host workflow backs off.
@@ -61,6 +62,13 @@ func (b *batch) nextChunk(ctx context.Context, sem chan struct{}) (bool, error) 
 	owners := LeaseOwners(b.in.Owner)
 	dryFrom := time.Now()
 	recheck := leaseRecheck
+	// Admissions of the host's URLs are told as they commit: a lease waiting for its own
+	// pages' links claims them then, and polls only for whether it should go on waiting.
+	due, stopWaiting := b.f.Control.WaitDue(b.in.Host)
+	defer stopWaiting()
+	if _, live := b.f.Control.Epoch(); live {
+		recheck = leaseRecheckMax
+	}
 	claim := true // look by claiming: the chunk just finished may have left URLs due
 	for !b.leaseOver(ctx) {
 		if claim {
@@ -117,6 +125,9 @@ func (b *batch) nextChunk(ctx context.Context, sem chan struct{}) (bool, error) 
 			case <-ctx.Done():
 				t.Stop()
 				return false, nil
+			case <-due:
+				t.Stop()
+				claim = true
 			case <-t.C:
 			}
 		}

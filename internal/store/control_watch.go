@@ -13,13 +13,15 @@ import (
 // of schema/0017_control_notify.sql).
 const controlChannel = "trawler_control"
 
-// ControlWatch counts the controls Postgres tells of (pause, resume, stop, block: a crawl's
-// state or spec changing), so what a worker read before one can be known stale without
-// reading it again. While it is not listening (connecting, or the connection lost) nothing
-// read is known fresh.
+// ControlWatch listens to what Postgres tells workers as it commits. It counts the controls
+// (pause, resume, stop, block: a crawl's state or spec changing), so what a worker read
+// before one can be known stale without reading it again; while it is not listening
+// (connecting, or the connection lost) nothing read is known fresh. And it passes on which
+// hosts got new URLs (watch_due.go).
 type ControlWatch struct {
 	epoch atomic.Uint64
 	live  atomic.Bool
+	due   dueWaiters
 }
 
 // Epoch is the count of controls so far, and whether the watch is listening. A state read
@@ -68,14 +70,20 @@ func (w *ControlWatch) listen(ctx context.Context, cfg *pgx.ConnConfig) error {
 		return err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	if _, err := conn.Exec(ctx, "LISTEN "+controlChannel); err != nil {
+	if _, err := conn.Exec(ctx, "LISTEN "+controlChannel+"; LISTEN "+dueChannel); err != nil {
 		return err
 	}
 	w.epoch.Add(1)
 	w.live.Store(true)
+	w.due.wakeAll() // what was admitted while not listening is unknown
 	for {
-		if _, err := conn.WaitForNotification(ctx); err != nil {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
 			return err
+		}
+		if n.Channel == dueChannel {
+			w.due.wake(n.Payload)
+			continue
 		}
 		w.epoch.Add(1)
 	}

@@ -190,6 +190,12 @@ func (s *Store) AdmitWaking(ctx context.Context, crawlID string, cands []Candida
 					WHERE h.host = w.host RETURNING h.host`, sorted, limit)
 			}
 			b.Queue(`UPDATE crawls SET admitted = admitted + $2, updated_at = now() WHERE id = $1`, crawlID, total)
+			if state == CrawlRunning {
+				// Fetch leases of these hosts waiting for links hear of them at commit.
+				for _, p := range duePayloads(newHosts) {
+					b.Queue(`SELECT pg_notify($1, $2)`, dueChannel, p)
+				}
+			}
 		}
 		if b.Len() == 0 {
 			return nil
