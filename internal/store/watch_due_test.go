@@ -14,16 +14,7 @@ import (
 // waiting on one hears of it; a waiter on another host hears nothing.
 func TestAdmissionTellsWaitersOfItsHosts(t *testing.T) {
 	s, ctx := newStore(t, 0, 0)
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	w := s.WatchControl(wctx)
-	deadline := time.Now().Add(10 * time.Second)
-	for _, live := w.Epoch(); !live; _, live = w.Epoch() {
-		if time.Now().After(deadline) {
-			t.Fatal("the watch never listened")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	w := listening(t, s, ctx)
 	// Enough hosts with long names to need several notifications.
 	var cands []store.Candidate
 	long := strings.Repeat("x", 60)
@@ -64,16 +55,7 @@ func TestAdmissionTellsWaitersOfItsHosts(t *testing.T) {
 // again (for their recrawl, or to end).
 func TestFinishedProcessingTellsItsHosts(t *testing.T) {
 	s, ctx := newStore(t, 0, 0)
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	w := s.WatchControl(wctx)
-	deadline := time.Now().Add(10 * time.Second)
-	for _, live := w.Epoch(); !live; _, live = w.Epoch() {
-		if time.Now().After(deadline) {
-			t.Fatal("the watch never listened")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	w := listening(t, s, ctx)
 	a := cand("http://a.test/1", "a.test", 1)
 	if _, err := s.Admit(ctx, "c", []store.Candidate{a}); err != nil {
 		t.Fatal(err)
@@ -99,4 +81,20 @@ func TestFinishedProcessingTellsItsHosts(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("finishing a page's processing did not tell its host")
 	}
+}
+
+// listening starts a watch that lives as long as ctx (or the test) and waits until it listens.
+func listening(t *testing.T, s *store.Store, ctx context.Context) *store.ControlWatch {
+	t.Helper()
+	ctx, cancel := context.WithCancel(ctx)
+	t.Cleanup(cancel)
+	w := s.WatchControl(ctx)
+	deadline := time.Now().Add(10 * time.Second)
+	for _, live := w.Epoch(); !live; _, live = w.Epoch() {
+		if time.Now().After(deadline) {
+			t.Fatal("the watch never listened")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return w
 }

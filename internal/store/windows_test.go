@@ -93,14 +93,8 @@ func TestControlWatchHearsControlsOnly(t *testing.T) {
 	s, ctx := newStore(t, 0, 0)
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	w := s.WatchControl(wctx)
+	w := listening(t, s, wctx)
 	deadline := time.Now().Add(10 * time.Second)
-	for _, live := w.Epoch(); !live; _, live = w.Epoch() {
-		if time.Now().After(deadline) {
-			t.Fatal("the watch never listened")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 	e, _ := w.Epoch()
 	if _, err := s.Admit(ctx, "c", []store.Candidate{cand("http://a.test/1", "a.test", 1)}); err != nil {
 		t.Fatal(err)
