@@ -175,18 +175,17 @@ func (b *batch) takeChunk(ctx context.Context, claimed []store.Claimed, next *ti
 const inLeaseWait = 5 * time.Second
 
 // end tells a lease's processing that nothing more will be fetched under it (a batch that is
-// no lease has nothing to tell).
-// What the batch's window of the host's time holds beyond its last request goes back, in the
-// same round trip.
+// no lease has nothing to tell), and settles the batch's window of the host's time (settle)
+// in the same round trip.
 func (b *batch) end(ctx context.Context) error {
-	end, next, unused := b.unused()
+	end, next, settle := b.settle()
 	switch {
-	case b.leased() && !b.in.NoLeaseRow && unused:
-		return b.f.Store.EndLeaseGivingBack(ctx, b.in.Owner, b.in.Host, end, next)
+	case b.leased() && !b.in.NoLeaseRow && settle:
+		return b.f.Store.EndLeaseSettling(ctx, b.in.Owner, b.in.Host, end, next)
 	case b.leased() && !b.in.NoLeaseRow:
 		return b.f.Store.EndLease(ctx, b.in.Owner, b.in.Host)
-	case unused:
-		return b.f.Store.GiveBackWindow(ctx, b.in.Host, end, next)
+	case settle:
+		return b.f.Store.SettleWindow(ctx, b.in.Host, end, next)
 	}
 	return nil
 }

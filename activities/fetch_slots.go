@@ -23,6 +23,10 @@ const maxLateSlots = 3
 // errDeferred says the host asked us to wait (Retry-After) while a request waited for its slot.
 var errDeferred = errors.New("host deferred")
 
+// errWindowLater says the batch's window starts later than a gap from now (someone else held
+// the host's time): wait for its start, then book again for the URL states.
+var errWindowLater = errors.New("window starts later")
+
 // windowAhead is how far ahead of its requests a lease books its host's time, and
 // windowSlots how many requests one booking covers at most: one round trip books a few
 // requests and reads their URLs' states, instead of one each. The horizon bounds how long a
@@ -66,6 +70,13 @@ func (b *batch) takeFor(ctx context.Context, i int) (store.Slot, error) {
 			// noticed yet share one schedule. Under the batch's lock, so this batch's own next
 			// request is spaced from when this one really starts.
 			slot, err := b.book(ctx, i, url, gap)
+			if errors.Is(err, errWindowLater) {
+				b.mu.Unlock()
+				if err := sleepUntil(ctx, slot.Start); err != nil {
+					return store.Slot{}, err
+				}
+				continue
+			}
 			if err != nil {
 				b.mu.Unlock()
 				return store.Slot{}, err
@@ -133,7 +144,25 @@ func (b *batch) book(ctx context.Context, i int, url *store.URLKey, gap time.Dur
 	}
 	// The window holds a request starting at max(now, its start) when that start is a whole
 	// gap before its end: whoever books next starts at the end or later.
-	if !known || later(now, w.Start).Add(gap).After(w.End) {
+	room := !later(now, w.Start).Add(gap).After(w.End)
+	if !known && room {
+		// Time in hand, states not: read them alone. (Booking more would put this window
+		// after whoever booked since, who may be waiting for theirs in turn.)
+		epoch, _ := b.f.Control.Epoch()
+		states, err := b.f.Store.WindowStates(ctx, b.ahead(i))
+		if err != nil {
+			return store.Slot{}, err
+		}
+		if w.States == nil {
+			w.States = map[string]store.WindowState{}
+		}
+		for k, v := range states {
+			v.Epoch = epoch
+			w.States[k] = v
+		}
+		st, known = w.States[store.WindowKey(*url)], true
+	}
+	if !known || !room {
 		// A request of no URL (robots.txt) books for the URLs after it too. One gap more than
 		// the requests: each leaves a little after its slot (a response, a descheduled
 		// moment), and the last must still leave a gap before the end. A lease, which claims
@@ -153,20 +182,26 @@ func (b *batch) book(ctx context.Context, i int, url *store.URLKey, gap time.Dur
 		if err != nil {
 			return store.Slot{}, err
 		}
-		states := w.States
-		if nw.Start.After(w.End) || w.End.IsZero() {
-			*w = nw // after someone else's booking: a window of its own
-		} else {
-			w.End = nw.End // continues this one
-		}
-		for k, v := range states { // what claims told, still fresh
-			if _, ok := w.States[k]; !ok && b.fresh(v, now) {
-				w.States[k] = v
-			}
-		}
 		for k, v := range nw.States {
 			v.Epoch = epoch
-			w.States[k] = v
+			nw.States[k] = v
+		}
+		if nw.Start.After(w.End) || w.End.IsZero() {
+			// After someone else's booking: a window of its own, and only what it just read
+			// (someone else may have fetched what this batch's claims said was claimed).
+			*w = nw
+			if nw.Start.Sub(now) > gap {
+				// Someone holds the host's time until then: a stale attempt of this lease
+				// still fetching, perhaps. What was read now may not hold when it ends: wait
+				// for the window, then read again.
+				w.States = map[string]store.WindowState{}
+				return store.Slot{Start: nw.Start}, errWindowLater
+			}
+		} else {
+			w.End = nw.End // continues this one
+			for k, v := range nw.States {
+				w.States[k] = v
+			}
 		}
 		if url != nil {
 			st = w.States[store.WindowKey(*url)]
@@ -215,14 +250,15 @@ func (b *batch) ahead(i int) []store.URLKey {
 	return urls
 }
 
-// unused is the part of the batch's window it did not use (its URLs were skipped, or it ended
-// early): from a delay after its last request left (and its answer came) to the window's end.
-// ok is false when there is none.
-func (b *batch) unused() (end, next time.Time, ok bool) {
+// settle says where the host's next booking goes when the batch ends: a delay (as it is now)
+// after its last request left and after that request's answer came. ok is false when the
+// batch booked no window, or its end is already there.
+func (b *batch) settle() (end, next time.Time, ok bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	end, next = b.window.End, b.next
-	return end, next, !end.IsZero() && !next.IsZero() && next.Before(end)
+	end = b.window.End
+	next = later(b.next, b.res.LastRequestAt.Add(b.delay()+jitterMargin(b.delay())))
+	return end, next, !end.IsZero() && !next.Equal(end)
 }
 
 // tolerance is how late after its slot a request may leave: half the margin slots are booked
@@ -296,4 +332,20 @@ func (f *Fetcher) takeOtherHost(ctx context.Context, host string, delay time.Dur
 		}
 	}
 	return start, nil
+}
+
+// sleepUntil waits until t or until ctx ends.
+func sleepUntil(ctx context.Context, t time.Time) error {
+	d := time.Until(t)
+	if d <= 0 {
+		return nil
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		return nil
+	}
 }

@@ -45,6 +45,40 @@ func TestOverlappingFetchAttemptsKeepTheHostsDelay(t *testing.T) {
 	t.Logf("%d requests from two concurrent attempts, min gap %.0f ms", h.Requests, h.MinGapMs)
 }
 
+// Two attempts of one batch with the same URLs — a retry, and the stale attempt it replaced
+// still fetching — fetch each URL once: the retry waits for the stale attempt's window of the
+// host's time to end, and reads its URLs' states only then.
+func TestOverlappingAttemptsFetchEachURLOnce(t *testing.T) {
+	s, fetcher, claimed := fetchFixture(t, 300*time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	fetcher.Control = s.store.WatchControl(ctx)
+	for _, live := fetcher.Control.Epoch(); !live; _, live = fetcher.Control.Epoch() {
+		time.Sleep(10 * time.Millisecond)
+	}
+	var wg sync.WaitGroup
+	for attempt := 0; attempt < 2; attempt++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			time.Sleep(time.Duration(attempt) * 700 * time.Millisecond) // the first holds a window by then
+			var suite testsuite.WorkflowTestSuite
+			env := suite.NewTestActivityEnvironment()
+			env.RegisterActivity(fetcher)
+			if _, err := env.ExecuteActivity(fetcher.FetchBatch, activities.FetchBatchInput{Host: "h0000.test", URLs: claimed,
+				Delay: 300 * time.Millisecond, MaxCrawlDelay: 30 * time.Second}); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	h := s.web.Audit().Report().Host("h0000.test")
+	if h == nil || h.Requests < 7 || h.Repeats != 0 || h.GapViolations != 0 || h.PeakInFlight != 1 {
+		t.Fatalf("two attempts of one batch: %+v", h)
+	}
+	t.Logf("%d requests from two attempts of one batch, min gap %.0f ms", h.Requests, h.MinGapMs)
+}
+
 // fetchFixture is a one-host test web with the given delay, six of its URLs claimed, and a
 // Fetcher on the stack's services.
 func fetchFixture(t *testing.T, delay time.Duration) (*stack, *activities.Fetcher, []store.Claimed) {

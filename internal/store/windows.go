@@ -78,24 +78,63 @@ func (s *Store) BookWindow(ctx context.Context, host string, gap time.Duration, 
 	return w, nil
 }
 
-const giveBackSQL = `UPDATE hosts SET next_request_at = $3 WHERE host = $1 AND next_request_at = $2 AND $3 < $2`
+// settleSQL sets the host's next booking to $3 when it is still the window's end $2 (nobody
+// booked since), and otherwise moves it out to $3 at least.
+const settleSQL = `UPDATE hosts SET next_request_at = CASE WHEN next_request_at = $2 THEN $3 ELSE greatest(next_request_at, $3) END
+	WHERE host = $1`
 
-// GiveBackWindow moves the host's next booking back from the end of a window to next when
-// nobody has booked the host since: the lease that booked it is over and did not use it all.
-func (s *Store) GiveBackWindow(ctx context.Context, host string, end, next time.Time) error {
-	if _, err := s.pool.Exec(ctx, giveBackSQL, host, end, next); err != nil {
-		return fmt.Errorf("store: give back the request slots of %s: %w", host, err)
+// WindowStates reads the states of urls (and their crawls') for a window the caller holds
+// already, keyed by WindowKey.
+func (s *Store) WindowStates(ctx context.Context, urls []URLKey) (map[string]WindowState, error) {
+	crawls := make([]string, len(urls))
+	hashes := make([][]byte, len(urls))
+	for i, u := range urls {
+		crawls[i], hashes[i] = u.CrawlID, u.Hash
+	}
+	rows, err := s.pool.Query(ctx, `SELECT t.ord, coalesce(u.state, ''), coalesce(c.state, '')
+		FROM unnest($1::text[], $2::bytea[]) WITH ORDINALITY AS t(c, h, ord)
+		LEFT JOIN urls u ON u.crawl_id = t.c AND u.url_hash = t.h LEFT JOIN crawls c ON c.id = t.c`, crawls, hashes)
+	if err != nil {
+		return nil, fmt.Errorf("store: URL states: %w", err)
+	}
+	defer rows.Close()
+	out := make(map[string]WindowState, len(urls))
+	now := time.Now()
+	for rows.Next() {
+		var ord int64
+		var st WindowState
+		if err := rows.Scan(&ord, &st.URL, &st.Crawl); err != nil {
+			return nil, fmt.Errorf("store: URL states: %w", err)
+		}
+		if ord >= 1 && int(ord) <= len(urls) {
+			st.At = now
+			out[WindowKey(urls[ord-1])] = st
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: URL states: %w", err)
+	}
+	return out, nil
+}
+
+// SettleWindow ends a lease's window: the host's next booking becomes next, a delay after the
+// lease's last request left and after its answer came. That gives back what the lease did not
+// use, and, when its last answer came late, keeps the next lease a whole delay from it (the
+// server may have seen the request late).
+func (s *Store) SettleWindow(ctx context.Context, host string, end, next time.Time) error {
+	if _, err := s.pool.Exec(ctx, settleSQL, host, end, next); err != nil {
+		return fmt.Errorf("store: settle the request slots of %s: %w", host, err)
 	}
 	return nil
 }
 
-// EndLeaseGivingBack is EndLease and GiveBackWindow in one round trip.
-func (s *Store) EndLeaseGivingBack(ctx context.Context, owner, host string, end, next time.Time) error {
+// EndLeaseSettling is EndLease and SettleWindow in one round trip.
+func (s *Store) EndLeaseSettling(ctx context.Context, owner, host string, end, next time.Time) error {
 	b := &pgx.Batch{}
 	b.Queue(endLeaseSQL, owner, host)
-	b.Queue(giveBackSQL, host, end, next)
+	b.Queue(settleSQL, host, end, next)
 	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
-		return fmt.Errorf("store: end lease %s and give back the request slots of %s: %w", owner, host, err)
+		return fmt.Errorf("store: end lease %s and settle the request slots of %s: %w", owner, host, err)
 	}
 	return nil
 }

@@ -67,8 +67,8 @@ func TestBookWindowKeepsOthersOutAndExtendsItsOwn(t *testing.T) {
 		t.Errorf("window at %v, less than a gap after another booking at %v", again.Start, other)
 	}
 	// An unused window goes back to a delay after the last request; a stale give-back does
-	// nothing.
-	if err := s.GiveBackWindow(ctx, "a.test", own.End, own.Start.Add(gap)); err != nil {
+	// not move anyone's booking earlier.
+	if err := s.SettleWindow(ctx, "a.test", own.End, own.Start.Add(gap)); err != nil {
 		t.Fatal(err)
 	}
 	if next, err := s.BookSlot(ctx, "a.test", gap, netip.Addr{}, 0, time.Time{}); err != nil || next.Before(again.End) {
@@ -79,11 +79,23 @@ func TestBookWindowKeepsOthersOutAndExtendsItsOwn(t *testing.T) {
 		t.Fatal(err)
 	}
 	back := w2.Start.Add(gap)
-	if err := s.GiveBackWindow(ctx, "b.test", w2.End, back); err != nil {
+	if err := s.SettleWindow(ctx, "b.test", w2.End, back); err != nil {
 		t.Fatal(err)
 	}
 	if next, err := s.BookSlot(ctx, "b.test", gap, netip.Addr{}, 0, time.Time{}); err != nil || !next.Before(w2.End) || next.Before(back) {
 		t.Errorf("after the give-back to %v the next slot is %v (the window ended %v), %v", back, next, w2.End, err)
+	}
+	// A last answer that came late keeps the next booking a delay from it, past the window.
+	w3, err := s.BookWindow(ctx, "c.test", gap, 2, time.Now(), time.Time{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	late := w3.End.Add(300 * time.Millisecond)
+	if err := s.SettleWindow(ctx, "c.test", w3.End, late); err != nil {
+		t.Fatal(err)
+	}
+	if next, err := s.BookSlot(ctx, "c.test", gap, netip.Addr{}, 0, time.Time{}); err != nil || next.Before(late.Add(-time.Microsecond)) {
+		t.Errorf("after a late answer settled to %v the next slot is %v, %v", late, next, err)
 	}
 }
 
