@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"errors"
+	"maps"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -88,15 +89,9 @@ func (b *batch) takeFor(ctx context.Context, i int) (store.Slot, error) {
 			b.inFlight++
 			b.res.PeakInFlight = max(b.res.PeakInFlight, b.inFlight)
 			b.mu.Unlock()
-			if d := time.Until(start); d > 0 {
-				t := time.NewTimer(d)
-				select {
-				case <-ctx.Done():
-					t.Stop()
-					b.endRequest()
-					return store.Slot{}, ctx.Err()
-				case <-t.C:
-				}
+			if err := sleepUntil(ctx, start); err != nil {
+				b.endRequest()
+				return store.Slot{}, err
 			}
 			// Slots are booked a delay plus a margin apart. A request that would leave more
 			// than half the margin after its slot (this process was descheduled: an overloaded
@@ -149,16 +144,14 @@ func (b *batch) book(ctx context.Context, i int, url *store.URLKey, gap time.Dur
 		// Time in hand, states not: read them alone. (Booking more would put this window
 		// after whoever booked since, who may be waiting for theirs in turn.)
 		epoch, _ := b.f.Control.Epoch()
-		states, err := b.f.Store.WindowStates(ctx, b.ahead(i))
+		states, err := b.f.Store.WindowStates(ctx, b.ahead(i), epoch)
 		if err != nil {
 			return store.Slot{}, err
 		}
 		if w.States == nil {
-			w.States = map[string]store.WindowState{}
-		}
-		for k, v := range states {
-			v.Epoch = epoch
-			w.States[k] = v
+			w.States = states
+		} else {
+			maps.Copy(w.States, states)
 		}
 		st, known = w.States[store.WindowKey(*url)], true
 	}
@@ -178,13 +171,9 @@ func (b *batch) book(ctx context.Context, i int, url *store.URLKey, gap time.Dur
 		}
 		n = min(n, windowSlots, max(int(windowAhead/gap), 1))
 		epoch, _ := b.f.Control.Epoch()
-		nw, err := b.f.Store.BookWindow(ctx, b.in.Host, gap, n, now, w.End, urls)
+		nw, err := b.f.Store.BookWindow(ctx, b.in.Host, gap, n, now, w.End, urls, epoch)
 		if err != nil {
 			return store.Slot{}, err
-		}
-		for k, v := range nw.States {
-			v.Epoch = epoch
-			nw.States[k] = v
 		}
 		if nw.Start.After(w.End) || w.End.IsZero() {
 			// After someone else's booking: a window of its own, and only what it just read
@@ -199,9 +188,7 @@ func (b *batch) book(ctx context.Context, i int, url *store.URLKey, gap time.Dur
 			}
 		} else {
 			w.End = nw.End // continues this one
-			for k, v := range nw.States {
-				w.States[k] = v
-			}
+			maps.Copy(w.States, nw.States)
 		}
 		if url != nil {
 			st = w.States[store.WindowKey(*url)]
@@ -322,16 +309,7 @@ func (f *Fetcher) takeOtherHost(ctx context.Context, host string, delay time.Dur
 	if err != nil {
 		return time.Time{}, err
 	}
-	if d := time.Until(start); d > 0 {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case <-ctx.Done():
-			return time.Time{}, ctx.Err()
-		case <-t.C:
-		}
-	}
-	return start, nil
+	return start, sleepUntil(ctx, start)
 }
 
 // sleepUntil waits until t or until ctx ends.

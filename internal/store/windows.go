@@ -29,34 +29,56 @@ type WindowState struct {
 // WindowKey is how Window.States names a URL.
 func WindowKey(u URLKey) string { return u.CrawlID + "\x00" + string(u.Hash) }
 
-// bookWindowSQL books n gaps ($3) of host $1 from no earlier than $2: after the host's last
-// booking, unless that booking is the caller's own window ending at $4, which it extends
-// (a lease paces its own requests; only others must start after its window). It reads the
-// states of the URLs $5/$6 in the same statement.
-const bookWindowSQL = `WITH b AS (
-	INSERT INTO hosts AS h (host, next_request_at) VALUES ($1, greatest(clock_timestamp(), $2::timestamptz) + $3::interval)
-	ON CONFLICT (host) DO UPDATE SET next_request_at = greatest(clock_timestamp(), $2::timestamptz,
-		CASE WHEN h.next_request_at = $4::timestamptz THEN NULL ELSE h.next_request_at END) + $3::interval
-	RETURNING next_request_at)
-SELECT b.next_request_at,
-	array(SELECT coalesce(u.state, '') FROM unnest($5::text[], $6::bytea[]) WITH ORDINALITY AS t(c, h, ord)
+// urlStatesSQL selects the states of the URLs named by the arrays $c (crawls) and $h (hashes),
+// and their crawls' states, as two arrays in the order named.
+func urlStatesSQL(c, h string) string {
+	return `array(SELECT coalesce(u.state, '') FROM unnest(` + c + `::text[], ` + h + `::bytea[]) WITH ORDINALITY AS t(c, h, ord)
 		LEFT JOIN urls u ON u.crawl_id = t.c AND u.url_hash = t.h ORDER BY t.ord),
-	array(SELECT coalesce(c.state, '') FROM unnest($5::text[]) WITH ORDINALITY AS t(c, ord)
-		LEFT JOIN crawls c ON c.id = t.c ORDER BY t.ord)
-FROM b`
+	array(SELECT coalesce(c.state, '') FROM unnest(` + c + `::text[]) WITH ORDINALITY AS t(c, ord)
+		LEFT JOIN crawls c ON c.id = t.c ORDER BY t.ord)`
+}
 
-// BookWindow books the host's next n request gaps in one round trip and reads the states of
-// urls (the requests the window is for). own is the End of the caller's current window (zero:
-// none): when nobody has booked the host since, the new window continues it from earliest
-// instead of starting after it. Bookings from every worker and every attempt serialize on
-// the host's row, so two attempts of one lease never have overlapping windows.
-func (s *Store) BookWindow(ctx context.Context, host string, gap time.Duration, n int, earliest, own time.Time, urls []URLKey) (Window, error) {
-	n = max(n, 1)
+// urlArrays splits urls into the arrays urlStatesSQL reads.
+func urlArrays(urls []URLKey) ([]string, [][]byte) {
 	crawls := make([]string, len(urls))
 	hashes := make([][]byte, len(urls))
 	for i, u := range urls {
 		crawls[i], hashes[i] = u.CrawlID, u.Hash
 	}
+	return crawls, hashes
+}
+
+// windowStates pairs urls with the arrays urlStatesSQL read, stamped as read now at epoch.
+func windowStates(urls []URLKey, states, crawlStates []string, epoch uint64) map[string]WindowState {
+	out := make(map[string]WindowState, len(urls))
+	now := time.Now()
+	for i, u := range urls {
+		if i < len(states) && i < len(crawlStates) {
+			out[WindowKey(u)] = WindowState{URL: states[i], Crawl: crawlStates[i], At: now, Epoch: epoch}
+		}
+	}
+	return out
+}
+
+// bookWindowSQL books n gaps ($3) of host $1 from no earlier than $2: after the host's last
+// booking, unless that booking is the caller's own window ending at $4, which it extends
+// (a lease paces its own requests; only others must start after its window). It reads the
+// states of the URLs $5/$6 in the same statement.
+var bookWindowSQL = `WITH b AS (
+	INSERT INTO hosts AS h (host, next_request_at) VALUES ($1, greatest(clock_timestamp(), $2::timestamptz) + $3::interval)
+	ON CONFLICT (host) DO UPDATE SET next_request_at = greatest(clock_timestamp(), $2::timestamptz,
+		CASE WHEN h.next_request_at = $4::timestamptz THEN NULL ELSE h.next_request_at END) + $3::interval
+	RETURNING next_request_at)
+SELECT b.next_request_at, ` + urlStatesSQL("$5", "$6") + ` FROM b`
+
+// BookWindow books the host's next n request gaps in one round trip and reads the states of
+// urls (the requests the window is for), stamped with the caller's control epoch. own is the End of the caller's current window (zero:
+// none): when nobody has booked the host since, the new window continues it from earliest
+// instead of starting after it. Bookings from every worker and every attempt serialize on
+// the host's row, so two attempts of one lease never have overlapping windows.
+func (s *Store) BookWindow(ctx context.Context, host string, gap time.Duration, n int, earliest, own time.Time, urls []URLKey, epoch uint64) (Window, error) {
+	n = max(n, 1)
+	crawls, hashes := urlArrays(urls)
 	var ownEnd *time.Time
 	if !own.IsZero() {
 		ownEnd = &own
@@ -68,13 +90,7 @@ func (s *Store) BookWindow(ctx context.Context, host string, gap time.Duration, 
 		return Window{}, fmt.Errorf("store: book %d request slots on %s: %w", n, host, err)
 	}
 	w.Start = w.End.Add(-time.Duration(n) * gap)
-	w.States = make(map[string]WindowState, len(urls))
-	now := time.Now()
-	for i, u := range urls {
-		if i < len(states) && i < len(crawlStates) {
-			w.States[WindowKey(u)] = WindowState{URL: states[i], Crawl: crawlStates[i], At: now}
-		}
-	}
+	w.States = windowStates(urls, states, crawlStates, epoch)
 	return w, nil
 }
 
@@ -84,37 +100,14 @@ const settleSQL = `UPDATE hosts SET next_request_at = CASE WHEN next_request_at 
 	WHERE host = $1`
 
 // WindowStates reads the states of urls (and their crawls') for a window the caller holds
-// already, keyed by WindowKey.
-func (s *Store) WindowStates(ctx context.Context, urls []URLKey) (map[string]WindowState, error) {
-	crawls := make([]string, len(urls))
-	hashes := make([][]byte, len(urls))
-	for i, u := range urls {
-		crawls[i], hashes[i] = u.CrawlID, u.Hash
-	}
-	rows, err := s.pool.Query(ctx, `SELECT t.ord, coalesce(u.state, ''), coalesce(c.state, '')
-		FROM unnest($1::text[], $2::bytea[]) WITH ORDINALITY AS t(c, h, ord)
-		LEFT JOIN urls u ON u.crawl_id = t.c AND u.url_hash = t.h LEFT JOIN crawls c ON c.id = t.c`, crawls, hashes)
-	if err != nil {
+// already, keyed by WindowKey and stamped with the caller's control epoch.
+func (s *Store) WindowStates(ctx context.Context, urls []URLKey, epoch uint64) (map[string]WindowState, error) {
+	crawls, hashes := urlArrays(urls)
+	var states, crawlStates []string
+	if err := s.pool.QueryRow(ctx, `SELECT `+urlStatesSQL("$1", "$2"), crawls, hashes).Scan(&states, &crawlStates); err != nil {
 		return nil, fmt.Errorf("store: URL states: %w", err)
 	}
-	defer rows.Close()
-	out := make(map[string]WindowState, len(urls))
-	now := time.Now()
-	for rows.Next() {
-		var ord int64
-		var st WindowState
-		if err := rows.Scan(&ord, &st.URL, &st.Crawl); err != nil {
-			return nil, fmt.Errorf("store: URL states: %w", err)
-		}
-		if ord >= 1 && int(ord) <= len(urls) {
-			st.At = now
-			out[WindowKey(urls[ord-1])] = st
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: URL states: %w", err)
-	}
-	return out, nil
+	return windowStates(urls, states, crawlStates, epoch), nil
 }
 
 // SettleWindow ends a lease's window: the host's next booking becomes next, a delay after the

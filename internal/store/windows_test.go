@@ -25,7 +25,7 @@ func TestBookWindowKeepsOthersOutAndExtendsItsOwn(t *testing.T) {
 	const gap = 200 * time.Millisecond
 	ka, kb := store.URLKey{CrawlID: "c", Hash: a.Hash}, store.URLKey{CrawlID: "c", Hash: b.Hash}
 	missing := store.URLKey{CrawlID: "c", Hash: []byte("no such URL")}
-	w, err := s.BookWindow(ctx, "a.test", gap, 3, time.Now(), time.Time{}, []store.URLKey{ka, kb, missing})
+	w, err := s.BookWindow(ctx, "a.test", gap, 3, time.Now(), time.Time{}, []store.URLKey{ka, kb, missing}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func TestBookWindowKeepsOthersOutAndExtendsItsOwn(t *testing.T) {
 		t.Errorf("state of a URL not in the frontier: %+v %v", st, ok)
 	}
 	// Its own window continues from now, not after its end.
-	own, err := s.BookWindow(ctx, "a.test", gap, 2, time.Now(), w.End, nil)
+	own, err := s.BookWindow(ctx, "a.test", gap, 2, time.Now(), w.End, nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func TestBookWindowKeepsOthersOutAndExtendsItsOwn(t *testing.T) {
 		t.Errorf("another booking at %v, inside the window ending %v", other, own.End)
 	}
 	// The lease's next window, with someone else's booking since, starts after it.
-	again, err := s.BookWindow(ctx, "a.test", gap, 1, time.Now(), own.End, nil)
+	again, err := s.BookWindow(ctx, "a.test", gap, 1, time.Now(), own.End, nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestBookWindowKeepsOthersOutAndExtendsItsOwn(t *testing.T) {
 	if next, err := s.BookSlot(ctx, "a.test", gap, netip.Addr{}, 0, time.Time{}); err != nil || next.Before(again.End) {
 		t.Errorf("a stale give-back moved the schedule: next %v, window ended %v, %v", next, again.End, err)
 	}
-	w2, err := s.BookWindow(ctx, "b.test", gap, 5, time.Now(), time.Time{}, nil)
+	w2, err := s.BookWindow(ctx, "b.test", gap, 5, time.Now(), time.Time{}, nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestBookWindowKeepsOthersOutAndExtendsItsOwn(t *testing.T) {
 		t.Errorf("after the give-back to %v the next slot is %v (the window ended %v), %v", back, next, w2.End, err)
 	}
 	// A last answer that came late keeps the next booking a delay from it, past the window.
-	w3, err := s.BookWindow(ctx, "c.test", gap, 2, time.Now(), time.Time{}, nil)
+	w3, err := s.BookWindow(ctx, "c.test", gap, 2, time.Now(), time.Time{}, nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
