@@ -245,6 +245,7 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 			if d := rules.CrawlDelay; d > 0 {
 				b.mu.Lock()
 				b.res.CrawlDelay, b.res.CrawlDelayCapped = min(d, in.MaxCrawlDelay), d > in.MaxCrawlDelay
+				b.delayRaisedLocked()
 				b.mu.Unlock()
 			}
 		}
