@@ -136,33 +136,30 @@ func sendBatch(ctx context.Context, tx pgx.Tx, b *pgx.Batch, read func(pgx.Batch
 // sharing a SimHash block — must not make a lookup scan them all).
 const maxNearCandidates = 500
 
-// bestNearDuplicate returns the detector's best match for d among the candidate rows: an
-// original (itself no duplicate) before a duplicate, then the closest, then the first.
-func bestNearDuplicate(det *dedup.Detector, d Document, rows pgx.Rows) (*Dup, error) {
-	defer rows.Close()
+// nearCandidate is a document a near-duplicate lookup found: its fingerprint, and whether it
+// is an original (itself no duplicate).
+type nearCandidate struct {
+	hash     []byte
+	fp       dedup.Fingerprint
+	original bool
+}
+
+// bestNearDuplicate returns the detector's best match for d among the candidates: an
+// original before a duplicate, then the closest, then the first.
+func bestNearDuplicate(det *dedup.Detector, d Document, cands []nearCandidate) *Dup {
 	var best *Dup
 	var bestMatch dedup.Match
 	bestOriginal := false
-	for rows.Next() {
-		var hash, sig []byte
-		var simhash int64
-		var original bool
-		if err := rows.Scan(&hash, &simhash, &sig, &original); err != nil {
-			return nil, fmt.Errorf("near-duplicate candidates: %w", err)
-		}
-		cand := dedup.Fingerprint{SimHash: uint64(simhash), MinHash: dedup.DecodeSignature(sig), Shingles: dedup.MinShingles}
-		m, ok := det.Compare(d.Fingerprint, cand)
+	for _, c := range cands {
+		m, ok := det.Compare(d.Fingerprint, c.fp)
 		if !ok {
 			continue
 		}
-		if best == nil || (original && !bestOriginal) || (original == bestOriginal && m.Better(bestMatch)) {
-			best, bestMatch, bestOriginal = &Dup{Of: hash, Kind: m.Kind, Score: m.Score}, m, original
+		if best == nil || (c.original && !bestOriginal) || (c.original == bestOriginal && m.Better(bestMatch)) {
+			best, bestMatch, bestOriginal = &Dup{Of: c.hash, Kind: m.Kind, Score: m.Score}, m, c.original
 		}
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("near-duplicate candidates: %w", err)
-	}
-	return best, nil
+	return best
 }
 
 // lockKeys maps a document's duplicate keys to advisory-lock keys scoped to its crawl.

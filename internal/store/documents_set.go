@@ -41,21 +41,24 @@ const firstByContentSQL = `SELECT (SELECT url_hash FROM documents d WHERE d.craw
 		ORDER BY processed_at, url_hash LIMIT 1)
 	FROM unnest($1::text[], $2::bytea[]) WITH ORDINALITY AS t(c, ch, ord) ORDER BY ord`
 
-// nearCandidatesSQL finds the documents filed under a document's keys ($2) in its crawl ($1),
-// itself ($3) excluded, and the documents of its run saved before it that share a key ($5,
-// whose keys are filed after the lookups), at most $4.
-const nearCandidatesSQL = `SELECT d.url_hash, d.simhash, d.minhash, d.dup_of IS NULL
-	FROM (SELECT DISTINCT url_hash FROM (
-			SELECT url_hash FROM dedup_keys WHERE crawl_id = $1 AND key = ANY($2) AND url_hash <> $3
-			UNION ALL SELECT unnest($5::bytea[])) z
-		LIMIT $4) k
-	JOIN documents d ON d.crawl_id = $1 AND d.url_hash = k.url_hash
-	WHERE d.simhash IS NOT NULL AND d.dup_of IS DISTINCT FROM $3 -- (never a duplicate of its own duplicate)
-	ORDER BY d.processed_at, d.url_hash`
+// nearCandidatesSQL finds, for each lookup i of a run ($1 the lookup of each key, $2 its
+// document's crawl, $3 the key, $4 its document), the documents filed under its keys, the
+// document itself excluded, at most $5 of them, by lookup and then in the order they were
+// processed. LATERAL keeps each probe an index scan, however many keys the run has.
+const nearCandidatesSQL = `SELECT c.i, d.url_hash, d.simhash, d.minhash, d.dup_of IS NULL
+	FROM (SELECT i, c, self, url_hash, row_number() OVER (PARTITION BY i) AS n FROM (
+			SELECT DISTINCT q.i, q.c, q.h AS self, k.url_hash
+			FROM unnest($1::int[], $2::text[], $3::bigint[], $4::bytea[]) AS q(i, c, key, h)
+			CROSS JOIN LATERAL (SELECT url_hash FROM dedup_keys k
+				WHERE k.crawl_id = q.c AND k.key = q.key AND k.url_hash <> q.h) k) x) c
+	CROSS JOIN LATERAL (SELECT url_hash, simhash, minhash, dup_of, processed_at FROM documents d
+		WHERE d.crawl_id = c.c AND d.url_hash = c.url_hash) d
+	WHERE c.n <= $5 AND d.simhash IS NOT NULL AND d.dup_of IS DISTINCT FROM c.self -- (never a duplicate of its own duplicate)
+	ORDER BY c.i, d.processed_at, d.url_hash`
 
 // saveRun saves a run of documents (no document twice) in tx, taking locks (sorted advisory
 // locks of every duplicate key the batch's documents could meet on) first: three pipelined
-// round trips, each write one statement for the run.
+// round trips, each write and the near-duplicate lookup one statement for the run.
 func saveRun(ctx context.Context, tx pgx.Tx, preps []docPrep, saves []DocumentSave, dups []*Dup, locks []int64) error {
 	n := len(preps)
 	crawls, hashes, contents := make([]string, n), make([][]byte, n), make([][]byte, n)
@@ -111,9 +114,7 @@ func saveRun(ctx context.Context, tx pgx.Tx, preps []docPrep, saves []DocumentSa
 	if err != nil {
 		return err
 	}
-	// Exact duplicates first, so the near-duplicate lookups see them as such; then a lookup
-	// per document, each seeing the run's earlier documents that share a key; then every
-	// key filed in one statement.
+	// Exact duplicates first, so the near-duplicate lookup sees them as such.
 	b = &pgx.Batch{}
 	var exC []string
 	var exH, exOf [][]byte
@@ -128,7 +129,58 @@ func saveRun(ctx context.Context, tx pgx.Tx, preps []docPrep, saves []DocumentSa
 			FROM unnest($1::text[], $2::bytea[], $3::bytea[]) AS t(c, h, o) WHERE d.crawl_id = t.c AND d.url_hash = t.h`,
 			exC, exH, exOf, dedup.KindExact)
 	}
+	// One lookup for the run's documents that are no exact duplicates: the documents filed
+	// before the run under their keys. The run's own documents are compared here, each with
+	// the run's earlier ones that share a key (their keys are filed after the lookup).
 	var near []int // documents looked up for near-duplicates, in order
+	var qI []int32
+	var qC []string
+	var qK []int64
+	var qH [][]byte
+	for i, p := range preps {
+		if dups[i] != nil || len(p.keys) == 0 {
+			continue
+		}
+		near = append(near, i)
+		for _, k := range p.keys {
+			qI, qC, qK, qH = append(qI, int32(i)), append(qC, p.d.CrawlID), append(qK, k), append(qH, p.d.Hash)
+		}
+	}
+	filedBefore := map[int][]nearCandidate{}
+	if len(near) > 0 {
+		b.Queue(nearCandidatesSQL, qI, qC, qK, qH, maxNearCandidates)
+		err := sendBatch(ctx, tx, b, func(br pgx.BatchResults) error {
+			if len(exH) > 0 {
+				if _, err := br.Exec(); err != nil {
+					return fmt.Errorf("mark exact duplicates: %w", err)
+				}
+			}
+			rows, err := br.Query()
+			if err != nil {
+				return fmt.Errorf("near-duplicate candidates: %w", err)
+			}
+			defer rows.Close()
+			for rows.Next() {
+				var i int32
+				var c nearCandidate
+				var simhash int64
+				var sig []byte
+				if err := rows.Scan(&i, &c.hash, &simhash, &sig, &c.original); err != nil {
+					return fmt.Errorf("near-duplicate candidates: %w", err)
+				}
+				c.fp = dedup.Fingerprint{SimHash: uint64(simhash), MinHash: dedup.DecodeSignature(sig), Shingles: dedup.MinShingles}
+				filedBefore[int(i)] = append(filedBefore[int(i)], c)
+			}
+			return rows.Err()
+		})
+		if err != nil {
+			return err
+		}
+	} else if b.Len() > 0 {
+		if err := tx.SendBatch(ctx, b).Close(); err != nil {
+			return fmt.Errorf("mark exact duplicates: %w", err)
+		}
+	}
 	var keyC []string
 	var keyH [][]byte
 	var keyK []int64
@@ -137,56 +189,25 @@ func saveRun(ctx context.Context, tx pgx.Tx, preps []docPrep, saves []DocumentSa
 		key   int64
 	}
 	filed := map[crawlKey][]int{} // the run's documents filed under a key so far
-	for i, p := range preps {
-		if dups[i] != nil || len(p.keys) == 0 {
-			continue
-		}
-		near = append(near, i)
-		var earlier [][]byte
+	for _, i := range near {
+		p := preps[i]
+		cands := filedBefore[i]
 		had := map[int]bool{}
 		for _, k := range p.keys {
 			for _, j := range filed[crawlKey{p.d.CrawlID, k}] {
-				if !had[j] && string(preps[j].d.Hash) != string(p.d.Hash) {
-					had[j] = true
-					earlier = append(earlier, preps[j].d.Hash)
+				q := preps[j]
+				if had[j] || string(q.d.Hash) == string(p.d.Hash) || (dups[j] != nil && string(dups[j].Of) == string(p.d.Hash)) {
+					continue
 				}
+				had[j] = true
+				cands = append(cands, nearCandidate{hash: q.d.Hash, original: dups[j] == nil,
+					fp: dedup.Fingerprint{SimHash: q.d.Fingerprint.SimHash, MinHash: q.d.Fingerprint.MinHash, Shingles: dedup.MinShingles}})
 			}
 		}
-		b.Queue(nearCandidatesSQL, p.d.CrawlID, p.keys, p.d.Hash, maxNearCandidates, earlier)
+		dups[i] = bestNearDuplicate(saves[i].Det, p.d, cands)
 		for _, k := range p.keys {
 			filed[crawlKey{p.d.CrawlID, k}] = append(filed[crawlKey{p.d.CrawlID, k}], i)
 			keyC, keyH, keyK = append(keyC, p.d.CrawlID), append(keyH, p.d.Hash), append(keyK, k)
-		}
-	}
-	if len(keyK) > 0 {
-		b.Queue(`INSERT INTO dedup_keys (crawl_id, key, url_hash) SELECT c, k, h FROM unnest($1::text[], $2::bigint[], $3::bytea[]) AS t(c, k, h)
-			ON CONFLICT DO NOTHING`, keyC, keyK, keyH)
-	}
-	if b.Len() > 0 {
-		err := sendBatch(ctx, tx, b, func(br pgx.BatchResults) error {
-			if len(exH) > 0 {
-				if _, err := br.Exec(); err != nil {
-					return fmt.Errorf("mark exact duplicates: %w", err)
-				}
-			}
-			for _, i := range near {
-				rows, err := br.Query()
-				if err != nil {
-					return fmt.Errorf("near-duplicate candidates: %w", err)
-				}
-				if dups[i], err = bestNearDuplicate(saves[i].Det, preps[i].d, rows); err != nil {
-					return err
-				}
-			}
-			if len(keyK) > 0 {
-				if _, err := br.Exec(); err != nil {
-					return fmt.Errorf("file near-duplicate keys: %w", err)
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return err
 		}
 	}
 	// Verdicts (exact ones are marked already) and links, one statement each.
@@ -212,6 +233,10 @@ func saveRun(ctx context.Context, tx pgx.Tx, preps []docPrep, saves []DocumentSa
 		}
 	}
 	b = &pgx.Batch{}
+	if len(keyK) > 0 {
+		b.Queue(`INSERT INTO dedup_keys (crawl_id, key, url_hash) SELECT c, k, h FROM unnest($1::text[], $2::bigint[], $3::bytea[]) AS t(c, k, h)
+			ON CONFLICT DO NOTHING`, keyC, keyK, keyH)
+	}
 	if len(vH) > 0 {
 		b.Queue(`UPDATE documents d SET dup_of = t.o, dup_kind = t.k, dup_score = t.s
 			FROM unnest($1::text[], $2::bytea[], $3::bytea[], $4::text[], $5::float8[]) AS t(c, h, o, k, s)
@@ -226,7 +251,7 @@ func saveRun(ctx context.Context, tx pgx.Tx, preps []docPrep, saves []DocumentSa
 		return nil
 	}
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {
-		return fmt.Errorf("file verdicts and links: %w", err)
+		return fmt.Errorf("file near-duplicate keys, verdicts and links: %w", err)
 	}
 	return nil
 }

@@ -213,3 +213,41 @@ func TestSaveDocumentsInOneBatchFindEachOther(t *testing.T) {
 		t.Errorf("%d links, %d documents keyed: want 4 and 3", links, keyed)
 	}
 }
+
+// A document's near-duplicate keys go with it: deleted with its URL, and with its crawl
+// (schema 0018 files them without a foreign key).
+func TestDocumentKeysGoWithTheirDocument(t *testing.T) {
+	s, ctx := newStore(t, 0, 0)
+	det, _ := dedup.NewDetector(3, 0.9)
+	docs, original, _, other := corpusTrio(t)
+	saveText(t, ctx, s, det, "http://a.test/original", docs[original].Text)
+	saveText(t, ctx, s, det, "http://a.test/other", docs[other].Text)
+	keysOf := func(url string) (n int) {
+		t.Helper()
+		if err := s.Pool().QueryRow(ctx, `SELECT count(*) FROM dedup_keys WHERE url_hash = $1`,
+			cand(url, "a.test", 1).Hash).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	want := len(det.Keys(det.Fingerprint(docs[other].Text)))
+	if n := keysOf("http://a.test/original"); n == 0 || keysOf("http://a.test/other") != want {
+		t.Fatalf("keys filed: original %d, other %d (want %d)", n, keysOf("http://a.test/other"), want)
+	}
+	if _, err := s.Pool().Exec(ctx, `DELETE FROM urls WHERE url_hash = $1`, cand("http://a.test/original", "a.test", 1).Hash); err != nil {
+		t.Fatal(err)
+	}
+	if n := keysOf("http://a.test/original"); n != 0 {
+		t.Fatalf("%d keys of a deleted document remain", n)
+	}
+	if n := keysOf("http://a.test/other"); n != want {
+		t.Fatalf("deleting one document took another's keys: %d left of %d", n, want)
+	}
+	if _, err := s.Pool().Exec(ctx, `DELETE FROM crawls WHERE id = 'c'`); err != nil {
+		t.Fatal(err)
+	}
+	var left int
+	if err := s.Pool().QueryRow(ctx, `SELECT count(*) FROM dedup_keys`).Scan(&left); err != nil || left != 0 {
+		t.Fatalf("%d keys remain after their crawl was deleted (%v)", left, err)
+	}
+}
