@@ -22,6 +22,7 @@ type command struct {
 
 var commands = map[string]command{
 	"migrate":  {"apply pending schema migrations to DATABASE_URL", runMigrate},
+	"setup":    {"prepare a deployment, idempotently: schema migrations, the S3 bucket, Temporal search attributes", runSetup},
 	"check":    {"run a health-check workflow through the workers on every task queue", runCheck},
 	"config":   {"print every setting (environment, flag, default) as a Markdown table", runConfig},
 	"crawl":    {"start a crawl: trawler crawl --seeds FILE|URL... [--wait]", runCrawl},

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/trawlerdev/trawler/internal/api"
 	"github.com/trawlerdev/trawler/internal/app"
 	"github.com/trawlerdev/trawler/internal/config"
+	"github.com/trawlerdev/trawler/internal/listen"
 	"github.com/trawlerdev/trawler/internal/runner"
 	"github.com/trawlerdev/trawler/internal/store"
 	"github.com/trawlerdev/trawler/internal/urlnorm"
@@ -43,7 +43,7 @@ func runServe(ctx context.Context, args []string, stdout io.Writer) error {
 	srv := &api.Server{Store: st, Temporal: tc, Frontier: runner.NewFrontier(tc, cfg, st, nil),
 		Norm:     urlnorm.New(urlnorm.Options{DropParams: cfg.DropParams, DefaultPages: cfg.DefaultPages}),
 		IDPrefix: cfg.IDPrefix, TaskQueue: cfg.TaskQueue, UserAgent: cfg.UserAgent, Token: cfg.APIToken, Log: log}
-	ln, err := net.Listen("tcp", cfg.APIAddr)
+	ln, err := listen.TCP(cfg.APIAddr)
 	if err != nil {
 		return fmt.Errorf("serve: listen on %s: %w", cfg.APIAddr, err)
 	}

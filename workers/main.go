@@ -18,6 +18,7 @@ import (
 	"github.com/trawlerdev/trawler/internal/config"
 	"github.com/trawlerdev/trawler/internal/metrics"
 	"github.com/trawlerdev/trawler/internal/runner"
+	"github.com/trawlerdev/trawler/internal/searchattrs"
 )
 
 func main() {
@@ -65,6 +66,14 @@ func run() error {
 		return err
 	}
 	defer tc.Close()
+	if err := searchattrs.Check(ctx, tc, cfg.TemporalNamespace); err != nil {
+		if !searchattrs.CannotList(err) {
+			return err
+		}
+		// A cluster that does not let this client list them (a cloud's own API for that):
+		// the operator's setup is trusted.
+		log.Warn("could not check the namespace's search attributes", "namespace", cfg.TemporalNamespace, "error", err)
+	}
 
 	r, err := runner.Start(tc, cfg, runner.Deps{DB: db, Blob: blobs})
 	if err != nil {

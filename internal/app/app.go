@@ -30,7 +30,7 @@ func NewLogger(cfg *config.Config) *slog.Logger {
 
 // OpenDB connects to Postgres and applies pending migrations.
 func OpenDB(ctx context.Context, cfg *config.Config, log *slog.Logger) (*pgxpool.Pool, error) {
-	pool, err := store.Open(ctx, cfg.DatabaseURL)
+	pool, err := store.OpenPool(ctx, cfg.DatabaseURL, cfg.PGMaxConns)
 	if err != nil {
 		return nil, err
 	}

@@ -27,6 +27,7 @@ type Config struct {
 	ProcessTaskQueue    string
 
 	DatabaseURL string
+	PGMaxConns  int // pool size per process
 
 	S3Endpoint  string
 	S3AccessKey string

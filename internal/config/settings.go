@@ -3,11 +3,12 @@ package config
 import (
 	"errors"
 	"fmt"
-	"net"
 	"net/netip"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/trawlerdev/trawler/internal/listen"
 )
 
 // setting declares one configuration value: its flag, environment name, default and parser.
@@ -50,6 +51,8 @@ var settings = []setting{
 		set: func(c *Config, v string) error { return nonEmpty(&c.ProcessTaskQueue, v) }},
 	{Flag: "database-url", Env: "DATABASE_URL", Default: "postgres://trawler@127.0.0.1:55432/trawler?sslmode=disable", Usage: "PostgreSQL connection URL", Secret: true,
 		set: func(c *Config, v string) error { return prefixed(&c.DatabaseURL, v, "postgres://", "postgresql://") }},
+	{Flag: "pg-max-conns", Env: "TRAWLER_PG_MAX_CONNS", Default: "4", Usage: "Postgres connections per process at most (a fetch worker holds one more, listening): N processes need N × (this + 1) of Postgres's max_connections",
+		set: func(c *Config, v string) error { return positiveInt(&c.PGMaxConns, v) }},
 	{Flag: "s3-endpoint", Env: "TRAWLER_S3_ENDPOINT", Default: "127.0.0.1:9000", Usage: "MinIO/S3 endpoint host:port",
 		set: func(c *Config, v string) error { return hostPort(&c.S3Endpoint, v) }},
 	{Flag: "s3-access-key", Env: "TRAWLER_S3_ACCESS_KEY", Default: "trawler", Usage: "MinIO/S3 access key",
@@ -125,7 +128,7 @@ var settings = []setting{
 		set: func(c *Config, v string) error { return nonNegativeFloat(&c.ProcessRate, v) }},
 	{Flag: "process-queue-rate", Env: "TRAWLER_PROCESS_QUEUE_RATE", Default: "0", Usage: "processing activities started per second on the process task queue by all workers together (0: no cap)",
 		set: func(c *Config, v string) error { return nonNegativeFloat(&c.ProcessQueueRate, v) }},
-	{Flag: "metrics-addr", Env: "TRAWLER_METRICS_ADDR", Default: "127.0.0.1:9464", Usage: "where a worker serves Prometheus metrics (/metrics); host:0 picks a free port, off disables",
+	{Flag: "metrics-addr", Env: "TRAWLER_METRICS_ADDR", Default: "127.0.0.1:9464-9479", Usage: "where a worker serves Prometheus metrics (/metrics): host:port, or host:first-last for the first free port of a range (several workers on one machine), host:0 for any free port; off disables",
 		set: func(c *Config, v string) error { return listenAddr(&c.MetricsAddr, v) }},
 	{Flag: "pprof", Env: "TRAWLER_PPROF", Default: "false", Usage: "also serve Go's profiles (/debug/pprof/) on the metrics address; they expose internals, so not on an open network",
 		set: func(c *Config, v string) error { return boolean(&c.PProf, v) }},
@@ -156,12 +159,8 @@ func listenAddr(dst *string, v string) error {
 		*dst = ""
 		return nil
 	}
-	_, port, err := net.SplitHostPort(v)
-	if err != nil {
-		return fmt.Errorf("want host:port or off")
-	}
-	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
-		return fmt.Errorf("port %q is not a number from 0 to 65535", port)
+	if _, _, _, err := listen.Parse(v); err != nil {
+		return err
 	}
 	*dst = v
 	return nil

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/pprof"
 	"time"
@@ -23,6 +22,7 @@ import (
 	sdktally "go.temporal.io/sdk/contrib/tally"
 
 	"github.com/trawlerdev/trawler/internal/iostats"
+	"github.com/trawlerdev/trawler/internal/listen"
 )
 
 // Trawler's series, exposed under exactly these names (with the SDK's tags — namespace,
@@ -109,9 +109,10 @@ func (r *Registry) HTTPHandler() http.Handler {
 func (r *Registry) Close() error { return r.closer.Close() }
 
 // Serve listens on addr and serves /metrics (and with profiles, Go's /debug/pprof/) until
-// ctx ends. It returns the bound address (addr may end in :0) once listening.
+// ctx ends. It returns the bound address (addr may end in :0, or name a range of ports: the
+// first free one is taken) once listening.
 func (r *Registry) Serve(ctx context.Context, addr string, profiles bool) (string, error) {
-	ln, err := net.Listen("tcp", addr)
+	ln, err := listen.TCP(addr)
 	if err != nil {
 		return "", fmt.Errorf("metrics: listen on %s: %w", addr, err)
 	}

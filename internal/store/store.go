@@ -16,9 +16,19 @@ import (
 // Open connects to Postgres and checks the connection, retrying briefly so a process started
 // together with the database does not fail on the first refused connection.
 func Open(ctx context.Context, url string) (*pgxpool.Pool, error) {
+	return OpenPool(ctx, url, 0)
+}
+
+// OpenPool is Open with at most maxConns connections (0: pgx's default, or the URL's
+// pool_max_conns). Processes share Postgres's max_connections: a bound of their own, not one
+// that grows with the machine's cores, is what an operator can budget.
+func OpenPool(ctx context.Context, url string, maxConns int) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("store: parse DATABASE_URL: %w", err)
+	}
+	if maxConns > 0 {
+		cfg.MaxConns = int32(maxConns)
 	}
 	cfg.ConnConfig.Tracer = iostats.PGTracer{}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
