@@ -1,0 +1,166 @@
+package config
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/compose-spec/compose-go/v2/cli"
+	"github.com/compose-spec/compose-go/v2/types"
+	"go.yaml.in/yaml/v3"
+)
+
+// workerServices are the compose services running trawler-worker, one per role.
+var workerServices = []string{RoleWorkflow, RoleFetch, RoleProcess}
+
+// docker-compose.yml cannot run here (no Docker engine). It is loaded as Docker Compose loads
+// it (the Compose specification's own library: schema, anchors, interpolation), and what can
+// be checked without an engine is.
+func TestDockerComposeAsShipped(t *testing.T) {
+	opts, err := cli.NewProjectOptions([]string{"../../docker-compose.yml"}, cli.WithWorkingDirectory("../.."),
+		cli.WithName("trawler"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := cli.ProjectFromOptions(context.Background(), opts)
+	if err != nil {
+		t.Fatalf("docker-compose.yml does not load: %v", err)
+	}
+	for _, name := range append([]string{"postgresql", "temporal-schema", "temporal", "temporal-namespace", "temporal-ui",
+		"minio", "trawler-setup", "prometheus", "grafana"}, workerServices...) {
+		if _, ok := p.Services[name]; !ok {
+			t.Errorf("service %q missing", name)
+		}
+	}
+	// Images: pinned tags that name a release, no auto-setup; Trawler's own built here.
+	for name, s := range p.Services {
+		repo, tag, _ := strings.Cut(s.Image, ":")
+		switch {
+		case s.Build != nil:
+			if _, err := os.Stat("../../" + s.Build.Dockerfile); s.Build.Dockerfile != "" && err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+		case tag == "" || tag == "latest" || !strings.ContainsAny(tag, "0123456789"):
+			t.Errorf("%s: image %q is not pinned to a release", name, s.Image)
+		case strings.Contains(repo, "auto-setup"):
+			t.Errorf("%s: %s is deprecated; the server image with admin-tools' schema setup replaces it", name, repo)
+		}
+	}
+	// The Temporal server's schema is set up by the admin tools before the server starts.
+	if !strings.Contains(strings.Join(p.Services["temporal-schema"].Command, " "), "temporal-sql-tool") {
+		t.Error("temporal-schema does not run temporal-sql-tool")
+	}
+	if dep := p.Services["temporal"].DependsOn["temporal-schema"]; dep.Condition != types.ServiceConditionCompletedSuccessfully {
+		t.Errorf("temporal starts before its schema is set up (%+v)", dep)
+	}
+	// Healthchecks use what each image has: no curl in MinIO's or the server's.
+	for _, name := range []string{"postgresql", "temporal", "minio"} {
+		hc := p.Services[name].HealthCheck
+		if hc == nil || len(hc.Test) < 2 {
+			t.Errorf("%s has no healthcheck", name)
+			continue
+		}
+		if strings.Contains(strings.Join(hc.Test, " "), "curl") {
+			t.Errorf("%s's healthcheck uses curl, which its image lacks: %v", name, hc.Test)
+		}
+	}
+
+	known := map[string]bool{}
+	for _, s := range Settings() {
+		known[s.Env] = true
+	}
+	minio := p.Services["minio"].Environment
+	for _, name := range append([]string{"trawler-setup"}, workerServices...) {
+		s := p.Services[name]
+		env := map[string]string{}
+		for k, v := range s.Environment {
+			if v != nil {
+				env[k] = *v
+			}
+			if !known[k] {
+				t.Errorf("%s sets %s, which is not a Trawler setting", name, k)
+			}
+		}
+		if s.Build == nil {
+			t.Errorf("%s is not built from the Dockerfile", name)
+		}
+		if !strings.HasPrefix(env["TEMPORAL_ADDRESS"], "temporal:") || !strings.Contains(env["DATABASE_URL"], "@postgresql:") ||
+			!strings.HasPrefix(env["TRAWLER_S3_ENDPOINT"], "minio:") {
+			t.Errorf("%s's addresses do not name the compose services: %v", name, env)
+		}
+		if *minio["MINIO_ROOT_USER"] != env["TRAWLER_S3_ACCESS_KEY"] || *minio["MINIO_ROOT_PASSWORD"] != env["TRAWLER_S3_SECRET_KEY"] {
+			t.Errorf("%s's S3 credentials differ from MinIO's", name)
+		}
+		if name == "trawler-setup" {
+			continue
+		}
+		// A worker service per role, scalable (`--scale fetch=4`): no fixed name or host port,
+		// started once setup is done, metrics on the container's own address.
+		if env["TRAWLER_ROLES"] != name {
+			t.Errorf("service %s runs roles %q", name, env["TRAWLER_ROLES"])
+		}
+		if s.ContainerName != "" || len(s.Ports) > 0 {
+			t.Errorf("%s cannot be scaled: container_name %q, ports %v", name, s.ContainerName, s.Ports)
+		}
+		if dep := s.DependsOn["trawler-setup"]; dep.Condition != types.ServiceConditionCompletedSuccessfully {
+			t.Errorf("%s starts before trawler setup is done", name)
+		}
+		if host, _, _ := strings.Cut(env["TRAWLER_METRICS_ADDR"], ":"); host != "0.0.0.0" {
+			t.Errorf("%s serves metrics on %q, out of Prometheus's reach", name, env["TRAWLER_METRICS_ADDR"])
+		}
+	}
+
+	// Prometheus scrapes every replica of every worker service, on the port they serve.
+	var prom struct {
+		ScrapeConfigs []struct {
+			DNS []struct {
+				Names []string `yaml:"names"`
+				Port  int      `yaml:"port"`
+			} `yaml:"dns_sd_configs"`
+		} `yaml:"scrape_configs"`
+	}
+	raw, err := os.ReadFile("../../deploy/prometheus/prometheus.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(raw, &prom); err != nil {
+		t.Fatalf("prometheus.yml: %v", err)
+	}
+	scraped := map[string]int{}
+	for _, sc := range prom.ScrapeConfigs {
+		for _, d := range sc.DNS {
+			for _, n := range d.Names {
+				scraped[n] = d.Port
+			}
+		}
+	}
+	for _, name := range workerServices {
+		var env string
+		if v := p.Services[name].Environment["TRAWLER_METRICS_ADDR"]; v != nil {
+			env = *v
+		}
+		if _, port, _ := strings.Cut(env, ":"); scraped[name] == 0 || port != strconv.Itoa(scraped[name]) {
+			t.Errorf("Prometheus scrapes %s on port %d; it serves on %q", name, scraped[name], env)
+		}
+	}
+	mounted := false
+	for _, v := range p.Services["grafana"].Volumes {
+		mounted = mounted || strings.HasSuffix(v.Source, "deploy/grafana/trawler.json")
+	}
+	if !mounted {
+		t.Error("Grafana is not provisioned with deploy/grafana/trawler.json")
+	}
+	// Published ports are the same as the native stack's, so the README's commands work on both.
+	wantPorts := map[string]string{"temporal": "7233", "temporal-ui": "8233", "minio": "9000", "postgresql": "55432"}
+	for svc, port := range wantPorts {
+		found := false
+		for _, pc := range p.Services[svc].Ports {
+			found = found || (pc.HostIP == "127.0.0.1" && pc.Published == port)
+		}
+		if !found {
+			t.Errorf("service %s does not publish 127.0.0.1:%s", svc, port)
+		}
+	}
+}
