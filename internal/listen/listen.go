@@ -53,7 +53,7 @@ func TCP(addr string) (net.Listener, error) {
 	if err != nil {
 		return nil, err
 	}
-	var last error
+	var taken error
 	for p := first; p <= end; p++ {
 		ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(p)))
 		if err == nil {
@@ -62,7 +62,7 @@ func TCP(addr string) (net.Listener, error) {
 		if !errors.Is(err, syscall.EADDRINUSE) || first == end {
 			return nil, err
 		}
-		last = err
+		taken = err
 	}
-	return nil, fmt.Errorf("listen on %s: every port of the range is taken (%w)", addr, last)
+	return nil, fmt.Errorf("listen on %s: every port of the range is taken (%w)", addr, taken)
 }

@@ -40,19 +40,19 @@ func registered(ctx context.Context, c client.Client, namespace string) (map[str
 	return resp.GetCustomAttributes(), nil
 }
 
-// Missing names the keys namespace lacks, or has with another type.
-func Missing(ctx context.Context, c client.Client, namespace string) ([]string, error) {
+// missing names the keys namespace lacks, or has with another type.
+func missing(ctx context.Context, c client.Client, namespace string) ([]string, error) {
 	have, err := registered(ctx, c, namespace)
 	if err != nil {
 		return nil, err
 	}
-	var missing []string
+	var lacking []string
 	for _, k := range Keys {
 		if t, ok := have[k.GetName()]; !ok || t != k.GetValueType() {
-			missing = append(missing, k.GetName())
+			lacking = append(lacking, k.GetName())
 		}
 	}
-	return missing, nil
+	return lacking, nil
 }
 
 // Register adds the keys namespace lacks and returns their names; registering again adds
@@ -90,13 +90,13 @@ func Register(ctx context.Context, c client.Client, namespace string) ([]string,
 
 // Check fails, saying what to run, when namespace lacks any of the keys.
 func Check(ctx context.Context, c client.Client, namespace string) error {
-	missing, err := Missing(ctx, c, namespace)
+	lacking, err := missing(ctx, c, namespace)
 	if err != nil {
 		return err
 	}
-	if len(missing) > 0 {
+	if len(lacking) > 0 {
 		return fmt.Errorf("namespace %s lacks the search attributes %s that Trawler's workflows set (its crawls would stall): run `trawler setup` once against this cluster to register them",
-			namespace, strings.Join(missing, ", "))
+			namespace, strings.Join(lacking, ", "))
 	}
 	return nil
 }

@@ -191,16 +191,14 @@ func (s *Store) FinishProcessed(ctx context.Context, docs []Document) error {
 	for i, d := range docs {
 		crawls[i], hashes[i], at[i], secs[i] = d.CrawlID, d.Hash, d.RecrawlAt, int32(d.RecrawlS)
 	}
-	// The pages' hosts are told as this commits (a fetch lease waiting on its pages' processing
-	// looks again at once), a few dozen hosts a notification: a payload stays under 8,000 bytes.
+	// The pages' hosts are told as this commits: a fetch lease waiting on its pages'
+	// processing looks again at once.
 	_, err := s.pool.Exec(ctx, `WITH u AS (
 			UPDATE urls u SET state = CASE WHEN t.at IS NULL THEN 'done' ELSE 'queued' END,
 				next_fetch_at = coalesce(t.at, u.next_fetch_at), recrawl_s = coalesce(nullif(t.s, 0), u.recrawl_s), updated_at = now()
 			FROM unnest($1::text[], $2::bytea[], $3::timestamptz[], $4::int[]) AS t(c, h, at, s)
 			WHERE u.crawl_id = t.c AND u.url_hash = t.h AND u.state = 'fetched'
-			RETURNING u.host),
-		n AS (SELECT host, (row_number() OVER () - 1) / 25 AS g FROM (SELECT DISTINCT host FROM u) d)
-		SELECT pg_notify($5, p) FROM (SELECT string_agg(host, E'\n') AS p FROM n GROUP BY g) x`, crawls, hashes, at, secs, dueChannel)
+			RETURNING u.host) `+notifyDueSQL(`SELECT host FROM u`), crawls, hashes, at, secs)
 	if err != nil {
 		return fmt.Errorf("store: finish processed pages: %w", err)
 	}

@@ -114,24 +114,15 @@ func saveRun(ctx context.Context, tx pgx.Tx, preps []docPrep, saves []DocumentSa
 	if err != nil {
 		return err
 	}
-	// Exact duplicates first, so the near-duplicate lookup sees them as such.
-	b = &pgx.Batch{}
-	var exC []string
-	var exH, exOf [][]byte
+	// Exact duplicates are known; the others are looked up in one statement: the documents
+	// filed before the run under their keys (the run's own keys were cleared above and are
+	// filed after the lookup). The run's own documents are compared below, each with the run's
+	// earlier ones that share a key.
 	for i, p := range preps {
 		if firsts[i] != nil && string(firsts[i]) != string(p.d.Hash) {
 			dups[i] = &Dup{Of: firsts[i], Kind: dedup.KindExact}
-			exC, exH, exOf = append(exC, p.d.CrawlID), append(exH, p.d.Hash), append(exOf, firsts[i])
 		}
 	}
-	if len(exH) > 0 {
-		b.Queue(`UPDATE documents d SET dup_of = t.o, dup_kind = $4, dup_score = 0
-			FROM unnest($1::text[], $2::bytea[], $3::bytea[]) AS t(c, h, o) WHERE d.crawl_id = t.c AND d.url_hash = t.h`,
-			exC, exH, exOf, dedup.KindExact)
-	}
-	// One lookup for the run's documents that are no exact duplicates: the documents filed
-	// before the run under their keys. The run's own documents are compared here, each with
-	// the run's earlier ones that share a key (their keys are filed after the lookup).
 	var near []int // documents looked up for near-duplicates, in order
 	var qI []int32
 	var qC []string
@@ -148,37 +139,25 @@ func saveRun(ctx context.Context, tx pgx.Tx, preps []docPrep, saves []DocumentSa
 	}
 	filedBefore := map[int][]nearCandidate{}
 	if len(near) > 0 {
-		b.Queue(nearCandidatesSQL, qI, qC, qK, qH, maxNearCandidates)
-		err := sendBatch(ctx, tx, b, func(br pgx.BatchResults) error {
-			if len(exH) > 0 {
-				if _, err := br.Exec(); err != nil {
-					return fmt.Errorf("mark exact duplicates: %w", err)
-				}
-			}
-			rows, err := br.Query()
-			if err != nil {
+		rows, err := tx.Query(ctx, nearCandidatesSQL, qI, qC, qK, qH, maxNearCandidates)
+		if err != nil {
+			return fmt.Errorf("near-duplicate candidates: %w", err)
+		}
+		for rows.Next() {
+			var i int32
+			var c nearCandidate
+			var simhash int64
+			var sig []byte
+			if err := rows.Scan(&i, &c.hash, &simhash, &sig, &c.original); err != nil {
+				rows.Close()
 				return fmt.Errorf("near-duplicate candidates: %w", err)
 			}
-			defer rows.Close()
-			for rows.Next() {
-				var i int32
-				var c nearCandidate
-				var simhash int64
-				var sig []byte
-				if err := rows.Scan(&i, &c.hash, &simhash, &sig, &c.original); err != nil {
-					return fmt.Errorf("near-duplicate candidates: %w", err)
-				}
-				c.fp = dedup.Fingerprint{SimHash: uint64(simhash), MinHash: dedup.DecodeSignature(sig), Shingles: dedup.MinShingles}
-				filedBefore[int(i)] = append(filedBefore[int(i)], c)
-			}
-			return rows.Err()
-		})
-		if err != nil {
-			return err
+			c.fp = dedup.Fingerprint{SimHash: uint64(simhash), MinHash: dedup.DecodeSignature(sig), Shingles: dedup.MinShingles}
+			filedBefore[int(i)] = append(filedBefore[int(i)], c)
 		}
-	} else if b.Len() > 0 {
-		if err := tx.SendBatch(ctx, b).Close(); err != nil {
-			return fmt.Errorf("mark exact duplicates: %w", err)
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("near-duplicate candidates: %w", err)
 		}
 	}
 	var keyC []string
@@ -210,7 +189,7 @@ func saveRun(ctx context.Context, tx pgx.Tx, preps []docPrep, saves []DocumentSa
 			keyC, keyH, keyK = append(keyC, p.d.CrawlID), append(keyH, p.d.Hash), append(keyK, k)
 		}
 	}
-	// Verdicts (exact ones are marked already) and links, one statement each.
+	// Verdicts (none, exact or near) and links, one statement each.
 	var vC []string
 	var vH, vOf [][]byte
 	var vKind []*string
@@ -219,15 +198,13 @@ func saveRun(ctx context.Context, tx pgx.Tx, preps []docPrep, saves []DocumentSa
 	var lFrom, lTo [][]byte
 	var lNF []bool
 	for i, p := range preps {
-		if dup := dups[i]; dup == nil || dup.Kind != dedup.KindExact {
-			var of []byte
-			var kind *string
-			var score *float64
-			if dup != nil {
-				of, kind, score = dup.Of, &dup.Kind, &dup.Score
-			}
-			vC, vH, vOf, vKind, vScore = append(vC, p.d.CrawlID), append(vH, p.d.Hash), append(vOf, of), append(vKind, kind), append(vScore, score)
+		var of []byte
+		var kind *string
+		var score *float64
+		if dup := dups[i]; dup != nil {
+			of, kind, score = dup.Of, &dup.Kind, &dup.Score
 		}
+		vC, vH, vOf, vKind, vScore = append(vC, p.d.CrawlID), append(vH, p.d.Hash), append(vOf, of), append(vKind, kind), append(vScore, score)
 		for _, l := range saves[i].Links {
 			lC, lFrom, lTo, lNF = append(lC, p.d.CrawlID), append(lFrom, p.d.Hash), append(lTo, l.To), append(lNF, l.NoFollow)
 		}

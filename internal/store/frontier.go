@@ -192,9 +192,7 @@ func (s *Store) AdmitWaking(ctx context.Context, crawlID string, cands []Candida
 			b.Queue(`UPDATE crawls SET admitted = admitted + $2, updated_at = now() WHERE id = $1`, crawlID, total)
 			if state == CrawlRunning {
 				// Fetch leases of these hosts waiting for links hear of them at commit.
-				for _, p := range duePayloads(newHosts) {
-					b.Queue(`SELECT pg_notify($1, $2)`, dueChannel, p)
-				}
+				b.Queue(notifyDueSQL(`SELECT unnest($1::text[])`), newHosts)
 			}
 		}
 		if b.Len() == 0 {

@@ -10,30 +10,13 @@ import (
 // lease waiting on its own pages' links and recrawls looks again at once instead of polling.
 const dueChannel = "trawler_due"
 
-// duePayloadMax keeps a notification's payload under Postgres's 8,000 bytes.
-const duePayloadMax = 7000
-
-// duePayloads joins hosts into notification payloads, one host a line.
-func duePayloads(hosts []string) []string {
-	var out []string
-	var b strings.Builder
-	for _, h := range hosts {
-		if b.Len() > 0 && b.Len()+1+len(h) > duePayloadMax {
-			out = append(out, b.String())
-			b.Reset()
-		}
-		if len(h) > duePayloadMax {
-			continue // (no host name is this long)
-		}
-		if b.Len() > 0 {
-			b.WriteByte('\n')
-		}
-		b.WriteString(h)
-	}
-	if b.Len() > 0 {
-		out = append(out, b.String())
-	}
-	return out
+// notifyDueSQL is a statement telling dueChannel, as it commits, of the distinct hosts the
+// query hosts selects (one column), 25 a notification, one host a line: a payload stays under
+// Postgres's 8,000 bytes (a host, its port included, is at most 260).
+func notifyDueSQL(hosts string) string {
+	return `SELECT pg_notify('` + dueChannel + `', p) FROM (SELECT string_agg(host, E'\n') AS p FROM (
+		SELECT host, (row_number() OVER () - 1) / 25 AS g FROM (SELECT DISTINCT host FROM (` + hosts + `) h(host)) d) n
+		GROUP BY g) x`
 }
 
 // dueWaiters are the channels waiting for news of a host's new URLs.
