@@ -130,7 +130,7 @@ func (f *Fetcher) flushWhenStopped(ctx context.Context) func() {
 // same schedule). A URL robots.txt forbids is skipped without a request. After a Retry-After
 // the rest of the batch goes back to the queue for later.
 func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatchResult, error) {
-	b := &batch{f: f, in: in, next: in.NotBefore, began: time.Now()}
+	b := &batch{f: f, in: in, next: in.NotBefore, began: f.clock().Now()}
 	if activity.HasHeartbeatDetails(ctx) {
 		_ = activity.GetHeartbeatDetails(ctx, &b.res)
 	}
@@ -168,7 +168,7 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 	if activity.GetInfo(ctx).Attempt > 1 {
 		// A previous attempt may have sent a request after its last delivered heartbeat:
 		// start a full delay from now, which is after all of them.
-		b.next = later(b.next, time.Now().Add(max(in.Delay, b.res.CrawlDelay)))
+		b.next = later(b.next, f.clock().Now().Add(max(in.Delay, b.res.CrawlDelay)))
 	} else if !b.res.LastRequestAt.IsZero() {
 		b.next = later(b.next, b.res.LastRequestAt.Add(b.delay()))
 	}
@@ -231,7 +231,7 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 		}
 		rules := rulesByToken[ci.token]
 		if rules == nil {
-			if cached == nil || time.Now().After(cached.ExpiresAt) {
+			if cached == nil || f.clock().Now().After(cached.ExpiresAt) {
 				b.drain(sem) // robots.txt alone, before any page
 				b.mu.Lock()
 				b.cursor = i

@@ -70,7 +70,7 @@ func (b *batch) withoutRequest(ci *crawlInfo, u store.Claimed, rules *robots.Rul
 	o := store.FetchOutcome{CrawlID: u.CrawlID, Hash: u.Hash, URL: u.URL, Attempts: u.Attempts}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if until := b.res.DeferUntil; !until.IsZero() && time.Now().Before(until) {
+	if until := b.res.DeferUntil; !until.IsZero() && b.f.clock().Now().Before(until) {
 		o.State, o.NextFetchAt = store.StateQueued, until
 		b.res.Deferred++
 		return o, true
@@ -89,7 +89,7 @@ func (b *batch) withoutRequest(ci *crawlInfo, u store.Claimed, rules *robots.Rul
 		o.Attempts++
 		o.Err = rules.Reason
 		if o.Attempts < ci.spec.MaxAttempts {
-			o.State, o.SkipReason, o.NextFetchAt = store.StateQueued, "", time.Now().Add(backoff(ci.spec.RetryBase.D(), o.Attempts))
+			o.State, o.SkipReason, o.NextFetchAt = store.StateQueued, "", b.f.clock().Now().Add(backoff(ci.spec.RetryBase.D(), o.Attempts))
 			b.res.Deferred++
 			return o, true
 		}
@@ -120,7 +120,7 @@ func (b *batch) endResponse() {
 // next. As Heritrix and Nutch do, a slow server is thereby asked less often. Callers hold b.mu.
 func (b *batch) respondedLocked() {
 	if b.in.Concurrency <= 1 {
-		b.answered = time.Now()
+		b.answered = b.f.clock().Now()
 		b.delayRaisedLocked()
 	}
 }
@@ -217,7 +217,7 @@ func (b *batch) releaseCrawl(ctx context.Context, crawlID string) error {
 // heartbeat finds what it did from its URLs' states (a fetched URL is not fetched again);
 // its liveness still shows within the heartbeat timeout (keepAlive).
 func (b *batch) heartbeat(ctx context.Context) {
-	if time.Since(b.began) < heartbeatGrace {
+	if b.f.clock().Since(b.began) < heartbeatGrace {
 		return
 	}
 	activity.RecordHeartbeat(ctx, b.result())

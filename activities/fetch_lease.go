@@ -37,7 +37,7 @@ func (b *batch) leased() bool { return b.in.LeaseFor > 0 }
 func (b *batch) leaseOver(ctx context.Context) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return ctx.Err() != nil || time.Since(b.began) >= b.in.LeaseFor || !b.res.DeferUntil.IsZero() ||
+	return ctx.Err() != nil || b.f.clock().Since(b.began) >= b.in.LeaseFor || !b.res.DeferUntil.IsZero() ||
 		b.res.ConsecutiveErrors >= leaseErrors || b.res.Gone != "" || closed(b.f.Stopping)
 }
 
@@ -60,7 +60,7 @@ func (b *batch) nextChunk(ctx context.Context, sem chan struct{}) (bool, error) 
 	b.drain(sem)
 	owner := b.topUpOwner(ctx)
 	owners := LeaseOwners(b.in.Owner)
-	dryFrom := time.Now()
+	dryFrom := b.f.clock().Now()
 	recheck := leaseRecheck
 	// Admissions of the host's URLs are told as they commit: a lease waiting for its own
 	// pages' links claims them then, and polls only for whether it should go on waiting.
@@ -74,7 +74,7 @@ func (b *batch) nextChunk(ctx context.Context, sem chan struct{}) (bool, error) 
 		if claim {
 			// Quietly: the host workflow claims again after the lease, no admission need wake it.
 			epoch, _ := b.f.Control.Epoch()
-			claimed, _, err := b.f.Store.ClaimQuietly(ctx, b.in.Host, owner, b.in.TopUp, b.in.Lease, time.Now())
+			claimed, _, err := b.f.Store.ClaimQuietly(ctx, b.in.Host, owner, b.in.TopUp, b.in.Lease, b.f.clock().Now())
 			if err != nil {
 				return false, err
 			}
@@ -101,13 +101,13 @@ func (b *batch) nextChunk(ctx context.Context, sem chan struct{}) (bool, error) 
 		}
 		var wait time.Duration
 		switch {
-		case next != nil && time.Until(*next) <= inLeaseWait:
-			wait = max(time.Until(*next), 0)
+		case next != nil && b.f.clock().Until(*next) <= inLeaseWait:
+			wait = max(b.f.clock().Until(*next), 0)
 			if claim && wait == 0 {
 				wait = 200 * time.Millisecond // due, yet the claim found nothing (locked by an admission): soon again
 			}
 			claim = true
-		case awaiting > 0 && time.Since(dryFrom) < leaseDryWait:
+		case awaiting > 0 && b.f.clock().Since(dryFrom) < leaseDryWait:
 			// Its own pages' links are on their way: look again soon (leaseRecheck, backing
 			// off), with the cheap query, not a claim (a link-driven host's pace depends on
 			// how soon it sees them).
@@ -142,7 +142,7 @@ func (b *batch) nextChunk(ctx context.Context, sem chan struct{}) (bool, error) 
 // and URLs admitted just before are still found. It says false when none is due.
 func (b *batch) claimChunk(ctx context.Context, owner string) (bool, error) {
 	epoch, _ := b.f.Control.Epoch()
-	claimed, next, err := b.f.Store.ClaimAs(ctx, b.in.Host, owner, b.in.TopUp, b.in.Lease, time.Now())
+	claimed, next, err := b.f.Store.ClaimAs(ctx, b.in.Host, owner, b.in.TopUp, b.in.Lease, b.f.clock().Now())
 	if err != nil {
 		return false, err
 	}

@@ -30,7 +30,7 @@ func (f *Fetcher) fetchOne(ctx context.Context, ci *crawlInfo, u store.Claimed, 
 		FetchKey: fmt.Sprintf("%s/%x/%d/%d", u.CrawlID, u.Hash, u.FetchCount, u.Attempts)}
 	resp, err := f.Client.Get(ctx, fetch.Request{URL: u.URL, UserAgent: ci.userAgent, ETag: u.ETag, LastModified: u.LastModified,
 		MaxBytes: spec.MaxBodyBytes, Timeout: spec.RequestTimeout.D(), Sent: sent})
-	o.FetchedAt, o.Duration = start, time.Since(start)
+	o.FetchedAt, o.Duration = start, f.clock().Since(start)
 	// schedule finishes the URL, or queues its recrawl after an interval adapted to what this
 	// fetch found (crawl.Recrawl).
 	schedule := func(change crawl.Change) {
@@ -112,7 +112,7 @@ func (f *Fetcher) fetchOne(ctx context.Context, ci *crawlInfo, u store.Claimed, 
 	case s == 429 || s == 503:
 		var until time.Time
 		if wait := min(resp.RetryAfter, time.Hour); wait > 0 {
-			until = time.Now().Add(wait)
+			until = f.clock().Now().Add(wait)
 			eff.deferUntil = until
 		}
 		retry(fmt.Sprintf("HTTP %d", s), until)

@@ -20,12 +20,12 @@ func (f *Fetcher) robots(ctx context.Context, b *batch, pageURL string, ci *craw
 	b.mu.Lock()
 	b.healthKnown, b.failing = true, failing
 	b.mu.Unlock()
-	if cached != nil && time.Now().Before(cached.ExpiresAt) {
+	if cached != nil && f.clock().Now().Before(cached.ExpiresAt) {
 		return cached, nil
 	}
 	pu, _ := url.Parse(pageURL)
 	target := pu.Scheme + "://" + pu.Host + "/robots.txt"
-	now := time.Now()
+	now := f.clock().Now()
 	r := &store.Robots{FetchedAt: now, ExpiresAt: now.Add(robots.TTL)}
 	// Redirects are followed here, up to five (RFC 9309 §2.3.1.2), each hop a request under
 	// the host's schedule so the host never sees two closer than its delay.

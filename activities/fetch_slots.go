@@ -8,6 +8,7 @@ import (
 
 	"go.temporal.io/sdk/activity"
 
+	"github.com/trawlerdev/trawler/internal/clock"
 	"github.com/trawlerdev/trawler/internal/store"
 
 	"github.com/trawlerdev/trawler/internal/urlnorm"
@@ -56,7 +57,7 @@ func (b *batch) takeFor(ctx context.Context, i int) (store.Slot, error) {
 	}
 	for given := 0; ; {
 		b.mu.Lock()
-		if time.Now().Before(b.res.DeferUntil) {
+		if b.f.clock().Now().Before(b.res.DeferUntil) {
 			b.mu.Unlock()
 			return store.Slot{}, errDeferred
 		}
@@ -64,7 +65,7 @@ func (b *batch) takeFor(ctx context.Context, i int) (store.Slot, error) {
 		// slot booked before it knew is closer than the new delay plus margin.
 		gap := b.delay() + jitterMargin(b.delay())
 		next := later(b.next, b.res.LastRequestAt.Add(gap))
-		wait := time.Until(next)
+		wait := b.f.clock().Until(next)
 		if wait <= 0 {
 			// The host's time is booked in Postgres — its schedule, and its address's when the
 			// per-IP limit applies — so a retried batch and a stale attempt of it that has not
@@ -73,7 +74,7 @@ func (b *batch) takeFor(ctx context.Context, i int) (store.Slot, error) {
 			slot, err := b.book(ctx, i, url, gap)
 			if errors.Is(err, errWindowLater) {
 				b.mu.Unlock()
-				if err := sleepUntil(ctx, slot.Start); err != nil {
+				if err := sleepUntil(ctx, b.f.clock(), slot.Start); err != nil {
 					return store.Slot{}, err
 				}
 				continue
@@ -89,7 +90,7 @@ func (b *batch) takeFor(ctx context.Context, i int) (store.Slot, error) {
 			b.inFlight++
 			b.res.PeakInFlight = max(b.res.PeakInFlight, b.inFlight)
 			b.mu.Unlock()
-			if err := sleepUntil(ctx, start); err != nil {
+			if err := sleepUntil(ctx, b.f.clock(), start); err != nil {
 				b.endRequest()
 				return store.Slot{}, err
 			}
@@ -99,7 +100,7 @@ func (b *batch) takeFor(ctx context.Context, i int) (store.Slot, error) {
 			// may leave on time from another worker: give the slot up and book a new one. A
 			// few times at most: with a delay of milliseconds, booking alone can take longer
 			// than the tolerance, and the request's late departure still pushes the next slot.
-			if late := time.Since(start); late > b.tolerance() && given < maxLateSlots {
+			if late := b.f.clock().Since(start); late > b.tolerance() && given < maxLateSlots {
 				given++
 				b.mu.Lock()
 				b.res.Requests--
@@ -127,7 +128,7 @@ func (b *batch) takeFor(ctx context.Context, i int) (store.Slot, error) {
 // no longer fresh. A host whose address is shared (the per-IP limit applies) books
 // each request on both schedules, as before windows. Callers hold b.mu.
 func (b *batch) book(ctx context.Context, i int, url *store.URLKey, gap time.Duration) (store.Slot, error) {
-	now := time.Now()
+	now := b.f.clock().Now()
 	if b.ip.IsValid() {
 		return b.f.Store.BookSlotFor(ctx, b.in.Host, gap, b.ip, b.f.IPGap+jitterMargin(b.f.IPGap), now, url)
 	}
@@ -171,11 +172,11 @@ func (b *batch) book(ctx context.Context, i int, url *store.URLKey, gap time.Dur
 		}
 		n = min(n, windowSlots, max(int(windowAhead/gap), 1))
 		epoch, _ := b.f.Control.Epoch()
-		nw, err := b.f.Store.BookWindow(ctx, b.in.Host, gap, n, now, w.End, urls, epoch)
+		nw, err := b.f.Store.BookWindow(ctx, b.in.Host, gap, n, now, w.Mark, urls, epoch)
 		if err != nil {
 			return store.Slot{}, err
 		}
-		if nw.Start.After(w.End) || w.End.IsZero() {
+		if !nw.Continues {
 			// After someone else's booking: a window of its own, and only what it just read
 			// (someone else may have fetched what this batch's claims said was claimed).
 			*w = nw
@@ -187,7 +188,7 @@ func (b *batch) book(ctx context.Context, i int, url *store.URLKey, gap time.Dur
 				return store.Slot{Start: nw.Start}, errWindowLater
 			}
 		} else {
-			w.End = nw.End // continues this one
+			w.End, w.Mark = nw.End, nw.Mark // continues this one
 			maps.Copy(w.States, nw.States)
 		}
 		if url != nil {
@@ -210,7 +211,7 @@ func (b *batch) fresh(st store.WindowState, now time.Time) bool {
 // from before the claim): claimed, in a running crawl. A window need not read them again
 // while they are fresh.
 func (b *batch) claimedNow(claimed []store.Claimed, epoch uint64) {
-	now := time.Now()
+	now := b.f.clock().Now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.window.States == nil {
@@ -238,14 +239,20 @@ func (b *batch) ahead(i int) []store.URLKey {
 }
 
 // settle says where the host's next booking goes when the batch ends: a delay (as it is now)
-// after its last request left and after that request's answer came. ok is false when the
-// batch booked no window, or its end is already there.
+// after its last request left and after that request's answer came, and not before a
+// Retry-After ends. end is the Mark of the batch's window (zero: it booked none). ok is false
+// when there is nothing to move: no window and no Retry-After, or the window's end is already
+// there.
 func (b *batch) settle() (end, next time.Time, ok bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	end = b.window.End
+	end = b.window.Mark
 	next = later(b.next, b.res.LastRequestAt.Add(b.delay()+jitterMargin(b.delay())))
-	return end, next, !end.IsZero() && !next.Equal(end)
+	// A Retry-After binds every worker, so it goes to the host's row on the database's clock
+	// too: the host workflow's timer alone runs on the Temporal server's clock, and the next
+	// lease may run on a machine whose clock is behind this one's.
+	next = later(next, b.res.DeferUntil)
+	return end, next, (!end.IsZero() && !next.Equal(b.window.End)) || !b.res.DeferUntil.IsZero()
 }
 
 // tolerance is how late after its slot a request may leave: half the margin slots are booked
@@ -264,6 +271,7 @@ func (b *batch) tolerance() time.Duration {
 // sees the delay between it and the next request, from this worker or another.
 func (b *batch) sent(ctx context.Context, start time.Time) func(time.Time) {
 	return func(at time.Time) {
+		at = b.f.clock().Of(at) // the trace hook reads the machine's clock
 		b.mu.Lock()
 		d := b.delay()
 		if at.Sub(start) <= b.tolerance() {
@@ -305,16 +313,25 @@ func (f *Fetcher) otherHost(host, target string) string {
 // start whoever made it, and waits for it.
 func (f *Fetcher) takeOtherHost(ctx context.Context, host string, delay time.Duration) (time.Time, error) {
 	gap := delay + jitterMargin(delay)
-	start, err := f.Store.BookSlot(ctx, host, gap, f.limitedIP(ctx, host), f.IPGap+jitterMargin(f.IPGap), time.Now())
+	start, err := f.Store.BookSlot(ctx, host, gap, f.limitedIP(ctx, host), f.IPGap+jitterMargin(f.IPGap), f.clock().Now())
 	if err != nil {
 		return time.Time{}, err
 	}
-	return start, sleepUntil(ctx, start)
+	return start, sleepUntil(ctx, f.clock(), start)
 }
 
-// sleepUntil waits until t or until ctx ends.
-func sleepUntil(ctx context.Context, t time.Time) error {
-	d := time.Until(t)
+// clock is the worker's clock: the one its store converts the host's bookings with (the
+// machine's, unless a test sets it off).
+func (f *Fetcher) clock() clock.Clock {
+	if f == nil || f.Store == nil { // a batch's pure parts under unit test
+		return clock.Clock{}
+	}
+	return f.Store.Clock()
+}
+
+// sleepUntil waits until t on clock c, or until ctx ends.
+func sleepUntil(ctx context.Context, c clock.Clock, t time.Time) error {
+	d := c.Until(t)
 	if d <= 0 {
 		return nil
 	}

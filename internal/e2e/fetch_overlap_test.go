@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/trawlerdev/trawler/activities"
+	"github.com/trawlerdev/trawler/internal/clock"
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/fetch"
 	"github.com/trawlerdev/trawler/internal/netguard"
@@ -77,6 +78,34 @@ func TestOverlappingAttemptsFetchEachURLOnce(t *testing.T) {
 		t.Fatalf("two attempts of one batch: %+v", h)
 	}
 	t.Logf("%d requests from two attempts of one batch, min gap %.0f ms", h.Requests, h.MinGapMs)
+}
+
+// Fetch workers whose clocks run 2 s behind and 2 s ahead of the database's, taking turns at
+// one host's batches, keep its delay as the server sees it: the host's bookings are kept on
+// the database's clock, and each worker converts them with the offset it measured.
+func TestSkewedWorkerClocksKeepTheHostsDelay(t *testing.T) {
+	s, fetcher, claimed := fetchFixture(t, 300*time.Millisecond)
+	var workers []*activities.Fetcher
+	for _, skew := range []time.Duration{-2 * time.Second, 2 * time.Second} {
+		w := *fetcher
+		w.Store = store.NewOnClock(s.store.Pool(), clock.Clock{Skew: skew})
+		workers = append(workers, &w)
+	}
+	for i := 0; i+1 < len(claimed); i += 2 {
+		w := workers[(i/2)%2]
+		var suite testsuite.WorkflowTestSuite
+		env := suite.NewTestActivityEnvironment()
+		env.RegisterActivity(w)
+		if _, err := env.ExecuteActivity(w.FetchBatch, activities.FetchBatchInput{Host: "h0000.test", URLs: claimed[i : i+2],
+			Delay: 300 * time.Millisecond, MaxCrawlDelay: 30 * time.Second}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := s.web.Audit().Report().Host("h0000.test")
+	if h == nil || h.Requests < 6 || h.GapViolations != 0 || h.PeakInFlight != 1 {
+		t.Fatalf("workers with skewed clocks broke the host's spacing: %+v", h)
+	}
+	t.Logf("%d requests from workers 2 s behind and 2 s ahead, min gap %.0f ms", h.Requests, h.MinGapMs)
 }
 
 // fetchFixture is a one-host test web with the given delay, six of its URLs claimed, and a

@@ -9,6 +9,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/trawlerdev/trawler/internal/clock"
 )
 
 // Store is the crawl's Postgres state: crawls, the frontier, fetches, documents, links, hosts.
@@ -17,10 +19,18 @@ type Store struct {
 	fetches fetchGroup // outcomes waiting to be recorded together (RecordFetchGrouped)
 	// oldestDue keeps each crawl's Waiting.OldestDueS between its measurements.
 	oldestDue dueCache
+	// clock converts the times shared for politeness to and from the database's clock.
+	clock dbClock
 }
 
-// New wraps a pool.
+// New wraps a pool, on the machine's clock.
 func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
+
+// NewOnClock wraps a pool for a process whose clock is c (tests play a worker whose clock
+// runs wrong with one).
+func NewOnClock(pool *pgxpool.Pool, c clock.Clock) *Store {
+	return &Store{pool: pool, clock: dbClock{local: c}}
+}
 
 // Pool exposes the pool (health checks, tests).
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
@@ -117,11 +127,14 @@ type Waiting struct {
 // StaleHosts lists up to limit hosts of a crawl that have due URLs but have not claimed since
 // before: their host workflow is gone or asleep, and needs waking.
 func (s *Store) StaleHosts(ctx context.Context, crawlID string, before time.Time, limit int) ([]string, error) {
+	if err := s.clock.measure(ctx, s.pool); err != nil {
+		return nil, err
+	}
 	rows, err := s.pool.Query(ctx, `SELECT DISTINCT u.host FROM urls u LEFT JOIN hosts h ON h.host = u.host
 		WHERE u.crawl_id = $1
 		  AND ((u.state = 'queued' AND u.next_fetch_at <= now()) OR (u.state = 'claimed' AND u.claimed_until < now()))
 		  AND (h.last_claim_at IS NULL OR h.last_claim_at < $2)
-		LIMIT $3`, crawlID, before, limit)
+		LIMIT $3`, crawlID, s.clock.toDB(before), limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: stale hosts: %w", err)
 	}

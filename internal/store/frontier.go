@@ -268,7 +268,12 @@ func (s *Store) claim(ctx context.Context, host, owner string, limit int, lease 
 	// One round trip: the batch is one implicit transaction whose statements run in order,
 	// each on a fresh snapshot. The host's row is locked first: an admission adding URLs
 	// meanwhile either committed before (the claim sees its URLs) or waits for this claim and
-	// then sees whether it left the host waiting for a signal (Admit).
+	// then sees whether it left the host waiting for a signal (Admit). Claims expire on the
+	// database's clock, which every claimer shares.
+	if err := s.clock.measure(ctx, s.pool); err != nil {
+		return nil, nil, err
+	}
+	now = s.clock.toDB(now)
 	b := &pgx.Batch{}
 	b.Queue(`INSERT INTO hosts (host, last_claim_at) VALUES ($1, $2)
 		ON CONFLICT (host) DO UPDATE SET last_claim_at = excluded.last_claim_at`, host, now)
@@ -324,7 +329,7 @@ func (s *Store) claim(ctx context.Context, host, owner string, limit int, lease 
 	if len(claimed) > 0 {
 		return claimed, nil, nil
 	}
-	return nil, next, nil
+	return nil, s.clock.fromDBPtr(next), nil
 }
 
 // Release returns claimed URLs to the queue (their fetch will not happen now).

@@ -10,11 +10,15 @@ import (
 
 // Window is a run of a host's request time booked by one fetch lease: its requests start in
 // [Start, End-gap], paced by the lease itself, and every other booking of the host (another
-// attempt, a redirect from another host) starts at End or later. States holds, for the URLs
-// named at booking, their state and their crawl's ("" when not in the frontier), keyed by
-// WindowKey.
+// attempt, a redirect from another host) starts at End or later. Start and End are on the
+// local clock; Mark is End as the database holds it, which names the window to BookWindow and
+// SettleWindow exactly. Continues says the booking extended the caller's own window (nobody
+// booked the host since). States holds, for the URLs named at booking, their state and their
+// crawl's ("" when not in the frontier), keyed by WindowKey.
 type Window struct {
 	Start, End time.Time
+	Mark       time.Time
+	Continues  bool
 	States     map[string]WindowState
 }
 
@@ -49,9 +53,9 @@ func urlArrays(urls []URLKey) ([]string, [][]byte) {
 }
 
 // windowStates pairs urls with the arrays urlStatesSQL read, stamped as read now at epoch.
-func windowStates(urls []URLKey, states, crawlStates []string, epoch uint64) map[string]WindowState {
+func (s *Store) windowStates(urls []URLKey, states, crawlStates []string, epoch uint64) map[string]WindowState {
 	out := make(map[string]WindowState, len(urls))
-	now := time.Now()
+	now := s.clock.local.Now()
 	for i, u := range urls {
 		if i < len(states) && i < len(crawlStates) {
 			out[WindowKey(u)] = WindowState{URL: states[i], Crawl: crawlStates[i], At: now, Epoch: epoch}
@@ -69,33 +73,39 @@ var bookWindowSQL = `WITH b AS (
 	ON CONFLICT (host) DO UPDATE SET next_request_at = greatest(clock_timestamp(), $2::timestamptz,
 		CASE WHEN h.next_request_at = $4::timestamptz THEN NULL ELSE h.next_request_at END) + $3::interval
 	RETURNING next_request_at)
-SELECT b.next_request_at, ` + urlStatesSQL("$5", "$6") + ` FROM b`
+SELECT b.next_request_at, clock_timestamp(), ` + urlStatesSQL("$5", "$6") + ` FROM b`
 
 // BookWindow books the host's next n request gaps in one round trip and reads the states of
-// urls (the requests the window is for), stamped with the caller's control epoch. own is the End of the caller's current window (zero:
-// none): when nobody has booked the host since, the new window continues it from earliest
-// instead of starting after it. Bookings from every worker and every attempt serialize on
-// the host's row, so two attempts of one lease never have overlapping windows.
+// urls (the requests the window is for), stamped with the caller's control epoch. own is the
+// Mark of the caller's current window (zero: none): when nobody has booked the host since,
+// the new window continues it from earliest instead of starting after it. Bookings from every
+// worker and every attempt serialize on the host's row, so two attempts of one lease never
+// have overlapping windows.
 func (s *Store) BookWindow(ctx context.Context, host string, gap time.Duration, n int, earliest, own time.Time, urls []URLKey, epoch uint64) (Window, error) {
+	if err := s.clock.measure(ctx, s.pool); err != nil {
+		return Window{}, err
+	}
 	n = max(n, 1)
 	crawls, hashes := urlArrays(urls)
-	var ownEnd *time.Time
-	if !own.IsZero() {
-		ownEnd = &own
-	}
+	ownEnd := markArg(own)
 	var w Window
 	var states, crawlStates []string
-	if err := s.pool.QueryRow(ctx, bookWindowSQL, host, earliest, time.Duration(n)*gap, ownEnd, crawls, hashes).
-		Scan(&w.End, &states, &crawlStates); err != nil {
+	var db time.Time
+	before := s.clock.local.Now()
+	if err := s.pool.QueryRow(ctx, bookWindowSQL, host, s.clock.toDB(earliest), time.Duration(n)*gap, ownEnd, crawls, hashes).
+		Scan(&w.Mark, &db, &states, &crawlStates); err != nil {
 		return Window{}, fmt.Errorf("store: book %d request slots on %s: %w", n, host, err)
 	}
+	s.clock.observe(before, db, s.clock.local.Now())
+	w.Continues = ownEnd != nil && !w.Mark.Add(-time.Duration(n)*gap).After(own)
+	w.End = s.clock.fromDB(w.Mark)
 	w.Start = w.End.Add(-time.Duration(n) * gap)
-	w.States = windowStates(urls, states, crawlStates, epoch)
+	w.States = s.windowStates(urls, states, crawlStates, epoch)
 	return w, nil
 }
 
 // settleSQL sets the host's next booking to $3 when it is still the window's end $2 (nobody
-// booked since), and otherwise moves it out to $3 at least.
+// booked since), and otherwise (or with no window: $2 null) moves it out to $3 at least.
 const settleSQL = `UPDATE hosts SET next_request_at = CASE WHEN next_request_at = $2 THEN $3 ELSE greatest(next_request_at, $3) END
 	WHERE host = $1`
 
@@ -107,15 +117,26 @@ func (s *Store) WindowStates(ctx context.Context, urls []URLKey, epoch uint64) (
 	if err := s.pool.QueryRow(ctx, `SELECT `+urlStatesSQL("$1", "$2"), crawls, hashes).Scan(&states, &crawlStates); err != nil {
 		return nil, fmt.Errorf("store: URL states: %w", err)
 	}
-	return windowStates(urls, states, crawlStates, epoch), nil
+	return s.windowStates(urls, states, crawlStates, epoch), nil
 }
 
-// SettleWindow ends a lease's window: the host's next booking becomes next, a delay after the
+// markArg is a window's Mark as a statement argument: null for none.
+func markArg(mark time.Time) *time.Time {
+	if mark.IsZero() {
+		return nil
+	}
+	return &mark
+}
+
+// SettleWindow ends a lease's window (end: its Mark; zero for a batch that booked none): the host's next booking becomes next, a delay after the
 // lease's last request left and after its answer came. That gives back what the lease did not
 // use, and, when its last answer came late, keeps the next lease a whole delay from it (the
 // server may have seen the request late).
 func (s *Store) SettleWindow(ctx context.Context, host string, end, next time.Time) error {
-	if _, err := s.pool.Exec(ctx, settleSQL, host, end, next); err != nil {
+	if err := s.clock.measure(ctx, s.pool); err != nil {
+		return err
+	}
+	if _, err := s.pool.Exec(ctx, settleSQL, host, markArg(end), s.clock.toDB(next)); err != nil {
 		return fmt.Errorf("store: settle the request slots of %s: %w", host, err)
 	}
 	return nil
@@ -123,9 +144,12 @@ func (s *Store) SettleWindow(ctx context.Context, host string, end, next time.Ti
 
 // EndLeaseSettling is EndLease and SettleWindow in one round trip.
 func (s *Store) EndLeaseSettling(ctx context.Context, owner, host string, end, next time.Time) error {
+	if err := s.clock.measure(ctx, s.pool); err != nil {
+		return err
+	}
 	b := &pgx.Batch{}
 	b.Queue(endLeaseSQL, owner, host)
-	b.Queue(settleSQL, host, end, next)
+	b.Queue(settleSQL, host, markArg(end), s.clock.toDB(next))
 	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
 		return fmt.Errorf("store: end lease %s and settle the request slots of %s: %w", owner, host, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trawlerdev/trawler/internal/clock"
 	"github.com/trawlerdev/trawler/internal/store"
 )
 
@@ -43,7 +44,7 @@ func TestBookWindowKeepsOthersOutAndExtendsItsOwn(t *testing.T) {
 		t.Errorf("state of a URL not in the frontier: %+v %v", st, ok)
 	}
 	// Its own window continues from now, not after its end.
-	own, err := s.BookWindow(ctx, "a.test", gap, 2, time.Now(), w.End, nil, 0)
+	own, err := s.BookWindow(ctx, "a.test", gap, 2, time.Now(), w.Mark, nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +60,7 @@ func TestBookWindowKeepsOthersOutAndExtendsItsOwn(t *testing.T) {
 		t.Errorf("another booking at %v, inside the window ending %v", other, own.End)
 	}
 	// The lease's next window, with someone else's booking since, starts after it.
-	again, err := s.BookWindow(ctx, "a.test", gap, 1, time.Now(), own.End, nil, 0)
+	again, err := s.BookWindow(ctx, "a.test", gap, 1, time.Now(), own.Mark, nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +69,7 @@ func TestBookWindowKeepsOthersOutAndExtendsItsOwn(t *testing.T) {
 	}
 	// An unused window goes back to a delay after the last request; a stale give-back does
 	// not move anyone's booking earlier.
-	if err := s.SettleWindow(ctx, "a.test", own.End, own.Start.Add(gap)); err != nil {
+	if err := s.SettleWindow(ctx, "a.test", own.Mark, own.Start.Add(gap)); err != nil {
 		t.Fatal(err)
 	}
 	if next, err := s.BookSlot(ctx, "a.test", gap, netip.Addr{}, 0, time.Time{}); err != nil || next.Before(again.End) {
@@ -79,7 +80,7 @@ func TestBookWindowKeepsOthersOutAndExtendsItsOwn(t *testing.T) {
 		t.Fatal(err)
 	}
 	back := w2.Start.Add(gap)
-	if err := s.SettleWindow(ctx, "b.test", w2.End, back); err != nil {
+	if err := s.SettleWindow(ctx, "b.test", w2.Mark, back); err != nil {
 		t.Fatal(err)
 	}
 	if next, err := s.BookSlot(ctx, "b.test", gap, netip.Addr{}, 0, time.Time{}); err != nil || !next.Before(w2.End) || next.Before(back) {
@@ -91,7 +92,7 @@ func TestBookWindowKeepsOthersOutAndExtendsItsOwn(t *testing.T) {
 		t.Fatal(err)
 	}
 	late := w3.End.Add(300 * time.Millisecond)
-	if err := s.SettleWindow(ctx, "c.test", w3.End, late); err != nil {
+	if err := s.SettleWindow(ctx, "c.test", w3.Mark, late); err != nil {
 		t.Fatal(err)
 	}
 	if next, err := s.BookSlot(ctx, "c.test", gap, netip.Addr{}, 0, time.Time{}); err != nil || next.Before(late.Add(-time.Microsecond)) {
@@ -144,5 +145,56 @@ func TestControlWatchHearsControlsOnly(t *testing.T) {
 	var nilWatch *store.ControlWatch
 	if e, live := nilWatch.Epoch(); live || nilWatch.Fresh(e) {
 		t.Error("no watch calls what was read fresh")
+	}
+}
+
+// Two workers whose clocks run 2 s ahead and 2 s behind the database's keep one host's
+// spacing: each books the host's time, waits for it on its own clock and settles its window,
+// in turns. Times stored by each are converted to the database's clock, so the requests, as
+// the machine's clock sees them, stay a gap apart. Without the conversion the worker ahead
+// starts its request as soon as the one behind has settled.
+func TestSkewedWorkerClocksKeepOneSchedule(t *testing.T) {
+	s, ctx := newStore(t, 0, 0)
+	ahead := store.NewOnClock(s.Pool(), clock.Clock{Skew: 2 * time.Second})
+	behind := store.NewOnClock(s.Pool(), clock.Clock{Skew: -2 * time.Second})
+	const gap = 250 * time.Millisecond
+	var starts []time.Time // on the machine's clock
+	for _, w := range []*store.Store{behind, ahead, behind, ahead, ahead, behind} {
+		c := w.Clock()
+		win, err := w.BookWindow(ctx, "skew.test", gap, 1, c.Now(), time.Time{}, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(c.Until(win.Start))
+		starts = append(starts, time.Now())
+		if err := w.SettleWindow(ctx, "skew.test", win.Mark, c.Now().Add(gap)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 1; i < len(starts); i++ {
+		if d := starts[i].Sub(starts[i-1]); d < gap-2*time.Millisecond || d > gap+time.Second {
+			t.Errorf("request %d came %v after the one before (gap %v)", i, d, gap)
+		}
+	}
+	for _, c := range []struct {
+		s    *store.Store
+		want time.Duration
+	}{{ahead, -2 * time.Second}, {behind, 2 * time.Second}, {s, 0}} {
+		off, err := c.s.Offset(ctx)
+		if err != nil || off < c.want-50*time.Millisecond || off > c.want+50*time.Millisecond {
+			t.Errorf("clock skewed %v: measured offset %v (%v), want %v", c.s.Clock().Skew, off, err, c.want)
+		}
+	}
+	// A Retry-After settled by the worker behind (no window: zero mark) holds for the one ahead.
+	until := behind.Clock().Now().Add(time.Second)
+	if err := behind.SettleWindow(ctx, "skew.test", time.Time{}, until); err != nil {
+		t.Fatal(err)
+	}
+	start, err := ahead.BookSlot(ctx, "skew.test", gap, netip.Addr{}, 0, ahead.Clock().Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if real := start.Add(-2 * time.Second); real.Before(until.Add(2*time.Second - 2*time.Millisecond)) {
+		t.Errorf("a slot at %v (machine clock) inside a Retry-After until %v", real, until.Add(2*time.Second))
 	}
 }

@@ -1,0 +1,25 @@
+// Package clock owns a process's reading of the time for the decisions it shares with other
+// processes (when a host's next request may leave). In production it is the machine's clock;
+// a test sets one off by a skew to play a worker whose clock runs wrong.
+package clock
+
+import "time"
+
+// Clock is the machine's clock set off by Skew (zero: the machine's clock as it is).
+type Clock struct {
+	Skew time.Duration
+}
+
+// Now is the time on this clock. It keeps the machine's monotonic reading, so durations
+// between two readings are exact whatever the skew.
+func (c Clock) Now() time.Time { return time.Now().Add(c.Skew) }
+
+// Until is how long until t on this clock.
+func (c Clock) Until(t time.Time) time.Duration { return t.Sub(c.Now()) }
+
+// Since is how long since t on this clock.
+func (c Clock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
+
+// Of is what this clock read when the machine's clock read t (a time.Now() taken by code that
+// does not know this clock, such as an HTTP trace hook).
+func (c Clock) Of(t time.Time) time.Time { return t.Add(c.Skew) }
