@@ -6,7 +6,7 @@ GO ?= go
 WITH_ENV = eval "$$(scripts/stack.sh env)" &&
 GO_TEST_FLAGS ?= -count=1 -timeout 30m
 
-.PHONY: all build up down status logs migrate demo test test-unit fmt-check vet bench fuzz chaos clean
+.PHONY: all build up down status logs migrate demo test test-unit fmt-check vet bench bench-scale fuzz chaos clean
 
 all: build
 
@@ -83,6 +83,17 @@ bench: up
 		$(GO) test -run '^$$' -bench . -benchmem ./internal/testweb/ && \
 		$(GO) test -run 'NearDuplicates' -v -bench . -benchtime 2000x ./internal/dedup/ | grep -E 'precision|Benchmark|^ok' && \
 		$(WITH_ENV) $(GO) test -run '^$$' -bench NearDuplicateSave10k -benchtime 300x -timeout 20m ./internal/store/; fi
+
+## Scaling run (issue #18): a Temporal server on PostgreSQL, and the long-tailed web crawled
+## for BENCH_SCALE_BUDGET_S by each layout of BENCH_LAYOUTS in turn: "all" is one worker process
+## with every role, "1+3+2" one workflow, three fetch and two process workers, the last worker
+## of each role SIGKILLed once and replaced. The table is appended to BENCHMARKS.md.
+BENCH_LAYOUTS ?= all,1+3+2
+BENCH_SCALE_BUDGET_S ?= 240
+bench-scale: up
+	$(WITH_ENV) BENCH_REPORT=$(CURDIR)/BENCHMARKS.md BENCH_LONG_TAIL=$(BENCH_LONG_TAIL) BENCH_HOSTS=$(BENCH_HOSTS) \
+		BENCH_SEED_EVERY=$(BENCH_SEED_EVERY) BENCH_BUDGET_S=$(BENCH_SCALE_BUDGET_S) BENCH_LAYOUTS=$(BENCH_LAYOUTS) \
+		$(GO) test -run '^$$' -bench Scaling -benchtime 1x -v -timeout 90m ./internal/e2e/
 
 ## Fault injection (issue #10): a ~5,000-page crawl while workers are SIGKILLed every 20-30 s,
 ## Temporal and Postgres restart and MinIO is down for 60 s. CHAOS_RUNS=3 runs it three times.

@@ -50,7 +50,8 @@ func envInt(name string, def int) int {
 func BenchmarkCrawl(b *testing.B) {
 	o := benchOptions{hosts: envInt("BENCH_HOSTS", 2000), pages: envInt("BENCH_PAGES", 50),
 		delay: time.Duration(envInt("BENCH_DELAY_MS", 1000)) * time.Millisecond, budget: time.Duration(envInt("BENCH_BUDGET_S", 60)) * time.Second,
-		profiles: envOr("BENCH_PROFILES", filepath.Join(repoRoot(b), ".dev", "bench-profiles")), kill: envInt("BENCH_KILL", 0) == 1}
+		profiles: envOr("BENCH_PROFILES", filepath.Join(repoRoot(b), ".dev", "bench-profiles")), kill: envInt("BENCH_KILL", 0) == 1,
+		killEach: envInt("BENCH_KILL_EACH", 0) == 1}
 	if err := os.MkdirAll(o.profiles, 0o755); err != nil {
 		b.Fatal(err)
 	}
@@ -66,13 +67,13 @@ func BenchmarkCrawl(b *testing.B) {
 	var rows []benchRow
 	for i := 0; i < b.N; i++ {
 		for _, n := range fetchers {
-			rows = append(rows, runTrawlerBench(b, worker, o, "politeness-bound", n))
+			rows = append(rows, runTrawlerBench(b, worker, o, "politeness-bound", fetchLayout(n)))
 		}
 		if envInt("BENCH_TEMPORAL_PG", 1) == 1 {
 			restartTemporal(b, "postgres")
 			pg := o
 			pg.temporal = "postgres"
-			rows = append(rows, runTrawlerBench(b, worker, pg, "politeness-bound", fetchers[0]))
+			rows = append(rows, runTrawlerBench(b, worker, pg, "politeness-bound", fetchLayout(fetchers[0])))
 			restartTemporal(b, "dev")
 		}
 		if envInt("BENCH_COLLY", 1) == 1 {
@@ -81,23 +82,29 @@ func BenchmarkCrawl(b *testing.B) {
 		if envInt("BENCH_NO_DELAY", 1) == 1 {
 			fast := o
 			fast.delay = 0
-			rows = append(rows, runTrawlerBench(b, worker, fast, "no delay", fetchers[0]))
+			rows = append(rows, runTrawlerBench(b, worker, fast, "no delay", fetchLayout(fetchers[0])))
 			if envInt("BENCH_COLLY", 1) == 1 {
 				rows = append(rows, runCollyBench(b, peer, fast, "no delay"))
 			}
 		}
 	}
-	report := benchTable(o, rows)
-	fmt.Println(report)
-	if path := os.Getenv("BENCH_REPORT"); path != "" {
-		f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer f.Close()
-		if _, err := f.WriteString("\n" + report); err != nil {
-			b.Fatal(err)
-		}
+	report(b, benchTable(o, rows))
+}
+
+// report prints a bench's table and, with BENCH_REPORT=file, appends it to that file.
+func report(b *testing.B, table string) {
+	fmt.Println(table)
+	path := os.Getenv("BENCH_REPORT")
+	if path == "" {
+		return
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString("\n" + table); err != nil {
+		b.Fatal(err)
 	}
 }
 
@@ -114,6 +121,7 @@ type benchOptions struct {
 	temporal      string // "" (the dev server) or "postgres"
 	profiles      string // directory for CPU profiles
 	kill          bool   // SIGKILL a fetch worker halfway through the budget, and start another
+	killEach      bool   // SIGKILL a worker of each role once (at 30%, 50%, 70% of the budget), and start another
 }
 
 // restartTemporal swaps the stack's Temporal for the dev server or a server on PostgreSQL
@@ -162,7 +170,7 @@ func profile(b *testing.B, addr, bin, file string, wait, window time.Duration) *
 // benchRow is one crawler's run of one scenario.
 type benchRow struct {
 	scenario, crawler string
-	fetchers          int
+	layout            benchLayout
 	pages             int64
 	seconds           float64
 	steady            float64 // pages/s over the last two thirds of the budget
@@ -192,9 +200,9 @@ func benchWeb(o benchOptions) testweb.Config {
 	return wc
 }
 
-// runTrawlerBench crawls with one workflow+process worker process and fetchers fetch worker
-// processes for the budget, then stops the crawl and reads the figures.
-func runTrawlerBench(b *testing.B, bin string, o benchOptions, scenario string, fetchers int) benchRow {
+// runTrawlerBench crawls with the worker processes of layout for the budget, then stops the
+// crawl and reads the figures.
+func runTrawlerBench(b *testing.B, bin string, o benchOptions, scenario string, layout benchLayout) benchRow {
 	s := newStackWithoutWorkers(b, benchWeb(o))
 	// The workers run as shipped: the tests' 1 s heartbeat cap (so that their pauses land
 	// within a second) sends every running lease's heartbeat ten times as often as the
@@ -202,9 +210,9 @@ func runTrawlerBench(b *testing.B, bin string, o benchOptions, scenario string, 
 	s.workerEnvExtra = []string{"TRAWLER_HEARTBEAT_MAX="}
 	services := serviceCPU(b)
 	pgBefore, s3Before := s.databaseBytes(), s.bucketBytes()
-	workers := []*workerProcess{s.startWorkerProcess(b, bin, config.RoleWorkflow+","+config.RoleProcess)}
-	for i := 0; i < fetchers; i++ {
-		workers = append(workers, s.startWorkerProcess(b, bin, config.RoleFetch))
+	var workers []*workerProcess
+	for _, roles := range layout {
+		workers = append(workers, s.startWorkerProcess(b, bin, roles))
 	}
 	name := testenv.Unique("bench")
 	// No delay is a millisecond: a zero Delay means the default (1 s).
@@ -219,12 +227,14 @@ func runTrawlerBench(b *testing.B, bin string, o benchOptions, scenario string, 
 	if o.temporal == "postgres" {
 		crawler, label = "Trawler · Temporal on PostgreSQL", label+"-temporal-pg"
 	}
-	label = fmt.Sprintf("%s-%dfetch", label, fetchers)
+	label = label + "-" + layout.label()
 	// Profiles over the steady window (the last two thirds of the budget, less a margin).
 	window := o.budget*2/3 - 5*time.Second
-	profiles := []*sync.WaitGroup{
-		profile(b, workers[0].metrics, bin, filepath.Join(o.profiles, label+"-workflow-worker.pprof"), o.budget/3, window),
-		profile(b, workers[1].metrics, bin, filepath.Join(o.profiles, label+"-fetch-worker.pprof"), o.budget/3, window),
+	var profiles []*sync.WaitGroup
+	for _, role := range []string{config.RoleWorkflow, config.RoleFetch} {
+		if i := layout.first(role); i >= 0 && (role == config.RoleWorkflow || i != layout.first(config.RoleWorkflow)) {
+			profiles = append(profiles, profile(b, workers[i].metrics, bin, filepath.Join(o.profiles, label+"-"+role+"-worker.pprof"), o.budget/3, window))
+		}
 	}
 	if o.temporal == "postgres" {
 		profiles = append(profiles, profile(b, "127.0.0.1:7936", filepath.Join(repoRoot(b), ".tools", "bin", "temporal-server"),
@@ -232,14 +242,30 @@ func runTrawlerBench(b *testing.B, bin string, o benchOptions, scenario string, 
 	}
 	// BENCH_KILL: a fetch worker dies halfway (SIGKILL: its leases are retried elsewhere after
 	// their heartbeat timeout) and a new one starts in its place; what the dead one spent counts.
-	var victim *killedWorker
-	var killing sync.WaitGroup
+	// BENCH_KILL_EACH: the last worker of each role dies in turn, each replaced.
+	kills := map[int]time.Duration{}
 	if o.kill {
+		kills[layout.last(config.RoleFetch)] = o.budget / 2
+	}
+	if o.killEach {
+		for i, role := range []string{config.RoleProcess, config.RoleFetch, config.RoleWorkflow} {
+			if w := layout.last(role); w >= 0 {
+				if _, ok := kills[w]; !ok {
+					kills[w] = o.budget * time.Duration(3+2*i) / 10
+				}
+			}
+		}
+	}
+	delete(kills, -1)
+	victims := make([]*killedWorker, len(workers))
+	var killing sync.WaitGroup
+	for i, at := range kills {
 		killing.Go(func() {
-			time.Sleep(o.budget / 2)
-			victim = killWorker(workers[len(workers)-1])
-			victim.replacement = s.startWorkerProcess(b, bin, config.RoleFetch)
-			b.Logf("killed fetch worker %d at %v; started another", victim.pid, time.Since(start).Round(time.Second))
+			time.Sleep(at)
+			v := killWorker(workers[i])
+			v.replacement = s.startWorkerProcess(b, bin, layout[i])
+			victims[i] = v
+			b.Logf("killed worker %d (%s) at %v; started another", v.pid, layout[i], time.Since(start).Round(time.Second))
 		})
 	}
 	discovery, steady := rates(s.web, o.budget)
@@ -247,16 +273,27 @@ func runTrawlerBench(b *testing.B, bin string, o benchOptions, scenario string, 
 		wg.Wait()
 	}
 	killing.Wait()
-	if victim != nil {
-		workers = append(workers, victim.replacement)
-		scenario += " · a fetch worker killed halfway"
+	var killed []string
+	for i, v := range victims {
+		if v != nil {
+			workers = append(workers, v.replacement)
+			killed = append(killed, layout[i])
+		}
 	}
-	row := benchRow{scenario: scenario, crawler: crawler, fetchers: fetchers, cpu: map[string]float64{}, rssMB: map[string]float64{}}
+	switch {
+	case len(killed) == 1 && killed[0] == config.RoleFetch && o.kill:
+		scenario += " · a fetch worker killed halfway"
+	case len(killed) > 0:
+		scenario += " · a worker killed of each role (" + strings.Join(killed, "; ") + ")"
+	}
+	row := benchRow{scenario: scenario, crawler: crawler, layout: layout, cpu: map[string]float64{}, rssMB: map[string]float64{}}
 	row.pages, row.seconds, row.steady, row.discovery = s.fetched(name), time.Since(start).Seconds(), steady, discovery
 	for _, w := range workers {
 		cpu, rss := procTree(w.cmd.Process.Pid)
-		if victim != nil && w.cmd.Process.Pid == victim.pid {
-			cpu, rss = victim.cpu, victim.rss
+		for _, v := range victims {
+			if v != nil && w.cmd.Process.Pid == v.pid {
+				cpu, rss = v.cpu, v.rss
+			}
 		}
 		role := "worker:" + w.roles
 		row.cpu[role] += cpu
@@ -282,7 +319,7 @@ func runTrawlerBench(b *testing.B, bin string, o benchOptions, scenario string, 
 	rep := s.web.Audit().Report()
 	row.allowed, row.violations = allowedRate(s.web, rep, o.delay), rep.Violations()
 	if row.pages == 0 || row.violations > 0 {
-		b.Errorf("%s, %d fetch workers: %d pages, %d politeness violations %+v", scenario, fetchers, row.pages, row.violations, rep.Totals)
+		b.Errorf("%s, workers %s: %d pages, %d politeness violations %+v", scenario, layout, row.pages, row.violations, rep.Totals)
 		for _, h := range rep.Hosts {
 			if h.GapViolations+h.ConcurrencyViolations+h.PagesBeforeRobots+h.Disallowed+h.RetryAfterViolations > 0 {
 				b.Logf("host %s: %+v", h.Host, h)
@@ -296,9 +333,12 @@ func runTrawlerBench(b *testing.B, bin string, o benchOptions, scenario string, 
 	// Stopped, the crawl's figures per page are final.
 	s.terminateWorkflows()
 	var s3Reqs, pgTrips, warcRecords float64
-	if victim != nil {
-		s3Reqs, pgTrips = victim.metrics["trawler_s3_requests"], victim.metrics["trawler_postgres_round_trips"]
-		warcRecords = victim.metrics["trawler_warc_records"]
+	for _, v := range victims {
+		if v != nil {
+			s3Reqs += v.metrics["trawler_s3_requests"]
+			pgTrips += v.metrics["trawler_postgres_round_trips"]
+			warcRecords += v.metrics["trawler_warc_records"]
+		}
 	}
 	for _, w := range workers {
 		if m, err := tryScrape(w.metrics); err == nil {
@@ -329,8 +369,8 @@ func runTrawlerBench(b *testing.B, bin string, o benchOptions, scenario string, 
 		b.Logf("events per page (%d in all; kinds from a sample of histories), most frequent: %s", total, topEvents(events, pages, 12))
 		b.Logf("events per small host: %s", s.smallHostEvents())
 	}
-	b.Logf("%s, %s with %d fetch workers: %d pages in %.0fs, %.1f pages/s steady, %.1f events/page, %d violations",
-		scenario, crawler, fetchers, row.pages, row.seconds, row.steady, row.events, row.violations)
+	b.Logf("%s, %s with workers %s: %d pages in %.0fs, %.1f pages/s steady, %.1f events/page, %d violations",
+		scenario, crawler, layout, row.pages, row.seconds, row.steady, row.events, row.violations)
 	return row
 }
 
@@ -541,7 +581,7 @@ func benchTable(o benchOptions, rows []benchRow) string {
 		web += fmt.Sprintf(", every %dth host seeded", wc.SeedEvery)
 	}
 	fmt.Fprintf(&sb, "Test web %s; politeness-bound: %v per host; budget %v per run; everything co-located.\n\n", web, o.delay, o.budget)
-	sb.WriteString("| scenario | crawler | fetch procs | pages | requests/s discovery | requests/s steady | politeness use | events/page | CPU s/1k pages: workers · temporal · postgres · minio | peak RSS MB: workers · temporal · postgres · minio | PG B/page | S3 B/page | S3 req/page | PG round trips/page | violations |\n")
+	sb.WriteString("| scenario | crawler | worker processes | pages | requests/s discovery | requests/s steady | politeness use | events/page | CPU s/1k pages: workers · temporal · postgres · minio | peak RSS MB: workers · temporal · postgres · minio | PG B/page | S3 B/page | S3 req/page | PG round trips/page | violations |\n")
 	sb.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
 		var wcpu, wrss float64
@@ -559,8 +599,8 @@ func benchTable(o benchOptions, rows []benchRow) string {
 		if r.allowed > 0 {
 			use = fmt.Sprintf("%.1f%%", 100*r.steady/r.allowed)
 		}
-		fmt.Fprintf(&sb, "| %s | %s | %d | %d | %.1f | %.1f | %s | %.2f | %.1f · %.1f · %.1f · %.1f | %.0f · %.0f · %.0f · %.0f | %.0f | %.0f | %.3f | %.2f | %d |\n",
-			r.scenario, r.crawler, r.fetchers, r.pages, r.discovery, r.steady, use, r.events,
+		fmt.Fprintf(&sb, "| %s | %s | %s | %d | %.1f | %.1f | %s | %.2f | %.1f · %.1f · %.1f · %.1f | %.0f · %.0f · %.0f · %.0f | %.0f | %.0f | %.3f | %.2f | %d |\n",
+			r.scenario, r.crawler, r.layout, r.pages, r.discovery, r.steady, use, r.events,
 			r.perKPages(wcpu), r.perKPages(r.cpu["temporal"]), r.perKPages(r.cpu["postgres"]), r.perKPages(r.cpu["minio"]),
 			wrss, r.rssMB["temporal"], r.rssMB["postgres"], r.rssMB["minio"], r.pgBytes, r.s3Bytes, r.s3Reqs, r.pgTrips, r.violations)
 	}
@@ -585,8 +625,8 @@ func benchTable(o benchOptions, rows []benchRow) string {
 		}
 		tc := t.perKPages(total)
 		cc := c.perKPages(c.cpu["worker:colly"])
-		fmt.Fprintf(&sb, "- %s: Trawler ÷ Colly = %.2f× pages/s (steady), %.1f× CPU per page (Trawler with its services; best Trawler row: %s, %d fetch procs)\n",
-			scenario, t.steady/c.steady, tc/cc, t.crawler, t.fetchers)
+		fmt.Fprintf(&sb, "- %s: Trawler ÷ Colly = %.2f× pages/s (steady), %.1f× CPU per page (Trawler with its services; best Trawler row: %s, workers %s)\n",
+			scenario, t.steady/c.steady, tc/cc, t.crawler, t.layout)
 	}
 	return sb.String()
 }
