@@ -71,33 +71,46 @@ func (b *batch) nextChunk(ctx context.Context, sem chan struct{}) (bool, error) 
 	}
 	claim := true // look by claiming: the chunk just finished may have left URLs due
 	for !b.leaseOver(ctx) {
+		var next *time.Time
+		var awaiting int
+		if claim && !b.nearSlot(ctx) {
+			return false, nil
+		}
 		if claim {
 			// Quietly: the host workflow claims again after the lease, no admission need wake it.
+			// Found nothing, the claim says in the same round trip what the cheap look below
+			// would; and a self-claiming lease with nothing left to wait for ends on it, its
+			// host left waiting as by claimChunk.
 			epoch, _ := b.f.Control.Epoch()
-			claimed, _, err := b.f.Store.ClaimQuietly(ctx, b.in.Host, owner, b.in.TopUp, b.in.Lease, b.f.clock().Now())
+			res, err := b.f.Store.ClaimInLease(ctx, b.in.Host, owner, owners, b.in.TopUp, b.in.Lease, b.f.clock().Now(), inLeaseWait, b.in.SelfClaim)
 			if err != nil {
 				return false, err
 			}
-			if len(claimed) > 0 {
+			if len(res.URLs) > 0 {
 				failpoint.Hit(failpoint.TopUpClaimed)
-				b.claimedNow(claimed, epoch)
-				if err := b.pace(ctx, claimed); err != nil {
+				b.claimedNow(res.URLs, epoch)
+				if err := b.pace(ctx, res.URLs); err != nil {
 					return false, err
 				}
 				b.mu.Lock()
-				b.in.URLs = claimed
-				b.res.Finished = make([]bool, len(claimed))
-				b.res.TopUp = claimed
+				b.in.URLs = res.URLs
+				b.res.Finished = make([]bool, len(res.URLs))
+				b.res.TopUp = res.URLs
 				b.mu.Unlock()
 				b.heartbeat(ctx)
 				return true, nil
 			}
-		}
-		// Dry: one cheap look (no claim, no transaction) at when the next URL is due and
-		// whether pages of this lease still await processing (their links may be for us).
-		next, awaiting, err := b.f.Store.HostDue(ctx, b.in.Host, owners)
-		if err != nil {
-			return false, err
+			if res.Waiting {
+				return b.takeChunk(ctx, nil, res.Next, epoch), nil
+			}
+			next, awaiting = res.Next, res.Awaiting
+		} else {
+			// Dry: one cheap look (no claim, no transaction) at when the next URL is due and
+			// whether pages of this lease still await processing (their links may be for us).
+			var err error
+			if next, awaiting, err = b.f.Store.HostDue(ctx, b.in.Host, owners); err != nil {
+				return false, err
+			}
 		}
 		var wait time.Duration
 		switch {
@@ -133,6 +146,26 @@ func (b *batch) nextChunk(ctx context.Context, sem chan struct{}) (bool, error) 
 		}
 	}
 	return false, nil
+}
+
+// claimAhead is how long before the host's next request may leave a lease claims the URLs for
+// it.
+const claimAhead = 100 * time.Millisecond
+
+// nearSlot waits until shortly before the host's next request may leave (at most inLeaseWait):
+// a claim any sooner gains nothing, and the URLs that fall due meanwhile — links from the
+// lease's own pages, processed as it waits — join the same claim instead of costing one each.
+// It says false when ctx ends.
+func (b *batch) nearSlot(ctx context.Context) bool {
+	b.mu.Lock()
+	slot := later(b.next, b.res.LastRequestAt.Add(b.delay()))
+	b.mu.Unlock()
+	c := b.f.clock()
+	at := slot.Add(-claimAhead)
+	if limit := c.Now().Add(inLeaseWait); at.After(limit) {
+		at = limit
+	}
+	return sleepUntil(ctx, c, at) == nil
 }
 
 // claimChunk is a self-claiming lease's claim of its first chunk (under the lease's owner, so

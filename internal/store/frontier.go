@@ -254,29 +254,79 @@ func (s *Store) Claim(ctx context.Context, host string, limit int, lease time.Du
 // owner takes its claims back instead of waiting out their lease. An empty claim leaves the
 // host waiting: the next admission of its URLs returns it in AdmitResult.Wake.
 func (s *Store) ClaimAs(ctx context.Context, host, owner string, limit int, lease time.Duration, now time.Time) ([]Claimed, *time.Time, error) {
-	return s.claim(ctx, host, owner, limit, lease, now, true)
+	r, err := s.claim(ctx, host, owner, limit, lease, now, claimMode{waitIfEmpty: true})
+	return r.URLs, r.Next, err
 }
 
 // ClaimQuietly is ClaimAs for a claimer that will claim again by itself (a batch topping itself
 // up, a host whose own pages are being processed): found or not, the host is not left waiting,
 // so admissions meanwhile wake nobody.
 func (s *Store) ClaimQuietly(ctx context.Context, host, owner string, limit int, lease time.Duration, now time.Time) ([]Claimed, *time.Time, error) {
-	return s.claim(ctx, host, owner, limit, lease, now, false)
+	r, err := s.claim(ctx, host, owner, limit, lease, now, claimMode{})
+	return r.URLs, r.Next, err
 }
 
-func (s *Store) claim(ctx context.Context, host, owner string, limit int, lease time.Duration, now time.Time, waitIfEmpty bool) ([]Claimed, *time.Time, error) {
+// LeaseClaim is what a fetch lease's claim between chunks found: the URLs it claimed, or, when
+// none, when the next is due (nil: none pending), how many pages fetched under the lease's
+// owners still await processing (their links may be for the host), and whether the claim left
+// the host waiting (the lease is over: see ClaimInLease).
+type LeaseClaim struct {
+	URLs     []Claimed
+	Next     *time.Time
+	Awaiting int
+	Waiting  bool
+}
+
+// ClaimInLease is a fetch lease's claim between chunks, in one round trip: ClaimQuietly, and
+// when it finds nothing, what HostDue would say. With endIfDry, a claim that finds nothing, no
+// URL due within soon and no page of owners awaiting processing leaves the host waiting, as
+// ClaimAs does: the lease has nothing left to wait for and ends, and the next admission of the
+// host's URLs wakes its workflow.
+func (s *Store) ClaimInLease(ctx context.Context, host, owner string, owners []string, limit int, lease time.Duration, now time.Time, soon time.Duration, endIfDry bool) (LeaseClaim, error) {
+	return s.claim(ctx, host, owner, limit, lease, now, claimMode{waitIfEmpty: endIfDry, owners: owners, soon: soon})
+}
+
+// claimNextSQL selects when host $1's next URL is due: its first queued one, or the first
+// claim of it to run out.
+const claimNextSQL = `SELECT (SELECT min(t) FROM (
+		SELECT min(u.next_fetch_at) AS t FROM urls u JOIN crawls c ON c.id = u.crawl_id AND c.state = 'running'
+		WHERE u.host = $1 AND u.state = 'queued'
+		UNION ALL
+		SELECT min(claimed_until) FROM urls WHERE host = $1 AND state = 'claimed') x)`
+
+// claimMode says when an empty claim leaves the host waiting: never, always (waitIfEmpty), or,
+// for a lease (owners set), only when nothing is due within soon and no page of owners awaits
+// processing.
+type claimMode struct {
+	waitIfEmpty bool
+	owners      []string
+	soon        time.Duration
+}
+
+func (s *Store) claim(ctx context.Context, host, owner string, limit int, lease time.Duration, now time.Time, mode claimMode) (LeaseClaim, error) {
 	// One round trip: the batch is one implicit transaction whose statements run in order,
 	// each on a fresh snapshot. The host's row is locked first: an admission adding URLs
 	// meanwhile either committed before (the claim sees its URLs) or waits for this claim and
 	// then sees whether it left the host waiting for a signal (Admit). Claims expire on the
 	// database's clock, which every claimer shares.
 	if err := s.clock.measure(ctx, s.pool); err != nil {
-		return nil, nil, err
+		return LeaseClaim{}, err
 	}
 	now = s.clock.toDB(now)
 	b := &pgx.Batch{}
 	b.Queue(`INSERT INTO hosts (host, last_claim_at) VALUES ($1, $2)
 		ON CONFLICT (host) DO UPDATE SET last_claim_at = excluded.last_claim_at`, host, now)
+	args := []any{host, now, limit, lease, owner, mode.waitIfEmpty}
+	waiting, after, afterArgs := `$6 AND NOT EXISTS (SELECT 1 FROM claimed)`, claimNextSQL, []any{host}
+	if mode.owners != nil {
+		waiting += ` AND NOT EXISTS (SELECT 1 FROM urls WHERE host = $1 AND state = 'fetched' AND claimed_by = ANY($7))
+			AND NOT EXISTS (SELECT 1 FROM urls u JOIN crawls c ON c.id = u.crawl_id AND c.state = 'running'
+				WHERE u.host = $1 AND ((u.state = 'queued' AND u.next_fetch_at <= $2::timestamptz + $8::interval)
+					OR (u.state = 'claimed' AND u.claimed_until <= $2::timestamptz + $8::interval)))`
+		args = append(args, mode.owners, mode.soon)
+		after, afterArgs = claimNextSQL+`, (SELECT count(*) FROM urls WHERE host = $1 AND state = 'fetched' AND claimed_by = ANY($2)),
+			(SELECT waiting FROM hosts WHERE host = $1)`, []any{host, mode.owners}
+	}
 	b.Queue(`WITH c AS (
 			SELECT u.crawl_id, u.url_hash FROM urls u JOIN crawls c ON c.id = u.crawl_id AND c.state = 'running'
 			WHERE u.host = $1 AND ((u.state = 'queued' AND u.next_fetch_at <= $2)
@@ -288,17 +338,12 @@ func (s *Store) claim(ctx context.Context, host, owner string, limit int, lease 
 			FROM c WHERE u.crawl_id = c.crawl_id AND u.url_hash = c.url_hash
 			RETURNING u.crawl_id, u.url_hash, u.url, u.depth, u.hops, u.attempts, u.fetch_count, coalesce(u.etag, ''), coalesce(u.last_modified, ''), u.source,
 				u.content_hash, coalesce(u.recrawl_s, 0), coalesce(u.change_hint_s, 0), u.gone_count),
-		waiting AS (
-			UPDATE hosts SET waiting = $6 AND NOT EXISTS (SELECT 1 FROM claimed) WHERE host = $1)
-		SELECT * FROM claimed`,
-		host, now, limit, lease, owner, waitIfEmpty)
-	b.Queue(`SELECT min(t) FROM (
-			SELECT min(u.next_fetch_at) AS t FROM urls u JOIN crawls c ON c.id = u.crawl_id AND c.state = 'running'
-			WHERE u.host = $1 AND u.state = 'queued'
-			UNION ALL
-			SELECT min(claimed_until) FROM urls WHERE host = $1 AND state = 'claimed') x`, host)
+		waiting AS (UPDATE hosts SET waiting = `+waiting+` WHERE host = $1)
+		SELECT * FROM claimed`, args...)
+	b.Queue(after, afterArgs...)
 	var claimed []Claimed
 	var next *time.Time
+	var res LeaseClaim
 	err := func() error {
 		br := s.pool.SendBatch(ctx, b)
 		defer br.Close()
@@ -318,18 +363,23 @@ func (s *Store) claim(ctx context.Context, host, owner string, limit int, lease 
 		if err != nil {
 			return err
 		}
-		if err := br.QueryRow().Scan(&next); err != nil {
+		dest := []any{&next}
+		if mode.owners != nil {
+			dest = append(dest, &res.Awaiting, &res.Waiting)
+		}
+		if err := br.QueryRow().Scan(dest...); err != nil {
 			return err
 		}
 		return br.Close()
 	}()
 	if err != nil {
-		return nil, nil, fmt.Errorf("store: claim %s: %w", host, err)
+		return LeaseClaim{}, fmt.Errorf("store: claim %s: %w", host, err)
 	}
 	if len(claimed) > 0 {
-		return claimed, nil, nil
+		return LeaseClaim{URLs: claimed}, nil
 	}
-	return nil, s.clock.fromDBPtr(next), nil
+	res.Next = s.clock.fromDBPtr(next)
+	return res, nil
 }
 
 // Release returns claimed URLs to the queue (their fetch will not happen now).
