@@ -127,14 +127,14 @@ type Waiting struct {
 // StaleHosts lists up to limit hosts of a crawl that have due URLs but have not claimed since
 // before: their host workflow is gone or asleep, and needs waking.
 func (s *Store) StaleHosts(ctx context.Context, crawlID string, before time.Time, limit int) ([]string, error) {
-	if err := s.clock.measure(ctx, s.pool); err != nil {
+	if err := s.toDB(ctx, &before); err != nil {
 		return nil, err
 	}
 	rows, err := s.pool.Query(ctx, `SELECT DISTINCT u.host FROM urls u LEFT JOIN hosts h ON h.host = u.host
 		WHERE u.crawl_id = $1
 		  AND ((u.state = 'queued' AND u.next_fetch_at <= now()) OR (u.state = 'claimed' AND u.claimed_until < now()))
 		  AND (h.last_claim_at IS NULL OR h.last_claim_at < $2)
-		LIMIT $3`, crawlID, s.clock.toDB(before), limit)
+		LIMIT $3`, crawlID, before, limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: stale hosts: %w", err)
 	}

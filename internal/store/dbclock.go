@@ -113,6 +113,26 @@ func (c *dbClock) fromDBPtr(t *time.Time) *time.Time {
 	return &l
 }
 
+// reading starts a reading of the database's clock: call the function it returns with the
+// clock_timestamp() a statement read, once the statement is back.
+func (c *dbClock) reading() func(db time.Time) {
+	before := c.local.Now()
+	return func(db time.Time) { c.observe(before, db, c.local.Now()) }
+}
+
+// toDB converts the local times ts point to onto the database's clock, in place, measuring
+// the offset first when there is none yet: every time a statement takes for politeness goes
+// through here.
+func (s *Store) toDB(ctx context.Context, ts ...*time.Time) error {
+	if err := s.clock.measure(ctx, s.pool); err != nil {
+		return err
+	}
+	for _, t := range ts {
+		*t = s.clock.toDB(*t)
+	}
+	return nil
+}
+
 // Clock is the local clock the store converts times from and to.
 func (s *Store) Clock() clock.Clock { return s.clock.local }
 

@@ -309,10 +309,9 @@ func (s *Store) claim(ctx context.Context, host, owner string, limit int, lease 
 	// meanwhile either committed before (the claim sees its URLs) or waits for this claim and
 	// then sees whether it left the host waiting for a signal (Admit). Claims expire on the
 	// database's clock, which every claimer shares.
-	if err := s.clock.measure(ctx, s.pool); err != nil {
+	if err := s.toDB(ctx, &now); err != nil {
 		return LeaseClaim{}, err
 	}
-	now = s.clock.toDB(now)
 	b := &pgx.Batch{}
 	b.Queue(`INSERT INTO hosts (host, last_claim_at) VALUES ($1, $2)
 		ON CONFLICT (host) DO UPDATE SET last_claim_at = excluded.last_claim_at`, host, now)

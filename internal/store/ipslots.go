@@ -9,10 +9,10 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// BookSlot reserves the next request start for host (times on the local clock: the store
-// converts them to and from the database's, where every process's bookings meet): no earlier than earliest, at least
+// BookSlot reserves the next request start for host: no earlier than earliest, at least
 // hostGap after the host's previous booking and, when ip is valid, ipGap after the previous
-// booking on that address (hosts sharing an IP). It returns the start. Bookings from every
+// booking on that address (hosts sharing an IP). Times are on the local clock; the store
+// converts them to and from the database's, where every process's bookings meet. It returns the start. Bookings from every
 // worker and every attempt of an activity serialize on the rows, so two attempts of one fetch
 // batch (a retry, and a stale one that has not noticed yet) still keep the host's spacing.
 func (s *Store) BookSlot(ctx context.Context, host string, hostGap time.Duration, ip netip.Addr, ipGap time.Duration, earliest time.Time) (time.Time, error) {
@@ -37,10 +37,9 @@ type Slot struct {
 // robots.txt), reading in the same round trip what URLState reads: whether the URL is still
 // claimed and its crawl still running.
 func (s *Store) BookSlotFor(ctx context.Context, host string, hostGap time.Duration, ip netip.Addr, ipGap time.Duration, earliest time.Time, url *URLKey) (Slot, error) {
-	if err := s.clock.measure(ctx, s.pool); err != nil {
+	if err := s.toDB(ctx, &earliest); err != nil {
 		return Slot{}, err
 	}
-	earliest = s.clock.toDB(earliest)
 	var slot Slot
 	key := URLKey{}
 	if url != nil {
@@ -50,7 +49,7 @@ func (s *Store) BookSlotFor(ctx context.Context, host string, hostGap time.Durat
 		// The host's schedule alone: one statement, one round trip. The upsert locks the row,
 		// so bookings still serialize, and the start is read and moved in the same step.
 		var db time.Time
-		before := s.clock.local.Now()
+		read := s.clock.reading()
 		err := s.pool.QueryRow(ctx, `INSERT INTO hosts AS h (host, next_request_at)
 				VALUES ($1, greatest(clock_timestamp(), $2::timestamptz) + $3::interval)
 			ON CONFLICT (host) DO UPDATE SET next_request_at = greatest(clock_timestamp(), $2::timestamptz, h.next_request_at) + $3::interval
@@ -61,7 +60,7 @@ func (s *Store) BookSlotFor(ctx context.Context, host string, hostGap time.Durat
 		if err != nil {
 			return Slot{}, fmt.Errorf("store: book a request slot on %s: %w", host, err)
 		}
-		s.clock.observe(before, db, s.clock.local.Now())
+		read(db)
 		slot.Start = s.clock.fromDB(slot.Start)
 		return slot, nil
 	}
@@ -92,12 +91,12 @@ func (s *Store) bookSlotIP(ctx context.Context, host string, hostGap time.Durati
 			}
 		}
 		var db time.Time
-		before := s.clock.local.Now()
+		read := s.clock.reading()
 		if err := tx.QueryRow(ctx, `SELECT greatest(clock_timestamp(), $1::timestamptz, $2::timestamptz, $3::timestamptz), clock_timestamp()`,
 			earliest, hostNext, ipNext).Scan(&start, &db); err != nil {
 			return err
 		}
-		s.clock.observe(before, db, s.clock.local.Now())
+		read(db)
 		if _, err := tx.Exec(ctx, `UPDATE hosts SET next_request_at = $2 WHERE host = $1`, host, start.Add(hostGap)); err != nil {
 			return err
 		}
@@ -118,10 +117,9 @@ func (s *Store) bookSlotIP(ctx context.Context, host string, hostGap time.Durati
 // least hostNext and ipNext: a request that left later than its slot spaces the next one from
 // when it really left.
 func (s *Store) PushSlot(ctx context.Context, host string, hostNext time.Time, ip netip.Addr, ipNext time.Time) error {
-	if err := s.clock.measure(ctx, s.pool); err != nil {
+	if err := s.toDB(ctx, &hostNext, &ipNext); err != nil {
 		return err
 	}
-	hostNext, ipNext = s.clock.toDB(hostNext), s.clock.toDB(ipNext)
 	b := &pgx.Batch{}
 	b.Queue(`UPDATE hosts SET next_request_at = greatest(next_request_at, $2) WHERE host = $1`, host, hostNext)
 	if ip.IsValid() {

@@ -82,7 +82,7 @@ SELECT b.next_request_at, clock_timestamp(), ` + urlStatesSQL("$5", "$6") + ` FR
 // worker and every attempt serialize on the host's row, so two attempts of one lease never
 // have overlapping windows.
 func (s *Store) BookWindow(ctx context.Context, host string, gap time.Duration, n int, earliest, own time.Time, urls []URLKey, epoch uint64) (Window, error) {
-	if err := s.clock.measure(ctx, s.pool); err != nil {
+	if err := s.toDB(ctx, &earliest); err != nil {
 		return Window{}, err
 	}
 	n = max(n, 1)
@@ -91,12 +91,12 @@ func (s *Store) BookWindow(ctx context.Context, host string, gap time.Duration, 
 	var w Window
 	var states, crawlStates []string
 	var db time.Time
-	before := s.clock.local.Now()
-	if err := s.pool.QueryRow(ctx, bookWindowSQL, host, s.clock.toDB(earliest), time.Duration(n)*gap, ownEnd, crawls, hashes).
+	read := s.clock.reading()
+	if err := s.pool.QueryRow(ctx, bookWindowSQL, host, earliest, time.Duration(n)*gap, ownEnd, crawls, hashes).
 		Scan(&w.Mark, &db, &states, &crawlStates); err != nil {
 		return Window{}, fmt.Errorf("store: book %d request slots on %s: %w", n, host, err)
 	}
-	s.clock.observe(before, db, s.clock.local.Now())
+	read(db)
 	w.Continues = ownEnd != nil && !w.Mark.Add(-time.Duration(n)*gap).After(own)
 	w.End = s.clock.fromDB(w.Mark)
 	w.Start = w.End.Add(-time.Duration(n) * gap)
@@ -128,15 +128,16 @@ func markArg(mark time.Time) *time.Time {
 	return &mark
 }
 
-// SettleWindow ends a lease's window (end: its Mark; zero for a batch that booked none): the host's next booking becomes next, a delay after the
-// lease's last request left and after its answer came. That gives back what the lease did not
+// SettleWindow ends a lease's window (end: its Mark; zero for a batch that booked none): the
+// host's next booking becomes next, a delay after the lease's last request left and after its
+// answer came. That gives back what the lease did not
 // use, and, when its last answer came late, keeps the next lease a whole delay from it (the
 // server may have seen the request late).
 func (s *Store) SettleWindow(ctx context.Context, host string, end, next time.Time) error {
-	if err := s.clock.measure(ctx, s.pool); err != nil {
+	if err := s.toDB(ctx, &next); err != nil {
 		return err
 	}
-	if _, err := s.pool.Exec(ctx, settleSQL, host, markArg(end), s.clock.toDB(next)); err != nil {
+	if _, err := s.pool.Exec(ctx, settleSQL, host, markArg(end), next); err != nil {
 		return fmt.Errorf("store: settle the request slots of %s: %w", host, err)
 	}
 	return nil
@@ -144,12 +145,12 @@ func (s *Store) SettleWindow(ctx context.Context, host string, end, next time.Ti
 
 // EndLeaseSettling is EndLease and SettleWindow in one round trip.
 func (s *Store) EndLeaseSettling(ctx context.Context, owner, host string, end, next time.Time) error {
-	if err := s.clock.measure(ctx, s.pool); err != nil {
+	if err := s.toDB(ctx, &next); err != nil {
 		return err
 	}
 	b := &pgx.Batch{}
 	b.Queue(endLeaseSQL, owner, host)
-	b.Queue(settleSQL, host, markArg(end), s.clock.toDB(next))
+	b.Queue(settleSQL, host, markArg(end), next)
 	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
 		return fmt.Errorf("store: end lease %s and settle the request slots of %s: %w", owner, host, err)
 	}
