@@ -126,8 +126,8 @@ func (b *batch) respondedLocked() {
 }
 
 // delayRaisedLocked keeps the next request a whole delay, as it is now, after the last answer
-// (respondedLocked, and whenever the delay grows): robots.txt's Crawl-delay (or a crawl's pacing) is learnt after a request spaced by the
-// delay before it. robots.txt is a host's first request, often on a new connection, which a
+// (respondedLocked, and whenever the delay grows): robots.txt's Crawl-delay (or a crawl's
+// pacing) is learnt after a request spaced by the delay before it. robots.txt is a host's first request, often on a new connection, which a
 // busy server may see tens of ms after it left; the slot alone (a delay plus a margin after
 // it left) let two 2 s hosts of the bench see 1,957 and 1,977 ms. Callers hold b.mu.
 func (b *batch) delayRaisedLocked() {

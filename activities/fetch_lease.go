@@ -158,7 +158,7 @@ const claimAhead = 100 * time.Millisecond
 // It says false when ctx ends.
 func (b *batch) nearSlot(ctx context.Context) bool {
 	b.mu.Lock()
-	slot := later(b.next, b.res.LastRequestAt.Add(b.delay()))
+	slot := b.nextStartLocked()
 	b.mu.Unlock()
 	c := b.f.clock()
 	at := slot.Add(-claimAhead)

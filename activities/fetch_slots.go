@@ -64,8 +64,7 @@ func (b *batch) takeFor(ctx context.Context, i int) (store.Slot, error) {
 		// The margin here too: when robots.txt's Crawl-delay raises the delay mid-batch, the
 		// slot booked before it knew is closer than the new delay plus margin.
 		gap := b.delay() + jitterMargin(b.delay())
-		next := later(b.next, b.res.LastRequestAt.Add(gap))
-		wait := b.f.clock().Until(next)
+		wait := b.f.clock().Until(b.nextStartLocked())
 		if wait <= 0 {
 			// The host's time is booked in Postgres — its schedule, and its address's when the
 			// per-IP limit applies — so a retried batch and a stale attempt of it that has not
@@ -247,12 +246,18 @@ func (b *batch) settle() (end, next time.Time, ok bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	end = b.window.Mark
-	next = later(b.next, b.res.LastRequestAt.Add(b.delay()+jitterMargin(b.delay())))
+	next = b.nextStartLocked()
 	// A Retry-After binds every worker, so it goes to the host's row on the database's clock
 	// too: the host workflow's timer alone runs on the Temporal server's clock, and the next
 	// lease may run on a machine whose clock is behind this one's.
 	next = later(next, b.res.DeferUntil)
 	return end, next, (!end.IsZero() && !next.Equal(b.window.End)) || !b.res.DeferUntil.IsZero()
+}
+
+// nextStartLocked is the earliest start of the batch's next request: its own pacing (b.next),
+// and a delay as it is now, plus the margin, after its last request left. Callers hold b.mu.
+func (b *batch) nextStartLocked() time.Time {
+	return later(b.next, b.res.LastRequestAt.Add(b.delay()+jitterMargin(b.delay())))
 }
 
 // tolerance is how late after its slot a request may leave: half the margin slots are booked

@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/trawlerdev/trawler/internal/config"
 )
@@ -26,13 +25,14 @@ func fetchLayout(n int) benchLayout {
 // splitLayout is one process per role instance: w workflow, f fetch and p process workers.
 func splitLayout(w, f, p int) benchLayout {
 	var l benchLayout
-	for _, rn := range []struct {
-		role string
-		n    int
-	}{{config.RoleWorkflow, w}, {config.RoleFetch, f}, {config.RoleProcess, p}} {
-		for range rn.n {
-			l = append(l, rn.role)
-		}
+	for range w {
+		l = append(l, config.RoleWorkflow)
+	}
+	for range f {
+		l = append(l, config.RoleFetch)
+	}
+	for range p {
+		l = append(l, config.RoleProcess)
 	}
 	return l
 }
@@ -115,10 +115,8 @@ func (l benchLayout) label() string {
 // worker of each role once in a split layout, each replaced. Every run must keep politeness;
 // the table goes where BenchmarkCrawl's does.
 func BenchmarkScaling(b *testing.B) {
-	o := benchOptions{hosts: envInt("BENCH_HOSTS", 10000), pages: envInt("BENCH_PAGES", 50),
-		delay:    time.Duration(envInt("BENCH_DELAY_MS", 1000)) * time.Millisecond,
-		budget:   time.Duration(envInt("BENCH_BUDGET_S", 240)) * time.Second,
-		profiles: envOr("BENCH_PROFILES", b.TempDir()), temporal: "postgres"}
+	o := envBenchOptions(b, 10000, 240)
+	o.temporal = "postgres"
 	b.Setenv("TRAWLER_PPROF", "true")
 	var layouts []benchLayout
 	for _, s := range strings.Split(envOr("BENCH_LAYOUTS", "all,1+3+2"), ",") {
@@ -135,7 +133,7 @@ func BenchmarkScaling(b *testing.B) {
 	for range b.N {
 		for _, l := range layouts {
 			run := o
-			run.killEach = envInt("BENCH_KILL_EACH", 1) == 1 && len(l) > 1
+			run.kill, run.killEach = false, envInt("BENCH_KILL_EACH", 1) == 1 && len(l) > 1
 			rows = append(rows, runTrawlerBench(b, worker, run, "politeness-bound", l))
 		}
 	}

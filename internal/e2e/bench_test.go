@@ -48,13 +48,7 @@ func envInt(name string, def int) int {
 // its profile is lost). The report table goes to stdout and,
 // with BENCH_REPORT=file, is appended to that file.
 func BenchmarkCrawl(b *testing.B) {
-	o := benchOptions{hosts: envInt("BENCH_HOSTS", 2000), pages: envInt("BENCH_PAGES", 50),
-		delay: time.Duration(envInt("BENCH_DELAY_MS", 1000)) * time.Millisecond, budget: time.Duration(envInt("BENCH_BUDGET_S", 60)) * time.Second,
-		profiles: envOr("BENCH_PROFILES", filepath.Join(repoRoot(b), ".dev", "bench-profiles")), kill: envInt("BENCH_KILL", 0) == 1,
-		killEach: envInt("BENCH_KILL_EACH", 0) == 1}
-	if err := os.MkdirAll(o.profiles, 0o755); err != nil {
-		b.Fatal(err)
-	}
+	o := envBenchOptions(b, 2000, 60)
 	b.Setenv("TRAWLER_PPROF", "true")
 	var fetchers []int
 	for _, f := range strings.Split(envOr("BENCH_FETCHERS", "1,2,4"), ",") {
@@ -113,6 +107,19 @@ func envOr(name, def string) string {
 		return v
 	}
 	return def
+}
+
+// envBenchOptions reads a bench's options from BENCH_* (BENCH_HOSTS and BENCH_BUDGET_S
+// default to hosts and budgetS), with its profile directory made.
+func envBenchOptions(b *testing.B, hosts, budgetS int) benchOptions {
+	o := benchOptions{hosts: envInt("BENCH_HOSTS", hosts), pages: envInt("BENCH_PAGES", 50),
+		delay: time.Duration(envInt("BENCH_DELAY_MS", 1000)) * time.Millisecond, budget: time.Duration(envInt("BENCH_BUDGET_S", budgetS)) * time.Second,
+		profiles: envOr("BENCH_PROFILES", filepath.Join(repoRoot(b), ".dev", "bench-profiles")), kill: envInt("BENCH_KILL", 0) == 1,
+		killEach: envInt("BENCH_KILL_EACH", 0) == 1}
+	if err := os.MkdirAll(o.profiles, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	return o
 }
 
 type benchOptions struct {
@@ -244,8 +251,8 @@ func runTrawlerBench(b *testing.B, bin string, o benchOptions, scenario string, 
 	// their heartbeat timeout) and a new one starts in its place; what the dead one spent counts.
 	// BENCH_KILL_EACH: the last worker of each role dies in turn, each replaced.
 	kills := map[int]time.Duration{}
-	if o.kill {
-		kills[layout.last(config.RoleFetch)] = o.budget / 2
+	if w := layout.last(config.RoleFetch); o.kill && w >= 0 {
+		kills[w] = o.budget / 2
 	}
 	if o.killEach {
 		for i, role := range []string{config.RoleProcess, config.RoleFetch, config.RoleWorkflow} {
@@ -256,7 +263,6 @@ func runTrawlerBench(b *testing.B, bin string, o benchOptions, scenario string, 
 			}
 		}
 	}
-	delete(kills, -1)
 	victims := make([]*killedWorker, len(workers))
 	var killing sync.WaitGroup
 	for i, at := range kills {
