@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -186,8 +187,9 @@ type benchRow struct {
 	events            float64 // Temporal history events per fetched page
 	cpu               map[string]float64
 	rssMB             map[string]float64
-	pgBytes, s3Bytes  float64 // per page
-	s3Reqs, pgTrips   float64 // S3 requests and Postgres round trips of the workers, per page
+	memory            []memorySample // the workers' memory over the run
+	pgBytes, s3Bytes  float64        // per page
+	s3Reqs, pgTrips   float64        // S3 requests and Postgres round trips of the workers, per page
 	violations        int
 }
 
@@ -230,6 +232,9 @@ func runTrawlerBench(b *testing.B, bin string, o benchOptions, scenario string, 
 		WARC: crawl.WARC{MaxAge: crawl.Duration(min(2*time.Minute, o.budget/3))}}
 	start := time.Now()
 	run := s.start(spec)
+	live := &liveWorkers{workers: slices.Clone(workers)}
+	sampling, stopSampling := context.WithCancel(context.Background())
+	memory := sampleMemory(sampling, s, name, live, max(5*time.Second, o.budget/40))
 	crawler, label := "Trawler", strings.ReplaceAll(scenario, " ", "-")
 	if o.temporal == "postgres" {
 		crawler, label = "Trawler · Temporal on PostgreSQL", label+"-temporal-pg"
@@ -270,11 +275,13 @@ func runTrawlerBench(b *testing.B, bin string, o benchOptions, scenario string, 
 			time.Sleep(at)
 			v := killWorker(workers[i])
 			v.replacement = s.startWorkerProcess(b, bin, layout[i])
+			live.replace(workers[i], v.replacement)
 			victims[i] = v
 			b.Logf("killed worker %d (%s) at %v; started another", v.pid, layout[i], time.Since(start).Round(time.Second))
 		})
 	}
 	discovery, steady := rates(s.web, o.budget)
+	stopSampling()
 	for _, wg := range profiles {
 		wg.Wait()
 	}
@@ -292,7 +299,7 @@ func runTrawlerBench(b *testing.B, bin string, o benchOptions, scenario string, 
 	case len(killed) > 0:
 		scenario += " · a worker killed of each role (" + strings.Join(killed, "; ") + ")"
 	}
-	row := benchRow{scenario: scenario, crawler: crawler, layout: layout, cpu: map[string]float64{}, rssMB: map[string]float64{}}
+	row := benchRow{scenario: scenario, crawler: crawler, layout: layout, cpu: map[string]float64{}, rssMB: map[string]float64{}, memory: memory()}
 	row.pages, row.seconds, row.steady, row.discovery = s.fetched(name), time.Since(start).Seconds(), steady, discovery
 	for _, w := range workers {
 		cpu, rss := procTree(w.cmd.Process.Pid)
@@ -611,6 +618,9 @@ func benchTable(o benchOptions, rows []benchRow) string {
 			wrss, r.rssMB["temporal"], r.rssMB["postgres"], r.rssMB["minio"], r.pgBytes, r.s3Bytes, r.s3Reqs, r.pgTrips, r.violations)
 	}
 	sb.WriteString("\n")
+	for _, r := range rows {
+		sb.WriteString(memoryTable(r.scenario+", "+r.crawler+", workers "+r.layout.String(), r.layout, r.memory))
+	}
 	for _, scenario := range []string{"politeness-bound", "no delay"} {
 		var t, c *benchRow
 		for i := range rows {
