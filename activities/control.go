@@ -108,7 +108,7 @@ func (f *Frontier) Submit(ctx context.Context, crawlID string, urls []string) (S
 			if err != nil {
 				why = err.Error()
 			} else {
-				c = f.Crawls.candidate(n, 0, 0, sourceAPI)
+				c = f.Crawls.candidate(n, 0, 0, crawl.SourceAPI)
 				why = ci.admissible(c)
 			}
 		}
@@ -130,5 +130,4 @@ func (f *Frontier) Submit(ctx context.Context, crawlID string, urls []string) (S
 	return out, nil
 }
 
-// sourceAPI marks URLs submitted through the HTTP API.
-const sourceAPI = "api"
+// crawl.SourceAPI marks URLs submitted through the HTTP API.

@@ -97,7 +97,7 @@ func (c *Crawls) build(id string, spec crawl.Spec) *crawlInfo {
 
 // candidate builds a frontier candidate from a URL's request form (urlnorm): it is fetched as
 // that, and known to the frontier by its key form.
-func (c *Crawls) candidate(request string, depth, hops int, source string) store.Candidate {
+func (c *Crawls) candidate(request string, depth, hops int, source crawl.Source) store.Candidate {
 	key, err := c.Norm.Normalize(request)
 	if err != nil { // (the key rules only remove: a request form that is valid has a key)
 		key = request
@@ -115,12 +115,12 @@ func (c *Crawls) candidate(request string, depth, hops int, source string) store
 //
 // Host-level signals shape when a host's batch runs (its delay, backoff, Retry-After), not
 // the order within it.
-func priority(depth int, source string) float32 {
+func priority(depth int, source crawl.Source) float32 {
 	p := 1 / float32(1+depth)
 	switch source {
-	case "seed", sourceSitemapFile:
+	case crawl.SourceSeed, crawl.SourceSitemapFile:
 		p += 1
-	case sourceSitemap:
+	case crawl.SourceSitemap:
 		p += 0.75
 	}
 	return p

@@ -20,12 +20,12 @@ func TestAdmissionRefusesPortsNotAllowed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := ci.admissible(c.candidate(n, 0, 0, "link")); got != want {
+		if got := ci.admissible(c.candidate(n, 0, 0, crawl.SourceLink)); got != want {
 			t.Errorf("%s: %q, want %q", raw, got, want)
 		}
 	}
 	open := &Crawls{Norm: c.Norm} // no list: any port
-	if got := open.build("c", crawl.Spec{Seeds: []string{"http://a.test/"}, Scope: crawl.ScopeAny}).admissible(open.candidate("http://a.test:8080/", 0, 0, "link")); got != "" {
+	if got := open.build("c", crawl.Spec{Seeds: []string{"http://a.test/"}, Scope: crawl.ScopeAny}).admissible(open.candidate("http://a.test:8080/", 0, 0, crawl.SourceLink)); got != "" {
 		t.Errorf("no port list: %q", got)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/activity"
 
 	"github.com/trawlerdev/trawler/internal/blob"
+	"github.com/trawlerdev/trawler/internal/clock"
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/failpoint"
 	"github.com/trawlerdev/trawler/internal/fetch"
@@ -48,7 +49,7 @@ type Fetcher struct {
 // FetchBatchInput is a host's claimed URLs and its pacing.
 type FetchBatchInput struct {
 	Host          string          `json:"host"`
-	URLs          []store.Claimed `json:"urls"`
+	URLs          []crawl.Claimed `json:"urls"`
 	Delay         time.Duration   `json:"delay"`         // between request starts, before robots.txt's Crawl-delay
 	MaxCrawlDelay time.Duration   `json:"maxCrawlDelay"` // cap on Crawl-delay
 	NotBefore     time.Time       `json:"notBefore"`     // no request starts earlier
@@ -79,7 +80,7 @@ type FetchBatchInput struct {
 // also the heartbeat detail, so a retried activity resumes with the URLs it finished.
 type FetchBatchResult struct {
 	Finished          []bool          `json:"finished"`        // by index in the input's URLs, then TopUp's
-	TopUp             []store.Claimed `json:"topUp,omitempty"` // URLs the batch claimed itself
+	TopUp             []crawl.Claimed `json:"topUp,omitempty"` // URLs the batch claimed itself
 	Done              int             `json:"done"`
 	Fetched           int             `json:"fetched"`
 	NotModified       int             `json:"notModified"`
@@ -134,7 +135,7 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 	if activity.HasHeartbeatDetails(ctx) {
 		_ = activity.GetHeartbeatDetails(ctx, &b.res)
 	}
-	b.in.URLs = append(append([]store.Claimed(nil), in.URLs...), b.res.TopUp...) // resumed: with what it claimed itself
+	b.in.URLs = append(append([]crawl.Claimed(nil), in.URLs...), b.res.TopUp...) // resumed: with what it claimed itself
 	if len(b.res.Finished) != len(b.in.URLs) {
 		b.res.Finished, b.res.TopUp = make([]bool, len(in.URLs)), nil
 		b.in.URLs = in.URLs
@@ -168,9 +169,9 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 	if activity.GetInfo(ctx).Attempt > 1 {
 		// A previous attempt may have sent a request after its last delivered heartbeat:
 		// start a full delay from now, which is after all of them.
-		b.next = later(b.next, f.clock().Now().Add(max(in.Delay, b.res.CrawlDelay)))
+		b.next = clock.Later(b.next, f.clock().Now().Add(max(in.Delay, b.res.CrawlDelay)))
 	} else if !b.res.LastRequestAt.IsZero() {
-		b.next = later(b.next, b.res.LastRequestAt.Add(b.delay()))
+		b.next = clock.Later(b.next, b.res.LastRequestAt.Add(b.delay()))
 	}
 	if why := f.refusedHost(ctx, in.Host); why != "" {
 		// Every address of the host is forbidden (loopback, private, link-local, metadata…):
@@ -277,7 +278,7 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 			// with the slot's booking, in the same round trip.)
 			state, crawlState := slot.URLState, slot.CrawlState
 			var err error
-			if state == store.StateClaimed && crawlState == store.CrawlPaused {
+			if state == store.StateClaimed && crawlState == crawl.CrawlPaused {
 				// Paused since the claim: this and the crawl's other URLs of the batch go back
 				// to the queue now, not one slot at a time.
 				b.endRequest()
@@ -290,7 +291,7 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 			var page *crawl.PageRef
 			if state == store.StateFetched {
 				var pages []crawl.PageRef
-				if pages, err = fetchedOf(ctx, f.Store, []store.Claimed{u}); err == nil && len(pages) == 1 {
+				if pages, err = fetchedOf(ctx, f.Store, []crawl.Claimed{u}); err == nil && len(pages) == 1 {
 					page = &pages[0]
 				}
 			}

@@ -9,6 +9,7 @@ import (
 
 	"go.temporal.io/sdk/activity"
 
+	"github.com/trawlerdev/trawler/internal/clock"
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/robots"
 	"github.com/trawlerdev/trawler/internal/store"
@@ -47,7 +48,7 @@ func (b *batch) delay() time.Duration { return max(b.in.Delay, b.res.CrawlDelay)
 // pace applies the pacing of the crawls urls belong to. Crawls sharing a host each set their
 // own, and a busy host is not signalled when another crawl adds URLs to it: the batch keeps
 // the politest pacing of its URLs' crawls, whatever the workflow last heard of.
-func (b *batch) pace(ctx context.Context, urls []store.Claimed) error {
+func (b *batch) pace(ctx context.Context, urls []crawl.Claimed) error {
 	for _, u := range urls {
 		ci, err := b.f.Crawls.get(ctx, u.CrawlID)
 		if err != nil {
@@ -66,7 +67,7 @@ func (b *batch) pace(ctx context.Context, urls []store.Claimed) error {
 
 // withoutRequest decides URLs that need no request now: forbidden by robots.txt, waiting for
 // an unreachable robots.txt, or deferred by a Retry-After.
-func (b *batch) withoutRequest(ci *crawlInfo, u store.Claimed, rules *robots.Rules) (store.FetchOutcome, bool) {
+func (b *batch) withoutRequest(ci *crawlInfo, u crawl.Claimed, rules *robots.Rules) (store.FetchOutcome, bool) {
 	o := store.FetchOutcome{CrawlID: u.CrawlID, Hash: u.Hash, URL: u.URL, Attempts: u.Attempts}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -132,7 +133,7 @@ func (b *batch) respondedLocked() {
 // it left) let two 2 s hosts of the bench see 1,957 and 1,977 ms. Callers hold b.mu.
 func (b *batch) delayRaisedLocked() {
 	if !b.answered.IsZero() {
-		b.next = later(b.next, b.answered.Add(b.delay()))
+		b.next = clock.Later(b.next, b.answered.Add(b.delay()))
 	}
 }
 
@@ -189,7 +190,7 @@ func (b *batch) finish(ctx context.Context, i int, page *crawl.PageRef) {
 // releaseCrawl returns the batch's unfinished URLs of a paused crawl to the queue and finishes
 // them in this batch: the crawl's resume claims them again.
 func (b *batch) releaseCrawl(ctx context.Context, crawlID string) error {
-	var release []store.Claimed
+	var release []crawl.Claimed
 	var idx []int
 	b.mu.Lock()
 	for i, u := range b.in.URLs {
@@ -228,7 +229,7 @@ func (b *batch) result() FetchBatchResult {
 	defer b.mu.Unlock()
 	r := b.res
 	r.Finished = append([]bool(nil), r.Finished...)
-	r.TopUp = append([]store.Claimed(nil), r.TopUp...)
+	r.TopUp = append([]crawl.Claimed(nil), r.TopUp...)
 	r.Pages = append([]crawl.PageRef(nil), r.Pages...)
 	return r
 }

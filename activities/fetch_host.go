@@ -5,8 +5,9 @@ import (
 	"errors"
 	"net"
 	"net/netip"
-	"strings"
 	"time"
+
+	"github.com/trawlerdev/trawler/internal/urlnorm"
 )
 
 // isNoSuchHost reports a DNS answer that the name does not exist.
@@ -36,11 +37,7 @@ func (f *Fetcher) refusedHost(ctx context.Context, authority string) string {
 	if f.Dialer == nil {
 		return ""
 	}
-	host := authority
-	if h, _, err := net.SplitHostPort(authority); err == nil {
-		host = h
-	}
-	if why := f.Dialer.Refuses(ctx, strings.Trim(host, "[]")); why != "" {
+	if why := f.Dialer.Refuses(ctx, urlnorm.Hostname(authority)); why != "" {
 		return "refused address (" + why + ")"
 	}
 	return ""
@@ -53,11 +50,7 @@ func (f *Fetcher) limitedIP(ctx context.Context, authority string) netip.Addr {
 	if f.IPGap <= 0 || f.Dialer == nil {
 		return netip.Addr{}
 	}
-	host := authority
-	if h, _, err := net.SplitHostPort(authority); err == nil {
-		host = h
-	}
-	ip, override, err := f.Dialer.Target(ctx, host)
+	ip, override, err := f.Dialer.Target(ctx, urlnorm.Hostname(authority))
 	if err != nil || (override && !f.IPGapOverride) {
 		return netip.Addr{}
 	}

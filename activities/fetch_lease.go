@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/failpoint"
-	"github.com/trawlerdev/trawler/internal/store"
 )
 
 // A fetch lease (FetchBatchInput.LeaseFor > 0) is one fetch activity holding its host for up
@@ -186,7 +186,7 @@ func (b *batch) claimChunk(ctx context.Context, owner string) (bool, error) {
 }
 
 // takeChunk makes claimed the lease's chunk, or, when it is empty, marks the lease dry.
-func (b *batch) takeChunk(ctx context.Context, claimed []store.Claimed, next *time.Time, epoch uint64) bool {
+func (b *batch) takeChunk(ctx context.Context, claimed []crawl.Claimed, next *time.Time, epoch uint64) bool {
 	b.mu.Lock()
 	if len(claimed) == 0 {
 		b.res.Dry, b.res.NextDue = true, next

@@ -23,7 +23,7 @@ import (
 
 // fetchOne requests one URL (its slot started at start) and decides what becomes of it. An
 // error means our side failed (MinIO): the activity is retried and resumes at this URL.
-func (f *Fetcher) fetchOne(ctx context.Context, ci *crawlInfo, u store.Claimed, start time.Time, sent func(time.Time)) (store.FetchOutcome, *crawl.PageRef, effect, error) {
+func (f *Fetcher) fetchOne(ctx context.Context, ci *crawlInfo, u crawl.Claimed, start time.Time, sent func(time.Time)) (store.FetchOutcome, *crawl.PageRef, effect, error) {
 	spec := ci.spec
 	var eff effect
 	o := store.FetchOutcome{CrawlID: u.CrawlID, Hash: u.Hash, URL: u.URL, Attempts: u.Attempts,
@@ -88,7 +88,7 @@ func (f *Fetcher) fetchOne(ctx context.Context, ci *crawlInfo, u store.Claimed, 
 		eff.stored = stored
 		o.BodyKey, o.ContentHash = key, h[:]
 		eff.fetched, eff.succeeded = 1, true
-		if u.Source == sourceSitemapFile {
+		if u.Source == crawl.SourceSitemapFile {
 			o.Note = f.readSitemap(ctx, ci, u, resp.Body)
 			schedule(change)
 			return o, nil, eff, nil
@@ -150,7 +150,7 @@ func (f *Fetcher) storeBody(ctx context.Context, body []byte) (string, func(cont
 
 // followRedirect admits the redirect target as a URL of its own host; it returns why not, if
 // it was not.
-func (f *Fetcher) followRedirect(ctx context.Context, ci *crawlInfo, u store.Claimed, location string) string {
+func (f *Fetcher) followRedirect(ctx context.Context, ci *crawlInfo, u crawl.Claimed, location string) string {
 	if location == "" {
 		return "redirect without Location"
 	}
@@ -162,9 +162,9 @@ func (f *Fetcher) followRedirect(ctx context.Context, ci *crawlInfo, u store.Cla
 	if err != nil {
 		return "bad redirect target: " + err.Error()
 	}
-	source := "redirect"
-	if u.Source == sourceSitemapFile {
-		source = sourceSitemapFile // a sitemap behind a redirect (http -> https) is still read as one
+	source := crawl.SourceRedirect
+	if u.Source == crawl.SourceSitemapFile {
+		source = crawl.SourceSitemapFile // a sitemap behind a redirect (http -> https) is still read as one
 	}
 	c := f.Crawls.candidate(target, u.Depth, u.Hops+1, source)
 	if why := ci.admissible(c); why != "" {
@@ -191,13 +191,6 @@ func (f *Fetcher) record(ctx context.Context, host string, o store.FetchOutcome)
 		Err: err.Error()}
 	_, err = f.Store.RecordFetch(ctx, host, bare)
 	return err
-}
-
-func later(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
 }
 
 func seconds(s int) time.Duration { return time.Duration(s) * time.Second }

@@ -46,7 +46,7 @@ func (f *Fetcher) admitSitemaps(ctx context.Context, ci *crawlInfo, base *url.UR
 		if err != nil {
 			continue
 		}
-		c := f.Crawls.candidate(n, depth, nesting, sourceSitemapFile)
+		c := f.Crawls.candidate(n, depth, nesting, crawl.SourceSitemapFile)
 		if ci.admissible(c) == "" { // the same rules as links: scope, deny and block patterns, traps
 			cands = append(cands, c)
 		}
@@ -59,14 +59,8 @@ func (f *Fetcher) admitSitemaps(ctx context.Context, ci *crawlInfo, base *url.UR
 	}
 }
 
-// Sources of frontier URLs that are sitemaps rather than pages.
-const (
-	sourceSitemapFile = "sitemap-file" // a sitemap or sitemap index document
-	sourceSitemap     = "sitemap"      // a page a sitemap lists
-)
-
 // readSitemap admits what a fetched sitemap lists: pages, or (for an index) more sitemaps.
-func (f *Fetcher) readSitemap(ctx context.Context, ci *crawlInfo, u store.Claimed, body []byte) string {
+func (f *Fetcher) readSitemap(ctx context.Context, ci *crawlInfo, u crawl.Claimed, body []byte) string {
 	sm, err := sitemap.Parse(body)
 	if err != nil {
 		return err.Error()
@@ -89,7 +83,7 @@ func (f *Fetcher) readSitemap(ctx context.Context, ci *crawlInfo, u store.Claime
 		if err != nil {
 			continue
 		}
-		c := f.Crawls.candidate(n, u.Depth+1, 0, sourceSitemap)
+		c := f.Crawls.candidate(n, u.Depth+1, 0, crawl.SourceSitemap)
 		c.HintS = int(recrawlHint(e, time.Now()) / time.Second)
 		if e.Priority >= 0 { // the sitemap's own <priority> replaces the 0.5 default
 			c.Priority += float32(e.Priority-0.5) * 0.5

@@ -9,8 +9,8 @@ import (
 	"go.temporal.io/sdk/activity"
 
 	"github.com/trawlerdev/trawler/internal/clock"
+	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/store"
-
 	"github.com/trawlerdev/trawler/internal/urlnorm"
 )
 
@@ -139,7 +139,7 @@ func (b *batch) book(ctx context.Context, i int, url *store.URLKey, gap time.Dur
 	}
 	// The window holds a request starting at max(now, its start) when that start is a whole
 	// gap before its end: whoever books next starts at the end or later.
-	room := !later(now, w.Start).Add(gap).After(w.End)
+	room := !clock.Later(now, w.Start).Add(gap).After(w.End)
 	if !known && room {
 		// Time in hand, states not: read them alone. (Booking more would put this window
 		// after whoever booked since, who may be waiting for theirs in turn.)
@@ -197,7 +197,7 @@ func (b *batch) book(ctx context.Context, i int, url *store.URLKey, gap time.Dur
 	if url != nil {
 		delete(w.States, store.WindowKey(*url))
 	}
-	return store.Slot{Start: later(now, w.Start), URLState: st.URL, CrawlState: st.Crawl}, nil
+	return store.Slot{Start: clock.Later(now, w.Start), URLState: st.URL, CrawlState: st.Crawl}, nil
 }
 
 // fresh says whether a URL state the batch holds may stand for a read now: read within
@@ -209,7 +209,7 @@ func (b *batch) fresh(st store.WindowState, now time.Time) bool {
 // claimedNow notes the states of URLs the batch has just claimed (with the control epoch
 // from before the claim): claimed, in a running crawl. A window need not read them again
 // while they are fresh.
-func (b *batch) claimedNow(claimed []store.Claimed, epoch uint64) {
+func (b *batch) claimedNow(claimed []crawl.Claimed, epoch uint64) {
 	now := b.f.clock().Now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -218,7 +218,7 @@ func (b *batch) claimedNow(claimed []store.Claimed, epoch uint64) {
 	}
 	for _, u := range claimed {
 		b.window.States[store.WindowKey(store.URLKey{CrawlID: u.CrawlID, Hash: u.Hash})] =
-			store.WindowState{URL: store.StateClaimed, Crawl: store.CrawlRunning, At: now, Epoch: epoch}
+			store.WindowState{URL: store.StateClaimed, Crawl: crawl.CrawlRunning, At: now, Epoch: epoch}
 	}
 }
 
@@ -250,14 +250,14 @@ func (b *batch) settle() (end, next time.Time, ok bool) {
 	// A Retry-After binds every worker, so it goes to the host's row on the database's clock
 	// too: the host workflow's timer alone runs on the Temporal server's clock, and the next
 	// lease may run on a machine whose clock is behind this one's.
-	next = later(next, b.res.DeferUntil)
+	next = clock.Later(next, b.res.DeferUntil)
 	return end, next, (!end.IsZero() && !next.Equal(b.window.End)) || !b.res.DeferUntil.IsZero()
 }
 
 // nextStartLocked is the earliest start of the batch's next request: its own pacing (b.next),
 // and a delay as it is now, plus the margin, after its last request left. Callers hold b.mu.
 func (b *batch) nextStartLocked() time.Time {
-	return later(b.next, b.res.LastRequestAt.Add(b.delay()+jitterMargin(b.delay())))
+	return clock.Later(b.next, b.res.LastRequestAt.Add(b.delay()+jitterMargin(b.delay())))
 }
 
 // tolerance is how late after its slot a request may leave: half the margin slots are booked
@@ -284,7 +284,7 @@ func (b *batch) sent(ctx context.Context, start time.Time) func(time.Time) {
 			return
 		}
 		b.res.LateDepartures++
-		b.next = later(b.next, at.Add(d+jitterMargin(d)))
+		b.next = clock.Later(b.next, at.Add(d+jitterMargin(d)))
 		hostNext, ipNext := at.Add(d+jitterMargin(d)), at.Add(b.f.IPGap+jitterMargin(b.f.IPGap))
 		// Within the batch's window, whoever books next starts at its end already.
 		inWindow := !b.ip.IsValid() && !hostNext.After(b.window.End)

@@ -5,8 +5,8 @@ import (
 
 	"go.temporal.io/sdk/activity"
 
+	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/failpoint"
-	"github.com/trawlerdev/trawler/internal/store"
 )
 
 // TopUpOwner is the claim owner of the URLs a batch claims itself.
@@ -38,7 +38,7 @@ func (b *batch) topUp(ctx context.Context, concurrency int) (bool, error) {
 	for _, u := range b.in.URLs {
 		carried[u.CrawlID+"\x00"+string(u.Hash)] = true
 	}
-	var more []store.Claimed
+	var more []crawl.Claimed
 	for _, u := range claimed {
 		if !carried[u.CrawlID+"\x00"+string(u.Hash)] {
 			more = append(more, u)

@@ -74,7 +74,7 @@ func (f *Frontier) seedCandidates(ci *crawlInfo, seeds []string) ([]store.Candid
 			invalid = append(invalid, crawl.SeedError{Seed: s, Reason: err.Error()})
 			continue
 		}
-		c := f.Crawls.candidate(n, 0, 0, "seed")
+		c := f.Crawls.candidate(n, 0, 0, crawl.SourceSeed)
 		if why := ci.admissible(c); why == rejectDenied || why == rejectScope || why == rejectPort { // trap rules do not judge seeds
 			invalid = append(invalid, crawl.SeedError{Seed: s, Reason: why})
 			continue
@@ -97,7 +97,7 @@ type ClaimInput struct {
 
 // ClaimResult holds the claimed URLs, or when the next one is due.
 type ClaimResult struct {
-	URLs    []store.Claimed `json:"urls,omitempty"`
+	URLs    []crawl.Claimed `json:"urls,omitempty"`
 	NextDue *time.Time      `json:"nextDue,omitempty"`
 }
 
@@ -115,7 +115,7 @@ func (f *Frontier) Claim(ctx context.Context, in ClaimInput) (ClaimResult, error
 }
 
 // Release returns claimed URLs to the queue.
-func (f *Frontier) Release(ctx context.Context, claims []store.Claimed) error {
+func (f *Frontier) Release(ctx context.Context, claims []crawl.Claimed) error {
 	return f.Store.Release(ctx, claims)
 }
 
@@ -148,7 +148,7 @@ func (f *Frontier) Progress(ctx context.Context, crawlID string) (crawl.CrawlPro
 }
 
 // SetCrawlState moves a crawl to running, paused, stopped or done.
-func (f *Frontier) SetCrawlState(ctx context.Context, crawlID, state string) error {
+func (f *Frontier) SetCrawlState(ctx context.Context, crawlID string, state crawl.CrawlState) error {
 	return f.Store.SetCrawlState(ctx, crawlID, state)
 }
 
@@ -180,11 +180,11 @@ func (f *Frontier) StaleFetched(ctx context.Context, crawlID string, olderThan t
 
 // FetchedOf returns those of a batch's URLs that were fetched and await processing: what an
 // interrupted or failed fetch batch leaves behind.
-func (f *Frontier) FetchedOf(ctx context.Context, claims []store.Claimed) ([]crawl.PageRef, error) {
+func (f *Frontier) FetchedOf(ctx context.Context, claims []crawl.Claimed) ([]crawl.PageRef, error) {
 	return fetchedOf(ctx, f.Store, claims)
 }
 
-func fetchedOf(ctx context.Context, st *store.Store, claims []store.Claimed) ([]crawl.PageRef, error) {
+func fetchedOf(ctx context.Context, st *store.Store, claims []crawl.Claimed) ([]crawl.PageRef, error) {
 	ids, hashes := make([]string, len(claims)), make([][]byte, len(claims))
 	for i, c := range claims {
 		ids[i], hashes[i] = c.CrawlID, c.Hash
@@ -215,7 +215,7 @@ func pageRefs(pages []store.FetchedPage) []crawl.PageRef {
 // claims were made under (the host's batch, the batch's own top-ups).
 type AbandonInput struct {
 	Host   string          `json:"host"`
-	URLs   []store.Claimed `json:"urls"`
+	URLs   []crawl.Claimed `json:"urls"`
 	Owners []string        `json:"owners"`
 	// Lease names the batch's fetch lease, if it was one: the lease is ended, so its
 	// processing finishes the pages it fetched, and none are returned.

@@ -227,7 +227,7 @@ func (p *Processor) preparePage(ctx context.Context, ci *crawlInfo, page crawl.P
 			}
 			return
 		}
-		c := p.Crawls.candidate(n, page.Depth+1, 0, "link")
+		c := p.Crawls.candidate(n, page.Depth+1, 0, crawl.SourceLink)
 		if seenLinks[c.Key] { // one link per page to each key, however it is spelled
 			return
 		}

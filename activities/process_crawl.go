@@ -8,7 +8,6 @@ import (
 	"go.temporal.io/sdk/activity"
 
 	"github.com/trawlerdev/trawler/internal/crawl"
-	"github.com/trawlerdev/trawler/internal/store"
 )
 
 // The processing of a crawl (host workflow revision 3) is a few long activities per crawl,
@@ -69,6 +68,6 @@ func (p *Processor) processCrawl(ctx context.Context, in crawl.ProcessInput) (cr
 }
 
 // over says whether a crawl in this state fetches nothing more ("": the crawl is gone).
-func over(state string) bool {
-	return state == "" || state == store.CrawlDone || state == store.CrawlStopped
+func over(state crawl.CrawlState) bool {
+	return state == "" || state == crawl.CrawlDone || state == crawl.CrawlStopped
 }

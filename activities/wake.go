@@ -13,13 +13,6 @@ import (
 	"github.com/trawlerdev/trawler/internal/crawl"
 )
 
-// Search attribute keys the Temporal UI filters by.
-var (
-	SearchHost      = temporal.NewSearchAttributeKeyKeyword("Host")
-	SearchCrawlID   = temporal.NewSearchAttributeKeyKeyword("CrawlID")
-	SearchHostState = temporal.NewSearchAttributeKeyKeyword("HostState")
-)
-
 // Waker wakes host workflows (host/<authority>): one start, or one signal to the running
 // workflow, per host per batch.
 type Waker struct {
@@ -46,8 +39,8 @@ func (w *Waker) Wake(ctx context.Context, crawlID string, cfg crawl.HostConfig, 
 				ID:                    w.IDPrefix + crawl.HostWorkflowID(h),
 				TaskQueue:             w.TaskQueue,
 				WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-				TypedSearchAttributes: temporal.NewSearchAttributes(SearchHost.ValueSet(h), SearchCrawlID.ValueSet(crawlID),
-					SearchHostState.ValueSet("active")),
+				TypedSearchAttributes: temporal.NewSearchAttributes(crawl.SearchHost.ValueSet(h), crawl.SearchCrawlID.ValueSet(crawlID),
+					crawl.SearchHostState.ValueSet(string(crawl.HostActive))),
 				StaticSummary: crawl.HostSummary(h),
 				Memo:          map[string]any{"host": h, "startedFor": crawlID},
 			}

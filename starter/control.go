@@ -82,7 +82,7 @@ func runStatus(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 	} else {
 		resp, err := tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
-			Query: fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running' AND TaskQueue = '%s'", crawl.CrawlWorkflowName, cfg.TaskQueue)})
+			Query: crawl.RunningCrawlsQuery(cfg.TaskQueue)})
 		if err != nil {
 			return fmt.Errorf("list crawls: %w", err)
 		}

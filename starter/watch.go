@@ -59,12 +59,10 @@ func watchCrawl(ctx context.Context, tc client.Client, cfg *config.Config, name 
 // hostCounts counts the deployment's running host workflows by state (search attribute).
 func hostCounts(ctx context.Context, tc client.Client, cfg *config.Config) map[string]int64 {
 	out := map[string]int64{}
-	for _, state := range []string{"active", "backoff", "paused", "idle"} {
-		resp, err := tc.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{
-			Query: fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running' AND TaskQueue = '%s' AND HostState = '%s'",
-				crawl.HostWorkflowName, cfg.TaskQueue, state)})
+	for _, phase := range crawl.HostPhases {
+		resp, err := tc.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{Query: crawl.HostsInPhaseQuery(cfg.TaskQueue, phase)})
 		if err == nil {
-			out[state] = resp.Count
+			out[string(phase)] = resp.Count
 		}
 	}
 	return out
@@ -80,7 +78,7 @@ func renderProgress(name string, p crawl.CrawlProgress, hosts map[string]int64, 
 	const width = 40
 	filled := int(frac * width)
 	var b strings.Builder
-	fmt.Fprintf(&b, "crawl %s  %s  (%s)\n", name, strings.ToUpper(p.State), now.Format("15:04:05"))
+	fmt.Fprintf(&b, "crawl %s  %s  (%s)\n", name, strings.ToUpper(string(p.State)), now.Format("15:04:05"))
 	fmt.Fprintf(&b, "[%s%s] %5.1f%%  %d of %d URLs settled\n", strings.Repeat("#", filled), strings.Repeat(".", width-filled), 100*frac, finished, p.Admitted)
 	fmt.Fprintf(&b, "pages %d  fetched %d  %.1f pages/s  %s\n", p.Pages, p.Fetched, p.PagesPerSec, bytesString(p.Bytes))
 	fmt.Fprintf(&b, "queue: queued %d  in flight %d  awaiting processing %d\n", p.ByState["queued"], p.ByState["claimed"], p.ByState["fetched"])
@@ -91,7 +89,7 @@ func renderProgress(name string, p crawl.CrawlProgress, hosts map[string]int64, 
 	}
 	fmt.Fprintf(&b, "errors %d%s  dead %d\n", p.Errors, classes(p.ErrorClass), p.Dead)
 	fmt.Fprintf(&b, "skipped%s  rejected links%s\n", classes(p.Skipped), classes(p.Rejected))
-	fmt.Fprintf(&b, "hosts %d  workflows: active %d  backed off %d  paused %d  idle %d\n", p.Hosts, hosts["active"], hosts["backoff"], hosts["paused"], hosts["idle"])
+	fmt.Fprintf(&b, "hosts %d  workflows: active %d  backed off %d  paused %d  idle %d\n", p.Hosts, hosts[string(crawl.HostActive)], hosts[string(crawl.HostBackoff)], hosts[string(crawl.HostPaused)], hosts[string(crawl.HostIdle)])
 	return b.String()
 }
 

@@ -2,7 +2,6 @@ package workflows
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/trawlerdev/trawler/activities"
 	"github.com/trawlerdev/trawler/internal/crawl"
-	"github.com/trawlerdev/trawler/internal/store"
 )
 
 // CrawlInput is CrawlWorkflow's input: a crawl spec (plain JSON, as `temporal workflow start
@@ -56,7 +54,7 @@ const archiveEvery = 12
 // logged, not fatal: the captures stay in Postgres and the next update writes them.
 func archive(ctx workflow.Context, crawlID, queue string, final bool) {
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		TaskQueue:           or(queue, defaultProcessQueue),
+		TaskQueue:           or(queue, crawl.ProcessQueue),
 		StartToCloseTimeout: time.Hour,
 		HeartbeatTimeout:    2 * time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 5 * time.Second, MaximumInterval: time.Minute, MaximumAttempts: 5},
@@ -82,7 +80,7 @@ func reprocess(ctx workflow.Context, crawlID string, tick int) {
 	}
 	info := workflow.GetInfo(ctx)
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-		WorkflowID:        fmt.Sprintf("%s/reprocess/%s-%d", info.WorkflowExecution.ID, info.OriginalRunID, tick),
+		WorkflowID:        crawl.ReprocessID(info.WorkflowExecution.ID, info.OriginalRunID, tick),
 		ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_ABANDON,
 	})
 	child := workflow.ExecuteChildWorkflow(cctx, ProcessPageWorkflow, in)
@@ -103,154 +101,215 @@ const staleAfter = 90 * time.Second
 // budget is enforced at admission), or a stop signal arrives. pause/resume act on every host
 // of the crawl at once through the crawl's state in Postgres, leaving other crawls alone.
 func CrawlWorkflow(ctx workflow.Context, in CrawlInput) (crawl.CrawlProgress, error) {
-	spec := in.Spec.WithDefaults()
-	if err := spec.Validate(); err != nil {
-		return crawl.CrawlProgress{}, temporal.NewNonRetryableApplicationError("invalid crawl spec: "+err.Error(), "InvalidSpec", err)
+	c := &crawlRun{ctx: ctx, in: in, run: in.Run}
+	if err := c.setup(); err != nil {
+		return c.progress, err
 	}
-	info := workflow.GetInfo(ctx)
-	crawlID := spec.Name
-	if crawlID == "" { // crawl/<name>, after any deployment prefix (TRAWLER_ID_PREFIX)
-		crawlID = info.WorkflowExecution.ID
-		if i := strings.LastIndex(crawlID, "crawl/"); i >= 0 {
-			crawlID = crawlID[i+len("crawl/"):]
+	return c.loop()
+}
+
+// crawlRun is one run of a crawl workflow: its spec, what it carries across Continue-As-New,
+// and the progress its query answers.
+type crawlRun struct {
+	ctx      workflow.Context
+	lctx     workflow.Context // for the local activities (short Postgres steps)
+	in       CrawlInput
+	spec     crawl.Spec // in.Spec with its defaults
+	crawlID  string
+	run      *CrawlRun
+	progress crawl.CrawlProgress
+	procs    *crawlProcessing // nil on runs of code before the crawl's processing children
+	stopped  bool
+	f        *activities.Frontier
+
+	pause, resume, stop, seeds, replay, block workflow.ReceiveChannel
+}
+
+// setup checks the spec, names the crawl, answers the progress query, starts the crawl once
+// (its first run) and reads its progress.
+func (c *crawlRun) setup() error {
+	ctx := c.ctx
+	c.spec = c.in.Spec.WithDefaults()
+	if err := c.spec.Validate(); err != nil {
+		return temporal.NewNonRetryableApplicationError("invalid crawl spec: "+err.Error(), "InvalidSpec", err)
+	}
+	id := workflow.GetInfo(ctx).WorkflowExecution.ID
+	c.crawlID = c.spec.Name
+	if c.crawlID == "" {
+		var ok bool
+		if c.crawlID, ok = crawl.CrawlOf(id); !ok {
+			c.crawlID = id
 		}
 	}
-	run := in.Run
-	if run == nil {
-		run = &CrawlRun{}
+	if c.run == nil {
+		c.run = &CrawlRun{}
 	}
-	_ = workflow.UpsertTypedSearchAttributes(ctx, activities.SearchCrawlID.ValueSet(crawlID))
-	lctx := withLocal(ctx)
-	var f *activities.Frontier
-	var progress crawl.CrawlProgress
-	if err := workflow.SetQueryHandler(ctx, crawl.QueryProgress, func() (crawl.CrawlProgress, error) { return progress, nil }); err != nil {
-		return progress, err
+	_ = workflow.UpsertTypedSearchAttributes(ctx, crawl.SearchCrawlID.ValueSet(c.crawlID))
+	c.lctx = withLocal(ctx)
+	if err := workflow.SetQueryHandler(ctx, crawl.QueryProgress, func() (crawl.CrawlProgress, error) { return c.progress, nil }); err != nil {
+		return err
 	}
-	if !run.Started {
+	if !c.run.Started {
 		var started activities.StartCrawlResult
-		if err := workflow.ExecuteLocalActivity(lctx, f.StartCrawl, activities.StartCrawlInput{CrawlID: crawlID, Spec: spec}).Get(ctx, &started); err != nil {
-			return progress, err
-		}
-		run.Started, run.Invalid, run.ProcessQueue = true, started.Invalid, started.ProcessQueue
-	}
-	refresh := func() error {
-		var p crawl.CrawlProgress
-		if err := workflow.ExecuteLocalActivity(lctx, f.Progress, crawlID).Get(ctx, &p); err != nil {
+		if err := workflow.ExecuteLocalActivity(c.lctx, c.f.StartCrawl, activities.StartCrawlInput{CrawlID: c.crawlID, Spec: c.spec}).Get(ctx, &started); err != nil {
 			return err
 		}
-		p.InvalidSeed, p.Controls = run.Invalid, run.Controls
-		progress = p
-		workflow.SetCurrentDetails(ctx, fmt.Sprintf("**%s** · %d of %d URLs fetched · %d pages · %d pending · %d errors · %d dead · %.1f pages/s",
-			p.State, p.Fetched, p.Admitted, p.Pages, p.Pending, p.Errors, p.Dead, p.PagesPerSec))
-		return nil
+		c.run.Started, c.run.Invalid, c.run.ProcessQueue = true, started.Invalid, started.ProcessQueue
 	}
-	setState := func(s string) error {
-		return workflow.ExecuteLocalActivity(lctx, f.SetCrawlState, crawlID, s).Get(ctx, nil)
-	}
-	wake := func(staleFor time.Duration) {
-		if err := workflow.ExecuteLocalActivity(lctx, f.WakeStale, crawlID, staleFor).Get(ctx, nil); err != nil {
-			workflow.GetLogger(ctx).Warn("waking stale hosts failed", "crawl", crawlID, "error", err)
-		}
-	}
-	if err := refresh(); err != nil {
-		return progress, err
+	if err := c.refresh(); err != nil {
+		return err
 	}
 	// Hosts of revision 3 hand their pages to the crawl's own processing children.
-	var procs *crawlProcessing
 	if workflow.GetVersion(ctx, "crawl-processing", workflow.DefaultVersion, 1) == 1 {
-		procs = &crawlProcessing{crawlID: crawlID, queue: run.ProcessQueue}
-		defer procs.started(ctx)
+		c.procs = &crawlProcessing{crawlID: c.crawlID, queue: c.run.ProcessQueue}
 	}
-	pauseCh := workflow.GetSignalChannel(ctx, crawl.SignalPause)
-	resumeCh := workflow.GetSignalChannel(ctx, crawl.SignalResume)
-	stopCh := workflow.GetSignalChannel(ctx, crawl.SignalStop)
-	seedsCh := workflow.GetSignalChannel(ctx, crawl.SignalAddSeeds)
-	replayCh := workflow.GetSignalChannel(ctx, crawl.SignalReplay)
-	blockCh := workflow.GetSignalChannel(ctx, crawl.SignalBlock)
-	var stopped bool
+	c.pause = workflow.GetSignalChannel(ctx, crawl.SignalPause)
+	c.resume = workflow.GetSignalChannel(ctx, crawl.SignalResume)
+	c.stop = workflow.GetSignalChannel(ctx, crawl.SignalStop)
+	c.seeds = workflow.GetSignalChannel(ctx, crawl.SignalAddSeeds)
+	c.replay = workflow.GetSignalChannel(ctx, crawl.SignalReplay)
+	c.block = workflow.GetSignalChannel(ctx, crawl.SignalBlock)
+	return nil
+}
+
+// loop waits a progress interval (or a signal) at a time and acts on what it finds, until the
+// crawl is done or stopped, or its history asks for Continue-As-New.
+func (c *crawlRun) loop() (crawl.CrawlProgress, error) {
+	ctx := c.ctx
+	if c.procs != nil {
+		defer c.procs.started(ctx)
+	}
 	for tick := 1; ; tick++ {
 		if info := workflow.GetInfo(ctx); info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() > 3000 {
-			if procs != nil {
-				procs.started(ctx) // before the last look at the signals: a wait here could hide one
+			if c.procs != nil {
+				c.procs.started(ctx) // before the last look at the signals: a wait here could hide one
 			}
 			_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
-			if pauseCh.Len()+resumeCh.Len()+stopCh.Len()+seedsCh.Len()+replayCh.Len()+blockCh.Len() == 0 {
-				return progress, workflow.NewContinueAsNewError(ctx, CrawlWorkflow, CrawlInput{Spec: in.Spec, Run: run})
+			if c.pending() == 0 {
+				return c.progress, workflow.NewContinueAsNewError(ctx, CrawlWorkflow, CrawlInput{Spec: c.in.Spec, Run: c.run})
 			}
 		}
-		var sigErr error
-		tctx, cancel := workflow.WithCancel(ctx)
-		sel := workflow.NewSelector(ctx)
-		sel.AddFuture(workflow.NewTimer(tctx, spec.ProgressInterval.D()), func(workflow.Future) {})
-		if procs != nil && !stopped {
-			procs.keep(ctx)
-			procs.addTo(ctx, sel)
+		if err := c.wait(); err != nil {
+			return c.progress, err
 		}
-		sel.AddReceive(pauseCh, func(c workflow.ReceiveChannel, _ bool) {
-			c.Receive(ctx, nil)
-			run.Paused, sigErr = true, setState(store.CrawlPaused)
-		})
-		sel.AddReceive(resumeCh, func(c workflow.ReceiveChannel, _ bool) {
-			c.Receive(ctx, nil)
-			run.Paused, sigErr = false, setState(store.CrawlRunning)
-			wake(0)
-		})
-		sel.AddReceive(stopCh, func(c workflow.ReceiveChannel, _ bool) {
-			c.Receive(ctx, nil)
-			stopped, sigErr = true, setState(store.CrawlStopped)
-		})
-		sel.AddReceive(seedsCh, func(c workflow.ReceiveChannel, _ bool) {
-			var in crawl.AddSeeds
-			c.Receive(ctx, &in)
-			control(ctx, run, crawl.SignalAddSeeds, f.AddSeeds, activities.AddSeedsInput{CrawlID: crawlID, Seeds: in})
-		})
-		sel.AddReceive(replayCh, func(c workflow.ReceiveChannel, _ bool) {
-			var in crawl.Replay
-			c.Receive(ctx, &in)
-			control(ctx, run, crawl.SignalReplay, f.ReplayDeadLetters, activities.ReplayInput{CrawlID: crawlID, Replay: in})
-		})
-		sel.AddReceive(blockCh, func(c workflow.ReceiveChannel, _ bool) {
-			var in crawl.Block
-			c.Receive(ctx, &in)
-			control(ctx, run, crawl.SignalBlock, f.Block, activities.BlockInput{CrawlID: crawlID, Block: in})
-		})
-		sel.Select(ctx)
-		cancel()
-		if sigErr != nil {
-			return progress, sigErr
+		if err := c.refresh(); err != nil {
+			return c.progress, err
 		}
-		if err := refresh(); err != nil {
-			return progress, err
+		if done, err := c.act(tick); done || err != nil {
+			return c.progress, err
 		}
-		archiving := workflow.GetVersion(ctx, "warc-archive", workflow.DefaultVersion, 1) == 1
-		if stopped || progress.State == store.CrawlStopped {
-			if archiving {
-				// No request starts after the stop (a batch checks its claim before each one), but
-				// those already sent still record their fetches: let them land, so the final WARC
-				// file holds them too.
-				_ = workflow.Sleep(ctx, spec.RequestTimeout.D()+5*time.Second)
-				archive(ctx, crawlID, run.ProcessQueue, true)
-			}
-			return progress, nil
+	}
+}
+
+// pending counts signals received and not yet acted on.
+func (c *crawlRun) pending() int {
+	return c.pause.Len() + c.resume.Len() + c.stop.Len() + c.seeds.Len() + c.replay.Len() + c.block.Len()
+}
+
+// wait sleeps for a progress interval, or until a signal (acted on at once) or the end of a
+// processing child.
+func (c *crawlRun) wait() error {
+	ctx := c.ctx
+	var sigErr error
+	tctx, cancel := workflow.WithCancel(ctx)
+	defer cancel()
+	sel := workflow.NewSelector(ctx)
+	sel.AddFuture(workflow.NewTimer(tctx, c.spec.ProgressInterval.D()), func(workflow.Future) {})
+	if c.procs != nil && !c.stopped {
+		c.procs.keep(ctx)
+		c.procs.addTo(ctx, sel)
+	}
+	sel.AddReceive(c.pause, func(ch workflow.ReceiveChannel, _ bool) {
+		ch.Receive(ctx, nil)
+		c.run.Paused, sigErr = true, c.setState(crawl.CrawlPaused)
+	})
+	sel.AddReceive(c.resume, func(ch workflow.ReceiveChannel, _ bool) {
+		ch.Receive(ctx, nil)
+		c.run.Paused, sigErr = false, c.setState(crawl.CrawlRunning)
+		c.wake(0)
+	})
+	sel.AddReceive(c.stop, func(ch workflow.ReceiveChannel, _ bool) {
+		ch.Receive(ctx, nil)
+		c.stopped, sigErr = true, c.setState(crawl.CrawlStopped)
+	})
+	sel.AddReceive(c.seeds, func(ch workflow.ReceiveChannel, _ bool) {
+		var in crawl.AddSeeds
+		ch.Receive(ctx, &in)
+		control(ctx, c.run, crawl.SignalAddSeeds, c.f.AddSeeds, activities.AddSeedsInput{CrawlID: c.crawlID, Seeds: in})
+	})
+	sel.AddReceive(c.replay, func(ch workflow.ReceiveChannel, _ bool) {
+		var in crawl.Replay
+		ch.Receive(ctx, &in)
+		control(ctx, c.run, crawl.SignalReplay, c.f.ReplayDeadLetters, activities.ReplayInput{CrawlID: c.crawlID, Replay: in})
+	})
+	sel.AddReceive(c.block, func(ch workflow.ReceiveChannel, _ bool) {
+		var in crawl.Block
+		ch.Receive(ctx, &in)
+		control(ctx, c.run, crawl.SignalBlock, c.f.Block, activities.BlockInput{CrawlID: c.crawlID, Block: in})
+	})
+	sel.Select(ctx)
+	return sigErr
+}
+
+// act does what the fresh progress calls for at the tick-th look: end a stopped or drained
+// crawl (with its last WARC files), and from time to time write WARC files, wake hosts sitting
+// on due URLs and hand out pages whose processing never finished.
+func (c *crawlRun) act(tick int) (done bool, err error) {
+	ctx := c.ctx
+	archiving := workflow.GetVersion(ctx, "warc-archive", workflow.DefaultVersion, 1) == 1
+	if c.stopped || c.progress.State == crawl.CrawlStopped {
+		if archiving {
+			// No request starts after the stop (a batch checks its claim before each one), but
+			// those already sent still record their fetches: let them land, so the final WARC
+			// file holds them too.
+			_ = workflow.Sleep(ctx, c.spec.RequestTimeout.D()+5*time.Second)
+			archive(ctx, c.crawlID, c.run.ProcessQueue, true)
 		}
-		if progress.Pending == 0 && !run.Paused {
-			if archiving {
-				archive(ctx, crawlID, run.ProcessQueue, true)
-			}
-			if err := setState(store.CrawlDone); err != nil {
-				return progress, err
-			}
-			progress.State = store.CrawlDone
-			return progress, nil
+		return true, nil
+	}
+	if c.progress.Pending == 0 && !c.run.Paused {
+		if archiving {
+			archive(ctx, c.crawlID, c.run.ProcessQueue, true)
 		}
-		if archiving && tick%archiveEvery == 0 {
-			archive(ctx, crawlID, run.ProcessQueue, false)
+		if err := c.setState(crawl.CrawlDone); err != nil {
+			return true, err
 		}
-		if !run.Paused && tick%6 == 0 {
-			wake(staleAfter)
-			if workflow.GetVersion(ctx, "sweep-stale-fetched", workflow.DefaultVersion, 1) == 1 {
-				reprocess(ctx, crawlID, tick)
-			}
+		c.progress.State = crawl.CrawlDone
+		return true, nil
+	}
+	if archiving && tick%archiveEvery == 0 {
+		archive(ctx, c.crawlID, c.run.ProcessQueue, false)
+	}
+	if !c.run.Paused && tick%6 == 0 {
+		c.wake(staleAfter)
+		if workflow.GetVersion(ctx, "sweep-stale-fetched", workflow.DefaultVersion, 1) == 1 {
+			reprocess(ctx, c.crawlID, tick)
 		}
+	}
+	return false, nil
+}
+
+// refresh reads the crawl's progress for the query and the Temporal UI.
+func (c *crawlRun) refresh() error {
+	var p crawl.CrawlProgress
+	if err := workflow.ExecuteLocalActivity(c.lctx, c.f.Progress, c.crawlID).Get(c.ctx, &p); err != nil {
+		return err
+	}
+	p.InvalidSeed, p.Controls = c.run.Invalid, c.run.Controls
+	c.progress = p
+	workflow.SetCurrentDetails(c.ctx, fmt.Sprintf("**%s** · %d of %d URLs fetched · %d pages · %d pending · %d errors · %d dead · %.1f pages/s",
+		p.State, p.Fetched, p.Admitted, p.Pages, p.Pending, p.Errors, p.Dead, p.PagesPerSec))
+	return nil
+}
+
+// setState moves the crawl to s in Postgres, where its hosts' claims read it.
+func (c *crawlRun) setState(s crawl.CrawlState) error {
+	return workflow.ExecuteLocalActivity(c.lctx, c.f.SetCrawlState, c.crawlID, s).Get(c.ctx, nil)
+}
+
+// wake starts or signals the crawl's hosts with due URLs that claimed nothing for staleFor.
+func (c *crawlRun) wake(staleFor time.Duration) {
+	if err := workflow.ExecuteLocalActivity(c.lctx, c.f.WakeStale, c.crawlID, staleFor).Get(c.ctx, nil); err != nil {
+		workflow.GetLogger(c.ctx).Warn("waking stale hosts failed", "crawl", c.crawlID, "error", err)
 	}
 }

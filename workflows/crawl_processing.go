@@ -1,7 +1,6 @@
 package workflows
 
 import (
-	"fmt"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -36,7 +35,7 @@ func (cp *crawlProcessing) keep(ctx workflow.Context) {
 	info := workflow.GetInfo(ctx)
 	for len(cp.running) < crawlProcessors {
 		cp.seq++
-		id := fmt.Sprintf("%s/process/%s-%d", info.WorkflowExecution.ID, info.OriginalRunID, cp.seq)
+		id := crawl.CrawlProcessID(info.WorkflowExecution.ID, info.OriginalRunID, cp.seq)
 		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
 			WorkflowID:        id,
 			ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_ABANDON,

@@ -5,7 +5,7 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/trawlerdev/trawler/activities"
+	"github.com/trawlerdev/trawler/internal/clock"
 	"github.com/trawlerdev/trawler/internal/crawl"
 )
 
@@ -45,7 +45,7 @@ type hostRun struct {
 	in      crawl.HostInput
 	st      crawl.HostState
 	cfg     crawl.HostConfig
-	state   string // active, idle, paused, backoff: the HostState search attribute
+	state   crawl.HostPhase // the HostState search attribute
 	wake    time.Time
 	busy    bool
 	batches int // fetch batches in this run
@@ -99,7 +99,8 @@ func (h *hostRun) run() error {
 		// Started by code of this revision: amortised, and the HostState it was started (or
 		// continued) with is already set.
 		h.amortised = true
-		h.state, _ = workflow.GetTypedSearchAttributes(ctx).GetKeyword(activities.SearchHostState)
+		state, _ := workflow.GetTypedSearchAttributes(ctx).GetKeyword(crawl.SearchHostState)
+		h.state = crawl.HostPhase(state)
 	} else {
 		h.amortised = workflow.GetVersion(ctx, "amortised-batches", workflow.DefaultVersion, 1) == 1
 	}
@@ -117,12 +118,12 @@ func (h *hostRun) run() error {
 			return h.continueAsNew()
 		}
 		if h.st.Paused {
-			h.setState("paused")
+			h.setState(crawl.HostPaused)
 			h.waitSignal(time.Time{}, false)
 			continue
 		}
 		now := workflow.Now(ctx)
-		if gate := later(h.st.NextRequestAt, h.st.BackoffUntil); gate.After(now) && !h.waitInBatch(gate.Sub(now)) {
+		if gate := clock.Later(h.st.NextRequestAt, h.st.BackoffUntil); gate.After(now) && !h.waitInBatch(gate.Sub(now)) {
 			if h.st.BackoffUntil.After(now) {
 				h.setState(h.backoffState())
 			}
@@ -130,7 +131,7 @@ func (h *hostRun) run() error {
 			continue
 		}
 		if h.selfClaim {
-			h.setState("active")
+			h.setState(crawl.HostActive)
 			if res, ok := h.fetch(nil); ok && res.Dry && !h.idle(res.NextDue) {
 				return nil
 			}
@@ -151,7 +152,7 @@ func (h *hostRun) run() error {
 			}
 			return nil
 		}
-		h.setState("active")
+		h.setState(crawl.HostActive)
 		h.fetch(claimed.URLs)
 	}
 }
@@ -162,8 +163,8 @@ func (h *hostRun) idle(nextDue *time.Time) bool {
 	now := workflow.Now(h.ctx)
 	deadline := now.Add(h.cfg.IdleTimeout.D())
 	if nextDue != nil && nextDue.Before(deadline) {
-		h.setState("active")
-		h.waitSignal(later(*nextDue, now.Add(time.Second)), true)
+		h.setState(crawl.HostActive)
+		h.waitSignal(clock.Later(*nextDue, now.Add(time.Second)), true)
 		return true
 	}
 	if h.crawlProcessed && h.plain() {
@@ -174,7 +175,7 @@ func (h *hostRun) idle(nextDue *time.Time) bool {
 		h.awaitChildStarts()
 		return h.drainSignals()
 	}
-	h.setState("idle")
+	h.setState(crawl.HostIdle)
 	if h.waitSignal(deadline, true) {
 		return true
 	}
@@ -206,11 +207,4 @@ func (h *hostRun) continueAsNew() error {
 	h.st.Runs++
 	next := crawl.HostInput{Host: h.in.Host, Config: h.cfg, State: h.st, Revision: crawl.HostRevision}
 	return workflow.NewContinueAsNewError(h.ctx, HostWorkflow, next)
-}
-
-func later(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
 }

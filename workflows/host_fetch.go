@@ -8,8 +8,8 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/trawlerdev/trawler/activities"
+	"github.com/trawlerdev/trawler/internal/clock"
 	"github.com/trawlerdev/trawler/internal/crawl"
-	"github.com/trawlerdev/trawler/internal/store"
 )
 
 // batchOwner is the claim owner of this run's next batch.
@@ -31,7 +31,7 @@ func (h *hostRun) claim(expecting bool) (activities.ClaimResult, error) {
 // fetch runs one fetch activity for urls (a lease claims its own when there are none) and
 // folds its outcome into the host state. It returns the activity's result, and false when the
 // activity failed or was cancelled.
-func (h *hostRun) fetch(urls []store.Claimed) (activities.FetchBatchResult, bool) {
+func (h *hostRun) fetch(urls []crawl.Claimed) (activities.FetchBatchResult, bool) {
 	ctx := h.ctx
 	if h.selfClaim {
 		h.owner = h.batchOwner()
@@ -55,7 +55,7 @@ func (h *hostRun) fetch(urls []store.Claimed) (activities.FetchBatchResult, bool
 	}
 	actx, cancel := workflow.WithCancel(ctx)
 	actx = workflow.WithActivityOptions(actx, workflow.ActivityOptions{
-		TaskQueue:           or(h.cfg.FetchQueue, defaultFetchQueue),
+		TaskQueue:           or(h.cfg.FetchQueue, crawl.FetchQueue),
 		StartToCloseTimeout: timeout,
 		HeartbeatTimeout:    fetchHeartbeatTimeout,
 		WaitForCancellation: true, // one batch at a time: never overlap requests to the host
@@ -91,7 +91,7 @@ func (h *hostRun) fetch(urls []store.Claimed) (activities.FetchBatchResult, bool
 			h.st.Errors++
 			h.backoff(workflow.Now(ctx))
 		}
-		h.st.NextRequestAt = later(h.st.NextRequestAt, workflow.Now(ctx).Add(d))
+		h.st.NextRequestAt = clock.Later(h.st.NextRequestAt, workflow.Now(ctx).Add(d))
 		return res, false
 	}
 	h.apply(res, d)
@@ -103,7 +103,7 @@ func (h *hostRun) fetch(urls []store.Claimed) (activities.FetchBatchResult, bool
 
 // abandon hands back what a batch that was cancelled or failed for good holds: its claims,
 // top-ups included, go back to the queue and the pages it fetched go to processing.
-func (h *hostRun) abandon(urls []store.Claimed) {
+func (h *hostRun) abandon(urls []crawl.Claimed) {
 	ctx := h.ctx
 	var fr *activities.Frontier
 	if workflow.GetVersion(ctx, "abandon-by-owner", workflow.DefaultVersion, 1) == 1 {

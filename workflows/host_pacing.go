@@ -8,6 +8,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/trawlerdev/trawler/activities"
+	"github.com/trawlerdev/trawler/internal/clock"
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/metrics"
 )
@@ -56,7 +57,7 @@ func (h *hostRun) apply(res activities.FetchBatchResult, d time.Duration) {
 	h.st.CrawlDelay, h.st.CrawlDelayCapped = crawl.Duration(res.CrawlDelay), res.CrawlDelayCapped
 	if !res.LastRequestAt.IsZero() {
 		h.st.LastRequestAt = res.LastRequestAt
-		h.st.NextRequestAt = later(h.st.NextRequestAt, res.LastRequestAt.Add(max(d, h.delay())))
+		h.st.NextRequestAt = clock.Later(h.st.NextRequestAt, res.LastRequestAt.Add(max(d, h.delay())))
 	}
 	h.st.Fetched += int64(res.Fetched + res.NotModified)
 	h.st.Errors += int64(res.Errors)
@@ -95,11 +96,11 @@ func (h *hostRun) backoff(now time.Time) {
 
 const maxBackoffLevel = 12
 
-func (h *hostRun) backoffState() string {
+func (h *hostRun) backoffState() crawl.HostPhase {
 	if h.st.BackoffLevel >= maxBackoffLevel {
-		return "parked"
+		return crawl.HostParked
 	}
-	return "backoff"
+	return crawl.HostBackoff
 }
 
 // jitter is a factor in [0.8, 1.2) that spreads the retries of hosts failing together. It is

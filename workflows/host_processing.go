@@ -1,7 +1,6 @@
 package workflows
 
 import (
-	"fmt"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -61,7 +60,7 @@ func (h *hostRun) startProcessing(in crawl.ProcessInput) {
 	h.st.ProcessSeq++
 	info := workflow.GetInfo(h.ctx)
 	cctx := workflow.WithChildOptions(h.ctx, workflow.ChildWorkflowOptions{
-		WorkflowID:        fmt.Sprintf("process/%s/%s-%d", h.in.Host, info.OriginalRunID, h.st.ProcessSeq),
+		WorkflowID:        crawl.HostProcessID(h.in.Host, info.OriginalRunID, h.st.ProcessSeq),
 		ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_ABANDON,
 		TaskQueue:         info.TaskQueueName,
 	})

@@ -5,6 +5,7 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/trawlerdev/trawler/internal/clock"
 	"github.com/trawlerdev/trawler/internal/crawl"
 )
 
@@ -126,6 +127,6 @@ func (h *hostRun) onThrottle(t crawl.Throttle) {
 	}
 	// The next request keeps the new delay from the last one.
 	if !h.st.LastRequestAt.IsZero() {
-		h.st.NextRequestAt = later(h.st.NextRequestAt, h.st.LastRequestAt.Add(h.delay()))
+		h.st.NextRequestAt = clock.Later(h.st.NextRequestAt, h.st.LastRequestAt.Add(h.delay()))
 	}
 }

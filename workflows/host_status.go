@@ -5,16 +5,15 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/trawlerdev/trawler/activities"
 	"github.com/trawlerdev/trawler/internal/crawl"
 )
 
-func (h *hostRun) setState(s string) {
+func (h *hostRun) setState(s crawl.HostPhase) {
 	if s == h.state {
 		return
 	}
 	h.state = s
-	_ = workflow.UpsertTypedSearchAttributes(h.ctx, activities.SearchHostState.ValueSet(s))
+	_ = workflow.UpsertTypedSearchAttributes(h.ctx, crawl.SearchHostState.ValueSet(string(s)))
 	h.describe()
 }
 

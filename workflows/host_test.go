@@ -14,8 +14,8 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/trawlerdev/trawler/activities"
+	"github.com/trawlerdev/trawler/internal/clock"
 	"github.com/trawlerdev/trawler/internal/crawl"
-	"github.com/trawlerdev/trawler/internal/store"
 )
 
 type hostEnv struct {
@@ -30,7 +30,7 @@ type hostEnv struct {
 	noLeaseRows   int      // leases told to write no lease row
 	// serve hands out the host's due URLs (claimsOf); workflowClaims counts the workflow's
 	// own claims (local activities), dryLeases the self-claiming leases that found none.
-	serve          func() []store.Claimed
+	serve          func() []crawl.Claimed
 	workflowClaims int
 	dryLeases      int
 	nextDue        *time.Time // what a dry lease says of the host's next due URL
@@ -47,7 +47,7 @@ func newHostEnv(t *testing.T) *hostEnv {
 	// Processing takes a second: a lease's processing child outlives its fetch activity.
 	e.OnActivity((&activities.Processor{}).Process, mock.Anything, mock.Anything).After(time.Second).Return(crawl.ProcessResult{}, nil).Maybe()
 	e.OnUpsertTypedSearchAttributes(mock.Anything).Run(func(args mock.Arguments) {
-		v, _ := args.Get(0).(temporal.SearchAttributes).GetKeyword(activities.SearchHostState)
+		v, _ := args.Get(0).(temporal.SearchAttributes).GetKeyword(crawl.SearchHostState)
 		e.upserts = append(e.upserts, v)
 	}).Return(nil).Maybe()
 	e.OnActivity(e.frontier.FetchedOf, mock.Anything, mock.Anything).Return([]crawl.PageRef(nil), nil).Maybe()
@@ -58,14 +58,14 @@ func newHostEnv(t *testing.T) *hostEnv {
 // claimsOf serves n batches of k URLs, then nothing: to the workflow's claims (revision 3
 // and before) or to the leases' own (revision 4, see fetchOK).
 func (e *hostEnv) claimsOf(n, k int) {
-	e.serve = func() []store.Claimed {
+	e.serve = func() []crawl.Claimed {
 		e.claims++
 		if e.claims > n {
 			return nil
 		}
-		var urls []store.Claimed
+		var urls []crawl.Claimed
 		for i := 0; i < k; i++ {
-			urls = append(urls, store.Claimed{CrawlID: "c", Hash: []byte{byte(e.claims), byte(i)}, URL: "http://h.test/"})
+			urls = append(urls, crawl.Claimed{CrawlID: "c", Hash: []byte{byte(e.claims), byte(i)}, URL: "http://h.test/"})
 		}
 		return urls
 	}
@@ -95,7 +95,7 @@ func (e *hostEnv) fetchOK() {
 			if in.NotBefore.Sub(now) > inBatchWait {
 				return activities.FetchBatchResult{}, errors.New("activity started long before NotBefore: the workflow did not wait")
 			}
-			sent := later(now, in.NotBefore)
+			sent := clock.Later(now, in.NotBefore)
 			e.fetches = append(e.fetches, sent)
 			if in.NoLeaseRow {
 				e.noLeaseRows++
@@ -326,7 +326,7 @@ func TestHostClaimsAgainWhenItsProcessingCompletes(t *testing.T) {
 			e.claims++
 			expecting = append(expecting, in.Expecting)
 			if e.claims == 1 || e.claims == 3 { // the second URL is there once the first page is processed
-				return activities.ClaimResult{URLs: []store.Claimed{{CrawlID: "c", Hash: []byte{byte(e.claims)}, URL: "http://h.test/"}}}, nil
+				return activities.ClaimResult{URLs: []crawl.Claimed{{CrawlID: "c", Hash: []byte{byte(e.claims)}, URL: "http://h.test/"}}}, nil
 			}
 			return activities.ClaimResult{}, nil
 		})
@@ -350,7 +350,7 @@ func TestHostStartedAtThisRevisionSkipsRedundantCommands(t *testing.T) {
 	e := newHostEnv(t)
 	e.claimsOf(1, 1)
 	e.fetchOK()
-	if err := e.SetTypedSearchAttributesOnStart(temporal.NewSearchAttributes(activities.SearchHostState.ValueSet("active"))); err != nil {
+	if err := e.SetTypedSearchAttributesOnStart(temporal.NewSearchAttributes(crawl.SearchHostState.ValueSet(string(crawl.HostActive)))); err != nil {
 		t.Fatal(err)
 	}
 	in := hostInput(time.Second)
@@ -447,7 +447,7 @@ func TestHostFetchesInLeasesWithProcessingBeside(t *testing.T) {
 		if claims++; claims > 1 {
 			return activities.ClaimResult{}, nil
 		}
-		return activities.ClaimResult{URLs: []store.Claimed{{CrawlID: "c", Hash: []byte{1}, URL: "http://h.test/"}}}, nil
+		return activities.ClaimResult{URLs: []crawl.Claimed{{CrawlID: "c", Hash: []byte{1}, URL: "http://h.test/"}}}, nil
 	})
 	var fetches []activities.FetchBatchInput
 	e.OnActivity(fe.FetchBatch, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.FetchBatchInput) (activities.FetchBatchResult, error) {

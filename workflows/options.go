@@ -7,12 +7,6 @@ import (
 	"go.temporal.io/sdk/workflow"
 )
 
-// Default task queues, for inputs that name none.
-const (
-	defaultFetchQueue   = "trawler-fetch"
-	defaultProcessQueue = "trawler-process"
-)
-
 func or(s, def string) string {
 	if s == "" {
 		return def

@@ -22,7 +22,7 @@ const processHeartbeatTimeout = 20 * time.Second
 // pages/s on the dev server).
 func ProcessPageWorkflow(ctx workflow.Context, in crawl.ProcessInput) (crawl.ProcessResult, error) {
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		TaskQueue:           or(in.TaskQueue, defaultProcessQueue),
+		TaskQueue:           or(in.TaskQueue, crawl.ProcessQueue),
 		StartToCloseTimeout: processTimeout(in),
 		HeartbeatTimeout:    processHeartbeatTimeout,
 		RetryPolicy: &temporal.RetryPolicy{

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -101,12 +100,8 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 
 // IsLoopbackHost says whether a host or host:port names this machine's loopback.
 func IsLoopbackHost(hostport string) bool {
-	host := hostport
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		host = h
-	}
-	host = strings.Trim(host, "[]")
-	if strings.EqualFold(host, "localhost") {
+	host := urlnorm.Hostname(hostport)
+	if host == "localhost" {
 		return true
 	}
 	ip, err := netip.ParseAddr(host)
@@ -140,7 +135,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 // CrawlStats is one crawl in GET /api/v1/stats.
 type CrawlStats struct {
 	Crawl      string           `json:"crawl"`
-	State      string           `json:"state"`
+	State      crawl.CrawlState `json:"state"`
 	Discovered int64            `json:"discovered"` // URLs admitted to the frontier
 	Queued     int              `json:"queued"`
 	InFlight   int              `json:"inFlight"`   // claimed by a host's batch
@@ -192,22 +187,20 @@ func (s *Server) stats(w http.ResponseWriter, r *http.Request) {
 			RobotsBlk: st.RobotsBlocked, Skipped: st.Skipped, Rejected: st.Rejected, Bytes: st.Bytes,
 			PagesPerS: st.Throughput, Hosts: st.Hosts})
 	}
-	for _, state := range []string{"active", "idle", "backoff", "paused"} {
-		n, err := s.countHosts(ctx, state)
+	for _, phase := range crawl.HostPhases {
+		n, err := s.countHosts(ctx, phase)
 		if err != nil {
-			s.Log.Warn("counting host workflows failed", "state", state, "error", err)
+			s.Log.Warn("counting host workflows failed", "state", phase, "error", err)
 			continue
 		}
-		out.Hosts[state] = n
+		out.Hosts[string(phase)] = n
 	}
 	writeJSON(w, http.StatusOK, out)
 }
 
 // countHosts counts this deployment's running host workflows in a state (search attribute).
-func (s *Server) countHosts(ctx context.Context, state string) (int64, error) {
-	resp, err := s.Temporal.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{
-		Query: fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running' AND TaskQueue = '%s' AND HostState = '%s'",
-			crawl.HostWorkflowName, s.TaskQueue, state)})
+func (s *Server) countHosts(ctx context.Context, phase crawl.HostPhase) (int64, error) {
+	resp, err := s.Temporal.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{Query: crawl.HostsInPhaseQuery(s.TaskQueue, phase)})
 	if err != nil {
 		return 0, err
 	}
@@ -248,7 +241,7 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	if state != store.CrawlRunning && state != store.CrawlPaused {
+	if state != crawl.CrawlRunning && state != crawl.CrawlPaused {
 		writeError(w, http.StatusConflict, "crawl %q is %s: it takes no more URLs", req.Crawl, state)
 		return
 	}

@@ -20,6 +20,14 @@ func (c Clock) Until(t time.Time) time.Duration { return t.Sub(c.Now()) }
 // Since is how long since t on this clock.
 func (c Clock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
 
+// Later is the later of two times.
+func Later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
 // Of is what this clock read when the machine's clock read t (a time.Now() taken by code that
 // does not know this clock, such as an HTTP trace hook).
 func (c Clock) Of(t time.Time) time.Time { return t.Add(c.Skew) }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/listen"
 )
 
@@ -43,11 +44,11 @@ var settings = []setting{
 		set: func(c *Config, v string) error { return nonEmpty(&c.TemporalNamespace, v) }},
 	{Flag: "temporal-compression", Env: "TRAWLER_TEMPORAL_COMPRESSION", Default: "none", Usage: "gRPC compression to Temporal: none (CPU matters more than bytes next to the server) or gzip (a slow or metered link, e.g. Temporal Cloud)",
 		set: func(c *Config, v string) error { return oneOf(&c.TemporalCompression, v, "none", "gzip") }},
-	{Flag: "task-queue", Env: "TRAWLER_TASK_QUEUE", Default: "trawler", Usage: "task queue for workflow tasks",
+	{Flag: "task-queue", Env: "TRAWLER_TASK_QUEUE", Default: crawl.WorkflowQueue, Usage: "task queue for workflow tasks",
 		set: func(c *Config, v string) error { return nonEmpty(&c.TaskQueue, v) }},
-	{Flag: "fetch-task-queue", Env: "TRAWLER_FETCH_TASK_QUEUE", Default: "trawler-fetch", Usage: "task queue for fetch activities (I/O bound)",
+	{Flag: "fetch-task-queue", Env: "TRAWLER_FETCH_TASK_QUEUE", Default: crawl.FetchQueue, Usage: "task queue for fetch activities (I/O bound)",
 		set: func(c *Config, v string) error { return nonEmpty(&c.FetchTaskQueue, v) }},
-	{Flag: "process-task-queue", Env: "TRAWLER_PROCESS_TASK_QUEUE", Default: "trawler-process", Usage: "task queue for page processing (CPU bound)",
+	{Flag: "process-task-queue", Env: "TRAWLER_PROCESS_TASK_QUEUE", Default: crawl.ProcessQueue, Usage: "task queue for page processing (CPU bound)",
 		set: func(c *Config, v string) error { return nonEmpty(&c.ProcessTaskQueue, v) }},
 	{Flag: "database-url", Env: "DATABASE_URL", Default: "postgres://trawler@127.0.0.1:55432/trawler?sslmode=disable", Usage: "PostgreSQL connection URL", Secret: true,
 		set: func(c *Config, v string) error { return prefixed(&c.DatabaseURL, v, "postgres://", "postgresql://") }},

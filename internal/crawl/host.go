@@ -72,7 +72,7 @@ type HostState struct {
 // HostStatus answers the status query.
 type HostStatus struct {
 	Host          string    `json:"host"`
-	State         string    `json:"state"` // active, idle, paused, backoff, parked
+	State         HostPhase `json:"state"`
 	Paused        bool      `json:"paused"`
 	Delay         string    `json:"delay"`                // the delay in force
 	CrawlDelay    string    `json:"crawlDelay,omitempty"` // robots.txt's, after the cap

@@ -62,7 +62,7 @@ type ProcessResult struct {
 // CrawlProgress answers the progress query.
 type CrawlProgress struct {
 	CrawlID     string          `json:"crawlId"`
-	State       string          `json:"state"`
+	State       CrawlState      `json:"state"`
 	Admitted    int64           `json:"admitted"`
 	Fetched     int64           `json:"fetched"`
 	Pages       int64           `json:"pages"`
@@ -97,4 +97,22 @@ type Waiting struct {
 type SeedError struct {
 	Seed   string `json:"seed"`
 	Reason string `json:"reason"`
+}
+
+// Claimed is a URL claimed for fetching: what a fetch lease carries of it.
+type Claimed struct {
+	CrawlID      string `json:"crawlId"`
+	Hash         []byte `json:"hash"`
+	URL          string `json:"url"`
+	Depth        int    `json:"depth"`
+	Hops         int    `json:"hops"`
+	Attempts     int    `json:"attempts"`
+	FetchCount   int    `json:"fetchCount"`
+	ETag         string `json:"etag,omitempty"`
+	LastModified string `json:"lastModified,omitempty"`
+	Source       Source `json:"source,omitempty"`
+	ContentHash  []byte `json:"contentHash,omitempty"` // of the last 2xx body: a recrawl compares
+	RecrawlS     int    `json:"recrawlS,omitempty"`    // current recrawl interval, seconds
+	HintS        int    `json:"hintS,omitempty"`       // sitemap changefreq interval, seconds
+	GoneCount    int    `json:"goneCount,omitempty"`   // consecutive 404/410 answers
 }

@@ -13,31 +13,6 @@ import (
 	"time"
 )
 
-// Workflow, signal and query names: what `temporal workflow start/signal/query` take.
-const (
-	CrawlWorkflowName   = "CrawlWorkflow"
-	HostWorkflowName    = "HostWorkflow"
-	ProcessWorkflowName = "ProcessPageWorkflow"
-
-	SignalURLsAdded = "urls-added"
-	SignalPause     = "pause"
-	SignalResume    = "resume"
-	SignalStop      = "stop"
-	SignalThrottle  = "throttle"
-	SignalAddSeeds  = "add-seeds"           // crawl: AddSeeds
-	SignalReplay    = "replay-dead-letters" // crawl: Replay
-	SignalBlock     = "block"               // crawl: Block
-
-	QueryStatus   = "status"
-	QueryProgress = "progress"
-)
-
-// CrawlWorkflowID and HostWorkflowID name the workflows.
-func CrawlWorkflowID(name string) string { return "crawl/" + name }
-
-// HostWorkflowID is the ID of the one workflow that fetches from host (an authority).
-func HostWorkflowID(host string) string { return "host/" + host }
-
 // Scopes: which discovered links a crawl follows.
 const (
 	ScopeHost   = "host"   // the seeds' hosts only

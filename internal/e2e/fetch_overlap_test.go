@@ -24,7 +24,7 @@ import (
 func TestOverlappingFetchAttemptsKeepTheHostsDelay(t *testing.T) {
 	s, fetcher, claimed := fetchFixture(t, 300*time.Millisecond)
 	var wg sync.WaitGroup
-	for _, half := range [][]store.Claimed{claimed[:3], claimed[3:]} {
+	for _, half := range [][]crawl.Claimed{claimed[:3], claimed[3:]} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -110,7 +110,7 @@ func TestSkewedWorkerClocksKeepTheHostsDelay(t *testing.T) {
 
 // fetchFixture is a one-host test web with the given delay, six of its URLs claimed, and a
 // Fetcher on the stack's services.
-func fetchFixture(t *testing.T, delay time.Duration) (*stack, *activities.Fetcher, []store.Claimed) {
+func fetchFixture(t *testing.T, delay time.Duration) (*stack, *activities.Fetcher, []crawl.Claimed) {
 	wc := testweb.DefaultConfig()
 	wc.Hosts, wc.Pages, wc.Specials = 1, 12, false
 	wc.DefaultDelay = delay

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/net/publicsuffix"
 
 	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/urlnorm"
 )
 
 // Scope decides, by host, whether a URL is in a crawl.
@@ -35,11 +36,11 @@ func New(spec crawl.Spec, seedHosts []string) *Scope {
 	switch spec.Scope {
 	case crawl.ScopeHost:
 		for _, h := range seedHosts {
-			s.hosts[hostname(h)] = true
+			s.hosts[urlnorm.Hostname(h)] = true
 		}
 	case crawl.ScopeDomain:
 		for _, h := range seedHosts {
-			s.roots = append(s.roots, Registrable(hostname(h)))
+			s.roots = append(s.roots, Registrable(urlnorm.Hostname(h)))
 		}
 	case crawl.ScopeList:
 		for _, d := range spec.AllowDomains {
@@ -51,7 +52,7 @@ func New(spec crawl.Spec, seedHosts []string) *Scope {
 
 // Allows reports whether host (an authority: host[:port]) is in scope.
 func (s *Scope) Allows(authority string) bool {
-	h := hostname(authority)
+	h := urlnorm.Hostname(authority)
 	for _, d := range s.deny {
 		if h == d || strings.HasSuffix(h, "."+d) {
 			return false
@@ -92,11 +93,4 @@ func Registrable(host string) string {
 		return host
 	}
 	return d
-}
-
-func hostname(authority string) string {
-	if h, _, err := net.SplitHostPort(authority); err == nil {
-		return strings.ToLower(h)
-	}
-	return strings.ToLower(strings.Trim(authority, "[]"))
 }

@@ -15,13 +15,9 @@ import (
 	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/temporal"
 
-	"github.com/trawlerdev/trawler/activities"
+	"github.com/trawlerdev/trawler/internal/crawl"
 )
-
-// Keys are the search attributes Trawler's workflows set.
-var Keys = []temporal.SearchAttributeKey{activities.SearchHost, activities.SearchCrawlID, activities.SearchHostState}
 
 // CannotList says err is the cluster refusing this client the list (no permission, or an API
 // it does not serve, as a cloud service may): what is registered cannot be told from here.
@@ -47,7 +43,7 @@ func missing(ctx context.Context, c client.Client, namespace string) ([]string, 
 		return nil, err
 	}
 	var lacking []string
-	for _, k := range Keys {
+	for _, k := range crawl.SearchAttributes() {
 		if t, ok := have[k.GetName()]; !ok || t != k.GetValueType() {
 			lacking = append(lacking, k.GetName())
 		}
@@ -63,7 +59,7 @@ func Register(ctx context.Context, c client.Client, namespace string) ([]string,
 		return nil, err
 	}
 	add := map[string]enums.IndexedValueType{}
-	for _, k := range Keys {
+	for _, k := range crawl.SearchAttributes() {
 		t, ok := have[k.GetName()]
 		switch {
 		case !ok:

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/trawlerdev/trawler/internal/clock"
+	"github.com/trawlerdev/trawler/internal/crawl"
 )
 
 // Store is the crawl's Postgres state: crawls, the frontier, fetches, documents, links, hosts.
@@ -34,14 +35,6 @@ func NewOnClock(pool *pgxpool.Pool, c clock.Clock) *Store {
 
 // Pool exposes the pool (health checks, tests).
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
-
-// Crawl states.
-const (
-	CrawlRunning = "running"
-	CrawlPaused  = "paused"
-	CrawlStopped = "stopped"
-	CrawlDone    = "done"
-)
 
 // ErrNoCrawl is returned for an unknown crawl ID.
 var ErrNoCrawl = errors.New("no such crawl")
@@ -76,7 +69,7 @@ func (s *Store) CrawlSpec(ctx context.Context, id string, dst any) error {
 
 // SetCrawlState moves a crawl to state. Stopping also skips its unfetched URLs, so nothing is
 // left pending without a recorded reason.
-func (s *Store) SetCrawlState(ctx context.Context, id, state string) error {
+func (s *Store) SetCrawlState(ctx context.Context, id string, state crawl.CrawlState) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `UPDATE crawls SET state = $2, updated_at = now(),
 			finished_at = CASE WHEN $2 IN ('stopped', 'done') THEN now() ELSE finished_at END WHERE id = $1`, id, state)
@@ -86,7 +79,7 @@ func (s *Store) SetCrawlState(ctx context.Context, id, state string) error {
 		if tag.RowsAffected() == 0 {
 			return fmt.Errorf("store: crawl %s: %w", id, ErrNoCrawl)
 		}
-		if state == CrawlStopped {
+		if state == crawl.CrawlStopped {
 			_, err = tx.Exec(ctx, `UPDATE urls SET state = 'skipped', skip_reason = 'crawl stopped', updated_at = now()
 				WHERE crawl_id = $1 AND state IN ('queued', 'claimed')`, id)
 		}
@@ -96,22 +89,22 @@ func (s *Store) SetCrawlState(ctx context.Context, id, state string) error {
 
 // Progress is a crawl's state counted from Postgres.
 type Progress struct {
-	State      string         `json:"state"`
-	Admitted   int64          `json:"admitted"`
-	ByState    map[string]int `json:"byState"`
-	Fetched    int64          `json:"fetched"`       // URLs fetched at least once
-	Pages      int64          `json:"pages"`         // documents stored
-	Errors     int64          `json:"errors"`        // fetches that failed (network, 5xx, 429)
-	Dead       int64          `json:"dead"`          // dead-lettered URLs
-	Skipped    map[string]int `json:"skipped"`       // by reason
-	Rejected   map[string]int `json:"rejected"`      // links refused at admission, by reason
-	Hosts      int64          `json:"hosts"`         // hosts with admitted URLs
-	Pending    int64          `json:"pending"`       // queued + claimed + fetched-not-processed
-	Bytes      int64          `json:"bytes"`         // body bytes fetched
-	ErrorClass map[string]int `json:"errorsByClass"` // failed fetches: 5xx, 429, 408, network, timeout
-	FirstFetch *time.Time     `json:"firstFetch"`    // for rates
-	LastFetch  *time.Time     `json:"lastFetch"`
-	Waiting    Waiting        `json:"waiting"`
+	State      crawl.CrawlState `json:"state"`
+	Admitted   int64            `json:"admitted"`
+	ByState    map[string]int   `json:"byState"`
+	Fetched    int64            `json:"fetched"`       // URLs fetched at least once
+	Pages      int64            `json:"pages"`         // documents stored
+	Errors     int64            `json:"errors"`        // fetches that failed (network, 5xx, 429)
+	Dead       int64            `json:"dead"`          // dead-lettered URLs
+	Skipped    map[string]int   `json:"skipped"`       // by reason
+	Rejected   map[string]int   `json:"rejected"`      // links refused at admission, by reason
+	Hosts      int64            `json:"hosts"`         // hosts with admitted URLs
+	Pending    int64            `json:"pending"`       // queued + claimed + fetched-not-processed
+	Bytes      int64            `json:"bytes"`         // body bytes fetched
+	ErrorClass map[string]int   `json:"errorsByClass"` // failed fetches: 5xx, 429, 408, network, timeout
+	FirstFetch *time.Time       `json:"firstFetch"`    // for rates
+	LastFetch  *time.Time       `json:"lastFetch"`
+	Waiting    Waiting          `json:"waiting"`
 }
 
 // Waiting is what a crawl's pending URLs wait on and for how long the longest has waited, so a
@@ -160,8 +153,8 @@ func (s *Store) CountRejections(ctx context.Context, crawlID string, byReason ma
 }
 
 // CrawlState reads a crawl's state (running, paused, stopped, done).
-func (s *Store) CrawlState(ctx context.Context, id string) (string, error) {
-	var state string
+func (s *Store) CrawlState(ctx context.Context, id string) (crawl.CrawlState, error) {
+	var state crawl.CrawlState
 	err := s.pool.QueryRow(ctx, `SELECT state FROM crawls WHERE id = $1`, id).Scan(&state)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", fmt.Errorf("store: crawl %s: %w", id, ErrNoCrawl)

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/trawlerdev/trawler/internal/crawl"
 )
 
 // Candidate is a normalized URL offered to a crawl's frontier.
@@ -18,7 +20,7 @@ type Candidate struct {
 	Host     string
 	Depth    int
 	Hops     int
-	Source   string // seed, link, redirect, sitemap, api
+	Source   crawl.Source
 	Priority float32
 	HintS    int // sitemap <changefreq> as seconds (0: none)
 }
@@ -56,14 +58,14 @@ func (s *Store) AdmitWaking(ctx context.Context, crawlID string, cands []Candida
 		res = AdmitResult{New: map[string]int{}}
 		var maxPages, admitted int64
 		var maxPerHost int
-		var state string
+		var state crawl.CrawlState
 		n := len(cands)
 		hashes, urls, hosts, sources := make([][]byte, n), make([]string, n), make([]string, n), make([]string, n)
 		depths, hops := make([]int32, n), make([]int32, n)
 		prios := make([]float32, n)
 		hints := make([]int32, n)
 		for i, c := range cands {
-			hashes[i], urls[i], hosts[i], sources[i] = c.Hash, c.URL, c.Host, c.Source
+			hashes[i], urls[i], hosts[i], sources[i] = c.Hash, c.URL, c.Host, string(c.Source)
 			depths[i], hops[i], prios[i], hints[i] = int32(c.Depth), int32(c.Hops), c.Priority, int32(c.HintS)
 		}
 		// Two round trips in the transaction, each a pipelined batch: lock the crawl (its
@@ -142,7 +144,7 @@ func (s *Store) AdmitWaking(ctx context.Context, crawlID string, cands []Candida
 		// Each further link to a queued URL is an in-link: it moves up its host's queue.
 		var again [][]byte
 		for _, c := range cands {
-			if !isNew[string(c.Hash)] && c.Source == "link" {
+			if !isNew[string(c.Hash)] && c.Source == crawl.SourceLink {
 				again = append(again, c.Hash)
 			}
 		}
@@ -173,7 +175,7 @@ func (s *Store) AdmitWaking(ctx context.Context, crawlID string, cands []Candida
 			// in order.
 			// A crawl that is not running wakes nobody (its URLs cannot be claimed): its hosts
 			// stay waiting, and a resume wakes every host with due URLs.
-			if state == CrawlRunning && maxWake != 0 {
+			if state == crawl.CrawlRunning && maxWake != 0 {
 				sorted := append([]string(nil), newHosts...)
 				sort.Strings(sorted)
 				var limit *int // LIMIT NULL: no limit
@@ -190,7 +192,7 @@ func (s *Store) AdmitWaking(ctx context.Context, crawlID string, cands []Candida
 					WHERE h.host = w.host RETURNING h.host`, sorted, limit)
 			}
 			b.Queue(`UPDATE crawls SET admitted = admitted + $2, updated_at = now() WHERE id = $1`, crawlID, total)
-			if state == CrawlRunning {
+			if state == crawl.CrawlRunning {
 				// Fetch leases of these hosts waiting for links hear of them at commit.
 				b.Queue(notifyDueSQL(`SELECT unnest($1::text[])`), newHosts)
 			}
@@ -224,28 +226,10 @@ func (s *Store) AdmitWaking(ctx context.Context, crawlID string, cands []Candida
 	return res, nil
 }
 
-// Claimed is a URL a host workflow has leased for fetching.
-type Claimed struct {
-	CrawlID      string `json:"crawlId"`
-	Hash         []byte `json:"hash"`
-	URL          string `json:"url"`
-	Depth        int    `json:"depth"`
-	Hops         int    `json:"hops"`
-	Attempts     int    `json:"attempts"`
-	FetchCount   int    `json:"fetchCount"`
-	ETag         string `json:"etag,omitempty"`
-	LastModified string `json:"lastModified,omitempty"`
-	Source       string `json:"source,omitempty"`      // seed, link, redirect, sitemap, sitemap-file
-	ContentHash  []byte `json:"contentHash,omitempty"` // of the last 2xx body: a recrawl compares
-	RecrawlS     int    `json:"recrawlS,omitempty"`    // current recrawl interval, seconds
-	HintS        int    `json:"hintS,omitempty"`       // sitemap changefreq interval, seconds
-	GoneCount    int    `json:"goneCount,omitempty"`   // consecutive 404/410 answers
-}
-
 // Claim leases up to limit due URLs of host, best first, from running crawls: queued ones due
 // by now, and claimed ones whose lease has run out (their claimer died). When none is due it
 // returns when the next one will be (nil: none pending).
-func (s *Store) Claim(ctx context.Context, host string, limit int, lease time.Duration, now time.Time) ([]Claimed, *time.Time, error) {
+func (s *Store) Claim(ctx context.Context, host string, limit int, lease time.Duration, now time.Time) ([]crawl.Claimed, *time.Time, error) {
 	return s.ClaimAs(ctx, host, "", limit, lease, now)
 }
 
@@ -253,7 +237,7 @@ func (s *Store) Claim(ctx context.Context, host string, limit int, lease time.Du
 // first, so a claimer that died after claiming (its result lost) and runs again under the same
 // owner takes its claims back instead of waiting out their lease. An empty claim leaves the
 // host waiting: the next admission of its URLs returns it in AdmitResult.Wake.
-func (s *Store) ClaimAs(ctx context.Context, host, owner string, limit int, lease time.Duration, now time.Time) ([]Claimed, *time.Time, error) {
+func (s *Store) ClaimAs(ctx context.Context, host, owner string, limit int, lease time.Duration, now time.Time) ([]crawl.Claimed, *time.Time, error) {
 	r, err := s.claim(ctx, host, owner, limit, lease, now, claimMode{waitIfEmpty: true})
 	return r.URLs, r.Next, err
 }
@@ -261,7 +245,7 @@ func (s *Store) ClaimAs(ctx context.Context, host, owner string, limit int, leas
 // ClaimQuietly is ClaimAs for a claimer that will claim again by itself (a batch topping itself
 // up, a host whose own pages are being processed): found or not, the host is not left waiting,
 // so admissions meanwhile wake nobody.
-func (s *Store) ClaimQuietly(ctx context.Context, host, owner string, limit int, lease time.Duration, now time.Time) ([]Claimed, *time.Time, error) {
+func (s *Store) ClaimQuietly(ctx context.Context, host, owner string, limit int, lease time.Duration, now time.Time) ([]crawl.Claimed, *time.Time, error) {
 	r, err := s.claim(ctx, host, owner, limit, lease, now, claimMode{})
 	return r.URLs, r.Next, err
 }
@@ -271,7 +255,7 @@ func (s *Store) ClaimQuietly(ctx context.Context, host, owner string, limit int,
 // owners still await processing (their links may be for the host), and whether the claim left
 // the host waiting (the lease is over: see ClaimInLease).
 type LeaseClaim struct {
-	URLs     []Claimed
+	URLs     []crawl.Claimed
 	Next     *time.Time
 	Awaiting int
 	Waiting  bool
@@ -340,7 +324,7 @@ func (s *Store) claim(ctx context.Context, host, owner string, limit int, lease 
 		waiting AS (UPDATE hosts SET waiting = `+waiting+` WHERE host = $1)
 		SELECT * FROM claimed`, args...)
 	b.Queue(after, afterArgs...)
-	var claimed []Claimed
+	var claimed []crawl.Claimed
 	var next *time.Time
 	var res LeaseClaim
 	err := func() error {
@@ -353,8 +337,8 @@ func (s *Store) claim(ctx context.Context, host, owner string, limit int, lease 
 		if err != nil {
 			return err
 		}
-		claimed, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (Claimed, error) {
-			var c Claimed
+		claimed, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (crawl.Claimed, error) {
+			var c crawl.Claimed
 			err := r.Scan(&c.CrawlID, &c.Hash, &c.URL, &c.Depth, &c.Hops, &c.Attempts, &c.FetchCount, &c.ETag, &c.LastModified, &c.Source,
 				&c.ContentHash, &c.RecrawlS, &c.HintS, &c.GoneCount)
 			return c, err
@@ -382,7 +366,7 @@ func (s *Store) claim(ctx context.Context, host, owner string, limit int, lease 
 }
 
 // Release returns claimed URLs to the queue (their fetch will not happen now).
-func (s *Store) Release(ctx context.Context, claims []Claimed) error {
+func (s *Store) Release(ctx context.Context, claims []crawl.Claimed) error {
 	for _, c := range claims {
 		if _, err := s.pool.Exec(ctx, `UPDATE urls SET state = 'queued', claimed_until = NULL, updated_at = now()
 			WHERE crawl_id = $1 AND url_hash = $2 AND state = 'claimed'`, c.CrawlID, c.Hash); err != nil {
@@ -405,7 +389,7 @@ func (s *Store) SeenRows(ctx context.Context) (pgx.Rows, error) {
 // URLState reads a URL's state and its crawl's: a batch checks the URL is still "claimed"
 // before each request (a stop or a block since the claim takes the URL back) and its crawl not
 // paused, and finds "fetched" when an earlier attempt of the batch already fetched it.
-func (s *Store) URLState(ctx context.Context, crawlID string, hash []byte) (state, crawlState string, err error) {
+func (s *Store) URLState(ctx context.Context, crawlID string, hash []byte) (state string, crawlState crawl.CrawlState, err error) {
 	err = s.pool.QueryRow(ctx, `SELECT u.state, c.state FROM urls u JOIN crawls c ON c.id = u.crawl_id
 		WHERE u.crawl_id = $1 AND u.url_hash = $2`, crawlID, hash).Scan(&state, &crawlState)
 	if errors.Is(err, pgx.ErrNoRows) {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/store"
 	"github.com/trawlerdev/trawler/internal/testenv"
 )
@@ -88,7 +89,7 @@ func TestClaimLeasesAndReclaimsExpiredLeases(t *testing.T) {
 	if err := s.Release(ctx, again[:2]); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SetCrawlState(ctx, "c", store.CrawlPaused); err != nil {
+	if err := s.SetCrawlState(ctx, "c", crawl.CrawlPaused); err != nil {
 		t.Fatal(err)
 	}
 	if paused, _, _ := s.Claim(ctx, "a.test", 10, time.Minute, now.Add(3*time.Minute)); len(paused) != 0 {
@@ -292,7 +293,7 @@ func TestAdmitWakesNoMoreHostsThanAllowed(t *testing.T) {
 	if err != nil || !slices.Equal(res.Wake, []string{"c.test", "d.test", "e.test"}) {
 		t.Fatalf("the hosts left waiting are woken by the next admission (a.test is busy): %+v %v", res, err)
 	}
-	if err := s.SetCrawlState(ctx, "c", store.CrawlPaused); err != nil {
+	if err := s.SetCrawlState(ctx, "c", crawl.CrawlPaused); err != nil {
 		t.Fatal(err)
 	}
 	if got, _, err := s.Claim(ctx, "f.test", 10, time.Minute, time.Now()); err != nil || len(got) != 0 {

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/trawlerdev/trawler/internal/crawl"
 )
 
 // Throughput is fetch rates in fetches per second.
@@ -69,7 +71,7 @@ type URLRecord struct {
 	Host          string        `json:"host"`
 	State         string        `json:"state"`
 	SkipReason    string        `json:"skipReason,omitempty"`
-	Source        string        `json:"source"`
+	Source        crawl.Source  `json:"source"`
 	Depth         int           `json:"depth"`
 	Priority      float32       `json:"priority"`
 	Attempts      int           `json:"attempts"`

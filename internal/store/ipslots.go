@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/trawlerdev/trawler/internal/crawl"
 )
 
 // BookSlot reserves the next request start for host: no earlier than earliest, at least
@@ -29,8 +31,9 @@ type URLKey struct {
 // Slot is a booked request start and, when the booking was for a URL, that URL's state and its
 // crawl's at booking time ("" when the URL is not in the frontier).
 type Slot struct {
-	Start                time.Time
-	URLState, CrawlState string
+	Start      time.Time
+	URLState   string
+	CrawlState crawl.CrawlState
 }
 
 // BookSlotFor is BookSlot for the request of url (nil: a request of no frontier URL, such as

@@ -6,12 +6,14 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/trawlerdev/trawler/internal/crawl"
 )
 
 // ProcessingClaim is what a crawl's processing sees in one round trip: the crawl's state and
 // the fetched pages it claimed.
 type ProcessingClaim struct {
-	CrawlState string // "" when the crawl does not exist
+	CrawlState crawl.CrawlState // "" when the crawl does not exist
 	Pages      []FetchedPage
 }
 

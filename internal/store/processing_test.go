@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/store"
 )
 
@@ -33,7 +34,7 @@ func TestClaimFetchedAcrossHostsHoldsAndHandsOver(t *testing.T) {
 		}
 	}
 	first, err := s.ClaimFetched(ctx, "c", "p1", 2, time.Minute, true)
-	if err != nil || first.CrawlState != store.CrawlRunning || len(first.Pages) != 2 {
+	if err != nil || first.CrawlState != crawl.CrawlRunning || len(first.Pages) != 2 {
 		t.Fatalf("first claim: %+v %v", first, err)
 	}
 	hosts := map[string]bool{}
@@ -88,10 +89,10 @@ func TestClaimFetchedAcrossHostsHoldsAndHandsOver(t *testing.T) {
 	if err != nil || len(taken.Pages) != 1 || taken.Pages[0].Host != "b.test" {
 		t.Fatalf("after p2's hold expired: %+v %v: want its one page and nothing processed", taken.Pages, err)
 	}
-	if err := s.SetCrawlState(ctx, "c", store.CrawlDone); err != nil {
+	if err := s.SetCrawlState(ctx, "c", crawl.CrawlDone); err != nil {
 		t.Fatal(err)
 	}
-	if st, err := s.ClaimFetched(ctx, "c", "p3", 10, time.Minute, true); err != nil || st.CrawlState != store.CrawlDone {
+	if st, err := s.ClaimFetched(ctx, "c", "p3", 10, time.Minute, true); err != nil || st.CrawlState != crawl.CrawlDone {
 		t.Fatalf("state after the crawl ended: %+v %v", st, err)
 	}
 	if st, err := s.ClaimFetched(ctx, "gone", "p3", 10, time.Minute, true); err != nil || st.CrawlState != "" || len(st.Pages) != 0 {

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/trawlerdev/trawler/internal/crawl"
 )
 
 // Window is a run of a host's request time booked by one fetch lease: its requests start in
@@ -25,9 +27,10 @@ type Window struct {
 // WindowState is a URL's state and its crawl's, and when they were read (on the local clock):
 // when its window was booked, or when the URL was claimed.
 type WindowState struct {
-	URL, Crawl string
-	At         time.Time
-	Epoch      uint64 // the ControlWatch's epoch before they were read
+	URL   string
+	Crawl crawl.CrawlState
+	At    time.Time
+	Epoch uint64 // the ControlWatch's epoch before they were read
 }
 
 // WindowKey is how Window.States names a URL.
@@ -58,7 +61,7 @@ func (s *Store) windowStates(urls []URLKey, states, crawlStates []string, epoch 
 	now := s.clock.local.Now()
 	for i, u := range urls {
 		if i < len(states) && i < len(crawlStates) {
-			out[WindowKey(u)] = WindowState{URL: states[i], Crawl: crawlStates[i], At: now, Epoch: epoch}
+			out[WindowKey(u)] = WindowState{URL: states[i], Crawl: crawl.CrawlState(crawlStates[i]), At: now, Epoch: epoch}
 		}
 	}
 	return out

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/trawlerdev/trawler/internal/clock"
+	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/store"
 )
 
@@ -116,7 +117,7 @@ func TestControlWatchHearsControlsOnly(t *testing.T) {
 	if !w.Fresh(e) {
 		t.Fatal("an admission counted as a control")
 	}
-	if err := s.SetCrawlState(ctx, "c", store.CrawlPaused); err != nil {
+	if err := s.SetCrawlState(ctx, "c", crawl.CrawlPaused); err != nil {
 		t.Fatal(err)
 	}
 	for w.Fresh(e) {

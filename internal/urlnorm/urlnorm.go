@@ -340,6 +340,15 @@ func Authority(normalized string) string {
 	return rest
 }
 
+// Hostname is an authority's (or a host:port's) host name: without its port and an IPv6
+// literal's brackets, in lower case.
+func Hostname(authority string) string {
+	if h, _, err := net.SplitHostPort(authority); err == nil {
+		return strings.ToLower(h)
+	}
+	return strings.ToLower(strings.Trim(authority, "[]"))
+}
+
 // Hash is the frontier's identity of a normalized URL: the first 16 bytes of its SHA-256.
 func Hash(normalized string) []byte {
 	h := sha256.Sum256([]byte(normalized))

@@ -241,3 +241,13 @@ func FuzzResolve(f *testing.F) {
 		}
 	})
 }
+
+// Hostname takes the port and an IPv6 literal's brackets off an authority.
+func TestHostname(t *testing.T) {
+	for in, want := range map[string]string{"Example.COM": "example.com", "example.com:8080": "example.com",
+		"[::1]:8443": "::1", "[2001:db8::1]": "2001:db8::1", "127.0.0.1:80": "127.0.0.1", "": ""} {
+		if got := Hostname(in); got != want {
+			t.Errorf("Hostname(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,150 @@
+package crawl
+
+import (
+	"fmt"
+	"strings"
+
+	"go.temporal.io/sdk/temporal"
+)
+
+// This file is the crawl's contract with Temporal and its operators, each name declared once:
+// workflow, signal and query names (what `temporal workflow start/signal/query` take), task
+// queues, search attributes and their values, crawl and URL vocabularies, and every workflow
+// ID with its inverse. An ID may carry a deployment prefix (TRAWLER_ID_PREFIX) before it; the
+// inverses look past it.
+
+// Workflow, signal and query names.
+const (
+	CrawlWorkflowName   = "CrawlWorkflow"
+	HostWorkflowName    = "HostWorkflow"
+	ProcessWorkflowName = "ProcessPageWorkflow"
+
+	SignalURLsAdded = "urls-added"
+	SignalPause     = "pause"
+	SignalResume    = "resume"
+	SignalStop      = "stop"
+	SignalThrottle  = "throttle"
+	SignalAddSeeds  = "add-seeds"           // crawl: AddSeeds
+	SignalReplay    = "replay-dead-letters" // crawl: Replay
+	SignalBlock     = "block"               // crawl: Block
+
+	QueryStatus   = "status"
+	QueryProgress = "progress"
+)
+
+// Task queues a deployment uses unless configured otherwise (TRAWLER_TASK_QUEUE,
+// TRAWLER_FETCH_TASK_QUEUE, TRAWLER_PROCESS_TASK_QUEUE).
+const (
+	WorkflowQueue = "trawler"         // workflows and their local activities
+	FetchQueue    = "trawler-fetch"   // fetch leases: the requests
+	ProcessQueue  = "trawler-process" // processing and WARC writing
+)
+
+// Search attributes the workflows set; `trawler setup` registers them on a namespace.
+var (
+	SearchHost      = temporal.NewSearchAttributeKeyKeyword("Host")
+	SearchCrawlID   = temporal.NewSearchAttributeKeyKeyword("CrawlID")
+	SearchHostState = temporal.NewSearchAttributeKeyKeyword("HostState") // a HostPhase
+)
+
+// SearchAttributes lists every search attribute the workflows set.
+func SearchAttributes() []temporal.SearchAttributeKey {
+	return []temporal.SearchAttributeKey{SearchHost, SearchCrawlID, SearchHostState}
+}
+
+// HostPhase is what a host workflow is doing: its HostState search attribute and the state of
+// its status query.
+type HostPhase string
+
+const (
+	HostActive  HostPhase = "active"  // fetching, or waiting for its next request
+	HostIdle    HostPhase = "idle"    // nothing due; waiting to be woken
+	HostPaused  HostPhase = "paused"  // by a pause signal
+	HostBackoff HostPhase = "backoff" // backing off after errors, 429/503 or a Retry-After
+	HostParked  HostPhase = "parked"  // failing for long: retried rarely until retired
+)
+
+// HostPhases are the phases operators count hosts by (a parked host counts as backing off).
+var HostPhases = []HostPhase{HostActive, HostIdle, HostBackoff, HostPaused}
+
+// CrawlState is a crawl's state as Postgres keeps it.
+type CrawlState string
+
+const (
+	CrawlRunning CrawlState = "running"
+	CrawlPaused  CrawlState = "paused"
+	CrawlStopped CrawlState = "stopped"
+	CrawlDone    CrawlState = "done"
+)
+
+// Source says how a URL entered the frontier.
+type Source string
+
+const (
+	SourceSeed        Source = "seed"         // a crawl's seed, or one added later
+	SourceLink        Source = "link"         // a link on a fetched page
+	SourceRedirect    Source = "redirect"     // the target of a redirect
+	SourceSitemap     Source = "sitemap"      // a page a sitemap lists
+	SourceSitemapFile Source = "sitemap-file" // a sitemap or sitemap index document
+	SourceAPI         Source = "api"          // submitted through the HTTP API
+)
+
+// CrawlWorkflowID is the ID of the crawl called name.
+func CrawlWorkflowID(name string) string { return "crawl/" + name }
+
+// CrawlOf is the crawl name in a crawl workflow's ID (after any deployment prefix).
+func CrawlOf(workflowID string) (string, bool) {
+	return after(workflowID, "crawl/")
+}
+
+// HostWorkflowID is the ID of the one workflow that fetches from host (an authority).
+func HostWorkflowID(host string) string { return "host/" + host }
+
+// HostOf is the host in a host workflow's ID, or in the ID of a processing child it started
+// (after any deployment prefix).
+func HostOf(workflowID string) (string, bool) {
+	if i := strings.LastIndex(workflowID, "process/"); i >= 0 {
+		host, run, found := strings.Cut(workflowID[i+len("process/"):], "/")
+		return host, found && host != "" && run != ""
+	}
+	return after(workflowID, "host/")
+}
+
+// HostProcessID is the ID of the seq-th processing child of a host workflow's run.
+func HostProcessID(host, originalRunID string, seq int) string {
+	return fmt.Sprintf("process/%s/%s-%d", host, originalRunID, seq)
+}
+
+// CrawlProcessID is the ID of the seq-th processing child of a crawl workflow's run.
+func CrawlProcessID(crawlWorkflowID, originalRunID string, seq int) string {
+	return fmt.Sprintf("%s/process/%s-%d", crawlWorkflowID, originalRunID, seq)
+}
+
+// ReprocessID is the ID of the child a crawl workflow's run hands stale pages to, at its
+// tick-th progress look.
+func ReprocessID(crawlWorkflowID, originalRunID string, tick int) string {
+	return fmt.Sprintf("%s/reprocess/%s-%d", crawlWorkflowID, originalRunID, tick)
+}
+
+// after is what follows the last kind ("crawl/", "host/") in id: the deployment's prefix
+// may hold anything, a crawl name or an authority never holds a slash.
+func after(id, kind string) (string, bool) {
+	i := strings.LastIndex(id, kind)
+	if i < 0 {
+		return "", false
+	}
+	rest := id[i+len(kind):]
+	return rest, rest != "" && !strings.Contains(rest, "/")
+}
+
+// RunningCrawlsQuery is the visibility query for a deployment's running crawl workflows (its
+// workflow task queue tells deployments sharing a namespace apart).
+func RunningCrawlsQuery(taskQueue string) string {
+	return fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running' AND TaskQueue = '%s'", CrawlWorkflowName, taskQueue)
+}
+
+// HostsInPhaseQuery is the visibility query for a deployment's running host workflows in phase.
+func HostsInPhaseQuery(taskQueue string, phase HostPhase) string {
+	return fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running' AND TaskQueue = '%s' AND %s = '%s'",
+		HostWorkflowName, taskQueue, SearchHostState.GetName(), phase)
+}

@@ -1,0 +1,51 @@
+package crawl
+
+import (
+	"strings"
+	"testing"
+)
+
+// Every workflow ID the crawl builds reads back to what it was built from, behind a
+// deployment's prefix too; an ID of another kind reads back to nothing.
+func TestWorkflowIDsReadBack(t *testing.T) {
+	for _, prefix := range []string{"", "prod-", "team/a/", "host/"} {
+		if got, ok := CrawlOf(prefix + CrawlWorkflowID("news-2026")); !ok || got != "news-2026" {
+			t.Errorf("CrawlOf(%q) = %q, %v", prefix+CrawlWorkflowID("news-2026"), got, ok)
+		}
+		for _, host := range []string{"example.com", "ghost.example:8080", "[::1]:8443"} {
+			if got, ok := HostOf(prefix + HostWorkflowID(host)); !ok || got != host {
+				t.Errorf("HostOf(%q) = %q, %v", prefix+HostWorkflowID(host), got, ok)
+			}
+			if got, ok := HostOf(HostProcessID(host, "run-7", 3)); !ok || got != host {
+				t.Errorf("HostOf(%q) = %q, %v", HostProcessID(host, "run-7", 3), got, ok)
+			}
+		}
+	}
+	crawlID := "prod-" + CrawlWorkflowID("c")
+	for _, id := range []string{CrawlProcessID(crawlID, "r", 1), ReprocessID(crawlID, "r", 6), "crawl/", "host/", "something-else"} {
+		if h, ok := HostOf(id); ok {
+			t.Errorf("HostOf(%q) = %q, want none", id, h)
+		}
+		if id != crawlID && strings.HasPrefix(id, crawlID+"/") {
+			if c, ok := CrawlOf(id); ok {
+				t.Errorf("CrawlOf(%q) = %q: a crawl's child is not the crawl", id, c)
+			}
+		}
+	}
+	if CrawlProcessID(crawlID, "r", 1) == ReprocessID(crawlID, "r", 1) || HostProcessID("a", "r", 1) == HostProcessID("a", "r", 2) {
+		t.Error("children's IDs collide")
+	}
+}
+
+// The visibility queries name the phase's search attribute and the deployment's queue.
+func TestVisibilityQueries(t *testing.T) {
+	q := HostsInPhaseQuery("trawler", HostBackoff)
+	for _, want := range []string{"WorkflowType = 'HostWorkflow'", "TaskQueue = 'trawler'", "HostState = 'backoff'", "ExecutionStatus = 'Running'"} {
+		if !strings.Contains(q, want) {
+			t.Errorf("%q lacks %q", q, want)
+		}
+	}
+	if q := RunningCrawlsQuery("q1"); !strings.Contains(q, "WorkflowType = 'CrawlWorkflow'") || !strings.Contains(q, "TaskQueue = 'q1'") {
+		t.Errorf("RunningCrawlsQuery: %q", q)
+	}
+}

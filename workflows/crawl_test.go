@@ -1,0 +1,157 @@
+package workflows
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/trawlerdev/trawler/activities"
+	"github.com/trawlerdev/trawler/internal/crawl"
+)
+
+// crawlEnv runs CrawlWorkflow against mocked Postgres steps: Progress reports pending URLs
+// until drainAt (workflow time since start), and the env records what the workflow did.
+type crawlEnv struct {
+	*testsuite.TestWorkflowEnvironment
+	frontier *activities.Frontier
+	archiver *activities.Archiver
+	start    time.Time
+	drainAt  time.Duration
+	started  []activities.StartCrawlInput
+	states   []crawl.CrawlState
+	wakes    []time.Duration // each WakeStale's staleFor
+	archives []bool          // each WriteWARC's Final
+	finalAt  time.Duration   // since start, when the final WARC write began
+}
+
+func newCrawlEnv(t *testing.T, drainAt time.Duration) *crawlEnv {
+	var s testsuite.WorkflowTestSuite
+	e := &crawlEnv{TestWorkflowEnvironment: s.NewTestWorkflowEnvironment(), frontier: &activities.Frontier{}, archiver: &activities.Archiver{}, drainAt: drainAt}
+	e.RegisterActivity(e.frontier)
+	e.RegisterActivity(e.archiver)
+	e.start = e.Now()
+	state := crawl.CrawlRunning
+	e.OnActivity(e.frontier.StartCrawl, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in activities.StartCrawlInput) (activities.StartCrawlResult, error) {
+			e.started = append(e.started, in)
+			return activities.StartCrawlResult{ProcessQueue: "q-process"}, nil
+		}).Maybe()
+	e.OnActivity(e.frontier.Progress, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, id string) (crawl.CrawlProgress, error) {
+			p := crawl.CrawlProgress{CrawlID: id, State: state, Admitted: 10, Pending: 5}
+			if e.Now().Sub(e.start) >= e.drainAt {
+				p.Pending = 0
+			}
+			return p, nil
+		}).Maybe()
+	e.OnActivity(e.frontier.SetCrawlState, mock.Anything, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, _ string, s crawl.CrawlState) error {
+			e.states, state = append(e.states, s), s
+			return nil
+		}).Maybe()
+	e.OnActivity(e.frontier.WakeStale, mock.Anything, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, _ string, staleFor time.Duration) (int, error) {
+			e.wakes = append(e.wakes, staleFor)
+			return 0, nil
+		}).Maybe()
+	e.OnActivity(e.frontier.StaleFetched, mock.Anything, mock.Anything, mock.Anything).Return(crawl.ProcessInput{}, nil).Maybe()
+	e.OnActivity(e.archiver.WriteWARC, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in activities.ArchiveInput) (activities.ArchiveResult, error) {
+			e.archives = append(e.archives, in.Final)
+			if in.Final {
+				e.finalAt = e.Now().Sub(e.start)
+			}
+			return activities.ArchiveResult{}, nil
+		}).Maybe()
+	// The crawl's processing children run until the crawl ends.
+	e.RegisterWorkflow(ProcessPageWorkflow)
+	e.OnWorkflow(ProcessPageWorkflow, mock.Anything, mock.Anything).After(time.Hour).Return(crawl.ProcessResult{}, nil).Maybe()
+	return e
+}
+
+func (e *crawlEnv) result(t *testing.T) crawl.CrawlProgress {
+	t.Helper()
+	if !e.IsWorkflowCompleted() {
+		t.Fatal("the crawl workflow did not end")
+	}
+	var p crawl.CrawlProgress
+	if err := e.GetWorkflowResult(&p); err != nil {
+		t.Fatalf("crawl workflow: %v", err)
+	}
+	return p
+}
+
+// A crawl paused and resumed moves its state in Postgres each time, wakes its hosts on the
+// resume, and ends done once nothing is pending, with its last WARC files written.
+func TestCrawlPausesResumesAndEndsWhenDrained(t *testing.T) {
+	e := newCrawlEnv(t, 40*time.Second)
+	e.RegisterDelayedCallback(func() { e.SignalWorkflow(crawl.SignalPause, nil) }, 7*time.Second)
+	e.RegisterDelayedCallback(func() { e.SignalWorkflow(crawl.SignalResume, nil) }, 12*time.Second)
+	e.ExecuteWorkflow(CrawlWorkflow, CrawlInput{Spec: crawl.Spec{Name: "news", Seeds: []string{"http://a.test/"}}})
+	p := e.result(t)
+	if p.State != crawl.CrawlDone {
+		t.Errorf("ended %q, want done", p.State)
+	}
+	if want := []crawl.CrawlState{crawl.CrawlPaused, crawl.CrawlRunning, crawl.CrawlDone}; !slices.Equal(e.states, want) {
+		t.Errorf("states set %v, want %v", e.states, want)
+	}
+	if len(e.wakes) == 0 || e.wakes[0] != 0 {
+		t.Errorf("wakes %v: the resume should wake every host with due URLs (staleFor 0) first", e.wakes)
+	}
+	if len(e.started) != 1 || e.started[0].CrawlID != "news" || e.started[0].Spec.Delay == 0 {
+		t.Errorf("started %+v: once, as news, with the spec's defaults", e.started)
+	}
+	if len(e.archives) == 0 || !e.archives[len(e.archives)-1] {
+		t.Errorf("WARC writes %v: the last should be final", e.archives)
+	}
+	if d := e.finalAt; d < 40*time.Second || d > 50*time.Second {
+		t.Errorf("final WARC write after %v, want at the first progress look after the drain at 40s", d)
+	}
+}
+
+// A stopped crawl ends at once with its pending URLs left (the stop skips them in Postgres),
+// after the requests in flight have had time to land in its final WARC file.
+func TestCrawlStopEndsItBeforeItDrains(t *testing.T) {
+	e := newCrawlEnv(t, 24*time.Hour)
+	e.RegisterDelayedCallback(func() { e.SignalWorkflow(crawl.SignalStop, nil) }, 3*time.Second)
+	e.ExecuteWorkflow(CrawlWorkflow, CrawlInput{Spec: crawl.Spec{Name: "c", Seeds: []string{"http://a.test/"}, RequestTimeout: crawl.Duration(10 * time.Second)}})
+	p := e.result(t)
+	if !slices.Equal(e.states, []crawl.CrawlState{crawl.CrawlStopped}) || p.State != crawl.CrawlStopped {
+		t.Errorf("states set %v, ended %q: want stopped", e.states, p.State)
+	}
+	if !slices.Equal(e.archives, []bool{true}) {
+		t.Errorf("WARC writes %v, want one final", e.archives)
+	}
+	if d := e.finalAt; d < 3*time.Second+15*time.Second || d > 20*time.Second {
+		t.Errorf("final WARC write after %v: want the stop, then the request timeout and 5 s", d)
+	}
+}
+
+// A crawl started without a name takes it from its workflow ID, behind a deployment prefix;
+// an invalid spec fails for good before anything is written.
+func TestCrawlNameAndInvalidSpec(t *testing.T) {
+	e := newCrawlEnv(t, 0)
+	e.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "prod-" + crawl.CrawlWorkflowID("from-id")})
+	e.ExecuteWorkflow(CrawlWorkflow, CrawlInput{Spec: crawl.Spec{Seeds: []string{"http://a.test/"}}})
+	e.result(t)
+	if len(e.started) != 1 || e.started[0].CrawlID != "from-id" {
+		t.Errorf("started %+v, want crawl from-id", e.started)
+	}
+
+	bad := newCrawlEnv(t, 0)
+	bad.ExecuteWorkflow(CrawlWorkflow, CrawlInput{Spec: crawl.Spec{Name: "x"}}) // no seeds
+	var appErr *temporal.ApplicationError
+	if err := bad.GetWorkflowError(); !errors.As(err, &appErr) || appErr.Type() != "InvalidSpec" || !appErr.NonRetryable() {
+		t.Errorf("invalid spec: %v, want a non-retryable InvalidSpec", err)
+	}
+	if len(bad.started) != 0 {
+		t.Errorf("an invalid spec started the crawl: %+v", bad.started)
+	}
+}
