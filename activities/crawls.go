@@ -56,6 +56,11 @@ func (c *Crawls) get(ctx context.Context, id string) (*crawlInfo, error) {
 	if err := c.Store.CrawlSpec(ctx, id, &spec); err != nil {
 		return nil, err
 	}
+	return c.put(id, spec), nil
+}
+
+// put builds a crawl's rules from its spec as recorded, and caches them.
+func (c *Crawls) put(id string, spec crawl.Spec) *crawlInfo {
 	ci := c.build(id, spec)
 	c.mu.Lock()
 	if c.m == nil {
@@ -63,7 +68,7 @@ func (c *Crawls) get(ctx context.Context, id string) (*crawlInfo, error) {
 	}
 	c.m[id] = ci
 	c.mu.Unlock()
-	return ci, nil
+	return ci
 }
 
 // forget drops a crawl from the cache, so this process sees a change at once.
@@ -73,8 +78,9 @@ func (c *Crawls) forget(id string) {
 	c.mu.Unlock()
 }
 
+// build makes a crawl's rules from its recorded spec: the crawl workflow applied its defaults
+// before it was recorded.
 func (c *Crawls) build(id string, spec crawl.Spec) *crawlInfo {
-	spec = spec.WithDefaults()
 	var hosts []string
 	for _, s := range spec.Seeds {
 		if n, err := c.Norm.Normalize(s); err == nil {

@@ -11,7 +11,7 @@ import (
 // http://host:6379/ or :22 is refused at admission, whatever its address.
 func TestAdmissionRefusesPortsNotAllowed(t *testing.T) {
 	c := &Crawls{Norm: urlnorm.New(urlnorm.Default()), Ports: []int{80, 443}}
-	ci := c.build("c", crawl.Spec{Seeds: []string{"http://a.test/"}, Scope: crawl.ScopeAny})
+	ci := c.build("c", crawl.Spec{Seeds: []string{"http://a.test/"}, Scope: crawl.ScopeAny}.WithDefaults())
 	for raw, want := range map[string]string{
 		"http://a.test/": "", "https://a.test/x": "", "http://a.test:443/": "", "https://a.test:80/": "",
 		"http://a.test:6379/": rejectPort, "https://a.test:22/": rejectPort, "http://[2001:4860::8888]:8080/": rejectPort,
@@ -25,7 +25,7 @@ func TestAdmissionRefusesPortsNotAllowed(t *testing.T) {
 		}
 	}
 	open := &Crawls{Norm: c.Norm} // no list: any port
-	if got := open.build("c", crawl.Spec{Seeds: []string{"http://a.test/"}, Scope: crawl.ScopeAny}).admissible(open.candidate("http://a.test:8080/", 0, 0, crawl.SourceLink)); got != "" {
+	if got := open.build("c", crawl.Spec{Seeds: []string{"http://a.test/"}, Scope: crawl.ScopeAny}.WithDefaults()).admissible(open.candidate("http://a.test:8080/", 0, 0, crawl.SourceLink)); got != "" {
 		t.Errorf("no port list: %q", got)
 	}
 }

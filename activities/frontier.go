@@ -42,15 +42,14 @@ type StartCrawlResult struct {
 // invalid ones come back with their reasons.
 func (f *Frontier) StartCrawl(ctx context.Context, in StartCrawlInput) (StartCrawlResult, error) {
 	out := StartCrawlResult{ProcessQueue: f.ProcessQueue}
-	spec := in.Spec.WithDefaults()
-	if err := f.Store.CreateCrawl(ctx, in.CrawlID, spec, spec.MaxPages, spec.MaxPagesPerHost); err != nil {
-		return out, err
-	}
-	ci, err := f.Crawls.get(ctx, in.CrawlID)
+	// The workflow applied the spec's defaults and checked it; the crawl is built from the
+	// record the creation returns, not read back.
+	spec, err := f.Store.CreateCrawl(ctx, in.CrawlID, in.Spec)
 	if err != nil {
 		return out, err
 	}
-	cands, invalid := f.seedCandidates(ci, spec.Seeds)
+	ci := f.Crawls.put(in.CrawlID, spec)
+	cands, invalid := f.seedCandidates(ci, in.Spec.Seeds)
 	out.Invalid = invalid
 	st, err := f.Admitter.admitSeeds(ctx, ci, cands)
 	if err != nil {

@@ -45,12 +45,12 @@ func printJSON(w io.Writer, v any) error {
 
 // hostKey turns "Example.com", "example.com:8080" or a URL into the authority host workflows
 // are named by.
-func hostKey(arg string) (string, error) {
+func hostKey(norm *urlnorm.Normalizer, arg string) (string, error) {
 	u := arg
 	if !strings.Contains(u, "://") {
 		u = "http://" + u
 	}
-	n, err := urlnorm.New(urlnorm.Options{}).Normalize(u)
+	n, err := norm.Normalize(u)
 	if err != nil {
 		return "", fmt.Errorf("host %q: %w", arg, err)
 	}
@@ -125,7 +125,7 @@ func runHost(ctx context.Context, args []string, stdout io.Writer) error {
 	if len(rest) != 1 {
 		return fmt.Errorf("usage: trawler host HOST")
 	}
-	host, err := hostKey(rest[0])
+	host, err := hostKey(cfg.Normalizer(), rest[0])
 	if err != nil {
 		return err
 	}
@@ -186,7 +186,7 @@ func hostSignal(signal string) func(context.Context, []string, io.Writer) error 
 			payload = th
 		}
 		for _, arg := range rest {
-			host, err := hostKey(arg)
+			host, err := hostKey(cfg.Normalizer(), arg)
 			if err != nil {
 				return err
 			}

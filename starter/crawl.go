@@ -17,7 +17,6 @@ import (
 	"github.com/trawlerdev/trawler/internal/app"
 	"github.com/trawlerdev/trawler/internal/config"
 	"github.com/trawlerdev/trawler/internal/crawl"
-	"github.com/trawlerdev/trawler/internal/urlnorm"
 	"github.com/trawlerdev/trawler/workflows"
 )
 
@@ -86,7 +85,7 @@ func runCrawl(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 
 	// Report bad seeds one by one; go on with the good ones.
-	norm := urlnorm.New(urlnorm.Default())
+	norm := cfg.Normalizer()
 	var good []string
 	for _, s := range spec.Seeds {
 		reason := crawl.CheckSeed(s)

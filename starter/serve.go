@@ -16,7 +16,6 @@ import (
 	"github.com/trawlerdev/trawler/internal/listen"
 	"github.com/trawlerdev/trawler/internal/runner"
 	"github.com/trawlerdev/trawler/internal/store"
-	"github.com/trawlerdev/trawler/internal/urlnorm"
 )
 
 // runServe serves the HTTP API until interrupted.
@@ -41,7 +40,7 @@ func runServe(ctx context.Context, args []string, stdout io.Writer) error {
 	defer tc.Close()
 	st := store.New(db)
 	srv := &api.Server{Store: st, Temporal: tc, Frontier: runner.NewFrontier(tc, cfg, st, nil),
-		Norm:     urlnorm.New(urlnorm.Options{DropParams: cfg.DropParams, DefaultPages: cfg.DefaultPages}),
+		Norm:     cfg.Normalizer(),
 		IDPrefix: cfg.IDPrefix, TaskQueue: cfg.TaskQueue, UserAgent: cfg.UserAgent, Token: cfg.APIToken, Log: log}
 	ln, err := listen.TCP(cfg.APIAddr)
 	if err != nil {

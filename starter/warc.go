@@ -54,7 +54,7 @@ func runWARC(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		return nil
 	}
-	n, err := urlnorm.New(urlnorm.Options{DropParams: cfg.DropParams, DefaultPages: cfg.DefaultPages}).Normalize(*rawURL)
+	n, err := cfg.Normalizer().Normalize(*rawURL)
 	if err != nil {
 		return fmt.Errorf("warc: --url: %w", err)
 	}

@@ -73,10 +73,7 @@ type hostRun struct {
 }
 
 func withHostDefaults(c crawl.HostConfig) crawl.HostConfig {
-	d := crawl.Spec{Delay: c.Delay, MaxCrawlDelay: c.MaxCrawlDelay, Concurrency: c.Concurrency, BatchWindow: c.BatchWindow,
-		MaxBatch: c.MaxBatch, HostIdleTimeout: c.IdleTimeout, RequestTimeout: c.RequestTimeout, FetchLease: c.FetchLease}.WithDefaults()
-	out := crawl.HostConfigFrom(d)
-	out.MaxHistory, out.MaxRunBatches, out.FetchQueue, out.ProcessQueue = c.MaxHistory, c.MaxRunBatches, c.FetchQueue, c.ProcessQueue
+	out := c.WithDefaults()
 	if out.MaxHistory <= 0 {
 		out.MaxHistory = defaultMaxHistory
 	}

@@ -12,6 +12,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/trawlerdev/trawler/internal/urlnorm"
 )
 
 // Config is every setting a Trawler process reads. Zero values are never used: Load fills
@@ -158,4 +160,11 @@ func redact(s setting, v string) string {
 		return "***"
 	}
 	return v
+}
+
+// Normalizer is the URL normalizer of this configuration (TRAWLER_DROP_PARAMS,
+// TRAWLER_DEFAULT_PAGES): workers, the API, the CLI and the WARC tools spell URLs alike only
+// through it.
+func (c *Config) Normalizer() *urlnorm.Normalizer {
+	return urlnorm.New(urlnorm.Options{DropParams: c.DropParams, DefaultPages: c.DefaultPages})
 }

@@ -113,13 +113,27 @@ func TestConnectTo(t *testing.T) {
 	}
 }
 
-// The normalizer's defaults and the settings' defaults are the same list.
-func TestDropParamsDefaultMatchesNormalizer(t *testing.T) {
-	c, err := load(t, nil)
-	if err != nil {
-		t.Fatal(err)
+// The configuration's normalizer follows its settings: by default it drops the tracking
+// parameters urlnorm.Default lists and keeps default pages; TRAWLER_DROP_PARAMS and
+// TRAWLER_DEFAULT_PAGES change both.
+func TestNormalizerFollowsTheSettings(t *testing.T) {
+	const u = "http://a.test/dir/index.html?utm_source=x&keep=1&sid=9"
+	for _, tc := range []struct {
+		kv   map[string]string
+		want string
+	}{
+		{nil, "http://a.test/dir/index.html?keep=1"},
+		{map[string]string{"TRAWLER_DROP_PARAMS": "keep", "TRAWLER_DEFAULT_PAGES": "index.html"}, "http://a.test/dir/?sid=9&utm_source=x"},
+	} {
+		c, err := load(t, tc.kv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := c.Normalizer().Normalize(u); err != nil || got != tc.want {
+			t.Errorf("with %v: %q, %v; want %q", tc.kv, got, err, tc.want)
+		}
 	}
-	if strings.Join(c.DropParams, ",") != strings.Join(urlnorm.Default().DropParams, ",") || len(c.DefaultPages) != 0 {
+	if c, _ := load(t, nil); strings.Join(c.DropParams, ",") != strings.Join(urlnorm.Default().DropParams, ",") {
 		t.Errorf("TRAWLER_DROP_PARAMS default %v differs from urlnorm.Default() %v", c.DropParams, urlnorm.Default().DropParams)
 	}
 }

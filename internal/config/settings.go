@@ -10,6 +10,7 @@ import (
 
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/listen"
+	"github.com/trawlerdev/trawler/internal/urlnorm"
 )
 
 // setting declares one configuration value: its flag, environment name, default and parser.
@@ -88,7 +89,7 @@ var settings = []setting{
 		set: func(c *Config, v string) error { return duration(&c.IPGap, v) }},
 	{Flag: "ip-gap-connect-to", Env: "TRAWLER_IP_GAP_CONNECT_TO", Default: "false", Usage: "apply the per-IP limit to connect-to targets too (off: a test web serving thousands of hosts from one address is not throttled as one site)",
 		set: func(c *Config, v string) error { return boolean(&c.IPGapOverride, v) }},
-	{Flag: "drop-params", Env: "TRAWLER_DROP_PARAMS", Default: "utm_*,fbclid,gclid,dclid,msclkid,mc_cid,mc_eid,yclid,_ga,_hsenc,_hsmi,jsessionid,phpsessid,aspsessionid*,sid,sessionid,session_id,cfid,cftoken", Usage: "query parameters removed when normalizing URLs (a trailing * matches a prefix)",
+	{Flag: "drop-params", Env: "TRAWLER_DROP_PARAMS", Default: strings.Join(urlnorm.Default().DropParams, ","), Usage: "query parameters removed when normalizing URLs (a trailing * matches a prefix)",
 		set: func(c *Config, v string) error { c.DropParams = list(v); return nil }},
 	{Flag: "default-pages", Env: "TRAWLER_DEFAULT_PAGES", Default: "", Usage: "final path segments treated as their directory when normalizing, e.g. 'index.html,index.php' (off by default: many sites serve different pages there)",
 		set: func(c *Config, v string) error { c.DefaultPages = list(v); return nil }},

@@ -23,6 +23,20 @@ type HostConfig struct {
 	ProcessQueue string `json:"processQueue,omitempty"`
 }
 
+// WithDefaults fills unset pacing fields with the spec's defaults (the deployment's limits,
+// MaxHistory and MaxRunBatches, and its queues are the host workflow's to fill).
+func (c HostConfig) WithDefaults() HostConfig {
+	setDefault(&c.Delay, Duration(defaultDelay))
+	setDefault(&c.MaxCrawlDelay, Duration(defaultMaxCrawlDelay))
+	setDefault(&c.Concurrency, defaultConcurrency)
+	setDefault(&c.BatchWindow, Duration(defaultBatchWindow))
+	setDefault(&c.FetchLease, Duration(defaultFetchLease))
+	setDefault(&c.MaxBatch, defaultMaxBatch)
+	setDefault(&c.IdleTimeout, Duration(defaultIdleTimeout))
+	setDefault(&c.RequestTimeout, Duration(defaultRequestTimeout))
+	return c
+}
+
 // HostConfigFrom derives a host's pacing from a crawl spec (with defaults applied).
 func HostConfigFrom(s Spec) HostConfig {
 	return HostConfig{Delay: s.Delay, MaxCrawlDelay: s.MaxCrawlDelay, Concurrency: s.Concurrency,

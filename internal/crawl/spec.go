@@ -79,54 +79,49 @@ type Traps struct {
 	CalendarYears     int `json:"calendarYears,omitempty"`
 }
 
+// Defaults of the spec's pacing fields, which a HostConfig carries too.
+const (
+	defaultDelay          = time.Second
+	defaultMaxCrawlDelay  = 30 * time.Second
+	defaultConcurrency    = 1
+	defaultRequestTimeout = 30 * time.Second
+	defaultBatchWindow    = 30 * time.Second
+	defaultFetchLease     = 5 * time.Minute
+	defaultMaxBatch       = 50
+	defaultIdleTimeout    = 5 * time.Minute
+)
+
+// setDefault sets d to v when it is unset.
+func setDefault[T comparable](d *T, v T) {
+	var zero T
+	if *d == zero {
+		*d = v
+	}
+}
+
 // WithDefaults fills unset fields.
 func (s Spec) WithDefaults() Spec {
-	def := func(d *Duration, v time.Duration) {
-		if *d == 0 {
-			*d = Duration(v)
-		}
-	}
-	if s.Scope == "" {
-		s.Scope = ScopeDomain
-	}
-	if s.MaxDepth == 0 {
-		s.MaxDepth = 20
-	}
-	if s.MaxOutlinks == 0 {
-		s.MaxOutlinks = 500
-	}
-	def(&s.Delay, time.Second)
-	def(&s.MaxCrawlDelay, 30*time.Second)
-	if s.Concurrency == 0 {
-		s.Concurrency = 1
-	}
-	def(&s.RequestTimeout, 30*time.Second)
-	if s.MaxBodyBytes == 0 {
-		s.MaxBodyBytes = 10 << 20
-	}
-	if s.MaxAttempts == 0 {
-		s.MaxAttempts = 4
-	}
-	def(&s.RetryBase, 30*time.Second)
-	def(&s.BatchWindow, 30*time.Second)
-	def(&s.FetchLease, 5*time.Minute)
-	if s.MaxBatch == 0 {
-		s.MaxBatch = 50
-	}
-	def(&s.HostIdleTimeout, 5*time.Minute)
-	def(&s.RetireAfter, 7*24*time.Hour)
-	def(&s.ProgressInterval, 5*time.Second)
+	setDefault(&s.Scope, ScopeDomain)
+	setDefault(&s.MaxDepth, 20)
+	setDefault(&s.MaxOutlinks, 500)
+	setDefault(&s.Delay, Duration(defaultDelay))
+	setDefault(&s.MaxCrawlDelay, Duration(defaultMaxCrawlDelay))
+	setDefault(&s.Concurrency, defaultConcurrency)
+	setDefault(&s.RequestTimeout, Duration(defaultRequestTimeout))
+	setDefault(&s.MaxBodyBytes, 10<<20)
+	setDefault(&s.MaxAttempts, 4)
+	setDefault(&s.RetryBase, Duration(30*time.Second))
+	setDefault(&s.BatchWindow, Duration(defaultBatchWindow))
+	setDefault(&s.FetchLease, Duration(defaultFetchLease))
+	setDefault(&s.MaxBatch, defaultMaxBatch)
+	setDefault(&s.HostIdleTimeout, Duration(defaultIdleTimeout))
+	setDefault(&s.RetireAfter, Duration(7*24*time.Hour))
+	setDefault(&s.ProgressInterval, Duration(5*time.Second))
 	s.Recrawl = s.Recrawl.withDefaults()
-	if s.NearDup.SimHashBits == 0 {
-		s.NearDup.SimHashBits = 3
-	}
-	if s.NearDup.MinHashJaccard == 0 {
-		s.NearDup.MinHashJaccard = 0.9
-	}
-	if s.WARC.MaxBytes == 0 {
-		s.WARC.MaxBytes = 1 << 30
-	}
-	def(&s.WARC.MaxAge, 10*time.Minute)
+	setDefault(&s.NearDup.SimHashBits, 3)
+	setDefault(&s.NearDup.MinHashJaccard, 0.9)
+	setDefault(&s.WARC.MaxBytes, 1<<30)
+	setDefault(&s.WARC.MaxAge, Duration(10*time.Minute))
 	return s
 }
 

@@ -117,7 +117,7 @@ func fetchFixture(t *testing.T, delay time.Duration) (*stack, *activities.Fetche
 	s := newStackWithoutWorkers(t, wc)
 	ctx := context.Background()
 	spec := crawl.Spec{Seeds: s.web.Seeds(), Scope: crawl.ScopeAny, Delay: crawl.Duration(delay)}.WithDefaults()
-	if err := s.store.CreateCrawl(ctx, "overlap", spec, 0, 0); err != nil {
+	if _, err := s.store.CreateCrawl(ctx, "overlap", spec); err != nil {
 		t.Fatal(err)
 	}
 	var cands []store.Candidate

@@ -26,7 +26,7 @@ func TestDeadHostIsRetired(t *testing.T) {
 	s := newStackWithoutWorkers(t, wc)
 	ctx := context.Background()
 	spec := crawl.Spec{Seeds: []string{"http://gone.example/"}, Scope: crawl.ScopeAny, RetireAfter: crawl.Duration(time.Millisecond)}.WithDefaults()
-	if err := s.store.CreateCrawl(ctx, "dead", spec, 0, 0); err != nil {
+	if _, err := s.store.CreateCrawl(ctx, "dead", spec); err != nil {
 		t.Fatal(err)
 	}
 	var cands []store.Candidate

@@ -25,7 +25,6 @@ import (
 	"github.com/trawlerdev/trawler/internal/seen"
 	"github.com/trawlerdev/trawler/internal/segment"
 	"github.com/trawlerdev/trawler/internal/store"
-	"github.com/trawlerdev/trawler/internal/urlnorm"
 	"github.com/trawlerdev/trawler/workflows"
 )
 
@@ -122,7 +121,7 @@ func processName() string {
 // NewFrontier assembles the frontier's activities (admission, claims, controls) on a store, for
 // the workers and for other processes that admit URLs (the HTTP API). seen may be nil.
 func NewFrontier(c client.Client, cfg *config.Config, st *store.Store, filter *seen.Filter) *activities.Frontier {
-	norm := urlnorm.New(urlnorm.Options{DropParams: cfg.DropParams, DefaultPages: cfg.DefaultPages})
+	norm := cfg.Normalizer()
 	crawls := &activities.Crawls{Store: st, Norm: norm, DefaultUserAgent: cfg.UserAgent, Ports: cfg.AllowPorts}
 	waker := &activities.Waker{Client: c, TaskQueue: cfg.TaskQueue, FetchQueue: cfg.FetchTaskQueue, ProcessQueue: cfg.ProcessTaskQueue,
 		IDPrefix: cfg.IDPrefix}

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"testing"
 
+	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/seen"
 	"github.com/trawlerdev/trawler/internal/store"
 	"github.com/trawlerdev/trawler/internal/testenv"
@@ -16,7 +17,7 @@ func TestWarmSeenFromPostgresThenFromSnapshot(t *testing.T) {
 	st := store.New(pool)
 	blobs := testenv.Blob(t)
 	ctx := context.Background()
-	if err := st.CreateCrawl(ctx, "c", map[string]any{}, 0, 0); err != nil {
+	if _, err := st.CreateCrawl(ctx, "c", crawl.Spec{}); err != nil {
 		t.Fatal(err)
 	}
 	u := "http://a.test/x"

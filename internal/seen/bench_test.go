@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/seen"
 	"github.com/trawlerdev/trawler/internal/store"
 	"github.com/trawlerdev/trawler/internal/testenv"
@@ -21,7 +22,7 @@ func seedFrontier(b *testing.B, n int) (*store.Store, [][]byte) {
 	pool, _ := testenv.Postgres(b)
 	s := store.New(pool)
 	ctx := context.Background()
-	if err := s.CreateCrawl(ctx, "bench", map[string]any{"seeds": []string{"http://x/"}}, 0, 0); err != nil {
+	if _, err := s.CreateCrawl(ctx, "bench", crawl.Spec{Seeds: []string{"http://x/"}}); err != nil {
 		b.Fatal(err)
 	}
 	hashes := make([][]byte, n)

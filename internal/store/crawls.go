@@ -39,19 +39,30 @@ func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 // ErrNoCrawl is returned for an unknown crawl ID.
 var ErrNoCrawl = errors.New("no such crawl")
 
-// CreateCrawl records a crawl and its budgets. Creating an existing crawl keeps the first
-// record (a retried start must not reset counters).
-func (s *Store) CreateCrawl(ctx context.Context, id string, spec any, maxPages, maxPerHost int) error {
+// CreateCrawl records a crawl (its spec, with the spec's page budgets) and returns the spec
+// as recorded: creating an existing crawl keeps the first record (a retried start must not
+// reset counters).
+func (s *Store) CreateCrawl(ctx context.Context, id string, spec crawl.Spec) (crawl.Spec, error) {
 	raw, err := json.Marshal(spec)
 	if err != nil {
-		return fmt.Errorf("store: encode crawl spec: %w", err)
+		return spec, fmt.Errorf("store: encode crawl spec: %w", err)
 	}
-	_, err = s.pool.Exec(ctx, `INSERT INTO crawls (id, spec, max_pages, max_pages_per_host) VALUES ($1, $2, $3, $4)
-		ON CONFLICT (id) DO NOTHING`, id, raw, maxPages, maxPerHost)
+	// The record as it stands comes back in the same round trip: the new one, or the first
+	// (with any blocks added since).
+	var recorded []byte
+	err = s.pool.QueryRow(ctx, `WITH ins AS (
+			INSERT INTO crawls (id, spec, max_pages, max_pages_per_host) VALUES ($1, $2, $3, $4)
+			ON CONFLICT (id) DO NOTHING RETURNING spec)
+		SELECT spec FROM ins UNION ALL SELECT spec FROM crawls WHERE id = $1 LIMIT 1`,
+		id, raw, spec.MaxPages, spec.MaxPagesPerHost).Scan(&recorded)
 	if err != nil {
-		return fmt.Errorf("store: create crawl %s: %w", id, err)
+		return spec, fmt.Errorf("store: create crawl %s: %w", id, err)
 	}
-	return nil
+	var out crawl.Spec
+	if err := json.Unmarshal(recorded, &out); err != nil {
+		return spec, fmt.Errorf("store: crawl %s: decode its spec: %w", id, err)
+	}
+	return out, nil
 }
 
 // CrawlSpec decodes a crawl's spec into dst.

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/store"
 )
 
@@ -57,7 +58,7 @@ func TestGroupedOutcomesAreAllRecordedAndARefusedOneAlone(t *testing.T) {
 // same attempts changes nothing.
 func TestGroupStatementRecordsWhatSingleOutcomesRecord(t *testing.T) {
 	s, ctx := newStore(t, 0, 0)
-	if err := s.CreateCrawl(ctx, "d", map[string]any{"seeds": []string{"http://a.test/"}}, 0, 0); err != nil {
+	if _, err := s.CreateCrawl(ctx, "d", crawl.Spec{Seeds: []string{"http://a.test/"}}); err != nil {
 		t.Fatal(err)
 	}
 	paths := []string{"ok", "timeout", "robots", "gone", "changed", "unchanged"}

@@ -25,7 +25,7 @@ func newStore(t testing.TB, maxPages, perHost int) (*store.Store, context.Contex
 	pool, _ := testenv.Postgres(t)
 	s := store.New(pool)
 	ctx := context.Background()
-	if err := s.CreateCrawl(ctx, "c", map[string]any{"seeds": []string{"http://a.test/"}}, maxPages, perHost); err != nil {
+	if _, err := s.CreateCrawl(ctx, "c", crawl.Spec{Seeds: []string{"http://a.test/"}, MaxPages: maxPages, MaxPagesPerHost: perHost}); err != nil {
 		t.Fatal(err)
 	}
 	return s, ctx
