@@ -10,6 +10,7 @@ import (
 
 	"go.temporal.io/sdk/activity"
 
+	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/blob"
 	"github.com/trawlerdev/trawler/internal/metrics"
 	"github.com/trawlerdev/trawler/internal/segment"
@@ -25,7 +26,7 @@ type Archiver struct {
 	Store    *store.Store
 	Blob     *blob.Store
 	Bodies   *segment.Reader // reads bodies by reference (nil: each its own object)
-	Crawls   *Crawls
+	Crawls   *admit.Crawls
 	Software string // warcinfo's software field
 	TempDir  string // where files are assembled before upload ("" = the OS default)
 }
@@ -51,8 +52,8 @@ const archiveBatch = 200
 // WriteWARC writes the crawl's unarchived captures.
 func (a *Archiver) WriteWARC(ctx context.Context, in ArchiveInput) (ArchiveResult, error) {
 	var res ArchiveResult
-	ci, err := a.Crawls.get(ctx, in.CrawlID)
-	if err != nil || ci.spec.WARC.Off {
+	ci, err := a.Crawls.Get(ctx, in.CrawlID)
+	if err != nil || ci.Spec.WARC.Off {
 		return res, err
 	}
 	release, ok, err := a.Store.LockArchive(ctx, in.CrawlID)
@@ -66,7 +67,7 @@ func (a *Archiver) WriteWARC(ctx context.Context, in ArchiveInput) (ArchiveResul
 		return res, err
 	}
 	ready := func(size int64) bool {
-		return in.Final || size >= ci.spec.WARC.MaxBytes || time.Since(oldest) >= ci.spec.WARC.MaxAge.D()
+		return in.Final || size >= ci.Spec.WARC.MaxBytes || time.Since(oldest) >= ci.Spec.WARC.MaxAge.D()
 	}
 	if !ready(pending) {
 		return res, nil
@@ -87,7 +88,7 @@ func (a *Archiver) WriteWARC(ctx context.Context, in ArchiveInput) (ArchiveResul
 				return res, err
 			}
 			after = c.ID
-			if f.w.Size() >= ci.spec.WARC.MaxBytes {
+			if f.w.Size() >= ci.Spec.WARC.MaxBytes {
 				if err := f.finish(ctx, &res); err != nil {
 					return res, err
 				}

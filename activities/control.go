@@ -2,7 +2,6 @@ package activities
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/store"
@@ -21,16 +20,16 @@ func (f *Frontier) AddSeeds(ctx context.Context, in AddSeedsInput) (crawl.Contro
 	if err := f.Store.AddSeeds(ctx, in.CrawlID, in.Seeds.Seeds); err != nil { // the crawl's scope takes them in
 		return out, err
 	}
-	f.Crawls.forget(in.CrawlID)
-	ci, err := f.Crawls.get(ctx, in.CrawlID)
+	f.Crawls.Forget(in.CrawlID)
+	ci, err := f.Crawls.Get(ctx, in.CrawlID)
 	if err != nil {
 		return out, err
 	}
-	cands, invalid := f.seedCandidates(ci, in.Seeds.Seeds)
+	cands, invalid := f.Crawls.SeedCandidates(ci, in.Seeds.Seeds)
 	for _, bad := range invalid {
 		out.Error += bad.Seed + ": " + bad.Reason + "; "
 	}
-	st, err := f.Admitter.admitSeeds(ctx, ci, cands)
+	st, err := f.Admitter.AdmitSeeds(ctx, ci, cands)
 	if err != nil {
 		return out, err
 	}
@@ -51,7 +50,7 @@ func (f *Frontier) ReplayDeadLetters(ctx context.Context, in ReplayInput) (crawl
 	if err != nil || len(hosts) == 0 {
 		return out, err
 	}
-	ci, err := f.Crawls.get(ctx, in.CrawlID)
+	ci, err := f.Crawls.Get(ctx, in.CrawlID)
 	if err != nil {
 		return out, err
 	}
@@ -61,7 +60,7 @@ func (f *Frontier) ReplayDeadLetters(ctx context.Context, in ReplayInput) (crawl
 		out.Count += int64(n)
 	}
 	out.Hosts = hosts
-	return out, f.Admitter.Waker.Wake(ctx, in.CrawlID, crawl.HostConfigFrom(ci.spec), names)
+	return out, f.Admitter.Waker.Wake(ctx, in.CrawlID, crawl.HostConfigFrom(ci.Spec), names)
 }
 
 // BlockInput is a crawl's block request.
@@ -79,55 +78,6 @@ func (f *Frontier) Block(ctx context.Context, in BlockInput) (crawl.ControlResul
 	}
 	n, err := f.Store.Block(ctx, in.CrawlID, in.Block.Hosts, in.Block.Patterns)
 	out.Count = n
-	f.Crawls.forget(in.CrawlID)
+	f.Crawls.Forget(in.CrawlID)
 	return out, err
 }
-
-// SubmitResult is what became of URLs submitted to a crawl (the HTTP API's POST /urls).
-type SubmitResult struct {
-	Accepted   int               `json:"accepted"`   // new to the crawl, queued
-	Duplicates int               `json:"duplicates"` // already known to the crawl
-	Rejected   int               `json:"rejected"`   // invalid, out of scope, denied or over budget
-	Reasons    []crawl.SeedError `json:"rejections,omitempty"`
-}
-
-// Submit admits URLs to a running crawl under its rules (scope, deny lists, budgets; unlike
-// added seeds they do not widen the scope) and wakes their hosts.
-func (f *Frontier) Submit(ctx context.Context, crawlID string, urls []string) (SubmitResult, error) {
-	var out SubmitResult
-	ci, err := f.Crawls.get(ctx, crawlID)
-	if err != nil {
-		return out, err
-	}
-	var cands []store.Candidate
-	for _, raw := range urls {
-		why := crawl.CheckSeed(raw)
-		var c store.Candidate
-		if why == "" {
-			n, err := f.Crawls.Norm.NormalizeRequest(raw)
-			if err != nil {
-				why = err.Error()
-			} else {
-				c = f.Crawls.candidate(n, 0, 0, crawl.SourceAPI)
-				why = ci.admissible(c)
-			}
-		}
-		if why != "" {
-			out.Rejected++
-			out.Reasons = append(out.Reasons, crawl.SeedError{Seed: raw, Reason: why})
-			continue
-		}
-		cands = append(cands, c)
-	}
-	st, err := f.Admitter.admitSeeds(ctx, ci, cands)
-	if err != nil {
-		return out, err
-	}
-	out.Accepted, out.Duplicates, out.Rejected = st.New, st.Duplicates, out.Rejected+st.OverBudget
-	if st.OverBudget > 0 {
-		out.Reasons = append(out.Reasons, crawl.SeedError{Seed: fmt.Sprintf("%d URLs", st.OverBudget), Reason: "over the crawl's page budget"})
-	}
-	return out, nil
-}
-
-// crawl.SourceAPI marks URLs submitted through the HTTP API.

@@ -8,6 +8,7 @@ import (
 
 	"go.temporal.io/sdk/activity"
 
+	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/blob"
 	"github.com/trawlerdev/trawler/internal/clock"
 	"github.com/trawlerdev/trawler/internal/crawl"
@@ -30,8 +31,8 @@ type Fetcher struct {
 	Blob     *blob.Store
 	Bodies   *segment.Writer // where bodies go (nil: one content-addressed object each)
 	Client   *fetch.Client
-	Crawls   *Crawls
-	Admitter *Admitter
+	Crawls   *admit.Crawls
+	Admitter *admit.Admitter
 	// Per-IP politeness: request starts to one address at least IPGap apart across all its
 	// hosts, booked in Postgres so every worker counts them (0: off). Connect-to targets are
 	// included only with IPGapOverride.
@@ -226,11 +227,11 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 			return b.wait(sem, nil, err)
 		default:
 		}
-		ci, err := f.Crawls.get(ctx, u.CrawlID)
+		ci, err := f.Crawls.Get(ctx, u.CrawlID)
 		if err != nil {
 			return b.wait(sem, errs, err)
 		}
-		rules := rulesByToken[ci.token]
+		rules := rulesByToken[ci.Token]
 		if rules == nil {
 			if cached == nil || f.clock().Now().After(cached.ExpiresAt) {
 				b.drain(sem) // robots.txt alone, before any page
@@ -241,8 +242,8 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 					return b.result(), err
 				}
 			}
-			rules = robots.FromStatus(cached.Status, []byte(cached.Body), ci.token)
-			rulesByToken[ci.token] = rules
+			rules = robots.FromStatus(cached.Status, []byte(cached.Body), ci.Token)
+			rulesByToken[ci.Token] = rules
 			if d := rules.CrawlDelay; d > 0 {
 				b.mu.Lock()
 				b.res.CrawlDelay, b.res.CrawlDelayCapped = min(d, in.MaxCrawlDelay), d > in.MaxCrawlDelay
@@ -250,8 +251,8 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 				b.mu.Unlock()
 			}
 		}
-		if !sitemapsChecked[ci.id] {
-			sitemapsChecked[ci.id] = true
+		if !sitemapsChecked[ci.ID] {
+			sitemapsChecked[ci.ID] = true
 			if err := f.discoverSitemaps(ctx, ci, in.Host, cached, u.URL); err != nil {
 				return b.wait(sem, errs, err)
 			}
@@ -360,16 +361,16 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 	if len(in.URLs) == 0 {
 		return res, b.end(ctx)
 	}
-	ci, cerr := f.Crawls.get(ctx, in.URLs[0].CrawlID)
+	ci, cerr := f.Crawls.Get(ctx, in.URLs[0].CrawlID)
 	if cerr != nil {
 		return res, cerr
 	}
-	res.Retired, err = f.hostHealth(ctx, in.Host, res, ci.spec.RetireAfter.D(), b.knownHealthy())
+	res.Retired, err = f.hostHealth(ctx, in.Host, res, ci.Spec.RetireAfter.D(), b.knownHealthy())
 	if err == nil {
 		err = b.end(ctx)
 	}
 	failpoint.Hit(failpoint.BatchFetched)
-	activity.GetLogger(ctx).Info("fetch batch done", "host", in.Host, "crawl", ci.id, "urls", len(b.in.URLs), "toppedUp", len(res.TopUp),
+	activity.GetLogger(ctx).Info("fetch batch done", "host", in.Host, "crawl", ci.ID, "urls", len(b.in.URLs), "toppedUp", len(res.TopUp),
 		"requests", res.Requests, "fetched", res.Fetched, "notModified", res.NotModified, "errors", res.Errors,
 		"skipped", res.Skipped, "deferred", res.Deferred, "lastError", res.LastError)
 	return res, err

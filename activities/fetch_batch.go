@@ -9,6 +9,7 @@ import (
 
 	"go.temporal.io/sdk/activity"
 
+	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/clock"
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/robots"
@@ -50,14 +51,14 @@ func (b *batch) delay() time.Duration { return max(b.in.Delay, b.res.CrawlDelay)
 // the politest pacing of its URLs' crawls, whatever the workflow last heard of.
 func (b *batch) pace(ctx context.Context, urls []crawl.Claimed) error {
 	for _, u := range urls {
-		ci, err := b.f.Crawls.get(ctx, u.CrawlID)
+		ci, err := b.f.Crawls.Get(ctx, u.CrawlID)
 		if err != nil {
 			return err
 		}
 		b.mu.Lock()
-		b.in.Delay = max(b.in.Delay, ci.spec.Delay.D())
+		b.in.Delay = max(b.in.Delay, ci.Spec.Delay.D())
 		b.delayRaisedLocked()
-		if c := ci.spec.Concurrency; c > 0 && c < b.in.Concurrency {
+		if c := ci.Spec.Concurrency; c > 0 && c < b.in.Concurrency {
 			b.in.Concurrency = c
 		}
 		b.mu.Unlock()
@@ -67,7 +68,7 @@ func (b *batch) pace(ctx context.Context, urls []crawl.Claimed) error {
 
 // withoutRequest decides URLs that need no request now: forbidden by robots.txt, waiting for
 // an unreachable robots.txt, or deferred by a Retry-After.
-func (b *batch) withoutRequest(ci *crawlInfo, u crawl.Claimed, rules *robots.Rules) (store.FetchOutcome, bool) {
+func (b *batch) withoutRequest(ci *admit.Crawl, u crawl.Claimed, rules *robots.Rules) (store.FetchOutcome, bool) {
 	o := store.FetchOutcome{CrawlID: u.CrawlID, Hash: u.Hash, URL: u.URL, Attempts: u.Attempts}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -89,8 +90,8 @@ func (b *batch) withoutRequest(ci *crawlInfo, u crawl.Claimed, rules *robots.Rul
 	if rules.DisallowAll() { // unreachable robots.txt: wait for it, up to maxAttempts
 		o.Attempts++
 		o.Err = rules.Reason
-		if o.Attempts < ci.spec.MaxAttempts {
-			o.State, o.SkipReason, o.NextFetchAt = store.StateQueued, "", b.f.clock().Now().Add(backoff(ci.spec.RetryBase.D(), o.Attempts))
+		if o.Attempts < ci.Spec.MaxAttempts {
+			o.State, o.SkipReason, o.NextFetchAt = store.StateQueued, "", b.f.clock().Now().Add(backoff(ci.Spec.RetryBase.D(), o.Attempts))
 			b.res.Deferred++
 			return o, true
 		}

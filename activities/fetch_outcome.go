@@ -12,6 +12,7 @@ import (
 
 	"go.temporal.io/sdk/activity"
 
+	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/blob"
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/fetch"
@@ -23,12 +24,12 @@ import (
 
 // fetchOne requests one URL (its slot started at start) and decides what becomes of it. An
 // error means our side failed (MinIO): the activity is retried and resumes at this URL.
-func (f *Fetcher) fetchOne(ctx context.Context, ci *crawlInfo, u crawl.Claimed, start time.Time, sent func(time.Time)) (store.FetchOutcome, *crawl.PageRef, effect, error) {
-	spec := ci.spec
+func (f *Fetcher) fetchOne(ctx context.Context, ci *admit.Crawl, u crawl.Claimed, start time.Time, sent func(time.Time)) (store.FetchOutcome, *crawl.PageRef, effect, error) {
+	spec := ci.Spec
 	var eff effect
 	o := store.FetchOutcome{CrawlID: u.CrawlID, Hash: u.Hash, URL: u.URL, Attempts: u.Attempts,
 		FetchKey: fmt.Sprintf("%s/%x/%d/%d", u.CrawlID, u.Hash, u.FetchCount, u.Attempts)}
-	resp, err := f.Client.Get(ctx, fetch.Request{URL: u.URL, UserAgent: ci.userAgent, ETag: u.ETag, LastModified: u.LastModified,
+	resp, err := f.Client.Get(ctx, fetch.Request{URL: u.URL, UserAgent: ci.UserAgent, ETag: u.ETag, LastModified: u.LastModified,
 		MaxBytes: spec.MaxBodyBytes, Timeout: spec.RequestTimeout.D(), Sent: sent})
 	o.FetchedAt, o.Duration = start, f.clock().Since(start)
 	// schedule finishes the URL, or queues its recrawl after an interval adapted to what this
@@ -150,7 +151,7 @@ func (f *Fetcher) storeBody(ctx context.Context, body []byte) (string, func(cont
 
 // followRedirect admits the redirect target as a URL of its own host; it returns why not, if
 // it was not.
-func (f *Fetcher) followRedirect(ctx context.Context, ci *crawlInfo, u crawl.Claimed, location string) string {
+func (f *Fetcher) followRedirect(ctx context.Context, ci *admit.Crawl, u crawl.Claimed, location string) string {
 	if location == "" {
 		return "redirect without Location"
 	}
@@ -166,11 +167,11 @@ func (f *Fetcher) followRedirect(ctx context.Context, ci *crawlInfo, u crawl.Cla
 	if u.Source == crawl.SourceSitemapFile {
 		source = crawl.SourceSitemapFile // a sitemap behind a redirect (http -> https) is still read as one
 	}
-	c := f.Crawls.candidate(target, u.Depth, u.Hops+1, source)
-	if why := ci.admissible(c); why != "" {
+	c := f.Crawls.Candidate(target, u.Depth, u.Hops+1, source)
+	if why := ci.Admissible(c); why != "" {
 		return "redirect target refused (" + why + "): " + target
 	}
-	if _, err := f.Admitter.admit(ctx, ci, []store.Candidate{c}); err != nil {
+	if _, err := f.Admitter.Admit(ctx, ci, []store.Candidate{c}); err != nil {
 		return "admit redirect target: " + err.Error()
 	}
 	return ""

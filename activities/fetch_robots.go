@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/fetch"
 	"github.com/trawlerdev/trawler/internal/metrics"
 	"github.com/trawlerdev/trawler/internal/robots"
@@ -12,7 +13,7 @@ import (
 )
 
 // robots fetches and caches the host's robots.txt.
-func (f *Fetcher) robots(ctx context.Context, b *batch, pageURL string, ci *crawlInfo) (*store.Robots, error) {
+func (f *Fetcher) robots(ctx context.Context, b *batch, pageURL string, ci *admit.Crawl) (*store.Robots, error) {
 	cached, failing, err := f.Store.HostRobotsAndHealth(ctx, b.in.Host)
 	if err != nil {
 		return nil, err
@@ -46,8 +47,8 @@ func (f *Fetcher) robots(ctx context.Context, b *batch, pageURL string, ci *craw
 			}
 			sent = b.sent(ctx, start)
 		}
-		resp, err = f.Client.Get(ctx, fetch.Request{URL: target, UserAgent: ci.userAgent, MaxBytes: robots.MaxBytes,
-			Timeout: ci.spec.RequestTimeout.D(), Sent: sent})
+		resp, err = f.Client.Get(ctx, fetch.Request{URL: target, UserAgent: ci.UserAgent, MaxBytes: robots.MaxBytes,
+			Timeout: ci.Spec.RequestTimeout.D(), Sent: sent})
 		if other == "" {
 			b.endResponse()
 		}
@@ -76,15 +77,15 @@ func (f *Fetcher) robots(ctx context.Context, b *batch, pageURL string, ci *craw
 	if cached != nil && robots.KeepCached(cached.Status, cached.FetchedAt, r.Status, now) {
 		// Unreachable now, but we hold a good copy: keep obeying it (§2.3.1.4), look again soon.
 		r.Status, r.Body, r.FetchedAt, r.Sitemaps = cached.Status, cached.Body, cached.FetchedAt, cached.Sitemaps
-		r.ExpiresAt = now.Add(min(robots.UnreachableTTL, backoff(ci.spec.RetryBase.D(), 1)))
-		if err := f.Store.SaveRobots(ctx, b.in.Host, *r, robots.FromStatus(r.Status, []byte(r.Body), ci.token).CrawlDelay); err != nil {
+		r.ExpiresAt = now.Add(min(robots.UnreachableTTL, backoff(ci.Spec.RetryBase.D(), 1)))
+		if err := f.Store.SaveRobots(ctx, b.in.Host, *r, robots.FromStatus(r.Status, []byte(r.Body), ci.Token).CrawlDelay); err != nil {
 			return nil, err
 		}
 		return r, nil
 	}
-	rules := robots.FromStatus(r.Status, []byte(r.Body), ci.token)
+	rules := robots.FromStatus(r.Status, []byte(r.Body), ci.Token)
 	if rules.DisallowAll() {
-		r.ExpiresAt = now.Add(min(robots.UnreachableTTL, backoff(ci.spec.RetryBase.D(), 1)))
+		r.ExpiresAt = now.Add(min(robots.UnreachableTTL, backoff(ci.Spec.RetryBase.D(), 1)))
 	}
 	r.Sitemaps = rules.Sitemaps
 	if err := f.Store.SaveRobots(ctx, b.in.Host, *r, rules.CrawlDelay); err != nil {

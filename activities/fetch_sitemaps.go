@@ -7,6 +7,7 @@ import (
 
 	"go.temporal.io/sdk/activity"
 
+	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/sitemap"
 	"github.com/trawlerdev/trawler/internal/store"
@@ -14,11 +15,11 @@ import (
 
 // discoverSitemaps admits, once per crawl and host, the sitemaps robots.txt names (or
 // /sitemap.xml when it names none), whichever crawl fetched that robots.txt.
-func (f *Fetcher) discoverSitemaps(ctx context.Context, ci *crawlInfo, host string, r *store.Robots, pageURL string) error {
+func (f *Fetcher) discoverSitemaps(ctx context.Context, ci *admit.Crawl, host string, r *store.Robots, pageURL string) error {
 	if r == nil || r.Status < 200 || r.Status >= 500 { // unreachable robots.txt: look again later
 		return nil
 	}
-	first, err := f.Store.StartSitemapDiscovery(ctx, ci.id, host)
+	first, err := f.Store.StartSitemapDiscovery(ctx, ci.ID, host)
 	if err != nil || !first {
 		return err
 	}
@@ -39,28 +40,28 @@ const MaxSitemapNesting = 3
 
 // admitSitemaps admits sitemap files (from robots.txt or an index) as URLs of their hosts: they
 // are fetched under politeness like pages, and read when they arrive.
-func (f *Fetcher) admitSitemaps(ctx context.Context, ci *crawlInfo, base *url.URL, locs []string, depth, nesting int) {
+func (f *Fetcher) admitSitemaps(ctx context.Context, ci *admit.Crawl, base *url.URL, locs []string, depth, nesting int) {
 	var cands []store.Candidate
 	for _, loc := range locs {
 		n, err := f.Crawls.Norm.ResolveRequest(base, loc)
 		if err != nil {
 			continue
 		}
-		c := f.Crawls.candidate(n, depth, nesting, crawl.SourceSitemapFile)
-		if ci.admissible(c) == "" { // the same rules as links: scope, deny and block patterns, traps
+		c := f.Crawls.Candidate(n, depth, nesting, crawl.SourceSitemapFile)
+		if ci.Admissible(c) == "" { // the same rules as links: scope, deny and block patterns, traps
 			cands = append(cands, c)
 		}
 	}
 	if len(cands) == 0 {
 		return
 	}
-	if _, err := f.Admitter.admit(ctx, ci, cands); err != nil {
-		activity.GetLogger(ctx).Warn("admitting sitemaps failed", "crawl", ci.id, "error", err)
+	if _, err := f.Admitter.Admit(ctx, ci, cands); err != nil {
+		activity.GetLogger(ctx).Warn("admitting sitemaps failed", "crawl", ci.ID, "error", err)
 	}
 }
 
 // readSitemap admits what a fetched sitemap lists: pages, or (for an index) more sitemaps.
-func (f *Fetcher) readSitemap(ctx context.Context, ci *crawlInfo, u crawl.Claimed, body []byte) string {
+func (f *Fetcher) readSitemap(ctx context.Context, ci *admit.Crawl, u crawl.Claimed, body []byte) string {
 	sm, err := sitemap.Parse(body)
 	if err != nil {
 		return err.Error()
@@ -83,7 +84,7 @@ func (f *Fetcher) readSitemap(ctx context.Context, ci *crawlInfo, u crawl.Claime
 		if err != nil {
 			continue
 		}
-		c := f.Crawls.candidate(n, u.Depth+1, 0, crawl.SourceSitemap)
+		c := f.Crawls.Candidate(n, u.Depth+1, 0, crawl.SourceSitemap)
 		c.HintS = int(recrawlHint(e, time.Now()) / time.Second)
 		if e.Priority >= 0 { // the sitemap's own <priority> replaces the 0.5 default
 			c.Priority += float32(e.Priority-0.5) * 0.5
@@ -91,11 +92,11 @@ func (f *Fetcher) readSitemap(ctx context.Context, ci *crawlInfo, u crawl.Claime
 		if !e.LastMod.IsZero() && time.Since(e.LastMod) < 30*24*time.Hour { // changed lately
 			c.Priority += 0.25
 		}
-		if ci.admissible(c) == "" {
+		if ci.Admissible(c) == "" {
 			cands = append(cands, c)
 		}
 	}
-	if _, err := f.Admitter.admit(ctx, ci, cands); err != nil {
+	if _, err := f.Admitter.Admit(ctx, ci, cands); err != nil {
 		return "admit sitemap entries: " + err.Error()
 	}
 	if sm.Truncated {

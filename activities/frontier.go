@@ -8,6 +8,7 @@ import (
 
 	"go.temporal.io/sdk/activity"
 
+	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/failpoint"
 	"github.com/trawlerdev/trawler/internal/metrics"
@@ -18,8 +19,8 @@ import (
 // crawl, claiming and releasing URLs, progress, crawl state and the wake-up sweep.
 type Frontier struct {
 	Store        *store.Store
-	Crawls       *Crawls
-	Admitter     *Admitter
+	Crawls       *admit.Crawls
+	Admitter     *admit.Admitter
 	ProcessQueue string // where unprocessed pages found by the sweep go
 }
 
@@ -48,39 +49,15 @@ func (f *Frontier) StartCrawl(ctx context.Context, in StartCrawlInput) (StartCra
 	if err != nil {
 		return out, err
 	}
-	ci := f.Crawls.put(in.CrawlID, spec)
-	cands, invalid := f.seedCandidates(ci, in.Spec.Seeds)
+	ci := f.Crawls.Put(in.CrawlID, spec)
+	cands, invalid := f.Crawls.SeedCandidates(ci, in.Spec.Seeds)
 	out.Invalid = invalid
-	st, err := f.Admitter.admitSeeds(ctx, ci, cands)
+	st, err := f.Admitter.AdmitSeeds(ctx, ci, cands)
 	if err != nil {
 		return out, err
 	}
 	out.Admitted, out.Hosts = st.New, st.Hosts
 	return out, nil
-}
-
-// seedCandidates checks and normalizes seed URLs; the refused ones come back with reasons.
-func (f *Frontier) seedCandidates(ci *crawlInfo, seeds []string) ([]store.Candidate, []crawl.SeedError) {
-	var cands []store.Candidate
-	var invalid []crawl.SeedError
-	for _, s := range seeds {
-		if why := crawl.CheckSeed(s); why != "" {
-			invalid = append(invalid, crawl.SeedError{Seed: s, Reason: why})
-			continue
-		}
-		n, err := f.Crawls.Norm.NormalizeRequest(s)
-		if err != nil {
-			invalid = append(invalid, crawl.SeedError{Seed: s, Reason: err.Error()})
-			continue
-		}
-		c := f.Crawls.candidate(n, 0, 0, crawl.SourceSeed)
-		if why := ci.admissible(c); why == rejectDenied || why == rejectScope || why == rejectPort { // trap rules do not judge seeds
-			invalid = append(invalid, crawl.SeedError{Seed: s, Reason: why})
-			continue
-		}
-		cands = append(cands, c)
-	}
-	return cands, invalid
 }
 
 // ClaimInput asks for up to Limit due URLs of Host, leased for Lease.
@@ -161,11 +138,11 @@ func (f *Frontier) WakeStale(ctx context.Context, crawlID string, staleFor time.
 	if err != nil || len(hosts) == 0 {
 		return 0, err
 	}
-	ci, err := f.Crawls.get(ctx, crawlID)
+	ci, err := f.Crawls.Get(ctx, crawlID)
 	if err != nil {
 		return 0, err
 	}
-	return len(hosts), f.Admitter.Waker.Wake(ctx, crawlID, crawl.HostConfigFrom(ci.spec), hosts)
+	return len(hosts), f.Admitter.Waker.Wake(ctx, crawlID, crawl.HostConfigFrom(ci.Spec), hosts)
 }
 
 // StaleFetched returns pages of a crawl fetched more than olderThan ago whose processing never

@@ -9,6 +9,7 @@ import (
 
 	"go.temporal.io/sdk/activity"
 
+	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/blob"
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/dedup"
@@ -25,8 +26,8 @@ import (
 type Processor struct {
 	Store    *store.Store
 	Blob     *blob.Store
-	Crawls   *Crawls
-	Admitter *Admitter
+	Crawls   *admit.Crawls
+	Admitter *admit.Admitter
 	Bodies   *segment.Reader // reads bodies by reference (nil: each its own object)
 	Texts    *segment.Writer // where extracted texts go (nil: one content-addressed object each)
 	// Stopping is closed when this worker begins to stop: a lease's processing hands itself
@@ -96,11 +97,11 @@ func (p *Processor) processPages(ctx context.Context, host string, pages []crawl
 	var docs []store.Document
 	for _, id := range crawlOrder {
 		cb := batches[id]
-		ci, err := p.Crawls.get(ctx, id)
+		ci, err := p.Crawls.Get(ctx, id)
 		if err != nil {
 			return res, err
 		}
-		st, err := p.Admitter.admit(ctx, ci, cb.cands)
+		st, err := p.Admitter.Admit(ctx, ci, cb.cands)
 		if err != nil {
 			return res, err
 		}
@@ -150,7 +151,7 @@ func (p *Processor) prepareAll(ctx context.Context, pages []crawl.PageRef, res *
 	}
 	var preps []*prepared
 	for _, page := range pages {
-		ci, err := p.Crawls.get(ctx, page.CrawlID)
+		ci, err := p.Crawls.Get(ctx, page.CrawlID)
 		if err != nil {
 			return nil, err
 		}
@@ -168,7 +169,7 @@ func (p *Processor) prepareAll(ctx context.Context, pages []crawl.PageRef, res *
 
 // prepared is a parsed page ready to be saved.
 type prepared struct {
-	ci     *crawlInfo
+	ci     *admit.Crawl
 	page   crawl.PageRef
 	doc    store.Document
 	links  []store.Link
@@ -178,8 +179,8 @@ type prepared struct {
 
 // preparePage parses one page, puts its text into the current text segment and decides its
 // links; nil when the page cannot be processed (it is marked done with the reason).
-func (p *Processor) preparePage(ctx context.Context, ci *crawlInfo, page crawl.PageRef, res *crawl.ProcessResult, rejected map[string]int) (*prepared, error) {
-	spec := ci.spec
+func (p *Processor) preparePage(ctx context.Context, ci *admit.Crawl, page crawl.PageRef, res *crawl.ProcessResult, rejected map[string]int) (*prepared, error) {
+	spec := ci.Spec
 	body, err := p.body(ctx, page.BodyKey, spec.MaxBodyBytes+1)
 	if err != nil {
 		return nil, err
@@ -212,8 +213,8 @@ func (p *Processor) preparePage(ctx context.Context, ci *crawlInfo, page crawl.P
 		}
 	}
 	doc.TextBytes = len(parsed.Text)
-	if ci.dedup != nil {
-		doc.Fingerprint = ci.dedup.Fingerprint(parsed.Text)
+	if ci.Dedup != nil {
+		doc.Fingerprint = ci.Dedup.Fingerprint(parsed.Text)
 	}
 	var links []store.Link
 	var cands []store.Candidate
@@ -223,11 +224,11 @@ func (p *Processor) preparePage(ctx context.Context, ci *crawlInfo, page crawl.P
 		if err != nil {
 			if !errors.Is(err, urlnorm.ErrScheme) { // mailto:, javascript: … are not links to crawl
 				res.Rejected++
-				rejected[rejectBadURL]++
+				rejected[admit.RejectBadURL]++
 			}
 			return
 		}
-		c := p.Crawls.candidate(n, page.Depth+1, 0, crawl.SourceLink)
+		c := p.Crawls.Candidate(n, page.Depth+1, 0, crawl.SourceLink)
 		if seenLinks[c.Key] { // one link per page to each key, however it is spelled
 			return
 		}
@@ -236,9 +237,9 @@ func (p *Processor) preparePage(ctx context.Context, ci *crawlInfo, page crawl.P
 		if nofollow || parsed.NoFollow {
 			return
 		}
-		why := ci.admissible(c)
+		why := ci.Admissible(c)
 		if why == "" && len(cands) >= spec.MaxOutlinks {
-			why = rejectOutlinks
+			why = admit.RejectOutlinks
 		}
 		if why != "" {
 			res.Rejected++
@@ -287,7 +288,7 @@ func (p *Processor) saveAll(ctx context.Context, preps []*prepared, res *crawl.P
 	}
 	saves := make([]store.DocumentSave, len(preps))
 	for i, pp := range preps {
-		saves[i] = store.DocumentSave{Doc: pp.doc, Links: pp.links, Det: pp.ci.dedup}
+		saves[i] = store.DocumentSave{Doc: pp.doc, Links: pp.links, Det: pp.ci.Dedup}
 	}
 	dups, err := p.Store.SaveDocuments(ctx, saves)
 	if err == nil {
@@ -301,7 +302,7 @@ func (p *Processor) saveAll(ctx context.Context, preps []*prepared, res *crawl.P
 		return nil, err
 	}
 	for i, pp := range preps {
-		dup, err := p.Store.SaveDocument(ctx, pp.doc, pp.links, pp.ci.dedup)
+		dup, err := p.Store.SaveDocument(ctx, pp.doc, pp.links, pp.ci.Dedup)
 		if store.IsDataError(err) { // what the page holds cannot be stored: this page only, not the batch
 			activity.GetLogger(ctx).Warn("document not storable: marking the page done", "crawl", pp.page.CrawlID, "url", pp.page.URL, "error", err)
 			count(ctx, metrics.Unstorable, 1)

@@ -14,6 +14,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/app"
 	"github.com/trawlerdev/trawler/internal/config"
 	"github.com/trawlerdev/trawler/internal/crawl"
@@ -84,29 +85,22 @@ func runCrawl(ctx context.Context, args []string, stdout io.Writer) error {
 		spec.Name = "crawl-" + time.Now().UTC().Format("20060102-150405")
 	}
 
-	// Report bad seeds one by one; go on with the good ones.
-	norm := cfg.Normalizer()
-	var good []string
-	for _, s := range spec.Seeds {
-		reason := crawl.CheckSeed(s)
-		if reason == "" {
-			if _, err := norm.Normalize(s); err != nil {
-				reason = err.Error()
-			}
+	// The spec first (its scope judges the seeds), then the seeds one by one, by the checks the
+	// crawl's start makes: bad ones are reported, the crawl goes on with the good ones.
+	if len(spec.Seeds) > 0 {
+		if err := spec.WithDefaults().Validate(); err != nil {
+			return fmt.Errorf("invalid crawl: %w", err)
 		}
-		if reason != "" {
-			fmt.Fprintf(os.Stderr, "trawler: skipping seed %q: %s\n", s, reason)
-			continue
-		}
-		good = append(good, s)
+	}
+	check := &admit.Crawls{Norm: cfg.Normalizer(), DefaultUserAgent: cfg.UserAgent, Ports: cfg.AllowPorts}
+	good, invalid := check.CheckSeeds(spec.WithDefaults())
+	for _, bad := range invalid {
+		fmt.Fprintf(os.Stderr, "trawler: skipping seed %q: %s\n", bad.Seed, bad.Reason)
 	}
 	if len(good) == 0 {
 		return errors.New("no valid seed URL (give URLs or files with --seeds, or as arguments)")
 	}
 	spec.Seeds = good
-	if err := spec.WithDefaults().Validate(); err != nil {
-		return fmt.Errorf("invalid crawl: %w", err)
-	}
 
 	tc, err := app.DialTemporal(ctx, cfg, app.NewLogger(cfg))
 	if err != nil {

@@ -10,11 +10,11 @@ import (
 	"os"
 	"time"
 
+	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/api"
 	"github.com/trawlerdev/trawler/internal/app"
 	"github.com/trawlerdev/trawler/internal/config"
 	"github.com/trawlerdev/trawler/internal/listen"
-	"github.com/trawlerdev/trawler/internal/runner"
 	"github.com/trawlerdev/trawler/internal/store"
 )
 
@@ -39,7 +39,7 @@ func runServe(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	defer tc.Close()
 	st := store.New(db)
-	srv := &api.Server{Store: st, Temporal: tc, Frontier: runner.NewFrontier(tc, cfg, st, nil),
+	srv := &api.Server{Store: st, Temporal: tc, Admission: admit.New(tc, cfg, st, nil),
 		Norm:     cfg.Normalizer(),
 		IDPrefix: cfg.IDPrefix, TaskQueue: cfg.TaskQueue, UserAgent: cfg.UserAgent, Token: cfg.APIToken, Log: log}
 	ln, err := listen.TCP(cfg.APIAddr)

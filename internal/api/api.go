@@ -20,7 +20,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
-	"github.com/trawlerdev/trawler/activities"
+	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/robots"
 	"github.com/trawlerdev/trawler/internal/store"
@@ -31,7 +31,7 @@ import (
 type Server struct {
 	Store     *store.Store
 	Temporal  client.Client
-	Frontier  *activities.Frontier // admits submitted URLs
+	Admission *admit.Service // admits submitted URLs
 	Norm      *urlnorm.Normalizer
 	IDPrefix  string // workflow ID prefix of this deployment
 	TaskQueue string // its workflow task queue, to count its host workflows
@@ -245,7 +245,7 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusConflict, "crawl %q is %s: it takes no more URLs", req.Crawl, state)
 		return
 	}
-	res, err := s.Frontier.Submit(r.Context(), req.Crawl, req.URLs)
+	res, err := s.Admission.Submit(r.Context(), req.Crawl, req.URLs)
 	if err != nil {
 		s.fail(w, r, err)
 		return

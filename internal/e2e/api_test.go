@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trawlerdev/trawler/activities"
+	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/api"
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/testweb"
@@ -96,7 +96,7 @@ func TestHTTPAPIAsTheReadmeShows(t *testing.T) {
 		stats.Crawls[0].PagesPerS.Avg <= 0 || stats.Hosts["active"]+stats.Hosts["idle"] == 0 {
 		t.Errorf("stats: %s", answers[0])
 	}
-	var sub activities.SubmitResult
+	var sub admit.SubmitResult
 	_ = json.Unmarshal([]byte(answers[1]), &sub)
 	if sub.Accepted != 1 || sub.Duplicates != 1 || sub.Rejected != 1 || len(sub.Reasons) != 1 {
 		t.Errorf("submit: %s", answers[1])

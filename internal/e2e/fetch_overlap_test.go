@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/trawlerdev/trawler/activities"
+	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/clock"
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/fetch"
@@ -133,10 +134,10 @@ func fetchFixture(t *testing.T, delay time.Duration) (*stack, *activities.Fetche
 		t.Fatalf("claim: %d, %v", len(claimed), err)
 	}
 	norm := urlnorm.New(urlnorm.Default())
-	crawls := &activities.Crawls{Store: s.store, Norm: norm, DefaultUserAgent: s.cfg.UserAgent}
+	crawls := &admit.Crawls{Store: s.store, Norm: norm, DefaultUserAgent: s.cfg.UserAgent}
 	fetcher := &activities.Fetcher{Store: s.store, Blob: s.blob, Crawls: crawls,
 		Client:   fetch.New(fetch.Options{Dialer: netguard.New(netguard.Options{ConnectTo: s.cfg.ConnectTo})}),
-		Admitter: &activities.Admitter{Store: s.store, Waker: &activities.Waker{Client: s.tc, TaskQueue: s.cfg.TaskQueue}}}
+		Admitter: &admit.Admitter{Store: s.store, Waker: &admit.Waker{Client: s.tc, TaskQueue: s.cfg.TaskQueue}}}
 	return s, fetcher, claimed
 }
 

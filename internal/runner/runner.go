@@ -15,9 +15,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
-	"golang.org/x/time/rate"
 
 	"github.com/trawlerdev/trawler/activities"
+	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/blob"
 	"github.com/trawlerdev/trawler/internal/config"
 	"github.com/trawlerdev/trawler/internal/fetch"
@@ -50,7 +50,8 @@ type Runner struct {
 func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 	st := store.New(deps.DB)
 	filter := seen.New(cfg.BloomExpected, 1e-6, cfg.SeenMode == "approximate")
-	frontier := NewFrontier(c, cfg, st, filter)
+	svc := admit.New(c, cfg, st, filter)
+	frontier := NewFrontier(svc, cfg, st)
 	crawls, admitter := frontier.Crawls, frontier.Admitter
 	if cfg.SeenMode == "approximate" && deps.Blob != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -118,21 +119,9 @@ func processName() string {
 	return fmt.Sprintf("%s-%d", strings.NewReplacer("/", "_", "#", "_", " ", "_").Replace(host), os.Getpid())
 }
 
-// NewFrontier assembles the frontier's activities (admission, claims, controls) on a store, for
-// the workers and for other processes that admit URLs (the HTTP API). seen may be nil.
-func NewFrontier(c client.Client, cfg *config.Config, st *store.Store, filter *seen.Filter) *activities.Frontier {
-	norm := cfg.Normalizer()
-	crawls := &activities.Crawls{Store: st, Norm: norm, DefaultUserAgent: cfg.UserAgent, Ports: cfg.AllowPorts}
-	waker := &activities.Waker{Client: c, TaskQueue: cfg.TaskQueue, FetchQueue: cfg.FetchTaskQueue, ProcessQueue: cfg.ProcessTaskQueue,
-		IDPrefix: cfg.IDPrefix}
-	admitter := &activities.Admitter{Store: st, Waker: waker, Seen: filter}
-	if cfg.WakeRate > 0 {
-		admitter.Wakes = rate.NewLimiter(rate.Limit(cfg.WakeRate), max(1, int(cfg.WakeRate)))
-	}
-	if cfg.WakeBacklog > 0 {
-		admitter.Backlog = &activities.Backlog{Client: c, Namespace: cfg.TemporalNamespace, TaskQueue: cfg.TaskQueue, MaxAge: cfg.WakeBacklog}
-	}
-	return &activities.Frontier{Store: st, Crawls: crawls, Admitter: admitter, ProcessQueue: cfg.ProcessTaskQueue}
+// NewFrontier assembles the frontier's activities (claims, controls) over admission.
+func NewFrontier(svc *admit.Service, cfg *config.Config, st *store.Store) *activities.Frontier {
+	return &activities.Frontier{Store: st, Crawls: svc.Crawls, Admitter: svc.Admitter, ProcessQueue: cfg.ProcessTaskQueue}
 }
 
 // Stop stops every worker, letting in-flight activities finish within the stop timeout;

@@ -1,11 +1,13 @@
-package activities
+package admit
 
 import (
 	"context"
+	"log/slog"
 	"slices"
 	"time"
 
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/log"
 	"golang.org/x/time/rate"
 
 	"github.com/trawlerdev/trawler/internal/crawl"
@@ -40,7 +42,7 @@ type AdmitStats struct {
 // Admission clears a host's waiting flag in its transaction, so a process that died between
 // that commit and the signal would leave the host asleep: a retried activity (which admits the
 // same URLs again, as duplicates) wakes every host that has one of them queued.
-func (a *Admitter) admit(ctx context.Context, ci *crawlInfo, cands []store.Candidate) (AdmitStats, error) {
+func (a *Admitter) Admit(ctx context.Context, ci *Crawl, cands []store.Candidate) (AdmitStats, error) {
 	return a.admitWaking(ctx, ci, cands, activity.IsActivity(ctx) && activity.GetInfo(ctx).Attempt > 1, false)
 }
 
@@ -48,18 +50,18 @@ func (a *Admitter) admit(ctx context.Context, ci *crawlInfo, cands []store.Candi
 // they come from a crawl's start or an operator, whose local activity may run again after a
 // worker died with nothing to say it is a retry, and a host's waiting flag may be stale from a
 // crawl whose workers were killed.
-func (a *Admitter) admitSeeds(ctx context.Context, ci *crawlInfo, cands []store.Candidate) (AdmitStats, error) {
+func (a *Admitter) AdmitSeeds(ctx context.Context, ci *Crawl, cands []store.Candidate) (AdmitStats, error) {
 	return a.admitWaking(ctx, ci, cands, true, true)
 }
 
 // admitWaking admits cands and wakes their hosts that were waiting, within the wake rate and
 // not while Temporal is behind, unless forced (seeds); wakeQueued (a retry, seeds) also wakes
 // every host with one of cands queued.
-func (a *Admitter) admitWaking(ctx context.Context, ci *crawlInfo, cands []store.Candidate, wakeQueued, force bool) (AdmitStats, error) {
+func (a *Admitter) admitWaking(ctx context.Context, ci *Crawl, cands []store.Candidate, wakeQueued, force bool) (AdmitStats, error) {
 	var st AdmitStats
 	keep := cands[:0:0]
 	for _, c := range cands {
-		if a.Seen.Skip(ci.id, c.Hash) {
+		if a.Seen.Skip(ci.ID, c.Hash) {
 			st.BloomSkips++
 			continue
 		}
@@ -74,7 +76,7 @@ func (a *Admitter) admitWaking(ctx context.Context, ci *crawlInfo, cands []store
 	} else if a.Wakes != nil && !wakeQueued {
 		maxWake = max(int(a.Wakes.Tokens()), 0)
 	}
-	res, err := a.Store.AdmitWaking(ctx, ci.id, keep, maxWake)
+	res, err := a.Store.AdmitWaking(ctx, ci.ID, keep, maxWake)
 	if err != nil {
 		return st, err
 	}
@@ -86,7 +88,7 @@ func (a *Admitter) admitWaking(ctx context.Context, ci *crawlInfo, cands []store
 		hashes[i] = c.Hash
 	}
 	failpoint.Hit(failpoint.LinksAdmitted)
-	a.Seen.Add(ci.id, hashes)
+	a.Seen.Add(ci.ID, hashes)
 	st.Duplicates, st.OverBudget = res.Duplicates, res.OverBudget
 	for _, n := range res.New {
 		st.New += n
@@ -99,17 +101,17 @@ func (a *Admitter) admitWaking(ctx context.Context, ci *crawlInfo, cands []store
 		for i, c := range cands {
 			all[i] = c.Hash
 		}
-		queued, err := a.Store.QueuedHosts(ctx, ci.id, all)
+		queued, err := a.Store.QueuedHosts(ctx, ci.ID, all)
 		if err != nil {
 			return st, err
 		}
 		res.Wake = union(res.Wake, queued)
 	}
 	if len(res.Wake) > 0 {
-		if err := a.Waker.Wake(ctx, ci.id, crawl.HostConfigFrom(ci.spec), res.Wake); err != nil {
+		if err := a.Waker.Wake(ctx, ci.ID, crawl.HostConfigFrom(ci.Spec), res.Wake); err != nil {
 			// The URLs are safe in Postgres, and the crawl's sweep wakes hosts that missed a
 			// signal; failing here would only admit the same URLs again.
-			loggerFor(ctx).Warn("waking hosts failed; the crawl sweep will retry", "crawl", ci.id, "error", err)
+			logger(ctx).Warn("waking hosts failed; the crawl sweep will retry", "crawl", ci.ID, "error", err)
 		}
 	}
 	return st, nil
@@ -120,4 +122,13 @@ func union(a, b []string) []string {
 	out := slices.Concat(a, b)
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// logger is the activity's logger when admission runs in one (its lines carry the activity),
+// the process's otherwise (the HTTP API).
+func logger(ctx context.Context) log.Logger {
+	if activity.IsActivity(ctx) {
+		return activity.GetLogger(ctx)
+	}
+	return log.NewStructuredLogger(slog.Default())
 }

@@ -1,4 +1,4 @@
-package activities
+package admit
 
 import (
 	"context"
@@ -18,17 +18,19 @@ import (
 	"github.com/trawlerdev/trawler/internal/urlnorm"
 )
 
-// crawlInfo is what activities need to know about a crawl, derived from its stored spec.
-type crawlInfo struct {
-	id        string
-	spec      crawl.Spec
-	scope     *scope.Scope
-	traps     traps.Rules
-	userAgent string
-	token     string          // robots.txt product token
-	dedup     *dedup.Detector // nil: near-duplicate detection is off
-	ports     []int           // ports URLs may name (empty: any)
-	loaded    time.Time
+// Crawl is a crawl's rules as a worker holds them, derived from its recorded spec: what
+// fetching and processing read of it, and what admission judges URLs by.
+type Crawl struct {
+	ID        string
+	Spec      crawl.Spec
+	UserAgent string
+	Token     string          // robots.txt product token
+	Dedup     *dedup.Detector // nil: near-duplicate detection is off
+
+	scope  *scope.Scope
+	traps  traps.Rules
+	ports  []int // ports URLs may name (empty: any)
+	loaded time.Time
 }
 
 // Crawls caches crawl specs per process (they change only when a crawl is created).
@@ -39,13 +41,13 @@ type Crawls struct {
 	Ports            []int // ports crawled URLs may name (empty: any)
 
 	mu sync.Mutex
-	m  map[string]*crawlInfo
+	m  map[string]*Crawl
 }
 
 // crawlCacheTTL is short so a live change to a crawl (a block signal) reaches every worker within seconds.
 const crawlCacheTTL = 5 * time.Second
 
-func (c *Crawls) get(ctx context.Context, id string) (*crawlInfo, error) {
+func (c *Crawls) Get(ctx context.Context, id string) (*Crawl, error) {
 	c.mu.Lock()
 	if ci, ok := c.m[id]; ok && time.Since(ci.loaded) < crawlCacheTTL {
 		c.mu.Unlock()
@@ -56,15 +58,15 @@ func (c *Crawls) get(ctx context.Context, id string) (*crawlInfo, error) {
 	if err := c.Store.CrawlSpec(ctx, id, &spec); err != nil {
 		return nil, err
 	}
-	return c.put(id, spec), nil
+	return c.Put(id, spec), nil
 }
 
 // put builds a crawl's rules from its spec as recorded, and caches them.
-func (c *Crawls) put(id string, spec crawl.Spec) *crawlInfo {
+func (c *Crawls) Put(id string, spec crawl.Spec) *Crawl {
 	ci := c.build(id, spec)
 	c.mu.Lock()
 	if c.m == nil {
-		c.m = map[string]*crawlInfo{}
+		c.m = map[string]*Crawl{}
 	}
 	c.m[id] = ci
 	c.mu.Unlock()
@@ -72,7 +74,7 @@ func (c *Crawls) put(id string, spec crawl.Spec) *crawlInfo {
 }
 
 // forget drops a crawl from the cache, so this process sees a change at once.
-func (c *Crawls) forget(id string) {
+func (c *Crawls) Forget(id string) {
 	c.mu.Lock()
 	delete(c.m, id)
 	c.mu.Unlock()
@@ -80,7 +82,7 @@ func (c *Crawls) forget(id string) {
 
 // build makes a crawl's rules from its recorded spec: the crawl workflow applied its defaults
 // before it was recorded.
-func (c *Crawls) build(id string, spec crawl.Spec) *crawlInfo {
+func (c *Crawls) build(id string, spec crawl.Spec) *Crawl {
 	var hosts []string
 	for _, s := range spec.Seeds {
 		if n, err := c.Norm.Normalize(s); err == nil {
@@ -95,15 +97,15 @@ func (c *Crawls) build(id string, spec crawl.Spec) *crawlInfo {
 	if !spec.NearDup.Off {
 		det, _ = dedup.NewDetector(spec.NearDup.SimHashBits, spec.NearDup.MinHashJaccard) // the spec was validated
 	}
-	return &crawlInfo{id: id, spec: spec, scope: scope.New(spec, hosts), userAgent: ua, dedup: det, ports: c.Ports,
+	return &Crawl{ID: id, Spec: spec, scope: scope.New(spec, hosts), UserAgent: ua, Dedup: det, ports: c.Ports,
 		traps: traps.Rules{MaxPathDepth: spec.Traps.MaxPathDepth, MaxRepeats: spec.Traps.MaxSegmentRepeats,
 			CalendarYears: spec.Traps.CalendarYears},
-		token: robots.ProductToken(ua), loaded: time.Now()}
+		Token: robots.ProductToken(ua), loaded: time.Now()}
 }
 
 // candidate builds a frontier candidate from a URL's request form (urlnorm): it is fetched as
 // that, and known to the frontier by its key form.
-func (c *Crawls) candidate(request string, depth, hops int, source crawl.Source) store.Candidate {
+func (c *Crawls) Candidate(request string, depth, hops int, source crawl.Source) store.Candidate {
 	key, err := c.Norm.Normalize(request)
 	if err != nil { // (the key rules only remove: a request form that is valid has a key)
 		key = request
@@ -132,40 +134,40 @@ func priority(depth int, source crawl.Source) float32 {
 	return p
 }
 
-func errorf(format string, args ...any) error { return fmt.Errorf("activities: "+format, args...) }
+func errorf(format string, args ...any) error { return fmt.Errorf("admit: "+format, args...) }
 
 // Reasons a discovered link is not admitted (besides the trap rules' own).
 const (
-	rejectScope    = "out of scope"
-	rejectDenied   = "denied by the crawl's deny list"
-	rejectDepth    = "too many link hops from a seed"
-	rejectOutlinks = "over the page's outlink cap"
-	rejectBadURL   = "malformed URL"
-	rejectPort     = "port not allowed"
+	RejectScope    = "out of scope"
+	RejectDenied   = "denied by the crawl's deny list"
+	RejectDepth    = "too many link hops from a seed"
+	RejectOutlinks = "over the page's outlink cap"
+	RejectBadURL   = "malformed URL"
+	RejectPort     = "port not allowed"
 )
 
-// admissible says why a candidate may not enter the crawl's frontier, or "".
-func (ci *crawlInfo) admissible(c store.Candidate) string {
+// Admissible says why a candidate may not enter the crawl's frontier, or "".
+func (ci *Crawl) Admissible(c store.Candidate) string {
 	switch {
 	case !ci.scope.Allows(c.Host):
-		return rejectScope
+		return RejectScope
 	case ci.scope.DeniesURL(c.Key):
-		return rejectDenied
-	case c.Depth > ci.spec.MaxDepth:
-		return rejectDepth
+		return RejectDenied
+	case c.Depth > ci.Spec.MaxDepth:
+		return RejectDepth
 	}
 	u, err := url.Parse(c.Key)
 	if err != nil {
-		return rejectBadURL
+		return RejectBadURL
 	}
 	if !ci.portAllowed(u) {
-		return rejectPort
+		return RejectPort
 	}
 	return ci.traps.Check(u, time.Now())
 }
 
 // portAllowed says whether u's port (the scheme's default when it names none) may be crawled.
-func (ci *crawlInfo) portAllowed(u *url.URL) bool {
+func (ci *Crawl) portAllowed(u *url.URL) bool {
 	if len(ci.ports) == 0 {
 		return true
 	}
