@@ -14,6 +14,7 @@ import (
 
 	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/blob"
+	"github.com/trawlerdev/trawler/internal/clock"
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/fetch"
 	"github.com/trawlerdev/trawler/internal/metrics"
@@ -21,6 +22,47 @@ import (
 	"github.com/trawlerdev/trawler/internal/store"
 	"github.com/trawlerdev/trawler/internal/urlnorm"
 )
+
+// answer is what a response's status means for its URL.
+type answer int
+
+const (
+	answerPage        answer = iota // 2xx: a body to store (and, if HTML and new, to process)
+	answerNotModified               // 304: the stored document stands
+	answerRedirect                  // 3xx: done here; its target is admitted
+	answerSlowDown                  // 429, 503: retried, no sooner than a Retry-After
+	answerFailed                    // 408, other 5xx: retried with backoff
+	answerGone                      // 404, 410: recrawled until it has been gone often enough
+	answerFinal                     // other 4xx (and anything else): a final answer, recrawled as unchanged
+)
+
+// classify says what a response's status means.
+func classify(status int) answer {
+	switch {
+	case status >= 200 && status < 300:
+		return answerPage
+	case status == 304:
+		return answerNotModified
+	case status >= 300 && status < 400:
+		return answerRedirect
+	case status == 429 || status == 503:
+		return answerSlowDown
+	case status == 408 || status >= 500:
+		return answerFailed
+	case status == 404 || status == 410:
+		return answerGone
+	}
+	return answerFinal
+}
+
+// retryAfterFailure is a failed URL's next state after its attempts-th failure at start: dead
+// at the spec's MaxAttempts, else queued after the backoff, and no sooner than deferUntil.
+func retryAfterFailure(spec crawl.Spec, attempts int, start, deferUntil time.Time) (string, time.Time) {
+	if attempts >= spec.MaxAttempts {
+		return store.StateDead, time.Time{}
+	}
+	return store.StateQueued, clock.Later(start.Add(backoff(spec.RetryBase.D(), attempts)), deferUntil)
+}
 
 // fetchOne requests one URL (its slot started at start) and decides what becomes of it. An
 // error means our side failed (MinIO): the activity is retried and resumes at this URL.
@@ -44,14 +86,7 @@ func (f *Fetcher) fetchOne(ctx context.Context, ci *admit.Crawl, u crawl.Claimed
 		o.Err = why
 		o.Attempts++
 		eff.errors, eff.failed, eff.lastError = 1, true, why
-		if o.Attempts >= spec.MaxAttempts {
-			o.State = store.StateDead
-			return
-		}
-		o.State, o.NextFetchAt = store.StateQueued, start.Add(backoff(spec.RetryBase.D(), o.Attempts))
-		if deferUntil.After(o.NextFetchAt) {
-			o.NextFetchAt = deferUntil
-		}
+		o.State, o.NextFetchAt = retryAfterFailure(spec, o.Attempts, start, deferUntil)
 	}
 	if err != nil {
 		if errors.Is(err, netguard.ErrBlocked) {
@@ -71,8 +106,8 @@ func (f *Fetcher) fetchOne(ctx context.Context, ci *admit.Crawl, u crawl.Claimed
 	o.Status, o.ContentType, o.FinalURL, o.Truncated = resp.Status, resp.ContentType, resp.FinalURL, resp.Truncated
 	o.Bytes, o.ETag, o.LastModified = int64(len(resp.Body)), resp.ETag, resp.LastModified
 	o.RequestHead, o.ResponseHead = resp.RequestHead, resp.ResponseHead
-	switch s := resp.Status; {
-	case s >= 200 && s < 300:
+	switch s := resp.Status; classify(s) {
+	case answerPage:
 		h := blob.ContentHash(resp.Body)
 		change := crawl.FirstFetch
 		if len(u.ContentHash) > 0 {
@@ -101,30 +136,29 @@ func (f *Fetcher) fetchOne(ctx context.Context, ci *admit.Crawl, u crawl.Claimed
 				Change: change, RecrawlS: u.RecrawlS, HintS: u.HintS}, eff, nil
 		}
 		schedule(change) // not HTML, or the same bytes as last time: its document stands
-	case s == 304:
+	case answerNotModified:
 		eff.notModified, eff.succeeded = 1, true
 		unchanged := false
 		o.Changed = &unchanged
 		schedule(crawl.Unchanged)
-	case s >= 300 && s < 400:
+	case answerRedirect:
 		eff.succeeded = true
 		o.State = store.StateDone // a redirect's own URL is not recrawled; its target is
 		o.Note = f.followRedirect(ctx, ci, u, resp.Location)
-	case s == 429 || s == 503:
+	case answerSlowDown:
 		var until time.Time
 		if wait := min(resp.RetryAfter, time.Hour); wait > 0 {
 			until = f.clock().Now().Add(wait)
 			eff.deferUntil = until
 		}
 		retry(fmt.Sprintf("HTTP %d", s), until)
-	case s == 408 || s >= 500:
+	case answerFailed:
 		retry(fmt.Sprintf("HTTP %d", s), time.Time{})
-	default: // other 4xx: a final answer, recorded
+	case answerFinal:
 		eff.succeeded = true
-		if s != 404 && s != 410 {
-			schedule(crawl.Unchanged)
-			break
-		}
+		schedule(crawl.Unchanged)
+	case answerGone:
+		eff.succeeded = true
 		if strings.HasSuffix(strings.SplitN(u.URL, "?", 2)[0], "://"+urlnorm.Authority(u.URL)+"/") {
 			eff.gone = "front page gone"
 		}
