@@ -101,11 +101,11 @@ const staleAfter = 90 * time.Second
 // budget is enforced at admission), or a stop signal arrives. pause/resume act on every host
 // of the crawl at once through the crawl's state in Postgres, leaving other crawls alone.
 func CrawlWorkflow(ctx workflow.Context, in CrawlInput) (crawl.CrawlProgress, error) {
-	c := &crawlRun{ctx: ctx, in: in, run: in.Run}
+	c := &crawlRun{ctx: ctx, in: in, carry: in.Run}
 	if err := c.setup(); err != nil {
 		return c.progress, err
 	}
-	return c.loop()
+	return c.run()
 }
 
 // crawlRun is one run of a crawl workflow: its spec, what it carries across Continue-As-New,
@@ -116,7 +116,7 @@ type crawlRun struct {
 	in       CrawlInput
 	spec     crawl.Spec // in.Spec with its defaults
 	crawlID  string
-	run      *CrawlRun
+	carry    *CrawlRun // what this run carries across Continue-As-New
 	progress crawl.CrawlProgress
 	procs    *crawlProcessing // nil on runs of code before the crawl's processing children
 	stopped  bool
@@ -141,27 +141,27 @@ func (c *crawlRun) setup() error {
 			c.crawlID = id
 		}
 	}
-	if c.run == nil {
-		c.run = &CrawlRun{}
+	if c.carry == nil {
+		c.carry = &CrawlRun{}
 	}
 	_ = workflow.UpsertTypedSearchAttributes(ctx, crawl.SearchCrawlID.ValueSet(c.crawlID))
 	c.lctx = withLocal(ctx)
 	if err := workflow.SetQueryHandler(ctx, crawl.QueryProgress, func() (crawl.CrawlProgress, error) { return c.progress, nil }); err != nil {
 		return err
 	}
-	if !c.run.Started {
+	if !c.carry.Started {
 		var started activities.StartCrawlResult
 		if err := workflow.ExecuteLocalActivity(c.lctx, c.f.StartCrawl, activities.StartCrawlInput{CrawlID: c.crawlID, Spec: c.spec}).Get(ctx, &started); err != nil {
 			return err
 		}
-		c.run.Started, c.run.Invalid, c.run.ProcessQueue = true, started.Invalid, started.ProcessQueue
+		c.carry.Started, c.carry.Invalid, c.carry.ProcessQueue = true, started.Invalid, started.ProcessQueue
 	}
 	if err := c.refresh(); err != nil {
 		return err
 	}
 	// Hosts of revision 3 hand their pages to the crawl's own processing children.
 	if workflow.GetVersion(ctx, "crawl-processing", workflow.DefaultVersion, 1) == 1 {
-		c.procs = &crawlProcessing{crawlID: c.crawlID, queue: c.run.ProcessQueue}
+		c.procs = &crawlProcessing{crawlID: c.crawlID, queue: c.carry.ProcessQueue}
 	}
 	c.pause = workflow.GetSignalChannel(ctx, crawl.SignalPause)
 	c.resume = workflow.GetSignalChannel(ctx, crawl.SignalResume)
@@ -172,9 +172,9 @@ func (c *crawlRun) setup() error {
 	return nil
 }
 
-// loop waits a progress interval (or a signal) at a time and acts on what it finds, until the
+// run waits a progress interval (or a signal) at a time and acts on what it finds, until the
 // crawl is done or stopped, or its history asks for Continue-As-New.
-func (c *crawlRun) loop() (crawl.CrawlProgress, error) {
+func (c *crawlRun) run() (crawl.CrawlProgress, error) {
 	ctx := c.ctx
 	if c.procs != nil {
 		defer c.procs.started(ctx)
@@ -186,7 +186,7 @@ func (c *crawlRun) loop() (crawl.CrawlProgress, error) {
 			}
 			_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
 			if c.pending() == 0 {
-				return c.progress, workflow.NewContinueAsNewError(ctx, CrawlWorkflow, CrawlInput{Spec: c.in.Spec, Run: c.run})
+				return c.progress, workflow.NewContinueAsNewError(ctx, CrawlWorkflow, CrawlInput{Spec: c.in.Spec, Run: c.carry})
 			}
 		}
 		if err := c.wait(); err != nil {
@@ -221,11 +221,11 @@ func (c *crawlRun) wait() error {
 	}
 	sel.AddReceive(c.pause, func(ch workflow.ReceiveChannel, _ bool) {
 		ch.Receive(ctx, nil)
-		c.run.Paused, sigErr = true, c.setState(crawl.CrawlPaused)
+		c.carry.Paused, sigErr = true, c.setState(crawl.CrawlPaused)
 	})
 	sel.AddReceive(c.resume, func(ch workflow.ReceiveChannel, _ bool) {
 		ch.Receive(ctx, nil)
-		c.run.Paused, sigErr = false, c.setState(crawl.CrawlRunning)
+		c.carry.Paused, sigErr = false, c.setState(crawl.CrawlRunning)
 		c.wake(0)
 	})
 	sel.AddReceive(c.stop, func(ch workflow.ReceiveChannel, _ bool) {
@@ -235,17 +235,17 @@ func (c *crawlRun) wait() error {
 	sel.AddReceive(c.seeds, func(ch workflow.ReceiveChannel, _ bool) {
 		var in crawl.AddSeeds
 		ch.Receive(ctx, &in)
-		control(ctx, c.run, crawl.SignalAddSeeds, c.f.AddSeeds, activities.AddSeedsInput{CrawlID: c.crawlID, Seeds: in})
+		control(ctx, c.carry, crawl.SignalAddSeeds, c.f.AddSeeds, activities.AddSeedsInput{CrawlID: c.crawlID, Seeds: in})
 	})
 	sel.AddReceive(c.replay, func(ch workflow.ReceiveChannel, _ bool) {
 		var in crawl.Replay
 		ch.Receive(ctx, &in)
-		control(ctx, c.run, crawl.SignalReplay, c.f.ReplayDeadLetters, activities.ReplayInput{CrawlID: c.crawlID, Replay: in})
+		control(ctx, c.carry, crawl.SignalReplay, c.f.ReplayDeadLetters, activities.ReplayInput{CrawlID: c.crawlID, Replay: in})
 	})
 	sel.AddReceive(c.block, func(ch workflow.ReceiveChannel, _ bool) {
 		var in crawl.Block
 		ch.Receive(ctx, &in)
-		control(ctx, c.run, crawl.SignalBlock, c.f.Block, activities.BlockInput{CrawlID: c.crawlID, Block: in})
+		control(ctx, c.carry, crawl.SignalBlock, c.f.Block, activities.BlockInput{CrawlID: c.crawlID, Block: in})
 	})
 	sel.Select(ctx)
 	return sigErr
@@ -263,13 +263,13 @@ func (c *crawlRun) act(tick int) (done bool, err error) {
 			// those already sent still record their fetches: let them land, so the final WARC
 			// file holds them too.
 			_ = workflow.Sleep(ctx, c.spec.RequestTimeout.D()+5*time.Second)
-			archive(ctx, c.crawlID, c.run.ProcessQueue, true)
+			archive(ctx, c.crawlID, c.carry.ProcessQueue, true)
 		}
 		return true, nil
 	}
-	if c.progress.Pending == 0 && !c.run.Paused {
+	if c.progress.Pending == 0 && !c.carry.Paused {
 		if archiving {
-			archive(ctx, c.crawlID, c.run.ProcessQueue, true)
+			archive(ctx, c.crawlID, c.carry.ProcessQueue, true)
 		}
 		if err := c.setState(crawl.CrawlDone); err != nil {
 			return true, err
@@ -278,9 +278,9 @@ func (c *crawlRun) act(tick int) (done bool, err error) {
 		return true, nil
 	}
 	if archiving && tick%archiveEvery == 0 {
-		archive(ctx, c.crawlID, c.run.ProcessQueue, false)
+		archive(ctx, c.crawlID, c.carry.ProcessQueue, false)
 	}
-	if !c.run.Paused && tick%6 == 0 {
+	if !c.carry.Paused && tick%6 == 0 {
 		c.wake(staleAfter)
 		if workflow.GetVersion(ctx, "sweep-stale-fetched", workflow.DefaultVersion, 1) == 1 {
 			reprocess(ctx, c.crawlID, tick)
@@ -295,7 +295,7 @@ func (c *crawlRun) refresh() error {
 	if err := workflow.ExecuteLocalActivity(c.lctx, c.f.Progress, c.crawlID).Get(c.ctx, &p); err != nil {
 		return err
 	}
-	p.InvalidSeed, p.Controls = c.run.Invalid, c.run.Controls
+	p.InvalidSeed, p.Controls = c.carry.Invalid, c.carry.Controls
 	c.progress = p
 	workflow.SetCurrentDetails(c.ctx, fmt.Sprintf("**%s** · %d of %d URLs fetched · %d pages · %d pending · %d errors · %d dead · %.1f pages/s",
 		p.State, p.Fetched, p.Admitted, p.Pages, p.Pending, p.Errors, p.Dead, p.PagesPerSec))
