@@ -87,13 +87,14 @@ func runCrawl(ctx context.Context, args []string, stdout io.Writer) error {
 
 	// The spec first (its scope judges the seeds), then the seeds one by one, by the checks the
 	// crawl's start makes: bad ones are reported, the crawl goes on with the good ones.
+	prepared := spec.WithDefaults()
 	if len(spec.Seeds) > 0 {
-		if err := spec.WithDefaults().Validate(); err != nil {
+		if err := prepared.Validate(); err != nil {
 			return fmt.Errorf("invalid crawl: %w", err)
 		}
 	}
 	check := &admit.Crawls{Norm: cfg.Normalizer(), DefaultUserAgent: cfg.UserAgent, Ports: cfg.AllowPorts}
-	good, invalid := check.CheckSeeds(spec.WithDefaults())
+	good, invalid := check.CheckSeeds(prepared)
 	for _, bad := range invalid {
 		fmt.Fprintf(os.Stderr, "trawler: skipping seed %q: %s\n", bad.Seed, bad.Reason)
 	}
@@ -109,7 +110,7 @@ func runCrawl(ctx context.Context, args []string, stdout io.Writer) error {
 	defer tc.Close()
 	id := cfg.IDPrefix + crawl.CrawlWorkflowID(spec.Name)
 	run, err := tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: cfg.TaskQueue,
-		StaticSummary: fmt.Sprintf("Crawl %s: %d seeds, scope %s", spec.Name, len(spec.Seeds), spec.WithDefaults().Scope)},
+		StaticSummary: fmt.Sprintf("Crawl %s: %d seeds, scope %s", spec.Name, len(spec.Seeds), prepared.Scope)},
 		workflows.CrawlWorkflow, workflows.CrawlInput{Spec: spec})
 	if err != nil {
 		return fmt.Errorf("start crawl %s: %w", spec.Name, err)

@@ -185,7 +185,7 @@ func (c *crawlRun) run() (crawl.CrawlProgress, error) {
 				c.procs.started(ctx) // before the last look at the signals: a wait here could hide one
 			}
 			_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
-			if c.pending() == 0 {
+			if c.signalsWaiting() == 0 {
 				return c.progress, workflow.NewContinueAsNewError(ctx, CrawlWorkflow, CrawlInput{Spec: c.in.Spec, Run: c.carry})
 			}
 		}
@@ -201,8 +201,8 @@ func (c *crawlRun) run() (crawl.CrawlProgress, error) {
 	}
 }
 
-// pending counts signals received and not yet acted on.
-func (c *crawlRun) pending() int {
+// signalsWaiting counts signals received and not yet acted on.
+func (c *crawlRun) signalsWaiting() int {
 	return c.pause.Len() + c.resume.Len() + c.stop.Len() + c.seeds.Len() + c.replay.Len() + c.block.Len()
 }
 

@@ -39,22 +39,32 @@ func New(c client.Client, cfg *config.Config, st *store.Store, filter *seen.Filt
 	return &Service{Crawls: crawls, Admitter: admitter}
 }
 
+// given checks a URL given by hand (a seed, a submitted URL) and builds its candidate; why
+// says what is wrong with it as a URL ("" if nothing). The crawl's rules are the caller's to
+// apply.
+func (c *Crawls) given(raw string, source crawl.Source) (cand store.Candidate, why string) {
+	if why := crawl.CheckSeed(raw); why != "" {
+		return cand, why
+	}
+	n, err := c.Norm.NormalizeRequest(raw)
+	if err != nil {
+		return cand, err.Error()
+	}
+	return c.Candidate(n, 0, 0, source), ""
+}
+
 // SeedCandidates checks and normalizes seed URLs; the refused ones come back with reasons.
 func (c *Crawls) SeedCandidates(ci *Crawl, seeds []string) ([]store.Candidate, []crawl.SeedError) {
 	var cands []store.Candidate
 	var invalid []crawl.SeedError
 	for _, s := range seeds {
-		if why := crawl.CheckSeed(s); why != "" {
-			invalid = append(invalid, crawl.SeedError{Seed: s, Reason: why})
-			continue
+		cand, why := c.given(s, crawl.SourceSeed)
+		if why == "" {
+			if w := ci.Admissible(cand); w == RejectDenied || w == RejectScope || w == RejectPort { // trap rules do not judge seeds
+				why = w
+			}
 		}
-		n, err := c.Norm.NormalizeRequest(s)
-		if err != nil {
-			invalid = append(invalid, crawl.SeedError{Seed: s, Reason: err.Error()})
-			continue
-		}
-		cand := c.Candidate(n, 0, 0, crawl.SourceSeed)
-		if why := ci.Admissible(cand); why == RejectDenied || why == RejectScope || why == RejectPort { // trap rules do not judge seeds
+		if why != "" {
 			invalid = append(invalid, crawl.SeedError{Seed: s, Reason: why})
 			continue
 		}
@@ -98,16 +108,9 @@ func (s *Service) Submit(ctx context.Context, crawlID string, urls []string) (Su
 	}
 	var cands []store.Candidate
 	for _, raw := range urls {
-		why := crawl.CheckSeed(raw)
-		var c store.Candidate
+		c, why := s.Crawls.given(raw, crawl.SourceAPI)
 		if why == "" {
-			n, err := s.Crawls.Norm.NormalizeRequest(raw)
-			if err != nil {
-				why = err.Error()
-			} else {
-				c = s.Crawls.Candidate(n, 0, 0, crawl.SourceAPI)
-				why = ci.Admissible(c)
-			}
+			why = ci.Admissible(c)
 		}
 		if why != "" {
 			out.Rejected++

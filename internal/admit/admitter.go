@@ -38,7 +38,7 @@ type AdmitStats struct {
 	Hosts      int `json:"hosts"`
 }
 
-// admit adds candidates to the crawl's frontier and wakes the hosts that were waiting for them.
+// Admit adds candidates to the crawl's frontier and wakes the hosts that were waiting for them.
 // Admission clears a host's waiting flag in its transaction, so a process that died between
 // that commit and the signal would leave the host asleep: a retried activity (which admits the
 // same URLs again, as duplicates) wakes every host that has one of them queued.
@@ -46,7 +46,7 @@ func (a *Admitter) Admit(ctx context.Context, ci *Crawl, cands []store.Candidate
 	return a.admitWaking(ctx, ci, cands, activity.IsActivity(ctx) && activity.GetInfo(ctx).Attempt > 1, false)
 }
 
-// admitSeeds is admit for seeds and replays, which wake every host with one of them queued:
+// AdmitSeeds is Admit for seeds and replays, which wake every host with one of them queued:
 // they come from a crawl's start or an operator, whose local activity may run again after a
 // worker died with nothing to say it is a retry, and a host's waiting flag may be stale from a
 // crawl whose workers were killed.

@@ -33,7 +33,8 @@ type Crawl struct {
 	loaded time.Time
 }
 
-// Crawls caches crawl specs per process (they change only when a crawl is created).
+// Crawls caches each crawl's rules per process, for crawlCacheTTL (a block or added seeds
+// change a crawl's spec; the process that makes the change forgets its copy at once).
 type Crawls struct {
 	Store            *store.Store
 	Norm             *urlnorm.Normalizer
@@ -47,6 +48,7 @@ type Crawls struct {
 // crawlCacheTTL is short so a live change to a crawl (a block signal) reaches every worker within seconds.
 const crawlCacheTTL = 5 * time.Second
 
+// Get is a crawl's rules, from the cache or from its recorded spec.
 func (c *Crawls) Get(ctx context.Context, id string) (*Crawl, error) {
 	c.mu.Lock()
 	if ci, ok := c.m[id]; ok && time.Since(ci.loaded) < crawlCacheTTL {
@@ -61,7 +63,7 @@ func (c *Crawls) Get(ctx context.Context, id string) (*Crawl, error) {
 	return c.Put(id, spec), nil
 }
 
-// put builds a crawl's rules from its spec as recorded, and caches them.
+// Put builds a crawl's rules from its spec as recorded, and caches them.
 func (c *Crawls) Put(id string, spec crawl.Spec) *Crawl {
 	ci := c.build(id, spec)
 	c.mu.Lock()
@@ -73,7 +75,7 @@ func (c *Crawls) Put(id string, spec crawl.Spec) *Crawl {
 	return ci
 }
 
-// forget drops a crawl from the cache, so this process sees a change at once.
+// Forget drops a crawl from the cache, so this process sees a change at once.
 func (c *Crawls) Forget(id string) {
 	c.mu.Lock()
 	delete(c.m, id)
@@ -103,7 +105,7 @@ func (c *Crawls) build(id string, spec crawl.Spec) *Crawl {
 		Token: robots.ProductToken(ua), loaded: time.Now()}
 }
 
-// candidate builds a frontier candidate from a URL's request form (urlnorm): it is fetched as
+// Candidate builds a frontier candidate from a URL's request form (urlnorm): it is fetched as
 // that, and known to the frontier by its key form.
 func (c *Crawls) Candidate(request string, depth, hops int, source crawl.Source) store.Candidate {
 	key, err := c.Norm.Normalize(request)

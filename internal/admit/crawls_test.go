@@ -2,7 +2,6 @@ package admit
 
 import (
 	"slices"
-
 	"testing"
 
 	"github.com/trawlerdev/trawler/internal/crawl"

@@ -64,7 +64,8 @@ const (
 	HostParked  HostPhase = "parked"  // failing for long: retried rarely until retired
 )
 
-// HostPhases are the phases operators count hosts by (a parked host counts as backing off).
+// HostPhases are the phases operators count hosts by (parked hosts, retried rarely, are not
+// counted).
 var HostPhases = []HostPhase{HostActive, HostIdle, HostBackoff, HostPaused}
 
 // CrawlState is a crawl's state as Postgres keeps it.

@@ -663,12 +663,7 @@ type eventKind struct{ workflow, event string }
 func (s *stack) smallHostEvents() string {
 	byHost := map[string]int{}
 	for _, e := range s.executions() {
-		id := strings.TrimPrefix(e.Execution.WorkflowId, s.cfg.IDPrefix)
-		switch {
-		case strings.HasPrefix(id, "host/"):
-			byHost[strings.TrimPrefix(id, "host/")] += int(e.HistoryLength)
-		case strings.HasPrefix(id, "process/"):
-			host, _, _ := strings.Cut(strings.TrimPrefix(id, "process/"), "/")
+		if host, ok := crawl.HostOf(e.Execution.WorkflowId); ok { // a host workflow or a processing child of one
 			byHost[host] += int(e.HistoryLength)
 		}
 	}
