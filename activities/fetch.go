@@ -198,9 +198,12 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 	n := max(in.Concurrency, 1)
 	sem := make(chan struct{}, n)
 	errs := make(chan error, 1) // the first failure on our side stops the batch (batch.fail)
-	rulesByToken := map[string]*robots.Rules{}
+	// robots.txt is per scheme (RFC 9309 §2.3): a cached file and its parsed rules for each
+	// scheme, the rules also per product token (crawls may name different ones).
+	type rulesKey struct{ scheme, token string }
+	rulesOf := map[rulesKey]*robots.Rules{}
+	cachedOf := map[string]*store.Robots{}
 	sitemapsChecked := map[string]bool{} // crawls whose sitemap discovery on this host is settled
-	var cached *store.Robots
 	for i := 0; ; i++ {
 		if i == len(b.in.URLs) {
 			var more bool
@@ -231,22 +234,29 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 		if err != nil {
 			return b.wait(sem, errs, err)
 		}
-		rules := rulesByToken[ci.Token]
+		scheme := schemeOf(u.URL)
+		rules := rulesOf[rulesKey{scheme, ci.Token}]
+		cached := cachedOf[scheme]
 		if rules == nil {
 			if cached == nil || f.clock().Now().After(cached.ExpiresAt) {
-				b.drain(sem) // robots.txt alone, before any page
+				b.drain(sem) // robots.txt alone, before any page of its scheme
 				b.mu.Lock()
 				b.cursor = i
 				b.mu.Unlock()
 				if cached, err = f.robots(ctx, b, u.URL, ci); err != nil {
 					return b.result(), err
 				}
+				cachedOf[scheme] = cached
 			}
 			rules = robots.FromStatus(cached.Status, []byte(cached.Body), ci.Token)
-			rulesByToken[ci.Token] = rules
+			rulesOf[rulesKey{scheme, ci.Token}] = rules
 			if d := rules.CrawlDelay; d > 0 {
+				// One server answers both schemes: the larger Crawl-delay paces them all.
 				b.mu.Lock()
-				b.res.CrawlDelay, b.res.CrawlDelayCapped = min(d, in.MaxCrawlDelay), d > in.MaxCrawlDelay
+				if d := min(d, in.MaxCrawlDelay); d > b.res.CrawlDelay {
+					b.res.CrawlDelay = d
+				}
+				b.res.CrawlDelayCapped = b.res.CrawlDelayCapped || rules.CrawlDelay > in.MaxCrawlDelay
 				b.delayRaisedLocked()
 				b.mu.Unlock()
 			}

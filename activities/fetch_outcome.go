@@ -19,6 +19,7 @@ import (
 	"github.com/trawlerdev/trawler/internal/fetch"
 	"github.com/trawlerdev/trawler/internal/metrics"
 	"github.com/trawlerdev/trawler/internal/netguard"
+	"github.com/trawlerdev/trawler/internal/robots"
 	"github.com/trawlerdev/trawler/internal/store"
 	"github.com/trawlerdev/trawler/internal/urlnorm"
 )
@@ -117,6 +118,8 @@ func (f *Fetcher) fetchOne(ctx context.Context, ci *admit.Crawl, u crawl.Claimed
 				change = crawl.Changed
 			}
 		}
+		// X-Robots-Tag speaks for every content type; what applies to us is kept with the fetch.
+		o.RobotsTag = robots.ParseTag(resp.Header.Values("X-Robots-Tag"), ci.Token).String()
 		key, stored, err := f.storeBody(ctx, resp.Body)
 		if err != nil {
 			return o, nil, eff, err
@@ -132,7 +135,7 @@ func (f *Fetcher) fetchOne(ctx context.Context, ci *admit.Crawl, u crawl.Claimed
 		if fetch.IsHTML(resp.ContentType) && change != crawl.Unchanged {
 			o.State = store.StateFetched
 			return o, &crawl.PageRef{CrawlID: u.CrawlID, Hash: u.Hash, URL: u.URL, FinalURL: resp.FinalURL, BodyKey: key,
-				ContentType: resp.ContentType, ContentHash: h[:], Depth: u.Depth, Size: o.Bytes,
+				ContentType: resp.ContentType, RobotsTag: o.RobotsTag, ContentHash: h[:], Depth: u.Depth, Size: o.Bytes,
 				Change: change, RecrawlS: u.RecrawlS, HintS: u.HintS}, eff, nil
 		}
 		schedule(change) // not HTML, or the same bytes as last time: its document stands

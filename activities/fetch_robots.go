@@ -2,7 +2,9 @@ package activities
 
 import (
 	"context"
+	"fmt"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/trawlerdev/trawler/internal/admit"
@@ -12,9 +14,14 @@ import (
 	"github.com/trawlerdev/trawler/internal/store"
 )
 
-// robots fetches and caches the host's robots.txt.
+// robots fetches and caches the host's robots.txt for the page's scheme: http:// and https://
+// of a host have a file each (RFC 9309 §2.3), paced as requests of the one host.
 func (f *Fetcher) robots(ctx context.Context, b *batch, pageURL string, ci *admit.Crawl) (*store.Robots, error) {
-	cached, failing, err := f.Store.HostRobotsAndHealth(ctx, b.in.Host)
+	pu, err := url.Parse(pageURL)
+	if err != nil {
+		return nil, fmt.Errorf("robots.txt for %q: %w", pageURL, err)
+	}
+	cached, failing, err := f.Store.HostRobotsAndHealth(ctx, b.in.Host, pu.Scheme)
 	if err != nil {
 		return nil, err
 	}
@@ -24,7 +31,6 @@ func (f *Fetcher) robots(ctx context.Context, b *batch, pageURL string, ci *admi
 	if cached != nil && f.clock().Now().Before(cached.ExpiresAt) {
 		return cached, nil
 	}
-	pu, _ := url.Parse(pageURL)
 	target := pu.Scheme + "://" + pu.Host + "/robots.txt"
 	now := f.clock().Now()
 	r := &store.Robots{FetchedAt: now, ExpiresAt: now.Add(robots.TTL)}
@@ -78,7 +84,7 @@ func (f *Fetcher) robots(ctx context.Context, b *batch, pageURL string, ci *admi
 		// Unreachable now, but we hold a good copy: keep obeying it (§2.3.1.4), look again soon.
 		r.Status, r.Body, r.FetchedAt, r.Sitemaps = cached.Status, cached.Body, cached.FetchedAt, cached.Sitemaps
 		r.ExpiresAt = now.Add(min(robots.UnreachableTTL, backoff(ci.Spec.RetryBase.D(), 1)))
-		if err := f.Store.SaveRobots(ctx, b.in.Host, *r, robots.FromStatus(r.Status, []byte(r.Body), ci.Token).CrawlDelay); err != nil {
+		if err := f.Store.SaveRobots(ctx, b.in.Host, pu.Scheme, *r, robots.FromStatus(r.Status, []byte(r.Body), ci.Token).CrawlDelay); err != nil {
 			return nil, err
 		}
 		return r, nil
@@ -88,7 +94,7 @@ func (f *Fetcher) robots(ctx context.Context, b *batch, pageURL string, ci *admi
 		r.ExpiresAt = now.Add(min(robots.UnreachableTTL, backoff(ci.Spec.RetryBase.D(), 1)))
 	}
 	r.Sitemaps = rules.Sitemaps
-	if err := f.Store.SaveRobots(ctx, b.in.Host, *r, rules.CrawlDelay); err != nil {
+	if err := f.Store.SaveRobots(ctx, b.in.Host, pu.Scheme, *r, rules.CrawlDelay); err != nil {
 		return nil, err
 	}
 	b.heartbeat(ctx)
@@ -104,4 +110,10 @@ func robotsOutcome(status int) string {
 		return "allow_all"
 	}
 	return "unreachable"
+}
+
+// schemeOf is an admitted URL's scheme (admission keeps only http and https, lower case).
+func schemeOf(u string) string {
+	scheme, _, _ := strings.Cut(u, "://")
+	return scheme
 }

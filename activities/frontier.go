@@ -181,7 +181,7 @@ func pageRefs(pages []store.FetchedPage) []crawl.PageRef {
 			change = crawl.Unchanged
 		}
 		out = append(out, crawl.PageRef{CrawlID: p.CrawlID, Hash: p.Hash, URL: p.URL, FinalURL: p.FinalURL,
-			BodyKey: p.BodyKey, ContentType: p.ContentType, ContentHash: p.ContentHash, Depth: p.Depth, Size: p.Size,
+			BodyKey: p.BodyKey, ContentType: p.ContentType, RobotsTag: p.RobotsTag, ContentHash: p.ContentHash, Depth: p.Depth, Size: p.Size,
 			Change: change, RecrawlS: p.RecrawlS, HintS: p.HintS})
 	}
 	return out

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/url"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/trawlerdev/trawler/internal/failpoint"
 	"github.com/trawlerdev/trawler/internal/metrics"
 	"github.com/trawlerdev/trawler/internal/parse"
+	"github.com/trawlerdev/trawler/internal/robots"
 	"github.com/trawlerdev/trawler/internal/segment"
 	"github.com/trawlerdev/trawler/internal/store"
 	"github.com/trawlerdev/trawler/internal/urlnorm"
@@ -194,7 +196,7 @@ func (p *Processor) preparePage(ctx context.Context, ci *admit.Crawl, page crawl
 		res.Failed++
 		return nil, p.Store.MarkDone(ctx, page.CrawlID, page.Hash, "unparseable page URL")
 	}
-	parsed, err := parse.Parse(body, page.ContentType, pu, spec.MaxOutlinks*4)
+	parsed, err := parse.Parse(body, page.ContentType, pu, spec.MaxOutlinks*4, ci.Token)
 	if err != nil {
 		res.Failed++
 		return nil, p.Store.MarkDone(ctx, page.CrawlID, page.Hash, err.Error())
@@ -204,10 +206,12 @@ func (p *Processor) preparePage(ctx context.Context, ci *admit.Crawl, page crawl
 		return nil, p.Store.MarkDone(ctx, page.CrawlID, page.Hash, "binary content served as HTML")
 	}
 	doc := store.Document{CrawlID: page.CrawlID, Hash: page.Hash, ContentHash: page.ContentHash, BodyKey: page.BodyKey,
-		Title: parsed.Title, Lang: parsed.Lang, Charset: parsed.Charset, ContentType: page.ContentType, Size: page.Size,
-		NoIndex: parsed.NoIndex, NoFollow: parsed.NoFollow}
+		Title: parsed.Title, Lang: parsed.Lang, Charset: parsed.Charset, ContentType: page.ContentType, Size: page.Size}
+	header := robots.ParseList(page.RobotsTag)
+	directives := header.Merge(parsed.Meta)
+	doc.NoIndex, doc.NoFollow, doc.RobotsSignal = directives.NoIndex, directives.NoFollow, robotsSignal(header, parsed.Meta)
 	var stored func(context.Context) error
-	if !parsed.NoIndex && parsed.Text != "" {
+	if !doc.NoIndex && parsed.Text != "" {
 		if doc.TextKey, stored, err = p.storeText(ctx, []byte(parsed.Text)); err != nil {
 			return nil, err
 		}
@@ -233,8 +237,8 @@ func (p *Processor) preparePage(ctx context.Context, ci *admit.Crawl, page crawl
 			return
 		}
 		seenLinks[c.Key] = true
-		links = append(links, store.Link{From: page.Hash, To: c.Hash, NoFollow: nofollow || parsed.NoFollow})
-		if nofollow || parsed.NoFollow {
+		links = append(links, store.Link{From: page.Hash, To: c.Hash, NoFollow: nofollow || doc.NoFollow})
+		if nofollow || doc.NoFollow {
 			return
 		}
 		why := ci.Admissible(c)
@@ -353,4 +357,17 @@ func (p *Processor) storeText(ctx context.Context, text []byte) (string, func(co
 		return key, nil, err
 	}
 	return p.Texts.Add(text)
+}
+
+// robotsSignal names where a page's robots directives came from, for operators:
+// "x-robots-tag: noindex; meta: nofollow".
+func robotsSignal(header, meta robots.Directives) string {
+	var parts []string
+	if header.Any() {
+		parts = append(parts, "x-robots-tag: "+header.String())
+	}
+	if meta.Any() {
+		parts = append(parts, "meta: "+meta.String())
+	}
+	return strings.Join(parts, "; ")
 }

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"github.com/trawlerdev/trawler/internal/testweb"
@@ -35,6 +36,8 @@ func run() error {
 	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the link graph and the text")
 	fs.BoolVar(&cfg.Specials, "specials", cfg.Specials, "serve the special hosts (trap.test, redirect.test, …)")
 	fs.BoolVar(&cfg.Bytes, "bytes", cfg.Bytes, "serve bytes.test (legacy charsets, header bytes >= 0x80, a sitemap in pieces behind a redirect); seed it")
+	fs.BoolVar(&cfg.Signals, "signals", cfg.Signals, "serve signals.test (a robots.txt per scheme, X-Robots-Tag, meta robots); seed it")
+	caFile := fs.String("ca-file", filepath.Join(os.TempDir(), "trawler-testweb-ca.pem"), "where to write the CA that signs the https:// answers (the crawler's TRAWLER_CA_FILE)")
 	fs.StringVar(&cfg.ProductToken, "product-token", cfg.ProductToken, "the crawler's robots.txt product token")
 	fs.DurationVar(&cfg.DefaultDelay, "delay", cfg.DefaultDelay, "required gap between request starts where robots.txt sets none (0: no requirement)")
 	fs.DurationVar(&cfg.Tolerance, "tolerance", cfg.Tolerance, "slack on gaps and Retry-After")
@@ -58,8 +61,13 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("testweb: %d hosts on http://%s\n", len(web.Hosts()), srv.Addr)
+	if err := os.WriteFile(*caFile, srv.CAPEM(), 0o644); err != nil {
+		_ = srv.Close()
+		return fmt.Errorf("write the CA: %w", err)
+	}
+	fmt.Printf("testweb: %d hosts on http:// and https://%s\n", len(web.Hosts()), srv.Addr)
 	fmt.Printf("  crawler option: TRAWLER_CONNECT_TO='%s'\n", srv.ConnectTo())
+	fmt.Printf("  crawler option: TRAWLER_CA_FILE=%s (for https://)\n", *caFile)
 	fmt.Printf("  seeds:          %s (%d in all: /truth lists them)\n", web.Seeds()[0], len(web.Seeds()))
 	fmt.Printf("  audit:          curl -H 'Host: %s' http://%s/audit\n", testweb.ControlHost, srv.Addr)
 	fmt.Printf("  truth:          curl -H 'Host: %s' http://%s/truth\n", testweb.ControlHost, srv.Addr)

@@ -306,8 +306,8 @@ func (s *Server) url(w http.ResponseWriter, r *http.Request) {
 		}
 		out.Crawls = append(out.Crawls, rec)
 	}
-	if rb, err := s.Store.HostRobots(ctx, urlnorm.Authority(n)); err == nil && rb != nil && !rb.FetchedAt.IsZero() {
-		u, _ := url.Parse(n)
+	u, _ := url.Parse(n)
+	if rb, err := s.Store.HostRobots(ctx, urlnorm.Authority(n), u.Scheme); err == nil && rb != nil && !rb.FetchedAt.IsZero() {
 		allowed, why := robots.FromStatus(rb.Status, []byte(rb.Body), robots.ProductToken(s.UserAgent)).Explain(u.RequestURI())
 		fetched := rb.FetchedAt
 		out.Robots = &RobotsVerdict{Allowed: allowed, Rule: why, Status: rb.Status, FetchedAt: &fetched}

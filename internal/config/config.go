@@ -5,6 +5,7 @@
 package config
 
 import (
+	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
@@ -40,7 +41,9 @@ type Config struct {
 	UserAgent     string
 	ConnectTo     []ConnectRule
 	AllowNetworks []netip.Prefix
-	AllowPorts    []int // ports crawled URLs may name
+	AllowPorts    []int          // ports crawled URLs may name
+	CAFile        string         // extra trusted certificate authorities (PEM), beside the system's
+	RootCAs       *x509.CertPool // the system's and CAFile's; nil: the system's
 	SeenMode      string
 	DropParams    []string
 	DefaultPages  []string

@@ -1,9 +1,11 @@
 package config
 
 import (
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net/netip"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -85,6 +87,8 @@ var settings = []setting{
 		set: func(c *Config, v string) error { return prefixes(&c.AllowNetworks, v) }},
 	{Flag: "allow-ports", Env: "TRAWLER_ALLOW_PORTS", Default: "80,443", Usage: "ports crawled URLs may name (a URL with another port is refused at admission: services on odd ports are no pages)",
 		set: func(c *Config, v string) error { return ports(&c.AllowPorts, v) }},
+	{Flag: "ca-file", Env: "TRAWLER_CA_FILE", Default: "", Usage: "PEM file of certificate authorities https:// answers may be signed by, besides the system's (a corporate or test CA)",
+		set: func(c *Config, v string) error { return rootCAs(c, v) }},
 	{Flag: "ip-gap", Env: "TRAWLER_IP_GAP", Default: "50ms", Usage: "minimum gap between request starts to one IP address, across all its hosts (shared hosting); 0 turns the per-IP limit off",
 		set: func(c *Config, v string) error { return duration(&c.IPGap, v) }},
 	{Flag: "ip-gap-connect-to", Env: "TRAWLER_IP_GAP_CONNECT_TO", Default: "false", Usage: "apply the per-IP limit to connect-to targets too (off: a test web serving thousands of hosts from one address is not throttled as one site)",
@@ -260,6 +264,31 @@ func ports(dst *[]int, v string) error {
 		return errors.New("name at least one port, such as 80,443")
 	}
 	*dst = out
+	return nil
+}
+
+// TrustCAFile is the ca-file setting: it makes https:// answers signed by the file's
+// authorities trusted too (tests trust their test web's with it).
+func (c *Config) TrustCAFile(path string) error { return rootCAs(c, path) }
+
+// rootCAs reads extra certificate authorities now, so a bad file stops the process at start.
+func rootCAs(c *Config, path string) error {
+	c.CAFile, c.RootCAs = path, nil
+	if path == "" {
+		return nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil || pool == nil {
+		pool = x509.NewCertPool()
+	}
+	if !pool.AppendCertsFromPEM(data) {
+		return fmt.Errorf("%s holds no PEM certificate", path)
+	}
+	c.RootCAs = pool
 	return nil
 }
 

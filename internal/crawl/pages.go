@@ -10,6 +10,7 @@ type PageRef struct {
 	FinalURL    string `json:"finalUrl,omitempty"`
 	BodyKey     string `json:"bodyKey"`
 	ContentType string `json:"contentType"`
+	RobotsTag   string `json:"robotsTag,omitempty"` // X-Robots-Tag directives that apply to us
 	ContentHash []byte `json:"contentHash"`
 	Depth       int    `json:"depth"`
 	Size        int64  `json:"size"`

@@ -49,6 +49,7 @@ func newStackWithoutWorkers(t testing.TB, webCfg testweb.Config) *stack {
 	web := srv.Web
 	cfg := testenv.Config(t)
 	cfg.ConnectTo = rules
+	testenv.TrustTestWeb(t, cfg, srv)
 	cfg.HeartbeatMax = time.Second
 	db, dbURL := testenv.Postgres(t)
 	cfg.DatabaseURL = dbURL

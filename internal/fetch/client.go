@@ -9,6 +9,8 @@ import (
 	"compress/flate"
 	"compress/gzip"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -30,6 +32,9 @@ type Options struct {
 	MaxHeaderBytes  int64
 	TLSHandshake    time.Duration
 	ResponseHeaders time.Duration // time to the response headers
+	// RootCAs, if set, are the certificate authorities https:// answers are checked against
+	// (the system's and any extra ones an operator names); nil means the system's.
+	RootCAs *x509.CertPool
 }
 
 // Client fetches pages.
@@ -62,6 +67,7 @@ func New(o Options) *Client {
 		MaxResponseHeaderBytes: o.MaxHeaderBytes,
 		DisableCompression:     true, // decoded here, under the size cap
 		ForceAttemptHTTP2:      true,
+		TLSClientConfig:        &tls.Config{RootCAs: o.RootCAs},
 	}
 	return &Client{
 		plain: &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error {

@@ -15,6 +15,8 @@ import (
 	"github.com/PuerkitoBio/goquery"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/charset"
+
+	"github.com/trawlerdev/trawler/internal/robots"
 )
 
 // MaxTextBytes caps the extracted text of one page.
@@ -34,14 +36,15 @@ type Page struct {
 	Charset   string
 	Base      *url.URL // what relative links resolve against: <base href> or the page URL
 	Links     []Link
-	Canonical string // resolved
-	NoIndex   bool
-	NoFollow  bool
-	Binary    bool // the body is not text, whatever the Content-Type said
+	Canonical string            // resolved
+	Meta      robots.Directives // from <meta name="robots"> and <meta name="<product token>">
+	Binary    bool              // the body is not text, whatever the Content-Type said
 }
 
-// Parse reads an HTML body fetched from pageURL. At most maxLinks links are returned.
-func Parse(body []byte, contentType string, pageURL *url.URL, maxLinks int) (*Page, error) {
+// Parse reads an HTML body fetched from pageURL. At most maxLinks links are returned. token is
+// the crawler's robots product token: <meta name="<token>"> (in any case) speaks to it, as
+// <meta name="robots"> speaks to every crawler.
+func Parse(body []byte, contentType string, pageURL *url.URL, maxLinks int, token string) (*Page, error) {
 	p := &Page{Base: pageURL}
 	if looksBinary(body) {
 		p.Binary = true
@@ -71,20 +74,10 @@ func Parse(body []byte, contentType string, pageURL *url.URL, maxLinks int) (*Pa
 			p.Base = b
 		}
 	}
+	token = strings.ToLower(token)
 	doc.Find("meta[name]").Each(func(_ int, m *goquery.Selection) {
-		name := strings.ToLower(m.AttrOr("name", ""))
-		if name != "robots" && name != "trawlerbot" {
-			return
-		}
-		for _, d := range strings.Split(strings.ToLower(m.AttrOr("content", "")), ",") {
-			switch strings.TrimSpace(d) {
-			case "noindex":
-				p.NoIndex = true
-			case "nofollow":
-				p.NoFollow = true
-			case "none":
-				p.NoIndex, p.NoFollow = true, true
-			}
+		if name := strings.ToLower(strings.TrimSpace(m.AttrOr("name", ""))); name == "robots" || (token != "" && name == token) {
+			p.Meta = p.Meta.Merge(robots.ParseList(m.AttrOr("content", "")))
 		}
 	})
 	if href, ok := doc.Find(`link[rel~="canonical"]`).First().Attr("href"); ok {

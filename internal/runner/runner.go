@@ -84,7 +84,7 @@ func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 			dialer := netguard.New(netguard.Options{ConnectTo: cfg.ConnectTo, Allow: cfg.AllowNetworks})
 			bodies := segment.NewWriter(deps.Blob, segment.Options{Prefix: "segments/bodies", Name: processName(),
 				MaxAge: cfg.SegmentMaxAge, MaxBytes: cfg.SegmentMaxBytes})
-			w.RegisterActivity(&activities.Fetcher{Store: st, Blob: deps.Blob, Bodies: bodies, Client: fetch.New(fetch.Options{Dialer: dialer}),
+			w.RegisterActivity(&activities.Fetcher{Store: st, Blob: deps.Blob, Bodies: bodies, Client: fetch.New(fetch.Options{Dialer: dialer, RootCAs: cfg.RootCAs}),
 				Crawls: crawls, Admitter: admitter, Dialer: dialer, IPGap: cfg.IPGap, IPGapOverride: cfg.IPGapOverride, Stopping: r.stopping,
 				Control: st.WatchControl(watchCtx)})
 		case config.RoleProcess:

@@ -26,11 +26,14 @@ type Document struct {
 	Canonical   string
 	NoIndex     bool
 	NoFollow    bool
-	LinksOut    int
-	TextBytes   int
-	Fingerprint dedup.Fingerprint // near-duplicate fingerprint of the text (unusable: none)
-	RecrawlAt   *time.Time        // nil: the URL is done; else it is queued again for then
-	RecrawlS    int               // the URL's recrawl interval now, in seconds (0: unchanged)
+	// RobotsSignal says which signal made the document noindex, nofollow or noarchive:
+	// "x-robots-tag: noindex; meta: nofollow" ("" when none did).
+	RobotsSignal string
+	LinksOut     int
+	TextBytes    int
+	Fingerprint  dedup.Fingerprint // near-duplicate fingerprint of the text (unusable: none)
+	RecrawlAt    *time.Time        // nil: the URL is done; else it is queued again for then
+	RecrawlS     int               // the URL's recrawl interval now, in seconds (0: unchanged)
 }
 
 // Dup is a duplicate verdict: the document duplicated, by which detector, how closely.
@@ -218,6 +221,7 @@ func (s *Store) MarkDone(ctx context.Context, crawlID string, hash []byte, reaso
 // FetchedPage is a fetched HTML page whose processing has not finished.
 type FetchedPage struct {
 	CrawlID, URL, FinalURL, BodyKey, ContentType, Host string
+	RobotsTag                                          string // X-Robots-Tag directives that applied to the fetch
 	Hash, ContentHash                                  []byte
 	Depth                                              int
 	Size                                               int64
@@ -230,10 +234,10 @@ type FetchedPage struct {
 // FetchedOf returns those of the given URLs that are fetched and await processing.
 func (s *Store) FetchedOf(ctx context.Context, crawlIDs []string, hashes [][]byte) ([]FetchedPage, error) {
 	rows, err := s.pool.Query(ctx, `SELECT u.crawl_id, u.url_hash, u.url, u.host, u.depth, coalesce(f.final_url, ''), f.body_key,
-			coalesce(f.content_type, ''), f.content_hash, coalesce(f.bytes, 0)
+			coalesce(f.content_type, ''), coalesce(f.robots_tag, ''), f.content_hash, coalesce(f.bytes, 0)
 		FROM unnest($1::text[], $2::bytea[]) AS k(c, h)
 		JOIN urls u ON u.crawl_id = k.c AND u.url_hash = k.h AND u.state = 'fetched'
-		JOIN LATERAL (SELECT final_url, body_key, content_type, content_hash, bytes FROM fetches
+		JOIN LATERAL (SELECT final_url, body_key, content_type, robots_tag, content_hash, bytes FROM fetches
 			WHERE crawl_id = u.crawl_id AND url_hash = u.url_hash AND body_key IS NOT NULL
 			ORDER BY fetched_at DESC LIMIT 1) f ON true`, crawlIDs, hashes)
 	if err != nil {
@@ -244,7 +248,7 @@ func (s *Store) FetchedOf(ctx context.Context, crawlIDs []string, hashes [][]byt
 
 func scanFetchedPage(r pgx.CollectableRow) (FetchedPage, error) {
 	var p FetchedPage
-	err := r.Scan(&p.CrawlID, &p.Hash, &p.URL, &p.Host, &p.Depth, &p.FinalURL, &p.BodyKey, &p.ContentType, &p.ContentHash, &p.Size)
+	err := r.Scan(&p.CrawlID, &p.Hash, &p.URL, &p.Host, &p.Depth, &p.FinalURL, &p.BodyKey, &p.ContentType, &p.RobotsTag, &p.ContentHash, &p.Size)
 	return p, err
 }
 
@@ -259,8 +263,8 @@ func (s *Store) StaleFetched(ctx context.Context, crawlID string, before time.Ti
 			UPDATE urls u SET updated_at = now() FROM stale WHERE u.crawl_id = stale.crawl_id AND u.url_hash = stale.url_hash
 			RETURNING u.crawl_id, u.url_hash, u.url, u.host, u.depth)
 		SELECT t.crawl_id, t.url_hash, t.url, t.host, t.depth, coalesce(f.final_url, ''), f.body_key,
-			coalesce(f.content_type, ''), f.content_hash, coalesce(f.bytes, 0)
-		FROM touched t JOIN LATERAL (SELECT final_url, body_key, content_type, content_hash, bytes FROM fetches
+			coalesce(f.content_type, ''), coalesce(f.robots_tag, ''), f.content_hash, coalesce(f.bytes, 0)
+		FROM touched t JOIN LATERAL (SELECT final_url, body_key, content_type, robots_tag, content_hash, bytes FROM fetches
 			WHERE crawl_id = t.crawl_id AND url_hash = t.url_hash AND body_key IS NOT NULL
 			ORDER BY fetched_at DESC LIMIT 1) f ON true`, crawlID, before, limit)
 	if err != nil {

@@ -40,6 +40,7 @@ type FetchOutcome struct {
 	RequestHead  string // request line and headers as sent (for WARC)
 	ResponseHead string // status line and headers as received
 	Changed      *bool  // a recrawl found the content changed (nil: nothing to compare)
+	RobotsTag    string // the X-Robots-Tag directives that apply to us (robots.Directives.String)
 	Err          string // why the attempt failed, if it did
 	Note         string // what else to remember as the URL's last error (not a failure)
 

@@ -20,16 +20,16 @@ const recordFetchesSQL = `WITH t AS (
 		SELECT * FROM unnest($1::text[], $2::bytea[], $3::text[], $4::timestamptz[], $5::int[], $6::bigint[], $7::bigint[],
 			$8::bool[], $9::text[], $10::bytea[], $11::text[], $12::text[], $13::text[], $14::bytea[], $15::bytea[], $16::bool[],
 			$17::text[], $18::text[], $19::int[], $20::timestamptz[], $21::text[], $22::text[], $23::text[], $24::int[],
-			$25::int[], $26::text[], $27::int[])
+			$25::int[], $26::text[], $27::int[], $28::text[])
 			WITH ORDINALITY AS t(crawl_id, url_hash, fetch_key, fetched_at, status, duration_ms, bytes, truncated, content_type,
 				content_hash, body_key, final_url, error, request_head, response_head, changed, state, skip_reason, attempts,
-				next_fetch_at, last_error, etag, last_modified, recrawl_s, gone_count, host, failed, ord)),
+				next_fetch_at, last_error, etag, last_modified, recrawl_s, gone_count, host, failed, robots_tag, ord)),
 	f AS (
 		INSERT INTO fetches (crawl_id, url_hash, fetch_key, fetched_at, status, duration_ms,
-			bytes, truncated, content_type, content_hash, body_key, final_url, error, request_head, response_head, changed)
+			bytes, truncated, content_type, content_hash, body_key, final_url, error, request_head, response_head, changed, robots_tag)
 		SELECT crawl_id, url_hash, fetch_key, fetched_at, nullif(status, 0), duration_ms, bytes, truncated, nullif(content_type, ''),
 			content_hash, nullif(body_key, ''), nullif(final_url, ''), nullif(error, ''),
-			nullif(request_head, ''::bytea), nullif(response_head, ''::bytea), changed
+			nullif(request_head, ''::bytea), nullif(response_head, ''::bytea), changed, nullif(robots_tag, '')
 		FROM t WHERE fetch_key <> '' ORDER BY ord
 		ON CONFLICT (fetch_key) DO NOTHING
 		RETURNING fetch_key),
@@ -68,9 +68,9 @@ type querier interface {
 func recordFetches(ctx context.Context, q querier, batch []*groupedFetch) error {
 	n := len(batch)
 	var (
-		crawls, keys, types, bodies, finals, errs, states, skips, lastErrs, etags, lastMods, hosts = make([]string, n),
+		crawls, keys, types, bodies, finals, errs, states, skips, lastErrs, etags, lastMods, hosts, tags = make([]string, n),
 			make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n),
-			make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+			make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 		hashes, contentHashes, reqHeads, respHeads = make([][]byte, n), make([][]byte, n), make([][]byte, n), make([][]byte, n)
 		at, nexts                                  = make([]time.Time, n), make([]time.Time, n)
 		status, attempts, recrawl, gone, failed    = make([]int32, n), make([]int32, n), make([]int32, n), make([]int32, n), make([]int32, n)
@@ -87,10 +87,11 @@ func recordFetches(ctx context.Context, q querier, batch []*groupedFetch) error 
 		reqHeads[i], respHeads[i], changed[i] = []byte(o.RequestHead), []byte(o.ResponseHead), o.Changed
 		states[i], skips[i], attempts[i], nexts[i], lastErrs[i] = o.State, o.SkipReason, int32(o.Attempts), next, lastErr
 		etags[i], lastMods[i], recrawl[i], gone[i], hosts[i], failed[i] = o.ETag, o.LastModified, int32(o.RecrawlS), int32(o.GoneCount), p.host, int32(fail)
+		tags[i] = o.RobotsTag
 	}
 	rows, err := q.Query(ctx, recordFetchesSQL, crawls, hashes, keys, at, status, durations, sizes, truncated, types,
 		contentHashes, bodies, finals, errs, reqHeads, respHeads, changed, states, skips, attempts, nexts, lastErrs, etags,
-		lastMods, recrawl, gone, hosts, failed)
+		lastMods, recrawl, gone, hosts, failed, tags)
 	if err != nil {
 		return fmt.Errorf("store: record %d fetches: %w", n, err)
 	}

@@ -425,9 +425,9 @@ func (s *Store) FetchedOwned(ctx context.Context, host string, owners []string) 
 // fetchedOwnedSQL selects the pages of host ($1) fetched under claims of owners ($2) that await
 // processing, with what their fetch found for the recrawl schedule.
 const fetchedOwnedSQL = `SELECT u.crawl_id, u.url_hash, u.url, u.host, u.depth, coalesce(f.final_url, ''), f.body_key,
-		coalesce(f.content_type, ''), f.content_hash, coalesce(f.bytes, 0), f.changed, coalesce(u.recrawl_s, 0), coalesce(u.change_hint_s, 0)
+		coalesce(f.content_type, ''), coalesce(f.robots_tag, ''), f.content_hash, coalesce(f.bytes, 0), f.changed, coalesce(u.recrawl_s, 0), coalesce(u.change_hint_s, 0)
 	FROM urls u
-	JOIN LATERAL (SELECT final_url, body_key, content_type, content_hash, bytes, changed FROM fetches
+	JOIN LATERAL (SELECT final_url, body_key, content_type, robots_tag, content_hash, bytes, changed FROM fetches
 		WHERE crawl_id = u.crawl_id AND url_hash = u.url_hash AND body_key IS NOT NULL
 		ORDER BY fetched_at DESC LIMIT 1) f ON true
 	WHERE u.host = $1 AND u.state = 'fetched' AND u.claimed_by = ANY($2)
@@ -435,7 +435,7 @@ const fetchedOwnedSQL = `SELECT u.crawl_id, u.url_hash, u.url, u.host, u.depth, 
 
 func scanOwnedPage(r pgx.CollectableRow) (FetchedPage, error) {
 	var p FetchedPage
-	err := r.Scan(&p.CrawlID, &p.Hash, &p.URL, &p.Host, &p.Depth, &p.FinalURL, &p.BodyKey, &p.ContentType, &p.ContentHash, &p.Size,
+	err := r.Scan(&p.CrawlID, &p.Hash, &p.URL, &p.Host, &p.Depth, &p.FinalURL, &p.BodyKey, &p.ContentType, &p.RobotsTag, &p.ContentHash, &p.Size,
 		&p.Changed, &p.RecrawlS, &p.HintS)
 	return p, err
 }

@@ -29,11 +29,11 @@ func TestTextIsStorable(t *testing.T) {
 func TestWebBytesAreStored(t *testing.T) {
 	s, ctx := newStore(t, 0, 0)
 	body := "# caf\xe9 \x00\nUser-agent: *\nDisallow: /caf\xe9\n"
-	if err := s.SaveRobots(ctx, "a.test", store.Robots{Status: 200, Body: body, FetchedAt: time.Now(),
+	if err := s.SaveRobots(ctx, "a.test", "http", store.Robots{Status: 200, Body: body, FetchedAt: time.Now(),
 		ExpiresAt: time.Now().Add(time.Hour), Sitemaps: []string{"http://a.test/s\xe9.xml"}}, 0); err != nil {
 		t.Fatalf("Latin-1 robots.txt: %v", err)
 	}
-	r, err := s.HostRobots(ctx, "a.test")
+	r, err := s.HostRobots(ctx, "a.test", "http")
 	if err != nil || r == nil || r.Body != body {
 		t.Fatalf("robots.txt not kept byte for byte: %+v %v", r, err)
 	}

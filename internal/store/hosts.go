@@ -9,7 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Robots is a host's cached robots.txt.
+// Robots is a cached robots.txt of one scheme of a host.
 type Robots struct {
 	Status    int
 	Body      string
@@ -18,29 +18,31 @@ type Robots struct {
 	Sitemaps  []string
 }
 
-// HostRobots returns the cached robots.txt of host, or nil if none is cached.
-func (s *Store) HostRobots(ctx context.Context, host string) (*Robots, error) {
-	r, _, err := s.HostRobotsAndHealth(ctx, host)
+// HostRobots returns the cached robots.txt of host for scheme (http or https), or nil if none
+// is cached.
+func (s *Store) HostRobots(ctx context.Context, host, scheme string) (*Robots, error) {
+	r, _, err := s.HostRobotsAndHealth(ctx, host, scheme)
 	return r, err
 }
 
 // HostRobotsAndHealth is HostRobots, and whether the host's dead-site clock runs (it failed
 // lately, see HostFailing), in the same round trip: a lease that knows its host is not failing
 // need not tell Postgres it is healthy.
-func (s *Store) HostRobotsAndHealth(ctx context.Context, host string) (*Robots, bool, error) {
+func (s *Store) HostRobotsAndHealth(ctx context.Context, host, scheme string) (*Robots, bool, error) {
 	var r Robots
 	var status *int
 	var body []byte
 	var fetched, expires *time.Time
 	var failing bool
-	err := s.pool.QueryRow(ctx, `SELECT robots_status, robots_body, robots_fetched_at, robots_expires_at, robots_sitemaps,
-			failing_since IS NOT NULL
-		FROM hosts WHERE host = $1`, host).Scan(&status, &body, &fetched, &expires, &r.Sitemaps, &failing)
+	err := s.pool.QueryRow(ctx, `SELECT r.status, r.body, r.fetched_at, r.expires_at, coalesce(r.sitemaps, '{}'),
+			h.failing_since IS NOT NULL
+		FROM hosts h LEFT JOIN robots r ON r.host = h.host AND r.scheme = $2 WHERE h.host = $1`, host, scheme).Scan(
+		&status, &body, &fetched, &expires, &r.Sitemaps, &failing)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, false, nil
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("store: robots of %s: %w", host, err)
+		return nil, false, fmt.Errorf("store: robots of %s://%s: %w", scheme, host, err)
 	}
 	if status == nil {
 		return nil, failing, nil
@@ -56,8 +58,10 @@ func (s *Store) HostRobotsAndHealth(ctx context.Context, host string) (*Robots, 
 	return &r, failing, nil
 }
 
-// SaveRobots caches a host's robots.txt and the crawl-delay it sets (0: none).
-func (s *Store) SaveRobots(ctx context.Context, host string, r Robots, crawlDelay time.Duration) error {
+// SaveRobots caches the robots.txt of one scheme of a host and the crawl-delay it sets (0:
+// none). The host's crawl_delay_ms becomes the largest of its schemes' delays: both schemes'
+// requests go to one server under one schedule.
+func (s *Store) SaveRobots(ctx context.Context, host, scheme string, r Robots, crawlDelay time.Duration) error {
 	var delay *int64
 	if crawlDelay > 0 {
 		ms := crawlDelay.Milliseconds()
@@ -66,13 +70,20 @@ func (s *Store) SaveRobots(ctx context.Context, host string, r Robots, crawlDela
 	if r.Sitemaps == nil {
 		r.Sitemaps = []string{}
 	}
-	_, err := s.pool.Exec(ctx, `INSERT INTO hosts (host, robots_status, robots_body, robots_fetched_at, robots_expires_at, robots_sitemaps, crawl_delay_ms)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)
-		ON CONFLICT (host) DO UPDATE SET robots_status = $2, robots_body = $3, robots_fetched_at = $4, robots_expires_at = $5,
-			robots_sitemaps = $6, crawl_delay_ms = $7, updated_at = now()`,
-		host, r.Status, []byte(r.Body), r.FetchedAt, r.ExpiresAt, texts(r.Sitemaps), delay)
+	// The robots row's foreign key is checked at the end of the statement, after the host's row
+	// is there. The other scheme's delay is read as it was before the statement.
+	_, err := s.pool.Exec(ctx, `WITH saved AS (
+			INSERT INTO robots (host, scheme, status, body, fetched_at, expires_at, sitemaps, crawl_delay_ms)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+			ON CONFLICT (host, scheme) DO UPDATE SET status = $3, body = $4, fetched_at = $5, expires_at = $6,
+				sitemaps = $7, crawl_delay_ms = $8)
+		INSERT INTO hosts (host, crawl_delay_ms) VALUES ($1, $8)
+		ON CONFLICT (host) DO UPDATE SET crawl_delay_ms = (SELECT max(d) FROM (
+				SELECT crawl_delay_ms FROM robots WHERE host = $1 AND scheme <> $2 UNION ALL SELECT $8::int) AS ds (d)),
+			updated_at = now()`,
+		host, scheme, r.Status, []byte(r.Body), r.FetchedAt, r.ExpiresAt, texts(r.Sitemaps), delay)
 	if err != nil {
-		return fmt.Errorf("store: save robots of %s: %w", host, err)
+		return fmt.Errorf("store: save robots of %s://%s: %w", scheme, host, err)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -66,26 +67,29 @@ func (s *Store) CrawlIDs(ctx context.Context) ([]string, error) {
 
 // URLRecord is one URL of a crawl as the frontier holds it.
 type URLRecord struct {
-	CrawlID       string        `json:"crawl"`
-	URL           string        `json:"url"`
-	Host          string        `json:"host"`
-	State         string        `json:"state"`
-	SkipReason    string        `json:"skipReason,omitempty"`
-	Source        crawl.Source  `json:"source"`
-	Depth         int           `json:"depth"`
-	Priority      float32       `json:"priority"`
-	Attempts      int           `json:"attempts"`
-	FetchCount    int           `json:"fetchCount"`
-	NextFetchAt   *time.Time    `json:"nextFetchAt,omitempty"`
-	LastStatus    *int          `json:"lastStatus,omitempty"`
-	LastError     string        `json:"lastError,omitempty"`
-	RecrawlS      *int          `json:"recrawlIntervalSeconds,omitempty"`
-	ChangeCount   int           `json:"changes"`
-	UnchangedSeen int           `json:"unchanged"`
-	Fetches       []FetchRecord `json:"fetches"`
-	Document      *DocRecord    `json:"document,omitempty"`
-	InLinks       []string      `json:"inLinks"`
-	OutLinks      []string      `json:"outLinks"`
+	CrawlID       string       `json:"crawl"`
+	URL           string       `json:"url"`
+	Host          string       `json:"host"`
+	State         string       `json:"state"`
+	SkipReason    string       `json:"skipReason,omitempty"`
+	Source        crawl.Source `json:"source"`
+	Depth         int          `json:"depth"`
+	Priority      float32      `json:"priority"`
+	Attempts      int          `json:"attempts"`
+	FetchCount    int          `json:"fetchCount"`
+	NextFetchAt   *time.Time   `json:"nextFetchAt,omitempty"`
+	LastStatus    *int         `json:"lastStatus,omitempty"`
+	LastError     string       `json:"lastError,omitempty"`
+	RecrawlS      *int         `json:"recrawlIntervalSeconds,omitempty"`
+	ChangeCount   int          `json:"changes"`
+	UnchangedSeen int          `json:"unchanged"`
+	// KeptOutBy names the signal that kept the URL, or its text or links, out: robots.txt (not
+	// fetched), x-robots-tag or meta (fetched, noindex or nofollow).
+	KeptOutBy string        `json:"keptOutBy,omitempty"`
+	Fetches   []FetchRecord `json:"fetches"`
+	Document  *DocRecord    `json:"document,omitempty"`
+	InLinks   []string      `json:"inLinks"`
+	OutLinks  []string      `json:"outLinks"`
 }
 
 // FetchRecord is one fetch attempt.
@@ -96,23 +100,45 @@ type FetchRecord struct {
 	Bytes       *int64    `json:"bytes,omitempty"`
 	ContentType string    `json:"contentType,omitempty"`
 	Error       string    `json:"error,omitempty"`
+	RobotsTag   string    `json:"robotsTag,omitempty"` // X-Robots-Tag directives that applied to us
 	WARCFile    string    `json:"warcFile,omitempty"`
 }
 
 // DocRecord is a URL's stored document and its duplicate verdict.
 type DocRecord struct {
-	Title       string    `json:"title,omitempty"`
-	Lang        string    `json:"lang,omitempty"`
-	Charset     string    `json:"charset,omitempty"`
-	Size        int64     `json:"size"`
-	TextBytes   *int      `json:"textBytes,omitempty"`
-	BodyKey     string    `json:"bodyKey"`
-	TextKey     string    `json:"textKey,omitempty"`
-	Canonical   string    `json:"canonical,omitempty"`
-	DupOf       string    `json:"duplicateOf,omitempty"` // the URL it duplicates
-	DupKind     string    `json:"duplicateKind,omitempty"`
-	DupScore    *float64  `json:"duplicateScore,omitempty"`
-	ProcessedAt time.Time `json:"processedAt"`
+	Title     string `json:"title,omitempty"`
+	Lang      string `json:"lang,omitempty"`
+	Charset   string `json:"charset,omitempty"`
+	Size      int64  `json:"size"`
+	TextBytes *int   `json:"textBytes,omitempty"`
+	BodyKey   string `json:"bodyKey"`
+	TextKey   string `json:"textKey,omitempty"`
+	Canonical string `json:"canonical,omitempty"`
+	NoIndex   bool   `json:"noindex,omitempty"`
+	NoFollow  bool   `json:"nofollow,omitempty"`
+	// RobotsSignal names the signals behind NoIndex/NoFollow: "x-robots-tag: noindex; meta: nofollow".
+	RobotsSignal string    `json:"robotsSignal,omitempty"`
+	DupOf        string    `json:"duplicateOf,omitempty"` // the URL it duplicates
+	DupKind      string    `json:"duplicateKind,omitempty"`
+	DupScore     *float64  `json:"duplicateScore,omitempty"`
+	ProcessedAt  time.Time `json:"processedAt"`
+}
+
+// keptOutBy names the signal that kept a URL (robots.txt) or its text or links (a header or a
+// meta element) out.
+func keptOutBy(r *URLRecord) string {
+	switch {
+	case r.State == StateSkipped && strings.HasPrefix(r.SkipReason, "robots.txt"):
+		return "robots.txt"
+	case r.Document != nil && r.Document.RobotsSignal != "":
+		var by []string
+		for _, part := range strings.Split(r.Document.RobotsSignal, "; ") {
+			name, _, _ := strings.Cut(part, ":")
+			by = append(by, name)
+		}
+		return strings.Join(by, ", ")
+	}
+	return ""
 }
 
 // maxListedLinks caps the in- and out-links a URL record lists.
@@ -135,33 +161,35 @@ func (s *Store) URLRecordOf(ctx context.Context, crawlID string, hash []byte) (*
 	}
 	r.SkipReason, r.LastError = deref(skip), deref(lastErr)
 	rows, err := s.pool.Query(ctx, `SELECT fetched_at, status, duration_ms, bytes, coalesce(content_type, ''), coalesce(error, ''),
-			coalesce(warc_file, '') FROM fetches WHERE crawl_id = $1 AND url_hash = $2 ORDER BY fetched_at`, crawlID, hash)
+			coalesce(robots_tag, ''), coalesce(warc_file, '') FROM fetches WHERE crawl_id = $1 AND url_hash = $2 ORDER BY fetched_at`, crawlID, hash)
 	if err != nil {
 		return nil, fmt.Errorf("store: url fetches: %w", err)
 	}
 	if r.Fetches, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (FetchRecord, error) {
 		var f FetchRecord
-		err := row.Scan(&f.At, &f.Status, &f.DurationMs, &f.Bytes, &f.ContentType, &f.Error, &f.WARCFile)
+		err := row.Scan(&f.At, &f.Status, &f.DurationMs, &f.Bytes, &f.ContentType, &f.Error, &f.RobotsTag, &f.WARCFile)
 		return f, err
 	}); err != nil {
 		return nil, fmt.Errorf("store: url fetches: %w", err)
 	}
 	d := &DocRecord{}
-	var textKey, title, lang, charset, canonical, dupOf, dupKind *string
+	var textKey, title, lang, charset, canonical, dupOf, dupKind, signal *string
 	err = s.pool.QueryRow(ctx, `SELECT d.title, d.lang, d.charset, d.size, d.text_bytes, d.body_key, d.text_key, d.canonical,
-			o.url, d.dup_kind, d.dup_score, d.processed_at
+			o.url, d.dup_kind, d.dup_score, d.processed_at, d.noindex, d.nofollow, d.robots_signal
 		FROM documents d LEFT JOIN urls o ON o.crawl_id = d.crawl_id AND o.url_hash = d.dup_of
 		WHERE d.crawl_id = $1 AND d.url_hash = $2`, crawlID, hash).Scan(&title, &lang, &charset, &d.Size, &d.TextBytes,
-		&d.BodyKey, &textKey, &canonical, &dupOf, &dupKind, &d.DupScore, &d.ProcessedAt)
+		&d.BodyKey, &textKey, &canonical, &dupOf, &dupKind, &d.DupScore, &d.ProcessedAt,
+		&d.NoIndex, &d.NoFollow, &signal)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 	case err != nil:
 		return nil, fmt.Errorf("store: url document: %w", err)
 	default:
 		d.Title, d.Lang, d.Charset, d.TextKey, d.Canonical = deref(title), deref(lang), deref(charset), deref(textKey), deref(canonical)
-		d.DupOf, d.DupKind = deref(dupOf), deref(dupKind)
+		d.DupOf, d.DupKind, d.RobotsSignal = deref(dupOf), deref(dupKind), deref(signal)
 		r.Document = d
 	}
+	r.KeptOutBy = keptOutBy(r)
 	for _, q := range []struct {
 		sql string
 		dst *[]string
@@ -197,8 +225,7 @@ func (s *Store) CrawlsOfURL(ctx context.Context, hash []byte) ([]string, error) 
 // HostRecord is what is known about a host across crawls.
 type HostRecord struct {
 	Host          string                    `json:"host"`
-	RobotsStatus  *int                      `json:"robotsStatus,omitempty"`
-	RobotsFetched *time.Time                `json:"robotsFetchedAt,omitempty"`
+	Robots        []RobotsRecord            `json:"robots"` // one per scheme fetched (RFC 9309 §2.3)
 	CrawlDelayMs  *int                      `json:"crawlDelayMs,omitempty"`
 	Fetched       int64                     `json:"fetched"`
 	Errors        int64                     `json:"errors"`
@@ -209,15 +236,28 @@ type HostRecord struct {
 	RetiredAt     *time.Time                `json:"retiredAt,omitempty"`
 	RetiredReason string                    `json:"retiredReason,omitempty"`
 	Crawls        map[string]map[string]int `json:"crawls"` // crawl → URL state → count
+	// KeptOut counts the host's URLs a robots signal kept out, by signal and directive:
+	// "robots.txt" (not fetched), "x-robots-tag noindex", "meta nofollow"…
+	KeptOut map[string]int `json:"keptOut"`
+}
+
+// RobotsRecord is what the cached robots.txt of one scheme of a host is.
+type RobotsRecord struct {
+	Scheme       string    `json:"scheme"`
+	Status       int       `json:"status"` // 0: unreachable
+	FetchedAt    time.Time `json:"fetchedAt"`
+	ExpiresAt    time.Time `json:"expiresAt"`
+	CrawlDelayMs *int      `json:"crawlDelayMs,omitempty"`
+	Sitemaps     []string  `json:"sitemaps,omitempty"`
 }
 
 // HostRecordOf reads a host's record; ErrNoHost when no crawl has touched it.
 func (s *Store) HostRecordOf(ctx context.Context, host string) (*HostRecord, error) {
-	h := &HostRecord{Host: host, Crawls: map[string]map[string]int{}}
+	h := &HostRecord{Host: host, Crawls: map[string]map[string]int{}, KeptOut: map[string]int{}}
 	var lastErr, retiredReason *string
-	err := s.pool.QueryRow(ctx, `SELECT robots_status, robots_fetched_at, crawl_delay_ms, fetched, errors, bytes, last_error,
+	err := s.pool.QueryRow(ctx, `SELECT crawl_delay_ms, fetched, errors, bytes, last_error,
 			last_claim_at, next_request_at, retired_at, retired_reason FROM hosts WHERE host = $1`, host).Scan(
-		&h.RobotsStatus, &h.RobotsFetched, &h.CrawlDelayMs, &h.Fetched, &h.Errors, &h.Bytes, &lastErr, &h.LastClaimAt,
+		&h.CrawlDelayMs, &h.Fetched, &h.Errors, &h.Bytes, &lastErr, &h.LastClaimAt,
 		&h.NextRequestAt, &h.RetiredAt, &retiredReason)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, ErrNoHost
@@ -226,6 +266,14 @@ func (s *Store) HostRecordOf(ctx context.Context, host string) (*HostRecord, err
 		return nil, fmt.Errorf("store: host: %w", err)
 	}
 	h.LastError, h.RetiredReason = deref(lastErr), deref(retiredReason)
+	rrows, err := s.pool.Query(ctx, `SELECT scheme, status, fetched_at, expires_at, crawl_delay_ms, sitemaps
+		FROM robots WHERE host = $1 ORDER BY scheme`, host)
+	if err != nil {
+		return nil, fmt.Errorf("store: host robots: %w", err)
+	}
+	if h.Robots, err = pgx.CollectRows(rrows, pgx.RowToStructByPos[RobotsRecord]); err != nil {
+		return nil, fmt.Errorf("store: host robots: %w", err)
+	}
 	rows, err := s.pool.Query(ctx, `SELECT crawl_id, state, count(*) FROM urls WHERE host = $1 GROUP BY 1, 2`, host)
 	if err != nil {
 		return nil, fmt.Errorf("store: host urls: %w", err)
@@ -242,7 +290,53 @@ func (s *Store) HostRecordOf(ctx context.Context, host string) (*HostRecord, err
 		}
 		h.Crawls[c][st] = n
 	}
-	return h, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: host urls: %w", err)
+	}
+	return h, s.keptOut(ctx, h)
+}
+
+// keptOut fills a host record's counts of URLs kept out by each robots signal.
+func (s *Store) keptOut(ctx context.Context, h *HostRecord) error {
+	rows, err := s.pool.Query(ctx, `SELECT 'robots.txt', count(*) FROM urls
+			WHERE host = $1 AND state = 'skipped' AND skip_reason LIKE 'robots.txt%'
+		UNION ALL
+		SELECT d.robots_signal, count(*) FROM urls u JOIN documents d USING (crawl_id, url_hash)
+			WHERE u.host = $1 AND d.robots_signal IS NOT NULL GROUP BY 1`, h.Host)
+	if err != nil {
+		return fmt.Errorf("store: host robots signals: %w", err)
+	}
+	counts, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (struct {
+		signal string
+		n      int
+	}, error) {
+		var c struct {
+			signal string
+			n      int
+		}
+		err := r.Scan(&c.signal, &c.n)
+		return c, err
+	})
+	if err != nil {
+		return fmt.Errorf("store: host robots signals: %w", err)
+	}
+	for _, c := range counts {
+		if c.signal == "robots.txt" {
+			if c.n > 0 {
+				h.KeptOut["robots.txt"] += c.n
+			}
+			continue
+		}
+		// "x-robots-tag: noindex,nofollow; meta: nofollow" counts once under each source and
+		// directive.
+		for _, part := range strings.Split(c.signal, "; ") {
+			source, list, _ := strings.Cut(part, ": ")
+			for _, d := range strings.Split(list, ",") {
+				h.KeptOut[source+" "+d] += c.n
+			}
+		}
+	}
+	return nil
 }
 
 // ErrNoHost says no crawl has touched a host.

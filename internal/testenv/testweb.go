@@ -1,6 +1,8 @@
 package testenv
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/trawlerdev/trawler/internal/config"
@@ -25,4 +27,17 @@ func TestWeb(t testing.TB, cfg testweb.Config) (*testweb.Server, []config.Connec
 		t.Fatal(err)
 	}
 	return srv, rules
+}
+
+// TrustTestWeb makes cfg's crawler trust the test web's https:// answers: the web's CA goes to a
+// file (worker processes get it as TRAWLER_CA_FILE) and into cfg.
+func TrustTestWeb(t testing.TB, cfg *config.Config, srv *testweb.Server) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "testweb-ca.pem")
+	if err := os.WriteFile(path, srv.CAPEM(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.TrustCAFile(path); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -86,12 +86,12 @@ func (r *Report) Host(host string) *HostReport {
 type hostAudit struct {
 	HostReport
 	site           site
-	rules          ruleset
+	rules          [2]ruleset // what robots.txt allows over http:// and https://
 	required       time.Duration
 	lastStart      time.Time
 	minGap         time.Duration
 	inFlight       int
-	robotsSeen     bool
+	robotsSeen     [2]bool // robots.txt was requested over http:// and https:// (RFC 9309 §2.3: a file each)
 	retryAfterTill time.Time
 	status         [6]int // cut (no status), 1xx..5xx
 }
@@ -164,12 +164,16 @@ func (a *Audit) begin(host string, r *http.Request) auditToken {
 		}
 		spec := s.robots()
 		h = &hostAudit{HostReport: HostReport{Host: host, Profile: spec.profile, MinGapMs: -1}, site: s,
-			rules: spec.rules, required: a.w.RequiredDelay(host), minGap: -1}
+			rules: [2]ruleset{spec.rules, robotsOf(s, true).rules}, required: a.w.RequiredDelay(host), minGap: -1}
 		h.RequiredDelayMs = h.required.Milliseconds()
 		a.hosts[host] = h
 	}
 	tok.h = h
-	spec := h.site.robots()
+	scheme := 0
+	if r.TLS != nil {
+		scheme = 1
+	}
+	spec := robotsOf(h.site, scheme == 1)
 	tok.robot = r.URL.Path == "/robots.txt" || (spec.redirect != "" && r.URL.Path == spec.redirect)
 	if host == "trap.test" {
 		a.trap++
@@ -203,12 +207,12 @@ func (a *Audit) begin(host string, r *http.Request) auditToken {
 		if h.Requests == 1 {
 			h.RobotsFirst = true
 		}
-		h.robotsSeen = true
+		h.robotsSeen[scheme] = true
 	} else {
-		if !h.robotsSeen {
+		if !h.robotsSeen[scheme] {
 			h.PagesBeforeRobots++
 		}
-		if !h.rules.allowed(rulePath(r.URL.EscapedPath(), r.URL.RawQuery)) {
+		if !h.rules[scheme].allowed(rulePath(r.URL.EscapedPath(), r.URL.RawQuery)) {
 			h.Disallowed++
 			if len(h.DisallowedPaths) < 20 {
 				h.DisallowedPaths = append(h.DisallowedPaths, path)

@@ -3,6 +3,7 @@ package testweb
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -27,6 +28,7 @@ type Config struct {
 	Seed         uint64 // everything is deterministic from it
 	Specials     bool   // serve the special hosts (trap.test, redirect.test, …)
 	Bytes        bool   // serve bytes.test (legacy charsets, header bytes >= 0x80, …), linked from nowhere: seed it
+	Signals      bool   // serve signals.test (per-scheme robots.txt, X-Robots-Tag, meta robots), linked from nowhere: seed it
 	ProductToken string // the crawler's robots.txt product token, lower case
 
 	DefaultDelay time.Duration // required gap between request starts where robots.txt sets none
@@ -61,6 +63,19 @@ type site interface {
 	page(path, query string) pageInfo
 	// sitemapPages lists the URLs the host's sitemaps announce.
 	sitemapPages() []string
+}
+
+// schemeRobots is a site whose https:// robots.txt differs from its http:// one.
+type schemeRobots interface {
+	robotsFor(secure bool) robotsSpec
+}
+
+// robotsOf is the robots.txt a site answers over http:// (secure false) or https://.
+func robotsOf(s site, secure bool) robotsSpec {
+	if sr, ok := s.(schemeRobots); ok {
+		return sr.robotsFor(secure)
+	}
+	return s.robots()
 }
 
 // robotsSpec is what a host answers for /robots.txt and what a compliant crawler must apply.
@@ -124,6 +139,10 @@ func New(cfg Config) (*Web, error) {
 		for _, s := range []special{&bytesSite{w: w}, &movedSite{w: w}} {
 			w.sites[s.host()] = s
 		}
+	}
+	if cfg.Signals {
+		s := &signalsSite{w: w}
+		w.sites[s.host()] = s
 	}
 	for n := range w.sites {
 		w.names = append(w.names, n)
@@ -210,7 +229,7 @@ func (w *Web) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		http.Error(rec, "no such host in the test web", http.StatusNotFound)
 		return
 	}
-	spec := s.robots()
+	spec := robotsOf(s, r.TLS != nil)
 	if r.URL.Path == "/robots.txt" || (spec.redirect != "" && r.URL.Path == spec.redirect) {
 		w.serveRobots(rec, r, spec)
 		return
@@ -291,8 +310,11 @@ func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 // Server is a running test web.
 type Server struct {
 	Web  *Web
-	Addr string // host:port it listens on
+	Addr string // host:port it listens on, for http:// and https:// alike
 	srv  *http.Server
+	tls  *http.Server
+	ca   *authority
+	ln   net.Listener
 }
 
 // Start serves web on addr (use "127.0.0.1:0" for a free port). Only loopback addresses are
@@ -305,27 +327,40 @@ func Start(web *Web, addr string) (*Server, error) {
 	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
 		return nil, fmt.Errorf("testweb: refusing to listen on %q: loopback only", addr)
 	}
+	ca, err := newAuthority()
+	if err != nil {
+		return nil, err
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("testweb: listen: %w", err)
 	}
-	s := &Server{Web: web, Addr: ln.Addr().String(), srv: &http.Server{
-		Handler:           web,
-		ReadHeaderTimeout: 10 * time.Second,
-	}}
-	go func() { _ = s.srv.Serve(ln) }()
+	split := newSplitListener(ln, &tls.Config{GetCertificate: ca.leaf, NextProtos: []string{"http/1.1"}})
+	s := &Server{Web: web, Addr: ln.Addr().String(), ca: ca, ln: ln,
+		srv: &http.Server{Handler: web, ReadHeaderTimeout: 10 * time.Second},
+		tls: &http.Server{Handler: web, ReadHeaderTimeout: 10 * time.Second}}
+	go func() { _ = s.srv.Serve(split.plain) }()
+	go func() { _ = s.tls.Serve(split.tls) }()
 	return s, nil
 }
+
+// CAPEM is the certificate (PEM) of the authority that signs the server's https:// answers:
+// the crawler's TRAWLER_CA_FILE.
+func (s *Server) CAPEM() []byte { return s.ca.pem }
 
 // ConnectTo is the crawler's TRAWLER_CONNECT_TO value that reaches this server.
 func (s *Server) ConnectTo() string { return "*.test=" + s.Addr }
 
 // Close stops the server, cutting slow responses short.
 func (s *Server) Close() error {
+	_ = s.ln.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	if err := s.srv.Shutdown(ctx); err != nil {
-		return s.srv.Close()
+	var errs []error
+	for _, srv := range []*http.Server{s.srv, s.tls} {
+		if err := srv.Shutdown(ctx); err != nil {
+			errs = append(errs, srv.Close())
+		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
