@@ -7,7 +7,13 @@ COPY . .
 RUN CGO_ENABLED=0 go build -trimpath -o /out/trawler-worker ./workers \
  && CGO_ENABLED=0 go build -trimpath -o /out/trawler ./starter
 
-FROM gcr.io/distroless/static-debian12:nonroot
+# Debian slim, not distroless: the process role runs poppler's pdftotext and pdfinfo to read PDFs.
+FROM debian:bookworm-slim
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends poppler-utils ca-certificates \
+ && rm -rf /var/lib/apt/lists/* \
+ && useradd --system --uid 65532 --no-create-home nonroot
+USER nonroot
 COPY --from=build /out/ /usr/local/bin/
 # A container's loopback is its own: metrics listen on every interface for Prometheus to reach.
 ENV TRAWLER_METRICS_ADDR=0.0.0.0:9464

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/blob"
 	"github.com/trawlerdev/trawler/internal/clock"
+	"github.com/trawlerdev/trawler/internal/content"
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/fetch"
 	"github.com/trawlerdev/trawler/internal/metrics"
@@ -132,13 +134,19 @@ func (f *Fetcher) fetchOne(ctx context.Context, ci *admit.Crawl, u crawl.Claimed
 			schedule(change)
 			return o, nil, eff, nil
 		}
-		if fetch.IsHTML(resp.ContentType) && change != crawl.Unchanged {
+		kind := content.Sniff(resp.ContentType, resp.Body)
+		if !kind.Read() {
+			// Stored (the capture) and not read: counted by its type.
+			o.Note = "not read: " + typeLabel(resp.ContentType, resp.Body)
+			count(ctx, metrics.NotRead, 1, "type", typeFamily(resp.ContentType, resp.Body))
+		}
+		if kind.Read() && change != crawl.Unchanged {
 			o.State = store.StateFetched
 			return o, &crawl.PageRef{CrawlID: u.CrawlID, Hash: u.Hash, URL: u.URL, FinalURL: resp.FinalURL, BodyKey: key,
 				ContentType: resp.ContentType, RobotsTag: o.RobotsTag, ContentHash: h[:], Depth: u.Depth, Size: o.Bytes,
 				Change: change, RecrawlS: u.RecrawlS, HintS: u.HintS}, eff, nil
 		}
-		schedule(change) // not HTML, or the same bytes as last time: its document stands
+		schedule(change) // not read, or the same bytes as last time: its document stands
 	case answerNotModified:
 		eff.notModified, eff.succeeded = 1, true
 		unchanged := false
@@ -240,4 +248,25 @@ func backoff(base time.Duration, n int) time.Duration {
 		d = 6 * time.Hour
 	}
 	return time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
+}
+
+// typeLabel is a body's media type as recorded for a body not read: the header's, or what the
+// bytes look like when there is none.
+func typeLabel(contentType string, body []byte) string {
+	t, _, _ := strings.Cut(contentType, ";")
+	if t = strings.ToLower(strings.TrimSpace(t)); t != "" {
+		return t
+	}
+	t, _, _ = strings.Cut(http.DetectContentType(body), ";")
+	return t
+}
+
+// typeFamily is typeLabel's top-level type, a metric tag of few values.
+func typeFamily(contentType string, body []byte) string {
+	family, _, _ := strings.Cut(typeLabel(contentType, body), "/")
+	switch family {
+	case "image", "audio", "video", "font", "application", "text":
+		return family
+	}
+	return "other"
 }

@@ -12,11 +12,11 @@ import (
 
 	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/blob"
+	"github.com/trawlerdev/trawler/internal/content"
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/dedup"
 	"github.com/trawlerdev/trawler/internal/failpoint"
 	"github.com/trawlerdev/trawler/internal/metrics"
-	"github.com/trawlerdev/trawler/internal/parse"
 	"github.com/trawlerdev/trawler/internal/robots"
 	"github.com/trawlerdev/trawler/internal/segment"
 	"github.com/trawlerdev/trawler/internal/store"
@@ -39,6 +39,8 @@ type Processor struct {
 	// Gate bounds the batches processed at once in this process (nil: no bound): activity
 	// slots are many, because a lease's processing holds one while it waits for pages.
 	Gate chan struct{}
+	// PDF bounds the reading of one PDF (zero: content.DefaultPDFLimits).
+	PDF content.PDFLimits
 }
 
 // Process handles a batch of pages, then admits all their links in one batch per crawl (one
@@ -196,35 +198,35 @@ func (p *Processor) preparePage(ctx context.Context, ci *admit.Crawl, page crawl
 		res.Failed++
 		return nil, p.Store.MarkDone(ctx, page.CrawlID, page.Hash, "unparseable page URL")
 	}
-	parsed, err := parse.Parse(body, page.ContentType, pu, spec.MaxOutlinks*4, ci.Token)
-	if err != nil {
+	ex, err := p.extract(ctx, body, page.ContentType, pu, spec.MaxOutlinks*4, ci.Token)
+	if errors.Is(err, errNotRead) {
 		res.Failed++
 		return nil, p.Store.MarkDone(ctx, page.CrawlID, page.Hash, err.Error())
 	}
-	if parsed.Binary {
-		res.Failed++
-		return nil, p.Store.MarkDone(ctx, page.CrawlID, page.Hash, "binary content served as HTML")
+	if err != nil {
+		return nil, err
 	}
 	doc := store.Document{CrawlID: page.CrawlID, Hash: page.Hash, ContentHash: page.ContentHash, BodyKey: page.BodyKey,
-		Title: parsed.Title, Lang: parsed.Lang, Charset: parsed.Charset, ContentType: page.ContentType, Size: page.Size}
+		Title: ex.title, Lang: ex.lang, Charset: ex.charset, ContentType: page.ContentType, Size: page.Size}
 	header := robots.ParseList(page.RobotsTag)
-	directives := header.Merge(parsed.Meta)
-	doc.NoIndex, doc.NoFollow, doc.RobotsSignal = directives.NoIndex, directives.NoFollow, robotsSignal(header, parsed.Meta)
+	directives := header.Merge(ex.meta)
+	doc.NoIndex, doc.NoFollow, doc.RobotsSignal = directives.NoIndex, directives.NoFollow, robotsSignal(header, ex.meta)
 	var stored func(context.Context) error
-	if !doc.NoIndex && parsed.Text != "" {
-		if doc.TextKey, stored, err = p.storeText(ctx, []byte(parsed.Text)); err != nil {
+	if !doc.NoIndex && ex.text != "" {
+		if doc.TextKey, stored, err = p.storeText(ctx, []byte(ex.text)); err != nil {
 			return nil, err
 		}
 	}
-	doc.TextBytes = len(parsed.Text)
+	doc.TextBytes = len(ex.text)
 	if ci.Dedup != nil {
-		doc.Fingerprint = ci.Dedup.Fingerprint(parsed.Text)
+		doc.Fingerprint = ci.Dedup.Fingerprint(ex.text)
 	}
 	var links []store.Link
 	var cands []store.Candidate
 	seenLinks := map[string]bool{}
-	follow := func(raw string, nofollow bool) {
-		n, err := p.Crawls.Norm.ResolveRequest(parsed.Base, raw)
+	now := time.Now()
+	follow := func(raw string, nofollow bool, published time.Time) {
+		n, err := p.Crawls.Norm.ResolveRequest(ex.base, raw)
 		if err != nil {
 			if !errors.Is(err, urlnorm.ErrScheme) { // mailto:, javascript: … are not links to crawl
 				res.Rejected++
@@ -232,7 +234,8 @@ func (p *Processor) preparePage(ctx context.Context, ci *admit.Crawl, page crawl
 			}
 			return
 		}
-		c := p.Crawls.Candidate(n, page.Depth+1, 0, crawl.SourceLink)
+		c := p.Crawls.Candidate(n, page.Depth+1, 0, ex.source)
+		c.Priority += freshness(published, now)
 		if seenLinks[c.Key] { // one link per page to each key, however it is spelled
 			return
 		}
@@ -252,13 +255,17 @@ func (p *Processor) preparePage(ctx context.Context, ci *admit.Crawl, page crawl
 		}
 		cands = append(cands, c)
 	}
-	for _, l := range parsed.Links {
-		follow(l.Href, l.NoFollow)
+	for i, l := range ex.links {
+		var published time.Time
+		if i < len(ex.dates) {
+			published = ex.dates[i]
+		}
+		follow(l.Href, l.NoFollow, published)
 	}
-	if parsed.Canonical != "" {
-		if n, err := p.Crawls.Norm.Normalize(parsed.Canonical); err == nil {
-			doc.Canonical = n               // recorded by its key
-			follow(parsed.Canonical, false) // and crawled like a link, as written
+	if ex.canonical != "" {
+		if n, err := p.Crawls.Norm.Normalize(ex.canonical); err == nil {
+			doc.Canonical = n                        // recorded by its key
+			follow(ex.canonical, false, time.Time{}) // and crawled like a link, as written
 		}
 	}
 	doc.LinksOut = len(links)

@@ -96,3 +96,17 @@ ensure_npm() {
 }
 
 ensure_npm warcio 2.4.11
+
+# poppler-utils reads PDFs for the process role (pdftotext, pdfinfo): from Debian when we may
+# install packages; without it PDFs are stored and marked not read, and the PDF tests fail.
+if ! command -v pdftotext >/dev/null 2>&1 || ! command -v pdfinfo >/dev/null 2>&1; then
+  if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null 2>&1; then
+    echo "tools: installing poppler-utils from Debian..." >&2
+    (apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq poppler-utils >/dev/null) || {
+      echo "tools: apt-get install poppler-utils failed" >&2
+      exit 1
+    }
+  else
+    echo "tools: poppler-utils (pdftotext, pdfinfo) is not installed: PDFs will not be read" >&2
+  fi
+fi

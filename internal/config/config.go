@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trawlerdev/trawler/internal/content"
 	"github.com/trawlerdev/trawler/internal/urlnorm"
 )
 
@@ -59,6 +60,7 @@ type Config struct {
 	SegmentMaxAge      time.Duration
 	SegmentMaxBytes    int
 	SegmentCacheBytes  int
+	PDF                content.PDFLimits // how much of one PDF the process role reads
 	ShutdownTimeout    time.Duration
 	FetchRate          float64 // per worker, activities/s (0: no cap)
 	FetchQueueRate     float64 // per task queue

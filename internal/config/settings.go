@@ -122,6 +122,17 @@ var settings = []setting{
 		set: func(c *Config, v string) error { return positiveInt(&c.SegmentMaxBytes, v) }},
 	{Flag: "segment-cache-bytes", Env: "TRAWLER_SEGMENT_CACHE_BYTES", Default: "134217728", Usage: "segments a process worker keeps in memory, so the pages of one segment cost one GET",
 		set: func(c *Config, v string) error { return positiveInt(&c.SegmentCacheBytes, v) }},
+	{Flag: "pdf-max-pages", Env: "TRAWLER_PDF_MAX_PAGES", Default: "200", Usage: "pages of a PDF read for text and links (the first ones)",
+		set: func(c *Config, v string) error { return positiveInt(&c.PDF.Pages, v) }},
+	{Flag: "pdf-timeout", Env: "TRAWLER_PDF_TIMEOUT", Default: "20s", Usage: "wall-clock time a PDF reader process (pdftotext, pdfinfo) may take before that PDF fails",
+		set: func(c *Config, v string) error {
+			if err := duration(&c.PDF.Timeout, v); err != nil || c.PDF.Timeout < time.Second {
+				return fmt.Errorf("want a duration of at least 1s")
+			}
+			return nil
+		}},
+	{Flag: "pdf-memory-mb", Env: "TRAWLER_PDF_MEMORY_MB", Default: "512", Usage: "address space of a PDF reader process, MiB (a compression bomb fails that PDF, not the worker)",
+		set: func(c *Config, v string) error { return positiveInt(&c.PDF.MemoryMB, v) }},
 	{Flag: "wake-rate", Env: "TRAWLER_WAKE_RATE", Default: "50", Usage: "host workflows this worker wakes per second at most when it admits links to their hosts (0: no cap); the others keep their URLs queued for the crawl's sweep",
 		set: func(c *Config, v string) error { return nonNegativeFloat(&c.WakeRate, v) }},
 	{Flag: "wake-backlog", Env: "TRAWLER_WAKE_BACKLOG", Default: "2s", Usage: "link admissions and the crawl's sweep start no host workflow while the workflow task queue's oldest task has waited longer than this (Temporal is behind); 0: never hold back",

@@ -87,6 +87,7 @@ const (
 	SourceRedirect    Source = "redirect"     // the target of a redirect
 	SourceSitemap     Source = "sitemap"      // a page a sitemap lists
 	SourceSitemapFile Source = "sitemap-file" // a sitemap or sitemap index document
+	SourceFeed        Source = "feed"         // an item of an RSS or Atom feed
 	SourceAPI         Source = "api"          // submitted through the HTTP API
 )
 

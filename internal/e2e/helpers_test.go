@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -147,4 +148,38 @@ func (s *stack) dumpPending() {
 		_ = rows.Scan(&c, &u, &st, &attempts, &next, &claimed, &lastErr)
 		s.t.Logf("pending: %s %s %s attempts=%d next=%s claimed=%s err=%q", c, u, st, attempts, next.Format(time.TimeOnly), claimed, lastErr)
 	}
+}
+
+// urlRow is a URL of a crawl with its document, if it has one.
+type urlRow struct {
+	state, skip, lastErr   string
+	priority               float32
+	hasDoc, noindex        bool
+	title, textKey, signal string
+}
+
+// urlRows reads every URL of a crawl, keyed by URL with prefix cut off.
+func (s *stack) urlRows(crawlID, prefix string) map[string]urlRow {
+	s.t.Helper()
+	rows, err := s.store.Pool().Query(context.Background(), `SELECT u.url, u.state, coalesce(u.skip_reason, ''),
+			coalesce(u.last_error, ''), u.priority, d.url_hash IS NOT NULL, coalesce(d.noindex, false), coalesce(d.title, ''),
+			coalesce(d.text_key, ''), coalesce(d.robots_signal, '')
+		FROM urls u LEFT JOIN documents d USING (crawl_id, url_hash) WHERE u.crawl_id = $1`, crawlID)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[string]urlRow{}
+	for rows.Next() {
+		var u string
+		var r urlRow
+		if err := rows.Scan(&u, &r.state, &r.skip, &r.lastErr, &r.priority, &r.hasDoc, &r.noindex, &r.title, &r.textKey, &r.signal); err != nil {
+			s.t.Fatal(err)
+		}
+		out[strings.TrimPrefix(u, prefix)] = r
+	}
+	if err := rows.Err(); err != nil {
+		s.t.Fatal(err)
+	}
+	return out
 }

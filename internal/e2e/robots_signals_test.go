@@ -34,28 +34,7 @@ func TestRobotsSignalsPerSchemeHeaderAndMeta(t *testing.T) {
 		t.Fatalf("crawl ended %s with %d pending: %+v", p.State, p.Pending, p)
 	}
 	ctx := context.Background()
-	type row struct {
-		state, skip     string
-		noindex, hasDoc bool
-		textKey, signal string
-	}
-	urls := map[string]row{}
-	rows, err := s.store.Pool().Query(ctx, `SELECT u.url, u.state, coalesce(u.skip_reason, ''), d.url_hash IS NOT NULL,
-			coalesce(d.noindex, false), coalesce(d.text_key, ''), coalesce(d.robots_signal, '')
-		FROM urls u LEFT JOIN documents d USING (crawl_id, url_hash) WHERE u.crawl_id = $1`, p.CrawlID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var u string
-		var r row
-		if err := rows.Scan(&u, &r.state, &r.skip, &r.hasDoc, &r.noindex, &r.textKey, &r.signal); err != nil {
-			t.Fatal(err)
-		}
-		urls[u] = r
-	}
-	rows.Close()
-
+	urls := s.urlRows(p.CrawlID, "")
 	// robots.txt per scheme.
 	for scheme, path := range testweb.SignalsBlocked {
 		other := map[string]string{"http": "https", "https": "http"}[scheme]

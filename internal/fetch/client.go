@@ -244,12 +244,6 @@ func ParseRetryAfter(v string, now time.Time) time.Duration {
 	return 0
 }
 
-// IsHTML reports whether a Content-Type names an HTML document.
-func IsHTML(contentType string) bool {
-	ct := strings.ToLower(contentType)
-	return ct == "" || strings.HasPrefix(ct, "text/html") || strings.HasPrefix(ct, "application/xhtml+xml")
-}
-
 // requestHead renders the request as sent: request line, Host, then the headers we set (the
 // transport adds nothing else to a GET: we set Accept-Encoding ourselves).
 func requestHead(r *http.Request) string {

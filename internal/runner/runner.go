@@ -98,7 +98,7 @@ func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 			texts := segment.NewWriter(deps.Blob, segment.Options{Prefix: "segments/text", Name: processName(),
 				MaxAge: cfg.SegmentMaxAge, MaxBytes: cfg.SegmentMaxBytes})
 			w.RegisterActivity(&activities.Processor{Store: st, Blob: deps.Blob, Bodies: reader, Texts: texts, Crawls: crawls,
-				Admitter: admitter, Gate: make(chan struct{}, cfg.ProcessConcurrency), Stopping: r.stopping})
+				Admitter: admitter, Gate: make(chan struct{}, cfg.ProcessConcurrency), Stopping: r.stopping, PDF: cfg.PDF})
 			w.RegisterActivity(&activities.Archiver{Store: st, Blob: deps.Blob, Bodies: reader, Crawls: crawls, Software: "Trawler (" + cfg.UserAgent + ")"})
 		default:
 			r.Stop()

@@ -28,6 +28,7 @@ type Config struct {
 	Seed         uint64 // everything is deterministic from it
 	Specials     bool   // serve the special hosts (trap.test, redirect.test, …)
 	Bytes        bool   // serve bytes.test (legacy charsets, header bytes >= 0x80, …), linked from nowhere: seed it
+	Formats      bool   // serve formats.test (PDF, feeds, text, sniffing, hostile PDFs), linked from nowhere: seed it
 	Signals      bool   // serve signals.test (per-scheme robots.txt, X-Robots-Tag, meta robots), linked from nowhere: seed it
 	ProductToken string // the crawler's robots.txt product token, lower case
 
@@ -142,6 +143,10 @@ func New(cfg Config) (*Web, error) {
 	}
 	if cfg.Signals {
 		s := &signalsSite{w: w}
+		w.sites[s.host()] = s
+	}
+	if cfg.Formats {
+		s := &formatsSite{w: w}
 		w.sites[s.host()] = s
 	}
 	for n := range w.sites {

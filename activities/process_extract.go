@@ -1,0 +1,102 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/trawlerdev/trawler/internal/content"
+	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/parse"
+	"github.com/trawlerdev/trawler/internal/robots"
+)
+
+// extracted is what processing reads from a body, whatever its kind.
+type extracted struct {
+	kind      content.Kind
+	title     string
+	text      string
+	lang      string
+	charset   string
+	base      *url.URL // what relative links resolve against
+	links     []parse.Link
+	canonical string
+	meta      robots.Directives // the document's own robots directives (HTML's meta elements)
+	source    crawl.Source      // how its links enter the frontier
+	dates     []time.Time       // per link, when its feed item was published or updated (feeds only)
+}
+
+// errNotRead is a body processing does not read (its reason is the error's text).
+var errNotRead = errors.New("not read")
+
+// extract reads a body by what it is (content.Sniff: the bytes win where the header lies),
+// keeping at most maxLinks links; token is the crawl's robots product token. An error wrapping
+// errNotRead fails that document only; others are ours (retry).
+func (p *Processor) extract(ctx context.Context, body []byte, contentType string, pu *url.URL, maxLinks int, token string) (*extracted, error) {
+	kind := content.Sniff(contentType, body)
+	ex := &extracted{kind: kind, base: pu, source: crawl.SourceLink}
+	switch kind {
+	case content.HTML:
+		parsed, err := parse.Parse(body, contentType, pu, maxLinks, token)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", errNotRead, err)
+		}
+		if parsed.Binary {
+			return nil, fmt.Errorf("%w: binary content served as HTML", errNotRead)
+		}
+		ex.title, ex.text, ex.lang, ex.charset, ex.base = parsed.Title, parsed.Text, parsed.Lang, parsed.Charset, parsed.Base
+		ex.links, ex.canonical, ex.meta = parsed.Links, parsed.Canonical, parsed.Meta
+	case content.Text:
+		ex.title, ex.text, ex.charset = content.PlainText(body, contentType)
+	case content.Feed:
+		feed, err := content.ParseFeed(body, contentType, pu, maxLinks)
+		if err != nil {
+			return nil, fmt.Errorf("%w: feed: %v", errNotRead, err)
+		}
+		ex.title, ex.source = feed.Title, crawl.SourceFeed
+		for _, it := range feed.Items {
+			ex.links = append(ex.links, parse.Link{Href: it.URL})
+			ex.dates = append(ex.dates, it.Date)
+		}
+	case content.PDF:
+		doc, err := content.ReadPDF(ctx, body, p.pdfLimits())
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, fmt.Errorf("%w: %v", errNotRead, err)
+		}
+		ex.title, ex.text = doc.Title, doc.Text
+		for _, l := range doc.Links {
+			if len(ex.links) < maxLinks {
+				ex.links = append(ex.links, parse.Link{Href: l})
+			}
+		}
+	default:
+		return nil, fmt.Errorf("%w: %s", errNotRead, typeLabel(contentType, body))
+	}
+	return ex, nil
+}
+
+func (p *Processor) pdfLimits() content.PDFLimits {
+	if p.PDF.Pages > 0 {
+		return p.PDF
+	}
+	return content.DefaultPDFLimits
+}
+
+// freshness raises the priority of a feed item by how recent it is: a feed's new items are
+// what its site just published, and they change least after.
+func freshness(published, now time.Time) float32 {
+	switch age := now.Sub(published); {
+	case published.IsZero():
+		return 0
+	case age < 48*time.Hour:
+		return 0.5
+	case age < 14*24*time.Hour:
+		return 0.25
+	}
+	return 0
+}
