@@ -81,3 +81,23 @@ func (f *Frontier) Block(ctx context.Context, in BlockInput) (crawl.ControlResul
 	f.Crawls.Forget(in.CrawlID)
 	return out, err
 }
+
+// ThrottleInput slows (or resets) the pacing of every host of a crawl.
+type ThrottleInput struct {
+	CrawlID  string         `json:"crawlId"`
+	Throttle crawl.Throttle `json:"throttle"`
+}
+
+// ThrottleCrawl records a crawl's throttle in its spec: every lease on its URLs paces by it
+// within the crawl cache's lifetime (seconds), whichever host they are on.
+func (f *Frontier) ThrottleCrawl(ctx context.Context, in ThrottleInput) (crawl.ControlResult, error) {
+	out := crawl.ControlResult{Signal: crawl.SignalThrottle}
+	t := in.Throttle
+	if t.Delay < 0 || t.Concurrency < 0 || (t.Delay == 0 && t.Concurrency == 0 && !t.Reset) {
+		out.Error = "throttle: give a delay, a concurrency or reset"
+		return out, nil
+	}
+	err := f.Store.ThrottleCrawl(ctx, in.CrawlID, t.Delay.D(), t.Concurrency, t.Reset)
+	f.Crawls.Forget(in.CrawlID)
+	return out, err
+}

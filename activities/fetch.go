@@ -267,6 +267,9 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 				return b.wait(sem, errs, err)
 			}
 		}
+		if err := b.repace(ctx); err != nil { // a crawl's throttle, or its end, mid-chunk
+			return b.wait(sem, errs, err)
+		}
 		// Acquire a place first: a response that arrives meanwhile (a Retry-After) can still
 		// keep this URL from being requested.
 		sem <- struct{}{}

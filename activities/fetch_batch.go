@@ -35,6 +35,23 @@ type batch struct {
 	// healthKnown: failing says whether the host's dead-site clock ran when the batch read
 	// its robots.txt cache (see hostHealth).
 	healthKnown, failing bool
+	// baseDelay is the delay the workflow asked for; crawls are the crawls whose URLs the
+	// batch has claimed: their pacing (a throttle included) is read again at each chunk.
+	baseDelay time.Duration
+	crawls    map[string]bool
+	pacedAt   time.Time
+}
+
+// repaceEvery is how often a batch reads its crawls' pacing again between chunks (a chunk can
+// last long under a slow delay); the crawl cache makes most reads free.
+const repaceEvery = 2 * time.Second
+
+// repace reads the pacing again when repaceEvery has passed since the last read.
+func (b *batch) repace(ctx context.Context) error {
+	if b.f.clock().Since(b.pacedAt) < repaceEvery {
+		return nil
+	}
+	return b.pace(ctx, nil)
 }
 
 // knownHealthy says whether the batch knows its host was not failing when it began.
@@ -48,21 +65,38 @@ func (b *batch) delay() time.Duration { return max(b.in.Delay, b.res.CrawlDelay)
 
 // pace applies the pacing of the crawls urls belong to. Crawls sharing a host each set their
 // own, and a busy host is not signalled when another crawl adds URLs to it: the batch keeps
-// the politest pacing of its URLs' crawls, whatever the workflow last heard of.
+// the politest pacing of its URLs' crawls, whatever the workflow last heard of. It is read
+// again at each chunk, for every crawl the batch has met, so a crawl's throttle, and its
+// reset, reach a lease that holds its host for minutes.
 func (b *batch) pace(ctx context.Context, urls []crawl.Claimed) error {
+	if b.crawls == nil {
+		b.crawls, b.baseDelay = map[string]bool{}, b.in.Delay
+	}
+	b.pacedAt = b.f.clock().Now()
 	for _, u := range urls {
-		ci, err := b.f.Crawls.Get(ctx, u.CrawlID)
+		b.crawls[u.CrawlID] = true
+	}
+	delay := b.baseDelay
+	for id := range b.crawls {
+		ci, err := b.f.Crawls.Get(ctx, id)
 		if err != nil {
 			return err
 		}
+		d, concurrency := ci.Spec.Pacing()
+		delay = max(delay, d)
 		b.mu.Lock()
-		b.in.Delay = max(b.in.Delay, ci.Spec.Delay.D())
-		b.delayRaisedLocked()
-		if c := ci.Spec.Concurrency; c > 0 && c < b.in.Concurrency {
+		if c := concurrency; c > 0 && c < b.in.Concurrency {
 			b.in.Concurrency = c
 		}
 		b.mu.Unlock()
 	}
+	b.mu.Lock()
+	raised := delay > b.in.Delay
+	b.in.Delay = delay // (lower too, when a throttle ended: the next start keeps the new gap)
+	if raised {
+		b.delayRaisedLocked()
+	}
+	b.mu.Unlock()
 	return nil
 }
 

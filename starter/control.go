@@ -147,9 +147,8 @@ func hostSignal(signal string) func(context.Context, []string, io.Writer) error 
 		var th crawl.Throttle
 		var delay string
 		cfg, tc, rest, err := dial(ctx, signal, args, func(fs *flag.FlagSet) {
-			if signal != crawl.SignalThrottle {
-				fs.StringVar(&crawlName, "crawl", "", "act on every host of this crawl instead of on HOSTs")
-			} else {
+			fs.StringVar(&crawlName, "crawl", "", "act on every host of this crawl instead of on HOSTs")
+			if signal == crawl.SignalThrottle {
 				fs.StringVar(&delay, "delay", "", "the host's new minimum gap between requests, e.g. 5s")
 				fs.IntVar(&th.Concurrency, "concurrency", 0, "requests in flight at most")
 				fs.BoolVar(&th.Reset, "reset", false, "go back to the crawl's pacing")
@@ -159,20 +158,6 @@ func hostSignal(signal string) func(context.Context, []string, io.Writer) error 
 			return err
 		}
 		defer tc.Close()
-		if crawlName != "" {
-			id := cfg.IDPrefix + crawl.CrawlWorkflowID(crawlName)
-			if err := tc.SignalWorkflow(ctx, id, "", signal, nil); err != nil {
-				return fmt.Errorf("%s crawl %s: %w", signal, crawlName, err)
-			}
-			fmt.Fprintf(stdout, "%s: crawl %s\n", signal, crawlName)
-			return nil
-		}
-		if signal == crawl.SignalStop {
-			return fmt.Errorf("usage: trawler stop --crawl NAME")
-		}
-		if len(rest) == 0 {
-			return fmt.Errorf("usage: trawler %s HOST... (or --crawl NAME)", signal)
-		}
 		var payload any
 		if signal == crawl.SignalThrottle {
 			if delay != "" {
@@ -184,6 +169,20 @@ func hostSignal(signal string) func(context.Context, []string, io.Writer) error 
 				return fmt.Errorf("throttle needs --delay, --concurrency or --reset")
 			}
 			payload = th
+		}
+		if crawlName != "" {
+			id := cfg.IDPrefix + crawl.CrawlWorkflowID(crawlName)
+			if err := tc.SignalWorkflow(ctx, id, "", signal, payload); err != nil {
+				return fmt.Errorf("%s crawl %s: %w", signal, crawlName, err)
+			}
+			fmt.Fprintf(stdout, "%s: crawl %s\n", signal, crawlName)
+			return nil
+		}
+		if signal == crawl.SignalStop {
+			return fmt.Errorf("usage: trawler stop --crawl NAME")
+		}
+		if len(rest) == 0 {
+			return fmt.Errorf("usage: trawler %s HOST... (or --crawl NAME)", signal)
 		}
 		for _, arg := range rest {
 			host, err := hostKey(cfg.Normalizer(), arg)

@@ -122,7 +122,7 @@ type crawlRun struct {
 	stopped  bool
 	f        *activities.Frontier
 
-	pause, resume, stop, seeds, replay, block workflow.ReceiveChannel
+	pause, resume, stop, seeds, replay, block, throttle workflow.ReceiveChannel
 }
 
 // setup checks the spec, names the crawl, answers the progress query, starts the crawl once
@@ -169,6 +169,7 @@ func (c *crawlRun) setup() error {
 	c.seeds = workflow.GetSignalChannel(ctx, crawl.SignalAddSeeds)
 	c.replay = workflow.GetSignalChannel(ctx, crawl.SignalReplay)
 	c.block = workflow.GetSignalChannel(ctx, crawl.SignalBlock)
+	c.throttle = workflow.GetSignalChannel(ctx, crawl.SignalThrottle)
 	return nil
 }
 
@@ -203,7 +204,7 @@ func (c *crawlRun) run() (crawl.CrawlProgress, error) {
 
 // signalsWaiting counts signals received and not yet acted on.
 func (c *crawlRun) signalsWaiting() int {
-	return c.pause.Len() + c.resume.Len() + c.stop.Len() + c.seeds.Len() + c.replay.Len() + c.block.Len()
+	return c.pause.Len() + c.resume.Len() + c.stop.Len() + c.seeds.Len() + c.replay.Len() + c.block.Len() + c.throttle.Len()
 }
 
 // wait sleeps for a progress interval, or until a signal (acted on at once) or the end of a
@@ -246,6 +247,11 @@ func (c *crawlRun) wait() error {
 		var in crawl.Block
 		ch.Receive(ctx, &in)
 		control(ctx, c.carry, crawl.SignalBlock, c.f.Block, activities.BlockInput{CrawlID: c.crawlID, Block: in})
+	})
+	sel.AddReceive(c.throttle, func(ch workflow.ReceiveChannel, _ bool) {
+		var in crawl.Throttle
+		ch.Receive(ctx, &in)
+		control(ctx, c.carry, crawl.SignalThrottle, c.f.ThrottleCrawl, activities.ThrottleInput{CrawlID: c.crawlID, Throttle: in})
 	})
 	sel.Select(ctx)
 	return sigErr

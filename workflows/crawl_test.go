@@ -155,3 +155,30 @@ func TestCrawlNameAndInvalidSpec(t *testing.T) {
 		t.Errorf("an invalid spec started the crawl: %+v", bad.started)
 	}
 }
+
+// A throttle signal to a crawl (the same JSON as a host's) is recorded for all its hosts in
+// one control, and the crawl goes on.
+func TestCrawlThrottleIsOneControlForEveryHost(t *testing.T) {
+	e := newCrawlEnv(t, 20*time.Second)
+	var got []activities.ThrottleInput
+	e.OnActivity(e.frontier.ThrottleCrawl, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in activities.ThrottleInput) (crawl.ControlResult, error) {
+			got = append(got, in)
+			return crawl.ControlResult{Signal: crawl.SignalThrottle}, nil
+		})
+	e.RegisterDelayedCallback(func() {
+		e.SignalWorkflow(crawl.SignalThrottle, crawl.Throttle{Delay: crawl.Duration(5 * time.Second), Concurrency: 1})
+	}, 3*time.Second)
+	e.RegisterDelayedCallback(func() { e.SignalWorkflow(crawl.SignalThrottle, crawl.Throttle{Reset: true}) }, 8*time.Second)
+	e.ExecuteWorkflow(CrawlWorkflow, CrawlInput{Spec: crawl.Spec{Name: "slow", Seeds: []string{"http://a.test/"}}})
+	p := e.result(t)
+	if len(got) != 2 || got[0].CrawlID != "slow" || got[0].Throttle.Delay.D() != 5*time.Second || !got[1].Throttle.Reset {
+		t.Errorf("throttle controls %+v", got)
+	}
+	if p.State != crawl.CrawlDone {
+		t.Errorf("ended %q", p.State)
+	}
+	if n := len(p.Controls); n != 2 || p.Controls[0].Signal != crawl.SignalThrottle {
+		t.Errorf("progress controls %+v", p.Controls)
+	}
+}

@@ -16,3 +16,24 @@ func TestHostConfigDefaultsAreTheSpecs(t *testing.T) {
 		t.Errorf("set fields changed or unset ones left zero: %+v", set)
 	}
 }
+
+// A crawl's throttle slows its pacing and never speeds it up.
+func TestSpecPacingWithThrottle(t *testing.T) {
+	s := Spec{Delay: Duration(2 * time.Second), Concurrency: 4}
+	for _, c := range []struct {
+		th    *Throttle
+		delay time.Duration
+		conc  int
+	}{
+		{nil, 2 * time.Second, 4},
+		{&Throttle{Delay: Duration(5 * time.Second)}, 5 * time.Second, 4},
+		{&Throttle{Delay: Duration(time.Second)}, 2 * time.Second, 4},
+		{&Throttle{Concurrency: 1}, 2 * time.Second, 1},
+		{&Throttle{Concurrency: 8}, 2 * time.Second, 4},
+	} {
+		s.Throttle = c.th
+		if d, n := s.Pacing(); d != c.delay || n != c.conc {
+			t.Errorf("throttle %+v: %v %d, want %v %d", c.th, d, n, c.delay, c.conc)
+		}
+	}
+}

@@ -38,6 +38,9 @@ type Spec struct {
 	Delay          Duration `json:"delay,omitempty"`         // between request starts on a host
 	MaxCrawlDelay  Duration `json:"maxCrawlDelay,omitempty"` // cap on robots.txt Crawl-delay
 	Concurrency    int      `json:"concurrency,omitempty"`   // requests in flight per host
+	// Throttle is set by the crawl's throttle signal (never by its author): a slower pacing
+	// for all its hosts at once, on top of Delay and Concurrency, until a reset.
+	Throttle *Throttle `json:"throttle,omitempty"`
 	UserAgent      string   `json:"userAgent,omitempty"`     // default: the worker's TRAWLER_USER_AGENT
 	RequestTimeout Duration `json:"requestTimeout,omitempty"`
 	MaxBodyBytes   int64    `json:"maxBodyBytes,omitempty"`
@@ -233,4 +236,16 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	}
 	*d = Duration(secs * float64(time.Second))
 	return nil
+}
+
+// Pacing is the crawl's pacing of each host: its delay and concurrency, slowed by a throttle.
+func (s Spec) Pacing() (delay time.Duration, concurrency int) {
+	delay, concurrency = s.Delay.D(), s.Concurrency
+	if t := s.Throttle; t != nil {
+		delay = max(delay, t.Delay.D())
+		if t.Concurrency > 0 && (concurrency == 0 || t.Concurrency < concurrency) {
+			concurrency = t.Concurrency
+		}
+	}
+	return delay, concurrency
 }

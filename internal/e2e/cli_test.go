@@ -210,7 +210,8 @@ func TestReadmeTemporalCLICommands(t *testing.T) {
 		case strings.HasPrefix(line, "temporal workflow result") && !strings.Contains(out, `"state":"stopped"`) && !strings.Contains(out, `"state":"done"`):
 			t.Errorf("result: %s", out)
 		case strings.HasPrefix(line, "temporal workflow result") && (!strings.Contains(out, `"signal":"add-seeds"`) ||
-			!strings.Contains(out, `"signal":"replay-dead-letters"`) || !strings.Contains(out, `"signal":"block"`)):
+			!strings.Contains(out, `"signal":"replay-dead-letters"`) || !strings.Contains(out, `"signal":"block"`) ||
+			!strings.Contains(out, `"signal":"throttle"`)):
 			t.Errorf("the crawl controls sent with the temporal CLI are not in the result's controls: %s", out)
 		}
 	}

@@ -139,3 +139,78 @@ func TestPerIPLimitAcrossHosts(t *testing.T) {
 	}
 	t.Logf("%d requests over %d hosts of one IP, min gap %v", len(reqs), wc.Hosts, minGap)
 }
+
+// A throttle sent to a crawl (trawler throttle --crawl, or the same JSON to crawl/NAME with
+// the temporal CLI) slows every one of its hosts within seconds, and its reset speeds them up
+// again; the audit sees no violation either way.
+func TestThrottleAWholeCrawl(t *testing.T) {
+	wc := testweb.DefaultConfig()
+	wc.Hosts, wc.Pages, wc.Specials, wc.SeedEvery = 6, 60, false, 1
+	wc.DefaultDelay = 200 * time.Millisecond
+	s := newStack(t, wc)
+	var hosts []string // two hosts whose robots.txt sets no Crawl-delay of its own
+	for _, h := range s.web.Hosts() {
+		if s.web.RequiredDelay(h) == wc.DefaultDelay && len(hosts) < 2 {
+			hosts = append(hosts, h)
+		}
+	}
+	spec := crawl.Spec{Seeds: s.web.Seeds(), Scope: crawl.ScopeAny, Delay: crawl.Duration(200 * time.Millisecond),
+		BatchWindow: crawl.Duration(2 * time.Second), ProgressInterval: crawl.Duration(time.Second), HostIdleTimeout: crawl.Duration(5 * time.Second)}
+	run := s.start(spec)
+	deadline := time.Now().Add(30 * time.Second)
+	for len(s.web.Audit().Requests(hosts[0])) < 4 || len(s.web.Audit().Requests(hosts[1])) < 4 {
+		if time.Now().After(deadline) {
+			t.Fatalf("crawl did not start on both hosts: seeds %v, %d and %d requests", s.web.Seeds(),
+				len(s.web.Audit().Requests(hosts[0])), len(s.web.Audit().Requests(hosts[1])))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	ctx := context.Background()
+	signal := func(arg crawl.Throttle) time.Time {
+		if err := s.tc.SignalWorkflow(ctx, run.GetID(), "", crawl.SignalThrottle, arg); err != nil {
+			t.Fatal(err)
+		}
+		return time.Now()
+	}
+	tThrottle := signal(crawl.Throttle{Delay: crawl.Duration(time.Second)})
+	time.Sleep(14 * time.Second)
+	tReset := signal(crawl.Throttle{Reset: true})
+	time.Sleep(14 * time.Second)
+	tEnd := time.Now()
+	// A lease reads its crawls' pacing every 2 s through a cache of 5 s (the worker that ran
+	// the throttle forgets its copy at once), and the request in flight may finish.
+	const settle = 8 * time.Second
+	for _, h := range hosts {
+		var throttled, after []time.Time
+		for _, r := range s.web.Audit().Requests(h) {
+			switch {
+			case r.Start.After(tThrottle.Add(settle)) && r.Start.Before(tReset):
+				throttled = append(throttled, r.Start)
+			case r.Start.After(tReset.Add(settle)) && r.Start.Before(tEnd):
+				after = append(after, r.Start)
+			}
+		}
+		if len(throttled) < 3 {
+			t.Errorf("%s: %d requests while the crawl was throttled", h, len(throttled))
+		}
+		for i := 1; i < len(throttled); i++ {
+			if gap := throttled[i].Sub(throttled[i-1]); gap < 980*time.Millisecond {
+				t.Errorf("%s: gap %v while the crawl was throttled to 1s", h, gap)
+			}
+		}
+		fast := 0
+		for i := 1; i < len(after); i++ {
+			if after[i].Sub(after[i-1]) < 600*time.Millisecond {
+				fast++
+			}
+		}
+		if fast == 0 {
+			t.Errorf("%s: after the reset %d requests, none closer than 600 ms apart", h, len(after))
+		}
+		t.Logf("%s: %d requests throttled, %d after the reset (%d fast gaps)", h, len(throttled), len(after), fast)
+	}
+	if rep := s.web.Audit().Report(); rep.Violations() != 0 {
+		t.Errorf("audit: %+v", rep.Totals)
+	}
+	_ = s.tc.TerminateWorkflow(ctx, run.GetID(), "", "test over")
+}

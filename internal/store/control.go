@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -44,6 +45,31 @@ func escapeLike(s string) string {
 func (s *Store) AddSeeds(ctx context.Context, crawlID string, seeds []string) error {
 	return s.editSpec(ctx, crawlID, func(spec map[string]any) {
 		spec["seeds"] = appendUnique(spec["seeds"], seeds)
+	})
+}
+
+// ThrottleCrawl slows every host of a crawl (its spec's throttle: at least delay between
+// request starts, at most concurrency in flight), on top of what earlier throttles set, or
+// ends the throttle (reset). Leases read it with the crawl's rules, within seconds.
+func (s *Store) ThrottleCrawl(ctx context.Context, crawlID string, delay time.Duration, concurrency int, reset bool) error {
+	return s.editSpec(ctx, crawlID, func(spec map[string]any) {
+		if reset {
+			delete(spec, "throttle")
+		}
+		if delay <= 0 && concurrency <= 0 {
+			return
+		}
+		t, _ := spec["throttle"].(map[string]any)
+		if t == nil {
+			t = map[string]any{}
+		}
+		if delay > 0 {
+			t["delay"] = delay.String()
+		}
+		if concurrency > 0 {
+			t["concurrency"] = concurrency
+		}
+		spec["throttle"] = t
 	})
 }
 

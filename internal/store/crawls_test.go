@@ -3,6 +3,7 @@ package store_test
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/store"
@@ -23,5 +24,39 @@ func TestCreateCrawlReturnsTheRecord(t *testing.T) {
 	again, err := s.CreateCrawl(ctx, "c", crawl.Spec{Seeds: []string{"http://b.test/"}, MaxPages: 1})
 	if err != nil || !slices.Equal(again.Seeds, first.Seeds) || again.MaxPages != 9 {
 		t.Errorf("a repeated start got %+v, %v; want the first record", again, err)
+	}
+}
+
+// A crawl's throttle goes into its recorded spec, where every worker's crawl rules read it:
+// throttles add up (a delay, then a concurrency) and a reset removes them.
+func TestThrottleCrawlEditsTheSpec(t *testing.T) {
+	pool, _ := testenv.Postgres(t)
+	s := store.New(pool)
+	ctx := t.Context()
+	if _, err := s.CreateCrawl(ctx, "c", crawl.Spec{Seeds: []string{"http://a.test/"}}.WithDefaults()); err != nil {
+		t.Fatal(err)
+	}
+	read := func() crawl.Spec {
+		t.Helper()
+		var spec crawl.Spec
+		if err := s.CrawlSpec(ctx, "c", &spec); err != nil {
+			t.Fatal(err)
+		}
+		return spec
+	}
+	if err := s.ThrottleCrawl(ctx, "c", 5*time.Second, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ThrottleCrawl(ctx, "c", 0, 1, false); err != nil {
+		t.Fatal(err)
+	}
+	if d, n := read().Pacing(); d != 5*time.Second || n != 1 {
+		t.Errorf("throttled pacing %v %d, want 5s and 1", d, n)
+	}
+	if err := s.ThrottleCrawl(ctx, "c", 0, 0, true); err != nil {
+		t.Fatal(err)
+	}
+	if spec := read(); spec.Throttle != nil || spec.Delay.D() != time.Second {
+		t.Errorf("after the reset: %+v, delay %v", spec.Throttle, spec.Delay)
 	}
 }
