@@ -35,17 +35,17 @@ type Spec struct {
 	MaxPagesPerHost int      `json:"maxPagesPerHost,omitempty"` // 0 = unlimited
 	MaxOutlinks     int      `json:"maxOutlinks,omitempty"`     // links followed per page
 
-	Delay          Duration `json:"delay,omitempty"`         // between request starts on a host
-	MaxCrawlDelay  Duration `json:"maxCrawlDelay,omitempty"` // cap on robots.txt Crawl-delay
-	Concurrency    int      `json:"concurrency,omitempty"`   // requests in flight per host
+	Delay         Duration `json:"delay,omitempty"`         // between request starts on a host
+	MaxCrawlDelay Duration `json:"maxCrawlDelay,omitempty"` // cap on robots.txt Crawl-delay
+	Concurrency   int      `json:"concurrency,omitempty"`   // requests in flight per host
 	// Throttle is set by the crawl's throttle signal (never by its author): a slower pacing
 	// for all its hosts at once, on top of Delay and Concurrency, until a reset.
-	Throttle *Throttle `json:"throttle,omitempty"`
-	UserAgent      string   `json:"userAgent,omitempty"`     // default: the worker's TRAWLER_USER_AGENT
-	RequestTimeout Duration `json:"requestTimeout,omitempty"`
-	MaxBodyBytes   int64    `json:"maxBodyBytes,omitempty"`
-	MaxAttempts    int      `json:"maxAttempts,omitempty"` // tries before a URL is dead-lettered
-	RetryBase      Duration `json:"retryBase,omitempty"`   // first retry delay; doubles each time
+	Throttle       *Throttle `json:"throttle,omitempty"`
+	UserAgent      string    `json:"userAgent,omitempty"` // default: the worker's TRAWLER_USER_AGENT
+	RequestTimeout Duration  `json:"requestTimeout,omitempty"`
+	MaxBodyBytes   int64     `json:"maxBodyBytes,omitempty"`
+	MaxAttempts    int       `json:"maxAttempts,omitempty"` // tries before a URL is dead-lettered
+	RetryBase      Duration  `json:"retryBase,omitempty"`   // first retry delay; doubles each time
 
 	BatchWindow      Duration `json:"batchWindow,omitempty"` // host time one claim of a fetch lease covers (window ÷ delay URLs)
 	FetchLease       Duration `json:"fetchLease,omitempty"`  // how long one fetch activity holds its host at most
