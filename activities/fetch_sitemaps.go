@@ -86,11 +86,9 @@ func (f *Fetcher) readSitemap(ctx context.Context, ci *admit.Crawl, u crawl.Clai
 		}
 		c := f.Crawls.Candidate(n, u.Depth+1, 0, crawl.SourceSitemap)
 		c.HintS = int(recrawlHint(e, time.Now()) / time.Second)
-		if e.Priority >= 0 { // the sitemap's own <priority> replaces the 0.5 default
-			c.Priority += float32(e.Priority-0.5) * 0.5
-		}
-		if !e.LastMod.IsZero() && time.Since(e.LastMod) < 30*24*time.Hour { // changed lately
-			c.Priority += 0.25
+		admit.SitemapPriority(&c, e.Priority, e.LastMod, time.Now())
+		if !e.LastMod.IsZero() && !e.LastMod.After(time.Now()) { // (a date in the future is no news)
+			c.LastMod = e.LastMod // a known URL fetched before it is due again now
 		}
 		if ci.Admissible(c) == "" {
 			cands = append(cands, c)

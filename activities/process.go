@@ -235,7 +235,7 @@ func (p *Processor) preparePage(ctx context.Context, ci *admit.Crawl, page crawl
 			return
 		}
 		c := p.Crawls.Candidate(n, page.Depth+1, 0, ex.source)
-		c.Priority += freshness(published, now)
+		c.Priority += admit.Fresh(published, now)
 		if seenLinks[c.Key] { // one link per page to each key, however it is spelled
 			return
 		}

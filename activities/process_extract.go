@@ -86,17 +86,3 @@ func (p *Processor) pdfLimits() content.PDFLimits {
 	}
 	return content.DefaultPDFLimits
 }
-
-// freshness raises the priority of a feed item by how recent it is: a feed's new items are
-// what its site just published, and they change least after.
-func freshness(published, now time.Time) float32 {
-	switch age := now.Sub(published); {
-	case published.IsZero():
-		return 0
-	case age < 48*time.Hour:
-		return 0.5
-	case age < 14*24*time.Hour:
-		return 0.25
-	}
-	return 0
-}

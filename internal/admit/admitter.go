@@ -61,7 +61,8 @@ func (a *Admitter) admitWaking(ctx context.Context, ci *Crawl, cands []store.Can
 	var st AdmitStats
 	keep := cands[:0:0]
 	for _, c := range cands {
-		if a.Seen.Skip(ci.ID, c.Hash) {
+		// A sitemap's <lastmod> can bring a known URL's recrawl forward: Postgres decides.
+		if c.LastMod.IsZero() && a.Seen.Skip(ci.ID, c.Hash) {
 			st.BloomSkips++
 			continue
 		}

@@ -120,7 +120,9 @@ func (c *Crawls) Candidate(request string, depth, hops int, source crawl.Source)
 //
 //	1/(1+depth)                      shallower pages first
 //	+ 1                              seeds and sitemap files
-//	+ 0.5 + 0.5·<priority>           pages a sitemap lists (its <priority>, 0.5 if absent)
+//	+ 0.5 + 0.5·<priority>           pages a sitemap lists (its <priority>, 0.5 if absent;
+//	+ 0.25                           SitemapPriority), and lately changed by its <lastmod>
+//	+ 0.5 or 0.25                    feed items published in the last 2 days or 2 weeks (Fresh)
 //	+ 0.05 per further in-link       added when a queued URL is linked again (store.Admit)
 //
 // Host-level signals shape when a host's batch runs (its delay, backoff, Retry-After), not
@@ -134,6 +136,31 @@ func priority(depth int, source crawl.Source) float32 {
 		p += 0.75
 	}
 	return p
+}
+
+// SitemapPriority adjusts a sitemap entry's candidate by the entry's own <priority> (0 to 1;
+// negative: absent, which counts as 0.5) and <lastmod> (within 30 days: changed lately).
+func SitemapPriority(c *store.Candidate, sitemapPriority float64, lastMod, now time.Time) {
+	if sitemapPriority >= 0 {
+		c.Priority += float32(sitemapPriority-0.5) * 0.5
+	}
+	if !lastMod.IsZero() && now.Sub(lastMod) < 30*24*time.Hour {
+		c.Priority += 0.25
+	}
+}
+
+// Fresh is what a feed item's publication adds to its link's priority: a feed's new items are
+// what its site just published.
+func Fresh(published, now time.Time) float32 {
+	switch age := now.Sub(published); {
+	case published.IsZero():
+		return 0
+	case age < 48*time.Hour:
+		return 0.5
+	case age < 14*24*time.Hour:
+		return 0.25
+	}
+	return 0
 }
 
 func errorf(format string, args ...any) error { return fmt.Errorf("admit: "+format, args...) }

@@ -23,6 +23,9 @@ type Candidate struct {
 	Source   crawl.Source
 	Priority float32
 	HintS    int // sitemap <changefreq> as seconds (0: none)
+	// LastMod is when a sitemap says the page last changed (zero: it does not say). A queued
+	// URL fetched before it is due again now: its recrawl comes forward.
+	LastMod time.Time
 }
 
 // InLinkBoost is what each further in-link adds to a queued URL's priority.
@@ -34,6 +37,7 @@ type AdmitResult struct {
 	Wake       []string       // hosts of New whose workflows wait for a signal (sorted)
 	Duplicates int            // already in the frontier
 	OverBudget int            // new, but past the crawl's or host's page budget: recorded as skipped
+	Forward    int            // known URLs whose recrawl a newer sitemap <lastmod> brought forward
 }
 
 // Admit adds candidates to a crawl's frontier in one statement. URLs already present are
@@ -84,6 +88,25 @@ func (s *Store) AdmitWaking(ctx context.Context, crawlID string, cands []Candida
 			ON CONFLICT (crawl_id, url_hash) DO NOTHING RETURNING url_hash`,
 			crawlID, hashes, urls, hosts, depths, hops, sources, prios, hints)
 		b.Queue(`SELECT host, admitted FROM crawl_hosts WHERE crawl_id = $1 AND host = ANY($2)`, crawlID, hosts)
+		// A sitemap's newer <lastmod> brings a queued recrawl forward (a URL inserted just now
+		// has no fetch, so it is not among them).
+		var fwdHashes [][]byte
+		var fwdTimes []time.Time
+		for _, c := range cands {
+			if !c.LastMod.IsZero() {
+				fwdHashes, fwdTimes = append(fwdHashes, c.Hash), append(fwdTimes, c.LastMod)
+			}
+		}
+		forwardAt := -1
+		if len(fwdHashes) > 0 {
+			forwardAt = b.Len()
+			b.Queue(`UPDATE urls u SET next_fetch_at = now(), updated_at = now()
+				FROM unnest($2::bytea[], $3::timestamptz[]) AS t(h, lm)
+				WHERE u.crawl_id = $1 AND u.url_hash = t.h AND u.state = 'queued' AND u.last_fetched_at < t.lm
+					AND u.next_fetch_at > now()
+				RETURNING u.host`, crawlID, fwdHashes, fwdTimes)
+		}
+		var forwardHosts []string
 		err := tx.send(ctx, b, false, func(br pgx.BatchResults) error {
 			if err := br.QueryRow().Scan(&maxPages, &maxPerHost, &admitted, &state); err != nil {
 				return fmt.Errorf("lock crawl %s: %w", crawlID, err)
@@ -109,7 +132,20 @@ func (s *Store) AdmitWaking(ctx context.Context, crawlID string, cands []Candida
 				hostAdmitted[h] = a
 			}
 			rows.Close()
-			return rows.Err()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+			if forwardAt >= 0 {
+				rows, err := br.Query()
+				if err != nil {
+					return fmt.Errorf("bring recrawls forward: %w", err)
+				}
+				if forwardHosts, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
+					return fmt.Errorf("bring recrawls forward: %w", err)
+				}
+				res.Forward = len(forwardHosts)
+			}
+			return nil
 		})
 		if err != nil {
 			return err
@@ -152,7 +188,14 @@ func (s *Store) AdmitWaking(ctx context.Context, crawlID string, cands []Candida
 			b.Queue(`UPDATE urls u SET priority = u.priority + $3 FROM unnest($2::bytea[]) AS t(h)
 				WHERE u.crawl_id = $1 AND u.url_hash = t.h AND u.state = 'queued'`, crawlID, again, InLinkBoost)
 		}
-		wakeAt := -1 // the position of the waiting hosts' query in the batch
+		wakeAt := -1             // the position of the waiting hosts' query in the batch
+		due := map[string]bool{} // hosts with URLs due now: new ones, or recrawls brought forward
+		for h := range res.New {
+			due[h] = true
+		}
+		for _, h := range forwardHosts {
+			due[h] = true
+		}
 		if len(res.New) > 0 {
 			// A retired host takes no new URLs: they are recorded, skipped with the reason.
 			newHosts, counts := make([]string, 0, len(res.New)), make([]int32, 0, len(res.New))
@@ -170,13 +213,20 @@ func (s *Store) AdmitWaking(ctx context.Context, crawlID string, cands []Candida
 			b.Queue(`INSERT INTO crawl_hosts (crawl_id, host, admitted)
 				SELECT $1, h, c FROM unnest($2::text[], $3::int[]) AS t(h, c)
 				ON CONFLICT (crawl_id, host) DO UPDATE SET admitted = crawl_hosts.admitted + excluded.admitted`, crawlID, newHosts, counts)
+			b.Queue(`UPDATE crawls SET admitted = admitted + $2, updated_at = now() WHERE id = $1`, crawlID, total)
+		}
+		if len(due) > 0 {
+			dueHosts := make([]string, 0, len(due))
+			for h := range due {
+				dueHosts = append(dueHosts, h)
+			}
 			// Only hosts whose workflow found nothing at its last claim wait for a signal; the
 			// others claim again after their lease. Sorted: concurrent admissions lock host rows
 			// in order.
 			// A crawl that is not running wakes nobody (its URLs cannot be claimed): its hosts
 			// stay waiting, and a resume wakes every host with due URLs.
 			if state == crawl.CrawlRunning && maxWake != 0 {
-				sorted := append([]string(nil), newHosts...)
+				sorted := dueHosts
 				sort.Strings(sorted)
 				var limit *int // LIMIT NULL: no limit
 				if maxWake > 0 {
@@ -191,10 +241,9 @@ func (s *Store) AdmitWaking(ctx context.Context, crawlID string, cands []Candida
 						SELECT host FROM hosts WHERE host = ANY($1) AND waiting ORDER BY host LIMIT $2 FOR UPDATE) w
 					WHERE h.host = w.host RETURNING h.host`, sorted, limit)
 			}
-			b.Queue(`UPDATE crawls SET admitted = admitted + $2, updated_at = now() WHERE id = $1`, crawlID, total)
 			if state == crawl.CrawlRunning {
 				// Fetch leases of these hosts waiting for links hear of them at commit.
-				b.Queue(notifyDueSQL(`SELECT unnest($1::text[])`), newHosts)
+				b.Queue(notifyDueSQL(`SELECT unnest($1::text[])`), dueHosts)
 			}
 		}
 		if b.Len() == 0 {

@@ -408,3 +408,39 @@ func TestAdmitSkipsURLsOfRetiredHosts(t *testing.T) {
 		t.Fatalf("skip reasons: %+v", p.Skipped)
 	}
 }
+
+// A sitemap read again with a newer <lastmod> for a page fetched before it brings that page's
+// recrawl forward to now, and wakes its waiting host; an older <lastmod> changes nothing.
+func TestSitemapLastModBringsARecrawlForward(t *testing.T) {
+	s, ctx := newStore(t, 0, 0)
+	c := cand("http://w.test/page", "w.test", 1)
+	if _, err := s.Admit(ctx, "c", []store.Candidate{c}); err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := s.Claim(ctx, "w.test", 10, time.Minute, time.Now())
+	if err != nil || len(got) != 1 {
+		t.Fatalf("claim: %d %v", len(got), err)
+	}
+	fetchedAt := time.Now().Add(-2 * time.Hour)
+	if _, err := s.RecordFetch(ctx, "w.test", store.FetchOutcome{CrawlID: "c", Hash: c.Hash, URL: c.URL, FetchKey: "k1",
+		FetchedAt: fetchedAt, Status: 304, State: store.StateQueued, NextFetchAt: time.Now().Add(24 * time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, _ := s.Claim(ctx, "w.test", 10, time.Minute, time.Now()); len(got) != 0 { // nothing due: the host waits
+		t.Fatalf("due before its recrawl: %d", len(got))
+	}
+	old := c
+	old.LastMod = fetchedAt.Add(-time.Hour)
+	if res, err := s.Admit(ctx, "c", []store.Candidate{old}); err != nil || res.Forward != 0 || len(res.Wake) != 0 {
+		t.Fatalf("an older lastmod: %+v %v", res, err)
+	}
+	newer := c
+	newer.LastMod = fetchedAt.Add(time.Hour)
+	res, err := s.Admit(ctx, "c", []store.Candidate{newer})
+	if err != nil || res.Forward != 1 || len(res.Wake) != 1 || res.Wake[0] != "w.test" || res.Duplicates != 1 {
+		t.Fatalf("a newer lastmod: %+v %v", res, err)
+	}
+	if got, _, _ := s.Claim(ctx, "w.test", 10, time.Minute, time.Now()); len(got) != 1 {
+		t.Fatalf("the page is due again: %d", len(got))
+	}
+}

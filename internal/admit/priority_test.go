@@ -1,0 +1,89 @@
+package admit_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/trawlerdev/trawler/internal/admit"
+	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/store"
+	"github.com/trawlerdev/trawler/internal/testenv"
+	"github.com/trawlerdev/trawler/internal/urlnorm"
+)
+
+// A claim hands out a host's URLs in the documented priority order (crawls.go's priority, the
+// README's Priority): depth, seeds and sitemap files, a sitemap's <priority> and <lastmod>,
+// feed items by freshness, and in-links, each as the formula weighs it.
+func TestClaimFollowsThePriorityOrder(t *testing.T) {
+	pool, _ := testenv.Postgres(t)
+	st := store.New(pool)
+	ctx := context.Background()
+	if _, err := st.CreateCrawl(ctx, "c", crawl.Spec{Seeds: []string{"http://p.test/"}, Scope: crawl.ScopeAny}.WithDefaults()); err != nil {
+		t.Fatal(err)
+	}
+	c := &admit.Crawls{Norm: urlnorm.New(urlnorm.Default())}
+	now := time.Now()
+	type entry struct {
+		path   string
+		depth  int
+		source crawl.Source
+		adjust func(*store.Candidate)
+	}
+	sitemap := func(prio float64, lastMod time.Time) func(*store.Candidate) {
+		return func(cd *store.Candidate) { admit.SitemapPriority(cd, prio, lastMod, now) }
+	}
+	feed := func(published time.Time) func(*store.Candidate) {
+		return func(cd *store.Candidate) { cd.Priority += admit.Fresh(published, now) }
+	}
+	// In the order a claim must return them.
+	want := []entry{
+		{"/", 0, crawl.SourceSeed, nil},                                                  // 1 + 1 = 2
+		{"/sitemap/top", 2, crawl.SourceSitemap, sitemap(1, now.Add(-24*time.Hour))},     // 0.33 + 0.75 + 0.25 + 0.25 = 1.58
+		{"/sitemap.xml", 1, crawl.SourceSitemapFile, nil},                                // 0.5 + 1 = 1.5
+		{"/sitemap/changed", 2, crawl.SourceSitemap, sitemap(-1, now.Add(-time.Hour))},   // 0.33 + 0.75 + 0.25 = 1.33
+		{"/sitemap/plain", 2, crawl.SourceSitemap, sitemap(-1, time.Time{})},             // 0.33 + 0.75 = 1.08
+		{"/feed/fresh", 2, crawl.SourceFeed, feed(now.Add(-time.Hour))},                  // 0.33 + 0.5 = 0.83
+		{"/sitemap/low", 6, crawl.SourceSitemap, sitemap(0, now.Add(-365*24*time.Hour))}, // 0.14 + 0.75 - 0.25 = 0.64
+		{"/feed/week", 2, crawl.SourceFeed, feed(now.Add(-7 * 24 * time.Hour))},          // 0.33 + 0.25 = 0.58
+		{"/link/shallow", 1, crawl.SourceLink, nil},                                      // 0.5
+		{"/link/popular", 3, crawl.SourceLink, nil},                                      // 0.25 + 3 × 0.05 = 0.4
+		{"/feed/old", 2, crawl.SourceFeed, feed(now.Add(-400 * 24 * time.Hour))},         // 0.33
+		{"/link/deep", 3, crawl.SourceLink, nil},                                         // 0.25
+		{"/link/deeper", 5, crawl.SourceLink, nil},                                       // 0.17
+	}
+	var cands []store.Candidate
+	for i := len(want) - 1; i >= 0; i-- { // admitted in reverse, so the order is the claim's doing
+		e := want[i]
+		cd := c.Candidate("http://p.test"+e.path, e.depth, 0, e.source)
+		if e.adjust != nil {
+			e.adjust(&cd)
+		}
+		cands = append(cands, cd)
+	}
+	if _, err := st.Admit(ctx, "c", cands); err != nil {
+		t.Fatal(err)
+	}
+	popular := c.Candidate("http://p.test/link/popular", 3, 0, crawl.SourceLink)
+	for range 3 { // linked again from three more pages
+		if _, err := st.Admit(ctx, "c", []store.Candidate{popular}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	claimed, _, err := st.Claim(ctx, "p.test", 100, time.Minute, time.Now().Add(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(claimed) != len(want) {
+		t.Fatalf("claimed %d URLs, want %d", len(claimed), len(want))
+	}
+	for i, u := range claimed {
+		if u.URL != "http://p.test"+want[i].path {
+			var got []string
+			for _, u := range claimed {
+				got = append(got, u.URL)
+			}
+			t.Fatalf("claim order %q", got)
+		}
+	}
+}
