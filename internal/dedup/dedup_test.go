@@ -1,6 +1,7 @@
 package dedup
 
 import (
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -292,5 +293,51 @@ func TestSimHashAgreesWithVoting(t *testing.T) {
 				t.Fatalf("n=%d trial %d: %016x, voting says %016x", n, trial, got, want)
 			}
 		}
+	}
+}
+
+// Short news articles: one edited sentence moves a 300-word text's shingle Jaccard well below
+// 0.9, so a fixed threshold misses it. Every variant (dateline, ad line, one sentence, exact
+// copy) must match its original, and no follow-up or unrelated story on the same template.
+func TestNearDuplicatesOnShortArticles(t *testing.T) {
+	docs := GenerateArticles(7, 300)
+	texts, cluster := make([]string, len(docs)), make([]int, len(docs))
+	for i, d := range docs {
+		texts[i], cluster[i] = d.Text, d.Cluster
+	}
+	d, _ := NewDetector(3, 0.9)
+	s := evaluate(d, texts, cluster)
+	t.Logf("%d short articles, 300 clusters: precision %.4f recall %.4f (tp %d fp %d fn %d; %d by SimHash, %d by MinHash only)",
+		len(docs), s.precision(), s.recall(), s.tp, s.fp, s.fn, s.bySim, s.byMin)
+	missed := map[string]int{}
+	idx := NewIndex(d)
+	for i, text := range texts {
+		fp := d.Fingerprint(text)
+		if id, _, ok := idx.Lookup(fp); docs[i].Variant != "original" && docs[i].Cluster != i && (!ok || cluster[id] != cluster[i]) {
+			missed[docs[i].Variant]++
+		}
+		idx.Add(fp)
+	}
+	t.Logf("missed by variant: %v", missed)
+	if s.precision() < 0.98 || s.recall() < 0.95 {
+		t.Errorf("precision %.4f (want ≥ 0.98), recall %.4f (want ≥ 0.95)", s.precision(), s.recall())
+	}
+}
+
+// The threshold allows a fixed budget of differing shingles: short texts get a lower one,
+// long texts keep the configured threshold, and none goes below ShortJaccard.
+func TestThresholdFollowsLength(t *testing.T) {
+	d, _ := NewDetector(3, 0.9)
+	for n, want := range map[int]float64{20: ShortJaccard, 200: ShortJaccard, 300: 260.0 / 340, 500: 460.0 / 540, 2000: 0.9} {
+		if got := d.ThresholdFor(n); math.Abs(got-want) > 1e-9 {
+			t.Errorf("%d shingles: %.4f, want %.4f", n, got, want)
+		}
+	}
+	strict, _ := NewDetector(3, 0.6)
+	if got := strict.ThresholdFor(300); got != 0.6 {
+		t.Errorf("a configured threshold below the short-text floor stands: %.4f", got)
+	}
+	if b := d.Banding(); b.Bands != 16 || b.Rows != 5 {
+		t.Errorf("banding %+v, want 16 bands of 5 rows", b)
 	}
 }
