@@ -22,6 +22,7 @@ type Frontier struct {
 	Crawls       *admit.Crawls
 	Admitter     *admit.Admitter
 	ProcessQueue string // where unprocessed pages found by the sweep go
+	RenderQueue  string // where the crawl's render leases run
 }
 
 // StartCrawlInput creates a crawl and admits its seeds.
@@ -37,12 +38,14 @@ type StartCrawlResult struct {
 	Invalid  []crawl.SeedError `json:"invalid,omitempty"`
 	// ProcessQueue is where the crawl's processing and archiving activities run.
 	ProcessQueue string `json:"processQueue,omitempty"`
+	// RenderQueue is where its render leases run (spec.render).
+	RenderQueue string `json:"renderQueue,omitempty"`
 }
 
 // StartCrawl records the crawl (keeping an existing record) and admits the valid seeds; the
 // invalid ones come back with their reasons.
 func (f *Frontier) StartCrawl(ctx context.Context, in StartCrawlInput) (StartCrawlResult, error) {
-	out := StartCrawlResult{ProcessQueue: f.ProcessQueue}
+	out := StartCrawlResult{ProcessQueue: f.ProcessQueue, RenderQueue: f.RenderQueue}
 	// The workflow applied the spec's defaults and checked it; the crawl is built from the
 	// record the creation returns, not read back.
 	spec, err := f.Store.CreateCrawl(ctx, in.CrawlID, in.Spec)
@@ -113,7 +116,7 @@ func (f *Frontier) Progress(ctx context.Context, crawlID string) (crawl.CrawlPro
 		c.Gauge(metrics.OldestDue).Update(p.Waiting.OldestDueS)
 	}
 	out := crawl.CrawlProgress{CrawlID: crawlID, State: p.State, Admitted: p.Admitted, Fetched: p.Fetched, Pages: p.Pages,
-		Errors: p.Errors, Dead: p.Dead, Pending: p.Pending, Hosts: p.Hosts, Bytes: p.Bytes, ErrorClass: p.ErrorClass, ByState: p.ByState,
+		Errors: p.Errors, Dead: p.Dead, Pending: p.Pending, Renders: p.Renders, Hosts: p.Hosts, Bytes: p.Bytes, ErrorClass: p.ErrorClass, ByState: p.ByState,
 		Skipped: p.Skipped, Rejected: p.Rejected, UpdatedAt: time.Now(), Waiting: (*crawl.Waiting)(&p.Waiting)}
 	if p.FirstFetch != nil && p.LastFetch != nil {
 		if secs := p.LastFetch.Sub(*p.FirstFetch).Seconds(); secs > 0 {

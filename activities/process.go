@@ -68,6 +68,7 @@ func (p *Processor) processPages(ctx context.Context, host string, pages []crawl
 	type crawlBatch struct {
 		cands    []store.Candidate
 		docs     []store.Document
+		renders  [][]byte // pages the crawl renders (spec.render)
 		rejected map[string]int
 	}
 	batches := map[string]*crawlBatch{}
@@ -97,6 +98,9 @@ func (p *Processor) processPages(ctx context.Context, host string, pages []crawl
 		cb := batches[pp.page.CrawlID]
 		cb.docs = append(cb.docs, pp.doc)
 		cb.cands = append(cb.cands, pp.cands...)
+		if pp.render {
+			cb.renders = append(cb.renders, pp.page.Hash)
+		}
 	}
 	var docs []store.Document
 	for _, id := range crawlOrder {
@@ -107,6 +111,10 @@ func (p *Processor) processPages(ctx context.Context, host string, pages []crawl
 		}
 		st, err := p.Admitter.Admit(ctx, ci, cb.cands)
 		if err != nil {
+			return res, err
+		}
+		// Queued before the pages are done, so the crawl never looks drained in between.
+		if err := p.Store.QueueRenders(ctx, id, cb.renders); err != nil {
 			return res, err
 		}
 		// Counted once per batch; a retried batch may count its rejections again (stats only).
@@ -178,6 +186,7 @@ type prepared struct {
 	doc    store.Document
 	links  []store.Link
 	cands  []store.Candidate
+	render bool                        // the crawl renders this page too (spec.render)
 	stored func(context.Context) error // returns once the text's segment is stored (nil: nothing to wait for)
 }
 
@@ -274,7 +283,8 @@ func (p *Processor) preparePage(ctx context.Context, ci *admit.Crawl, page crawl
 		at := time.Now().Add(next)
 		doc.RecrawlAt, doc.RecrawlS = &at, int(next/time.Second)
 	}
-	return &prepared{ci: ci, page: page, doc: doc, links: links, cands: cands, stored: stored}, nil
+	render := ex.kind == content.HTML && ci.Renders(page.URL)
+	return &prepared{ci: ci, page: page, doc: doc, links: links, cands: cands, stored: stored, render: render}, nil
 }
 
 // textsStored waits until the texts of prepared pages are stored.

@@ -37,6 +37,7 @@ func run() error {
 	fs.BoolVar(&cfg.Specials, "specials", cfg.Specials, "serve the special hosts (trap.test, redirect.test, …)")
 	fs.BoolVar(&cfg.Bytes, "bytes", cfg.Bytes, "serve bytes.test (legacy charsets, header bytes >= 0x80, a sitemap in pieces behind a redirect); seed it")
 	fs.BoolVar(&cfg.Formats, "formats", cfg.Formats, "serve formats.test (PDF, RSS/Atom, text/plain, lying Content-Types, hostile PDFs); seed it")
+	fs.BoolVar(&cfg.Scripts, "scripts", cfg.Scripts, "serve js.test (links only its scripts add, a third-party and a forbidden script) and tracker.test; seed js.test")
 	fs.BoolVar(&cfg.Signals, "signals", cfg.Signals, "serve signals.test (a robots.txt per scheme, X-Robots-Tag, meta robots); seed it")
 	caFile := fs.String("ca-file", filepath.Join(os.TempDir(), "trawler-testweb-ca.pem"), "where to write the CA that signs the https:// answers (the crawler's TRAWLER_CA_FILE)")
 	fs.StringVar(&cfg.ProductToken, "product-token", cfg.ProductToken, "the crawler's robots.txt product token")

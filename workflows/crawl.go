@@ -26,6 +26,8 @@ type CrawlRun struct {
 	Paused  bool              `json:"paused"`
 	// ProcessQueue runs the WARC archiver (the worker's process queue, learnt at start).
 	ProcessQueue string `json:"processQueue,omitempty"`
+	// RenderQueue runs the crawl's render leases (spec.render), learnt at start.
+	RenderQueue string `json:"renderQueue,omitempty"`
 	// Controls are the latest control results (at most maxControls), for the progress query.
 	Controls []crawl.ControlResult `json:"controls,omitempty"`
 }
@@ -120,6 +122,8 @@ type crawlRun struct {
 	progress crawl.CrawlProgress
 	procs    *crawlProcessing // nil on runs of code before the crawl's processing children
 	stopped  bool
+	// rendering is the crawl's running render lease (spec.render), nil when none runs.
+	rendering workflow.Future
 	f        *activities.Frontier
 
 	pause, resume, stop, seeds, replay, block, throttle workflow.ReceiveChannel
@@ -155,6 +159,7 @@ func (c *crawlRun) setup() error {
 			return err
 		}
 		c.carry.Started, c.carry.Invalid, c.carry.ProcessQueue = true, started.Invalid, started.ProcessQueue
+		c.carry.RenderQueue = started.RenderQueue
 	}
 	if err := c.refresh(); err != nil {
 		return err
@@ -286,6 +291,9 @@ func (c *crawlRun) act(tick int) (done bool, err error) {
 	if archiving && tick%archiveEvery == 0 {
 		archive(ctx, c.crawlID, c.carry.ProcessQueue, false)
 	}
+	if c.spec.Render != nil && !c.carry.Paused && c.progress.Renders > 0 {
+		c.render(tick)
+	}
 	if !c.carry.Paused && tick%6 == 0 {
 		c.wake(staleAfter)
 		if workflow.GetVersion(ctx, "sweep-stale-fetched", workflow.DefaultVersion, 1) == 1 {
@@ -293,6 +301,33 @@ func (c *crawlRun) act(tick int) (done bool, err error) {
 		}
 	}
 	return false, nil
+}
+
+// renderLease is how long one render lease runs before the crawl starts the next.
+const renderLease = 2 * time.Minute
+
+// render keeps one render lease running while pages wait to be rendered: an activity on the
+// render queue (a worker with Chromium) that claims the crawl's queued renders from Postgres.
+// A lease that failed or ended is followed by the next at a later tick.
+func (c *crawlRun) render(tick int) {
+	if c.rendering != nil && !c.rendering.IsReady() {
+		return
+	}
+	if c.rendering != nil {
+		var res activities.RenderResult
+		if err := c.rendering.Get(c.ctx, &res); err != nil {
+			workflow.GetLogger(c.ctx).Warn("render lease failed", "crawl", c.crawlID, "error", err)
+		}
+	}
+	actx := workflow.WithActivityOptions(c.ctx, workflow.ActivityOptions{
+		TaskQueue:           or(c.carry.RenderQueue, crawl.RenderQueue),
+		StartToCloseTimeout: renderLease + 3*time.Minute,
+		HeartbeatTimeout:    time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 5 * time.Second, MaximumInterval: time.Minute, MaximumAttempts: 3},
+	})
+	var r *activities.Renderer
+	owner := fmt.Sprintf("%s/render/%d", workflow.GetInfo(c.ctx).WorkflowExecution.RunID, tick)
+	c.rendering = workflow.ExecuteActivity(actx, r.RenderPages, activities.RenderInput{CrawlID: c.crawlID, Owner: owner, For: renderLease})
 }
 
 // refresh reads the crawl's progress for the query and the Temporal UI.

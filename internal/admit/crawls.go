@@ -28,6 +28,7 @@ type Crawl struct {
 	Dedup     *dedup.Detector // nil: near-duplicate detection is off
 
 	scope  *scope.Scope
+	render *scope.Matcher // nil: the crawl renders nothing
 	traps  traps.Rules
 	ports  []int // ports URLs may name (empty: any)
 	loaded time.Time
@@ -99,10 +100,19 @@ func (c *Crawls) build(id string, spec crawl.Spec) *Crawl {
 	if !spec.NearDup.Off {
 		det, _ = dedup.NewDetector(spec.NearDup.SimHashBits, spec.NearDup.MinHashJaccard) // the spec was validated
 	}
-	return &Crawl{ID: id, Spec: spec, scope: scope.New(spec, hosts), UserAgent: ua, Dedup: det, ports: c.Ports,
+	ci := &Crawl{ID: id, Spec: spec, scope: scope.New(spec, hosts), UserAgent: ua, Dedup: det, ports: c.Ports,
 		traps: traps.Rules{MaxPathDepth: spec.Traps.MaxPathDepth, MaxRepeats: spec.Traps.MaxSegmentRepeats,
 			CalendarYears: spec.Traps.CalendarYears},
 		Token: robots.ProductToken(ua), loaded: time.Now()}
+	if r := spec.Render; r != nil {
+		ci.render = scope.NewMatcher(r.Hosts, r.Patterns)
+	}
+	return ci
+}
+
+// Renders says whether the crawl renders the page at the normalized URL u.
+func (ci *Crawl) Renders(u string) bool {
+	return ci.render != nil && ci.render.Match(urlnorm.Authority(u), u)
 }
 
 // Candidate builds a frontier candidate from a URL's request form (urlnorm): it is fetched as

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/trawlerdev/trawler/internal/content"
+	"github.com/trawlerdev/trawler/internal/render"
 	"github.com/trawlerdev/trawler/internal/urlnorm"
 )
 
@@ -29,6 +30,7 @@ type Config struct {
 	IDPrefix            string
 	FetchTaskQueue      string
 	ProcessTaskQueue    string
+	RenderTaskQueue     string
 
 	DatabaseURL string
 	PGMaxConns  int // pool size per process
@@ -61,6 +63,7 @@ type Config struct {
 	SegmentMaxBytes    int
 	SegmentCacheBytes  int
 	PDF                content.PDFLimits // how much of one PDF the process role reads
+	Render             render.Options    // the render role's browser and budgets
 	ShutdownTimeout    time.Duration
 	FetchRate          float64 // per worker, activities/s (0: no cap)
 	FetchQueueRate     float64 // per task queue
@@ -136,8 +139,8 @@ func (c *Config) HasRole(role string) bool {
 
 func (c *Config) validate() error {
 	var errs []error
-	if c.FetchTaskQueue == c.TaskQueue || c.ProcessTaskQueue == c.TaskQueue {
-		errs = append(errs, errors.New("TRAWLER_FETCH_TASK_QUEUE and TRAWLER_PROCESS_TASK_QUEUE must differ from TRAWLER_TASK_QUEUE"))
+	if c.FetchTaskQueue == c.TaskQueue || c.ProcessTaskQueue == c.TaskQueue || c.RenderTaskQueue == c.TaskQueue {
+		errs = append(errs, errors.New("TRAWLER_FETCH_TASK_QUEUE, TRAWLER_PROCESS_TASK_QUEUE and TRAWLER_RENDER_TASK_QUEUE must differ from TRAWLER_TASK_QUEUE"))
 	}
 	if strings.TrimSpace(c.UserAgent) == "" {
 		errs = append(errs, errors.New("TRAWLER_USER_AGENT must not be empty"))

@@ -53,6 +53,8 @@ var settings = []setting{
 		set: func(c *Config, v string) error { return nonEmpty(&c.FetchTaskQueue, v) }},
 	{Flag: "process-task-queue", Env: "TRAWLER_PROCESS_TASK_QUEUE", Default: crawl.ProcessQueue, Usage: "task queue for page processing (CPU bound)",
 		set: func(c *Config, v string) error { return nonEmpty(&c.ProcessTaskQueue, v) }},
+	{Flag: "render-task-queue", Env: "TRAWLER_RENDER_TASK_QUEUE", Default: crawl.RenderQueue, Usage: "task queue for rendering pages in headless Chromium (the render role)",
+		set: func(c *Config, v string) error { return nonEmpty(&c.RenderTaskQueue, v) }},
 	{Flag: "database-url", Env: "DATABASE_URL", Default: "postgres://trawler@127.0.0.1:55432/trawler?sslmode=disable", Usage: "PostgreSQL connection URL", Secret: true,
 		set: func(c *Config, v string) error { return prefixed(&c.DatabaseURL, v, "postgres://", "postgresql://") }},
 	{Flag: "pg-max-conns", Env: "TRAWLER_PG_MAX_CONNS", Default: "4", Usage: "Postgres connections per process at most (a fetch worker holds one more, listening): N processes need N × (this + 1) of Postgres's max_connections",
@@ -108,7 +110,7 @@ var settings = []setting{
 		}},
 	{Flag: "heartbeat-max", Env: "TRAWLER_HEARTBEAT_MAX", Default: "10s", Usage: "longest gap between activity heartbeats sent to Temporal; bounds how fast a pause or throttle stops a running fetch batch",
 		set: func(c *Config, v string) error { return duration(&c.HeartbeatMax, v) }},
-	{Flag: "roles", Env: "TRAWLER_ROLES", Default: "workflow,fetch,process", Usage: "worker roles to serve: any of workflow, fetch, process",
+	{Flag: "roles", Env: "TRAWLER_ROLES", Default: "workflow,fetch,process", Usage: "worker roles to serve: any of workflow, fetch, process, render (render needs Chromium)",
 		set: func(c *Config, v string) error { return roles(&c.Roles, v) }},
 	{Flag: "fetch-concurrency", Env: "TRAWLER_FETCH_CONCURRENCY", Default: "1000", Usage: "concurrent fetch activities (host leases) per worker process",
 		set: func(c *Config, v string) error { return positiveInt(&c.FetchConcurrency, v) }},
@@ -133,6 +135,18 @@ var settings = []setting{
 		}},
 	{Flag: "pdf-memory-mb", Env: "TRAWLER_PDF_MEMORY_MB", Default: "512", Usage: "address space of a PDF reader process, MiB (a compression bomb fails that PDF, not the worker)",
 		set: func(c *Config, v string) error { return positiveInt(&c.PDF.MemoryMB, v) }},
+	{Flag: "chromium", Env: "TRAWLER_CHROMIUM", Default: "", Usage: "the Chromium binary of the render role (default: chromium, chromium-browser or google-chrome on PATH)",
+		set: func(c *Config, v string) error { c.Render.ExecPath = v; return nil }},
+	{Flag: "render-concurrency", Env: "TRAWLER_RENDER_CONCURRENCY", Default: "2", Usage: "pages a render worker renders at once (a Chromium tab each)",
+		set: func(c *Config, v string) error { return positiveInt(&c.Render.Concurrency, v) }},
+	{Flag: "render-timeout", Env: "TRAWLER_RENDER_TIMEOUT", Default: "20s", Usage: "time a page may take to render, from navigation to its DOM (its subresources' polite waits included)",
+		set: func(c *Config, v string) error { return duration(&c.Render.PageTimeout, v) }},
+	{Flag: "render-settle", Env: "TRAWLER_RENDER_SETTLE", Default: "500ms", Usage: "time given to a page's late scripts (timers, fetches) after its load event",
+		set: func(c *Config, v string) error { return duration(&c.Render.Settle, v) }},
+	{Flag: "render-max-bytes", Env: "TRAWLER_RENDER_MAX_BYTES", Default: "10485760", Usage: "bytes of subresources one page may load while it renders",
+		set: func(c *Config, v string) error { n := 0; err := positiveInt(&n, v); c.Render.MaxBytes = int64(n); return err }},
+	{Flag: "render-memory-mb", Env: "TRAWLER_RENDER_MEMORY_MB", Default: "512", Usage: "JavaScript heap of a rendered page, MiB",
+		set: func(c *Config, v string) error { return positiveInt(&c.Render.MemoryMB, v) }},
 	{Flag: "wake-rate", Env: "TRAWLER_WAKE_RATE", Default: "50", Usage: "host workflows this worker wakes per second at most when it admits links to their hosts (0: no cap); the others keep their URLs queued for the crawl's sweep",
 		set: func(c *Config, v string) error { return nonNegativeFloat(&c.WakeRate, v) }},
 	{Flag: "wake-backlog", Env: "TRAWLER_WAKE_BACKLOG", Default: "2s", Usage: "link admissions and the crawl's sweep start no host workflow while the workflow task queue's oldest task has waited longer than this (Temporal is behind); 0: never hold back",
@@ -335,6 +349,7 @@ const (
 	RoleWorkflow = "workflow"
 	RoleFetch    = "fetch"
 	RoleProcess  = "process"
+	RoleRender   = "render"
 )
 
 func roles(dst *[]string, v string) error {
@@ -343,11 +358,11 @@ func roles(dst *[]string, v string) error {
 	for _, r := range strings.Split(v, ",") {
 		r = strings.TrimSpace(r)
 		switch r {
-		case RoleWorkflow, RoleFetch, RoleProcess:
+		case RoleWorkflow, RoleFetch, RoleProcess, RoleRender:
 		case "":
 			continue
 		default:
-			return fmt.Errorf("unknown role %q (want workflow, fetch or process)", r)
+			return fmt.Errorf("unknown role %q (want workflow, fetch, process or render)", r)
 		}
 		if !seen[r] {
 			seen[r] = true

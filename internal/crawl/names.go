@@ -33,11 +33,12 @@ const (
 )
 
 // Task queues a deployment uses unless configured otherwise (TRAWLER_TASK_QUEUE,
-// TRAWLER_FETCH_TASK_QUEUE, TRAWLER_PROCESS_TASK_QUEUE).
+// TRAWLER_FETCH_TASK_QUEUE, TRAWLER_PROCESS_TASK_QUEUE, TRAWLER_RENDER_TASK_QUEUE).
 const (
 	WorkflowQueue = "trawler"         // workflows and their local activities
 	FetchQueue    = "trawler-fetch"   // fetch leases: the requests
 	ProcessQueue  = "trawler-process" // processing and WARC writing
+	RenderQueue   = "trawler-render"  // rendering in headless Chromium (the render role)
 )
 
 // Search attributes the workflows set; `trawler setup` registers them on a namespace.

@@ -70,6 +70,7 @@ type CrawlProgress struct {
 	Errors      int64           `json:"errors"`
 	Dead        int64           `json:"dead"`
 	Pending     int64           `json:"pending"`
+	Renders     int64           `json:"renders,omitempty"` // pages waiting for the render role (counted in pending)
 	Hosts       int64           `json:"hosts"`
 	Bytes       int64           `json:"bytes"`
 	ErrorClass  map[string]int  `json:"errorsByClass,omitempty"` // failed fetches: 5xx, 429, 408, network, timeout

@@ -57,7 +57,18 @@ type Spec struct {
 	Recrawl Recrawl `json:"recrawl,omitempty"`
 	Traps   Traps   `json:"traps,omitempty"`
 	NearDup NearDup `json:"nearDup,omitempty"`
+	// Render asks for the pages of some hosts or URL patterns to be rendered in headless
+	// Chromium (the render worker role) after they are fetched: their scripts run, and the
+	// links of the rendered DOM are admitted too.
+	Render *Render `json:"render,omitempty"`
 	WARC    WARC    `json:"warc,omitempty"`
+}
+
+// Render names the pages a crawl renders: those of Hosts (and their subdomains), and those
+// whose normalized URL matches one of Patterns (Go regexps).
+type Render struct {
+	Hosts    []string `json:"hosts,omitempty"`
+	Patterns []string `json:"patterns,omitempty"`
 }
 
 // NearDup configures near-duplicate detection (exact duplicates are always marked).
@@ -146,6 +157,21 @@ func (s Spec) Validate() error {
 	for _, p := range s.DenyPatterns {
 		if _, err := regexp.Compile(p); err != nil {
 			errs = append(errs, fmt.Errorf("denyPatterns: %q: %v", p, err))
+		}
+	}
+	if r := s.Render; r != nil {
+		if len(r.Hosts) == 0 && len(r.Patterns) == 0 {
+			errs = append(errs, errors.New("render: name hosts or patterns"))
+		}
+		for _, p := range r.Patterns {
+			if _, err := regexp.Compile(p); err != nil {
+				errs = append(errs, fmt.Errorf("render.patterns: %q: %v", p, err))
+			}
+		}
+		for _, h := range r.Hosts {
+			if strings.TrimSpace(h) == "" || strings.ContainsAny(h, "/ ") {
+				errs = append(errs, fmt.Errorf("render.hosts: %q is not a host name", h))
+			}
 		}
 	}
 	if s.Name != "" && (strings.ContainsAny(s.Name, " /\t\n") || len(s.Name) > 200) {

@@ -139,6 +139,9 @@ func Start(opts Options) (*Browser, error) {
 	return &Browser{opts: opts, ctx: bctx, cancel: func() { bcancel(); acancel() }, sem: make(chan struct{}, opts.Concurrency)}, nil
 }
 
+// Concurrency is how many pages the browser renders at once.
+func (b *Browser) Concurrency() int { return cap(b.sem) }
+
 // Close stops the browser.
 func (b *Browser) Close() { b.cancel() }
 

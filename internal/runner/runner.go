@@ -22,6 +22,7 @@ import (
 	"github.com/trawlerdev/trawler/internal/config"
 	"github.com/trawlerdev/trawler/internal/fetch"
 	"github.com/trawlerdev/trawler/internal/netguard"
+	"github.com/trawlerdev/trawler/internal/render"
 	"github.com/trawlerdev/trawler/internal/seen"
 	"github.com/trawlerdev/trawler/internal/segment"
 	"github.com/trawlerdev/trawler/internal/store"
@@ -44,6 +45,8 @@ type Runner struct {
 	once     sync.Once
 	// unwatch ends the fetch role's watch for crawl controls, after its workers stopped.
 	unwatch context.CancelFunc
+	// closers run after the workers stopped (the render role's browser).
+	closers []func()
 }
 
 // Start creates and starts one worker per role in cfg.Roles. Stop them with Stop.
@@ -100,6 +103,23 @@ func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 			w.RegisterActivity(&activities.Processor{Store: st, Blob: deps.Blob, Bodies: reader, Texts: texts, Crawls: crawls,
 				Admitter: admitter, Gate: make(chan struct{}, cfg.ProcessConcurrency), Stopping: r.stopping, PDF: cfg.PDF})
 			w.RegisterActivity(&activities.Archiver{Store: st, Blob: deps.Blob, Bodies: reader, Crawls: crawls, Software: "Trawler (" + cfg.UserAgent + ")"})
+		case config.RoleRender:
+			// Few activities: each is a crawl's render lease, the browser's tabs its bound.
+			opts.MaxConcurrentActivityExecutionSize = 16
+			w = worker.New(c, cfg.RenderTaskQueue, opts)
+			w.RegisterActivity(health)
+			browser, err := render.Start(cfg.Render)
+			if err != nil {
+				r.Stop()
+				return nil, fmt.Errorf("runner: the render role needs Chromium: %w", err)
+			}
+			r.closers = append(r.closers, browser.Close)
+			dialer := netguard.New(netguard.Options{ConnectTo: cfg.ConnectTo, Allow: cfg.AllowNetworks})
+			w.RegisterActivity(&activities.Renderer{Store: st, Bodies: segment.NewReader(deps.Blob, int64(cfg.SegmentCacheBytes)),
+				DOMs: segment.NewWriter(deps.Blob, segment.Options{Prefix: "segments/dom", Name: processName(),
+					MaxAge: cfg.SegmentMaxAge, MaxBytes: cfg.SegmentMaxBytes}),
+				Crawls: crawls, Admitter: admitter, Browser: browser, Stopping: r.stopping,
+				Client: fetch.New(fetch.Options{Dialer: dialer, RootCAs: cfg.RootCAs})})
 		default:
 			r.Stop()
 			return nil, fmt.Errorf("runner: unknown role %q", role)
@@ -121,7 +141,8 @@ func processName() string {
 
 // NewFrontier assembles the frontier's activities (claims, controls) over admission.
 func NewFrontier(svc *admit.Service, cfg *config.Config, st *store.Store) *activities.Frontier {
-	return &activities.Frontier{Store: st, Crawls: svc.Crawls, Admitter: svc.Admitter, ProcessQueue: cfg.ProcessTaskQueue}
+	return &activities.Frontier{Store: st, Crawls: svc.Crawls, Admitter: svc.Admitter, ProcessQueue: cfg.ProcessTaskQueue,
+		RenderQueue: cfg.RenderTaskQueue}
 }
 
 // Stop stops every worker, letting in-flight activities finish within the stop timeout;
@@ -133,4 +154,8 @@ func (r *Runner) Stop() {
 	}
 	r.workers = nil
 	r.unwatch()
+	for _, c := range r.closers {
+		c()
+	}
+	r.closers = nil
 }

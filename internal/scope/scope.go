@@ -94,3 +94,43 @@ func Registrable(host string) string {
 	}
 	return d
 }
+
+// Matcher tells whether a URL is one a list names: by host (a listed domain and its
+// subdomains) or by a pattern (a Go regexp on the normalized URL).
+type Matcher struct {
+	domains  []string
+	patterns []*regexp.Regexp
+}
+
+// NewMatcher builds a Matcher from hosts and (validated) patterns.
+func NewMatcher(hosts, patterns []string) *Matcher {
+	m := &Matcher{}
+	for _, d := range hosts {
+		m.domains = append(m.domains, strings.TrimPrefix(strings.TrimPrefix(strings.ToLower(strings.TrimSpace(d)), "*"), "."))
+	}
+	for _, p := range patterns {
+		if re, err := regexp.Compile(p); err == nil {
+			m.patterns = append(m.patterns, re)
+		}
+	}
+	return m
+}
+
+// Match reports whether the normalized URL u (of host authority) is named.
+func (m *Matcher) Match(authority, u string) bool {
+	if m == nil {
+		return false
+	}
+	h := urlnorm.Hostname(authority)
+	for _, d := range m.domains {
+		if h == d || strings.HasSuffix(h, "."+d) {
+			return true
+		}
+	}
+	for _, re := range m.patterns {
+		if re.MatchString(u) {
+			return true
+		}
+	}
+	return false
+}

@@ -110,7 +110,8 @@ type Progress struct {
 	Skipped    map[string]int   `json:"skipped"`       // by reason
 	Rejected   map[string]int   `json:"rejected"`      // links refused at admission, by reason
 	Hosts      int64            `json:"hosts"`         // hosts with admitted URLs
-	Pending    int64            `json:"pending"`       // queued + claimed + fetched-not-processed
+	Pending    int64            `json:"pending"`       // queued + claimed + fetched-not-processed + renders waiting
+	Renders    int64            `json:"renders"`       // pages waiting to be rendered
 	Bytes      int64            `json:"bytes"`         // body bytes fetched
 	ErrorClass map[string]int   `json:"errorsByClass"` // failed fetches: 5xx, 429, 408, network, timeout
 	FirstFetch *time.Time       `json:"firstFetch"`    // for rates

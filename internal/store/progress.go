@@ -61,6 +61,9 @@ func (s *Store) CrawlProgress(ctx context.Context, id string) (Progress, error) 
 		}
 		return rows.Err()
 	})
+	// Renders are few (opt-in, some hosts): counted from their partial index.
+	b.Queue(`SELECT count(*) FROM renders WHERE crawl_id = $1 AND state = 'queued'`, id).
+		QueryRow(func(row pgx.Row) error { return row.Scan(&p.Renders) })
 	var pending bool
 	b.Queue(`SELECT EXISTS (SELECT 1 FROM urls WHERE crawl_id = $1 AND state IN ('queued', 'claimed', 'fetched'))`, id).
 		QueryRow(func(row pgx.Row) error { return row.Scan(&pending) })
@@ -101,6 +104,7 @@ func (s *Store) CrawlProgress(ctx context.Context, id string) (Progress, error) 
 		p.ByState, p.Skipped, p.Pending, p.Dead = scan.ByState, scan.Skipped, scan.Pending, scan.Dead
 		w.Unprocessed = p.ByState[StateFetched]
 	}
+	p.Pending += p.Renders // a page waiting for its render may yet bring links
 	if deltas > compactCountsAt {
 		if err := s.compactCounts(ctx, id); err != nil {
 			return p, err

@@ -38,6 +38,7 @@ func Config(t testing.TB) *config.Config {
 	cfg.TaskQueue = "test-" + id
 	cfg.FetchTaskQueue = "test-fetch-" + id
 	cfg.ProcessTaskQueue = "test-process-" + id
+	cfg.RenderTaskQueue = "test-render-" + id
 	cfg.IDPrefix = "test-" + id + "/"
 	cfg.ShutdownTimeout = 5 * time.Second
 	return cfg

@@ -1,0 +1,252 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"net/url"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+
+	"github.com/trawlerdev/trawler/internal/admit"
+	"github.com/trawlerdev/trawler/internal/clock"
+	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/fetch"
+	"github.com/trawlerdev/trawler/internal/parse"
+	"github.com/trawlerdev/trawler/internal/render"
+	"github.com/trawlerdev/trawler/internal/robots"
+	"github.com/trawlerdev/trawler/internal/segment"
+	"github.com/trawlerdev/trawler/internal/store"
+	"github.com/trawlerdev/trawler/internal/urlnorm"
+)
+
+// Renderer renders the pages crawls ask for (spec.render) in headless Chromium, on the render
+// task queue, and admits the links of the rendered DOM. Politeness holds while rendering: the
+// page's own document comes from its capture; a subresource of the page's own host and
+// scheme that its robots.txt allows is fetched by the renderer itself, each request booked on
+// the host's schedule like any of the host's requests; every other request (another host, a
+// forbidden path, anything past the byte budget) is blocked.
+type Renderer struct {
+	Store    *store.Store
+	Bodies   *segment.Reader // the captures
+	DOMs     *segment.Writer // where rendered DOMs go
+	Crawls   *admit.Crawls
+	Admitter *admit.Admitter
+	Browser  *render.Browser
+	Client   *fetch.Client // for the pages' own subresources
+	Stopping <-chan struct{}
+}
+
+// RenderInput is one run of a crawl's render lease: it claims and renders the crawl's queued
+// pages under Owner for up to For, and ends sooner when none are left for a while.
+type RenderInput struct {
+	CrawlID string        `json:"crawlId"`
+	Owner   string        `json:"owner"`
+	For     time.Duration `json:"for"`
+}
+
+// RenderResult counts what a render lease did.
+type RenderResult struct {
+	Rendered int `json:"rendered"`
+	Failed   int `json:"failed"`
+	Admitted int `json:"admitted"`
+}
+
+// renderIdle is how long a render lease waits for work before it ends.
+const renderIdle = 10 * time.Second
+
+// RenderPages renders the crawl's queued pages until in.For has passed or none came for
+// renderIdle.
+func (r *Renderer) RenderPages(ctx context.Context, in RenderInput) (RenderResult, error) {
+	var res RenderResult
+	var mu sync.Mutex
+	deadline := time.Now().Add(in.For)
+	idleSince := time.Now()
+	for time.Now().Before(deadline) && time.Since(idleSince) < renderIdle {
+		select {
+		case <-r.Stopping:
+			return res, nil // the crawl starts another lease on a live worker
+		case <-ctx.Done():
+			return res, ctx.Err()
+		default:
+		}
+		jobs, err := r.Store.ClaimRenders(ctx, in.CrawlID, in.Owner, max(r.Browser.Concurrency(), 1), 3*time.Minute)
+		if err != nil {
+			return res, err
+		}
+		if len(jobs) == 0 {
+			if err := sleepUntil(ctx, clock.Clock{}, time.Now().Add(time.Second)); err != nil {
+				return res, err
+			}
+			activity.RecordHeartbeat(ctx, res)
+			continue
+		}
+		idleSince = time.Now()
+		var wg sync.WaitGroup
+		errs := make(chan error, len(jobs))
+		for _, j := range jobs {
+			wg.Go(func() {
+				n, err := r.renderOne(ctx, j, in.Owner)
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err != nil:
+					errs <- err
+				case n < 0:
+					res.Failed++
+				default:
+					res.Rendered++
+					res.Admitted += n
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		if err := <-errs; err != nil {
+			return res, err
+		}
+		activity.RecordHeartbeat(ctx, res)
+	}
+	return res, nil
+}
+
+// renderOne renders one page and admits its links: the number admitted, or -1 when the page
+// could not be rendered (recorded, tried again later up to a limit). An error is ours.
+func (r *Renderer) renderOne(ctx context.Context, j store.RenderJob, owner string) (int, error) {
+	log := activity.GetLogger(ctx)
+	ci, err := r.Crawls.Get(ctx, j.CrawlID)
+	if err != nil {
+		return 0, err
+	}
+	spec := ci.Spec
+	pu, err := url.Parse(j.URL)
+	if err != nil {
+		return -1, r.Store.FinishRender(ctx, j, owner, store.RenderOutcome{Err: "unparseable page URL"})
+	}
+	body, err := r.Bodies.Get(ctx, j.BodyKey, spec.MaxBodyBytes+1)
+	if err != nil {
+		return 0, err
+	}
+	policy, err := r.policy(ctx, ci, j, pu, body)
+	if err != nil {
+		return 0, err
+	}
+	out, err := r.Browser.Render(ctx, j.URL, policy)
+	if err != nil {
+		if ctx.Err() != nil {
+			return 0, ctx.Err()
+		}
+		log.Warn("render failed", "url", j.URL, "error", err)
+		return -1, r.Store.FinishRender(ctx, j, owner, store.RenderOutcome{Err: err.Error()})
+	}
+	o := store.RenderOutcome{DOMBytes: len(out.DOM), Requests: out.Requests}
+	for _, n := range out.Blocked {
+		o.Blocked += n
+	}
+	key, stored, err := r.DOMs.Add([]byte(out.DOM))
+	if err != nil {
+		return 0, err
+	}
+	o.DOMKey = key
+	parsed, err := parse.Parse([]byte(out.DOM), "text/html; charset=utf-8", pu, spec.MaxOutlinks*4, ci.Token)
+	admitted := 0
+	if err == nil && !parsed.Binary && !parsed.Meta.NoFollow && !robots.ParseList(j.RobotsTag).NoFollow {
+		var cands []store.Candidate
+		seen := map[string]bool{}
+		for _, l := range parsed.Links {
+			if l.NoFollow || len(cands) >= spec.MaxOutlinks {
+				continue
+			}
+			n, err := r.Crawls.Norm.ResolveRequest(parsed.Base, l.Href)
+			if err != nil {
+				continue
+			}
+			c := r.Crawls.Candidate(n, j.Depth+1, 0, crawl.SourceLink)
+			if seen[c.Key] || ci.Admissible(c) != "" {
+				continue
+			}
+			seen[c.Key] = true
+			cands = append(cands, c)
+		}
+		o.Links = len(cands)
+		st, err := r.Admitter.Admit(ctx, ci, cands)
+		if err != nil {
+			return 0, err
+		}
+		admitted = st.New
+	}
+	if stored != nil {
+		if err := stored(ctx); err != nil {
+			return 0, err
+		}
+	}
+	log.Info("rendered", "url", j.URL, "requests", out.Requests, "blocked", out.Blocked, "domBytes", len(out.DOM),
+		"links", o.Links, "admitted", admitted, "errors", out.Errors)
+	return admitted, r.Store.FinishRender(ctx, j, owner, o)
+}
+
+// policy answers the requests of one page: its document from the capture, its own host's
+// subresources (same scheme, allowed by robots.txt) fetched on the host's schedule, nothing
+// else.
+func (r *Renderer) policy(ctx context.Context, ci *admit.Crawl, j store.RenderJob, pu *url.URL, body []byte) (render.Policy, error) {
+	spec := ci.Spec
+	cached, err := r.Store.HostRobots(ctx, j.Host, pu.Scheme)
+	if err != nil {
+		return nil, err
+	}
+	rules := robots.FromStatus(0, nil, ci.Token) // unknown: nothing allowed
+	if cached != nil {
+		rules = robots.FromStatus(cached.Status, []byte(cached.Body), ci.Token)
+	}
+	delay, _ := spec.Pacing()
+	crawlDelay, err := r.Store.HostCrawlDelay(ctx, j.Host)
+	if err != nil {
+		return nil, err
+	}
+	delay = max(delay, min(crawlDelay, spec.MaxCrawlDelay.D()))
+	page := pu.String()
+	return func(ctx context.Context, req render.Request) render.Answer {
+		u, err := url.Parse(req.URL)
+		switch {
+		case err != nil:
+			return render.Answer{Block: "unparseable URL"}
+		case u.String() == page || (u.Fragment != "" && withoutFragment(u) == page):
+			return render.Answer{ContentType: j.ContentType, Body: body}
+		case u.Scheme != "http" && u.Scheme != "https":
+			return render.Answer{Block: "scheme " + u.Scheme}
+		case urlnorm.Authority(req.URL) != j.Host:
+			return render.Answer{Block: "third party"}
+		case u.Scheme != pu.Scheme:
+			return render.Answer{Block: "other scheme"} // its robots.txt is another file
+		case !rules.Allowed(u.RequestURI()):
+			return render.Answer{Block: "robots.txt"}
+		}
+		if err := r.takeSlot(ctx, j.Host, delay); err != nil {
+			return render.Answer{Block: "no slot: " + err.Error()}
+		}
+		resp, err := r.Client.Get(ctx, fetch.Request{URL: req.URL, UserAgent: ci.UserAgent, MaxBytes: spec.MaxBodyBytes,
+			Timeout: spec.RequestTimeout.D()})
+		if err != nil {
+			return render.Answer{Block: "fetch: " + err.Error()}
+		}
+		return render.Answer{Status: resp.Status, ContentType: resp.ContentType, Body: resp.Body}
+	}, nil
+}
+
+// takeSlot books the next request start on the host's schedule (shared with its fetch
+// leases) and waits for it.
+func (r *Renderer) takeSlot(ctx context.Context, host string, delay time.Duration) error {
+	start, err := r.Store.BookSlot(ctx, host, delay+jitterMargin(delay), netip.Addr{}, 0, r.Store.Clock().Now())
+	if err != nil {
+		return fmt.Errorf("book a slot on %s: %w", host, err)
+	}
+	return sleepUntil(ctx, r.Store.Clock(), start)
+}
+
+func withoutFragment(u *url.URL) string {
+	c := *u
+	c.Fragment = ""
+	return c.String()
+}

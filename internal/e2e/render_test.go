@@ -1,0 +1,81 @@
+package e2e
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trawlerdev/trawler/internal/config"
+	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/segment"
+	"github.com/trawlerdev/trawler/internal/testweb"
+)
+
+// js.test's links exist only once its scripts run. Crawled without rendering, only its static
+// link is found; crawled with render on for js.test, the render role (headless Chromium)
+// runs the page's own script, which adds two links and fetches a third from the host, and
+// the crawl fetches all three. While rendering, the page's subresources come from js.test on
+// its schedule, its third-party script (tracker.test) and the script robots.txt forbids are
+// never requested, and the audit sees 0 violations either way. The rendered DOM is stored.
+func TestRenderingFindsLinksOnlyScriptsMake(t *testing.T) {
+	wc := testweb.DefaultConfig()
+	wc.Hosts, wc.Pages, wc.Specials, wc.Scripts = 1, 3, false, true
+	wc.DefaultDelay = 300 * time.Millisecond
+	s := newStackWithoutWorkers(t, wc)
+	cfg := *s.cfg
+	cfg.Roles = append(append([]string(nil), cfg.Roles...), config.RoleRender)
+	cfg.Render.Concurrency, cfg.Render.PageTimeout, cfg.Render.Settle = 1, 20*time.Second, 500*time.Millisecond
+	cfg.Render.MaxBytes, cfg.Render.MemoryMB = 4<<20, 256
+	s.startWorkers(&cfg)
+	ctx := context.Background()
+	base := crawl.Spec{Seeds: []string{"http://js.test/"}, Scope: crawl.ScopeHost, Delay: crawl.Duration(wc.DefaultDelay),
+		ProgressInterval: crawl.Duration(time.Second)}
+
+	plain := s.crawl(base, 2*time.Minute)
+	urls := s.urlRows(plain.CrawlID, "http://js.test")
+	if plain.State != "done" || !urls["/static"].hasDoc {
+		t.Fatalf("crawl without rendering: %+v, urls %v", plain, urls)
+	}
+	for _, p := range testweb.JSLinks {
+		if _, ok := urls[p]; ok {
+			t.Errorf("%s found without rendering", p)
+		}
+	}
+
+	rendered := base
+	rendered.Render = &crawl.Render{Hosts: []string{"js.test"}}
+	p := s.crawl(rendered, 3*time.Minute)
+	if p.State != "done" || p.Pending != 0 {
+		t.Fatalf("crawl with rendering ended %s with %d pending: %+v", p.State, p.Pending, p)
+	}
+	urls = s.urlRows(p.CrawlID, "http://js.test")
+	for _, path := range append([]string{"/static"}, testweb.JSLinks...) {
+		if !urls[path].hasDoc {
+			t.Errorf("%s not fetched with rendering on: %+v", path, urls[path])
+		}
+	}
+	var state, domKey string
+	var requests, blocked, links int
+	if err := s.store.Pool().QueryRow(ctx, `SELECT r.state, coalesce(r.dom_key, ''), coalesce(r.requests, 0), coalesce(r.blocked, 0), coalesce(r.links, 0)
+		FROM renders r JOIN urls u USING (crawl_id, url_hash) WHERE r.crawl_id = $1 AND u.url = 'http://js.test/'`, p.CrawlID).Scan(&state, &domKey, &requests, &blocked, &links); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("front page render: %s, %d requests, %d blocked, %d links", state, requests, blocked, links)
+	if state != "done" || blocked < 2 || links < 4 {
+		t.Errorf("render: %s, %d requests, %d blocked, %d links", state, requests, blocked, links)
+	}
+	dom, err := segment.NewReader(s.blob, 64<<20).Get(ctx, domKey, 1<<20)
+	if err != nil || !strings.Contains(string(dom), `href="/js/3"`) {
+		t.Errorf("the stored DOM lacks the fetched link: %v %.300q", err, dom)
+	}
+	if n := len(s.web.Audit().Requests("tracker.test")); n != 0 {
+		t.Errorf("%d requests to the third party", n)
+	}
+	for _, h := range s.web.Audit().Report().Hosts {
+		if h.Host == "js.test" && (h.Disallowed != 0 || h.GapViolations != 0 || h.PagesBeforeRobots != 0) {
+			t.Errorf("js.test: %d forbidden requests, %d too close, %d before robots.txt", h.Disallowed, h.GapViolations, h.PagesBeforeRobots)
+		}
+	}
+	checkNoPoliteness(t, s)
+}

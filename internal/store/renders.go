@@ -1,0 +1,112 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// RenderJob is a page to render: its capture, as a render worker needs it.
+type RenderJob struct {
+	CrawlID     string
+	Hash        []byte
+	FetchID     int64
+	FetchKey    string
+	URL         string // as fetched (its final URL when it was redirected)
+	Host        string
+	Depth       int
+	BodyKey     string
+	ContentType string
+	RobotsTag   string // the capture's X-Robots-Tag directives for us
+	Attempts    int
+}
+
+// RenderOutcome is what a render did.
+type RenderOutcome struct {
+	DOMKey   string
+	DOMBytes int
+	Requests int
+	Blocked  int
+	Links    int
+	Err      string // the render failed (state failed once attempts run out)
+}
+
+// maxRenderAttempts is how often a page is tried before its render is given up.
+const maxRenderAttempts = 3
+
+// QueueRenders queues the latest captures of the given pages of a crawl for rendering (a
+// page rendered from the same capture before is not queued again).
+func (s *Store) QueueRenders(ctx context.Context, crawlID string, hashes [][]byte) error {
+	if len(hashes) == 0 {
+		return nil
+	}
+	_, err := s.pool.Exec(ctx, `INSERT INTO renders (crawl_id, url_hash, fetch_id)
+		SELECT $1, t.h, f.id FROM unnest($2::bytea[]) AS t(h)
+		JOIN LATERAL (SELECT id FROM fetches WHERE crawl_id = $1 AND url_hash = t.h AND body_key IS NOT NULL
+			ORDER BY fetched_at DESC LIMIT 1) f ON true
+		ON CONFLICT DO NOTHING`, crawlID, hashes)
+	if err != nil {
+		return fmt.Errorf("store: queue renders of %s: %w", crawlID, err)
+	}
+	return nil
+}
+
+// ClaimRenders claims up to limit queued renders of a crawl for owner, for hold.
+func (s *Store) ClaimRenders(ctx context.Context, crawlID, owner string, limit int, hold time.Duration) ([]RenderJob, error) {
+	rows, err := s.pool.Query(ctx, `WITH picked AS (
+			SELECT crawl_id, url_hash, fetch_id FROM renders
+			WHERE crawl_id = $1 AND state = 'queued' AND (claimed_until IS NULL OR claimed_until < now())
+			ORDER BY created_at LIMIT $3 FOR UPDATE SKIP LOCKED),
+		claimed AS (
+			UPDATE renders r SET claimed_by = $2, claimed_until = now() + make_interval(secs => $4), attempts = r.attempts + 1
+			FROM picked p WHERE r.crawl_id = p.crawl_id AND r.url_hash = p.url_hash AND r.fetch_id = p.fetch_id
+			RETURNING r.crawl_id, r.url_hash, r.fetch_id, r.attempts)
+		SELECT c.crawl_id, c.url_hash, c.fetch_id, f.fetch_key, coalesce(f.final_url, u.url), u.host, u.depth,
+			f.body_key, coalesce(f.content_type, ''), coalesce(f.robots_tag, ''), c.attempts
+		FROM claimed c JOIN fetches f ON f.id = c.fetch_id JOIN urls u ON u.crawl_id = c.crawl_id AND u.url_hash = c.url_hash`,
+		crawlID, owner, limit, hold.Seconds())
+	if err != nil {
+		return nil, fmt.Errorf("store: claim renders of %s: %w", crawlID, err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (RenderJob, error) {
+		var j RenderJob
+		err := r.Scan(&j.CrawlID, &j.Hash, &j.FetchID, &j.FetchKey, &j.URL, &j.Host, &j.Depth, &j.BodyKey, &j.ContentType, &j.RobotsTag, &j.Attempts)
+		return j, err
+	})
+}
+
+// FinishRender records a render's outcome. A failed render is tried again (another claim)
+// until it has had maxRenderAttempts; then it is failed for good. Only owner's claim counts.
+func (s *Store) FinishRender(ctx context.Context, j RenderJob, owner string, o RenderOutcome) error {
+	state := "done"
+	if o.Err != "" {
+		state = "queued"
+		if j.Attempts >= maxRenderAttempts {
+			state = "failed"
+		}
+	}
+	_, err := s.pool.Exec(ctx, `UPDATE renders SET state = $5, claimed_by = NULL, claimed_until = NULL, rendered_at = now(),
+			dom_key = nullif($6, ''), dom_bytes = $7, requests = $8, blocked = $9, links = $10, error = nullif($11, '')
+		WHERE crawl_id = $1 AND url_hash = $2 AND fetch_id = $3 AND claimed_by = $4`,
+		j.CrawlID, j.Hash, j.FetchID, owner, state, o.DOMKey, o.DOMBytes, o.Requests, o.Blocked, o.Links, Text(o.Err))
+	if err != nil {
+		return fmt.Errorf("store: finish render: %w", err)
+	}
+	return nil
+}
+
+// HostCrawlDelay is the Crawl-delay the host's robots.txt files set (the largest of its
+// schemes'; 0: none).
+func (s *Store) HostCrawlDelay(ctx context.Context, host string) (time.Duration, error) {
+	var ms *int64
+	err := s.pool.QueryRow(ctx, `SELECT crawl_delay_ms FROM hosts WHERE host = $1`, host).Scan(&ms)
+	if err != nil && err != pgx.ErrNoRows {
+		return 0, fmt.Errorf("store: crawl delay of %s: %w", host, err)
+	}
+	if ms == nil {
+		return 0, nil
+	}
+	return time.Duration(*ms) * time.Millisecond, nil
+}
