@@ -124,7 +124,7 @@ type crawlRun struct {
 	stopped  bool
 	// rendering is the crawl's running render lease (spec.render), nil when none runs.
 	rendering workflow.Future
-	f        *activities.Frontier
+	f         *activities.Frontier
 
 	pause, resume, stop, seeds, replay, block, throttle workflow.ReceiveChannel
 }

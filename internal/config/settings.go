@@ -144,7 +144,12 @@ var settings = []setting{
 	{Flag: "render-settle", Env: "TRAWLER_RENDER_SETTLE", Default: "500ms", Usage: "time given to a page's late scripts (timers, fetches) after its load event",
 		set: func(c *Config, v string) error { return duration(&c.Render.Settle, v) }},
 	{Flag: "render-max-bytes", Env: "TRAWLER_RENDER_MAX_BYTES", Default: "10485760", Usage: "bytes of subresources one page may load while it renders",
-		set: func(c *Config, v string) error { n := 0; err := positiveInt(&n, v); c.Render.MaxBytes = int64(n); return err }},
+		set: func(c *Config, v string) error {
+			n := 0
+			err := positiveInt(&n, v)
+			c.Render.MaxBytes = int64(n)
+			return err
+		}},
 	{Flag: "render-memory-mb", Env: "TRAWLER_RENDER_MEMORY_MB", Default: "512", Usage: "JavaScript heap of a rendered page, MiB",
 		set: func(c *Config, v string) error { return positiveInt(&c.Render.MemoryMB, v) }},
 	{Flag: "wake-rate", Env: "TRAWLER_WAKE_RATE", Default: "50", Usage: "host workflows this worker wakes per second at most when it admits links to their hosts (0: no cap); the others keep their URLs queued for the crawl's sweep",

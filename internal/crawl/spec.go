@@ -61,7 +61,7 @@ type Spec struct {
 	// Chromium (the render worker role) after they are fetched: their scripts run, and the
 	// links of the rendered DOM are admitted too.
 	Render *Render `json:"render,omitempty"`
-	WARC    WARC    `json:"warc,omitempty"`
+	WARC   WARC    `json:"warc,omitempty"`
 }
 
 // Render names the pages a crawl renders: those of Hosts (and their subdomains), and those
