@@ -110,3 +110,17 @@ if ! command -v pdftotext >/dev/null 2>&1 || ! command -v pdfinfo >/dev/null 2>&
     echo "tools: poppler-utils (pdftotext, pdfinfo) is not installed: PDFs will not be read" >&2
   fi
 fi
+
+# Chromium drives the render role (headless, over CDP): from Debian when we may install
+# packages; without it the render role does not start and its tests fail under CI.
+if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1 && ! command -v google-chrome >/dev/null 2>&1; then
+  if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null 2>&1; then
+    echo "tools: installing chromium from Debian..." >&2
+    (apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) || {
+      echo "tools: apt-get install chromium failed" >&2
+      exit 1
+    }
+  else
+    echo "tools: chromium is not installed: the render role cannot start" >&2
+  fi
+fi

@@ -13,7 +13,7 @@ import (
 )
 
 // workerServices are the compose services running trawler-worker, one per role.
-var workerServices = []string{RoleWorkflow, RoleFetch, RoleProcess}
+var workerServices = []string{RoleWorkflow, RoleFetch, RoleProcess, RoleRender}
 
 // docker-compose.yml cannot run here (no Docker engine). It is loaded as Docker Compose loads
 // it (the Compose specification's own library: schema, anchors, interpolation), and what can
