@@ -62,6 +62,11 @@ func (a *Archiver) WriteWARC(ctx context.Context, in ArchiveInput) (ArchiveResul
 		return res, err
 	}
 	defer release()
+	// Rendered DOMs (spec.render) go out first, in files of their own: each a conversion
+	// record referring to the response it was rendered from, which may sit in an earlier file.
+	if err := a.writeRenders(ctx, in.CrawlID, &res); err != nil {
+		return res, err
+	}
 	oldest, pending, err := a.Store.OldestUnarchived(ctx, in.CrawlID)
 	if err != nil || oldest.IsZero() {
 		return res, err
@@ -226,4 +231,61 @@ func (f *warcFile) discard() {
 func mimeOf(ct string) string {
 	m, _, _ := strings.Cut(ct, ";")
 	return strings.ToLower(strings.TrimSpace(m))
+}
+
+// writeRenders writes the crawl's rendered DOMs not yet archived, as conversion records, one
+// file a batch (named …-dom-…), listed with the crawl's WARC files.
+func (a *Archiver) writeRenders(ctx context.Context, crawlID string, res *ArchiveResult) error {
+	for {
+		rs, err := a.Store.UnarchivedRenders(ctx, crawlID, archiveBatch)
+		if err != nil || len(rs) == 0 {
+			return err
+		}
+		name := fmt.Sprintf("warc/%s/%s-%s-dom-%012d.warc.gz", crawlID, crawlID, warc.Timestamp14(rs[0].RenderedAt), rs[0].FetchID)
+		w, err := warc.Create(a.TempDir, name[strings.LastIndex(name, "/")+1:], a.Software, time.Now())
+		if err != nil {
+			return err
+		}
+		for _, r := range rs {
+			get := a.Blob.GetBody
+			if a.Bodies != nil {
+				get = a.Bodies.Get
+			}
+			dom, err := get(ctx, r.DOMKey, 1<<31)
+			if err != nil {
+				w.Discard()
+				return err
+			}
+			rec := warc.Record{Type: warc.TypeConversion, ID: warc.RecordID(r.FetchKey + "/render"), Date: r.RenderedAt,
+				TargetURI: r.URL, ContentType: "text/html; charset=utf-8", Block: dom,
+				Extra: [][2]string{{"WARC-Refers-To", "<" + warc.RecordID(r.FetchKey+"/response") + ">"}}}
+			if _, _, err := w.Add(rec); err != nil {
+				w.Discard()
+				return err
+			}
+		}
+		if err := w.Close(); err != nil {
+			return err
+		}
+		if err := a.Blob.PutFile(ctx, name, w.Path, "application/warc"); err != nil {
+			return err
+		}
+		// An empty index: a replay tool looking a URL up must find its capture, not the DOM
+		// made from it (the conversion records are read from the file, by WARC-Refers-To).
+		cdxKey := strings.TrimSuffix(name, ".warc.gz") + ".cdxj"
+		if err := a.Blob.Put(ctx, cdxKey, nil, "text/plain"); err != nil {
+			return err
+		}
+		if err := a.Store.SaveWARCFile(ctx, store.WARCFile{CrawlID: crawlID, Name: name, CDXKey: cdxKey, Records: w.Records(),
+			Bytes: w.Size(), FirstID: rs[0].FetchID, LastID: rs[len(rs)-1].FetchID}); err != nil {
+			return err
+		}
+		if err := a.Store.RendersArchived(ctx, name, rs); err != nil {
+			return err
+		}
+		res.Files++
+		res.Records += w.Records()
+		res.Bytes += w.Size()
+		activity.RecordHeartbeat(ctx, len(rs))
+	}
 }

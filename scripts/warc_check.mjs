@@ -43,6 +43,7 @@ for (const file of process.argv.slice(2)) {
         date: record.warcDate || "", status: record.httpHeaders ? Number(record.httpHeaders.statusCode) : 0,
         contentType: record.httpHeaders ? record.httpHeaders.headers.get("Content-Type") || "" : "",
         profile: record.warcHeader("WARC-Profile") || "", refersTo: record.warcHeader("WARC-Refers-To-Target-URI") || "",
+        refersToID: record.warcHeader("WARC-Refers-To") || "",
         payloadDigest: digest, payloadBytes: payload.length, digestOK,
       }));
     }

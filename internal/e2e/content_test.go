@@ -100,6 +100,9 @@ func checkWARC(t *testing.T, s *stack, crawlID string) (responses, revisits int)
 			t.Fatal(err)
 		}
 		for _, line := range strings.Split(strings.TrimSpace(string(idx)), "\n") {
+			if line == "" { // a file of rendered DOMs only (conversion records) indexes nothing
+				continue
+			}
 			var e struct{ URL, Offset, Length, Filename string }
 			if err := json.Unmarshal([]byte(line[strings.Index(line, "{"):]), &e); err != nil {
 				t.Fatalf("CDXJ line %q: %v", line, err)

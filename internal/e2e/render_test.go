@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -9,7 +11,9 @@ import (
 	"github.com/trawlerdev/trawler/internal/config"
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/segment"
+	"github.com/trawlerdev/trawler/internal/testenv"
 	"github.com/trawlerdev/trawler/internal/testweb"
+	"github.com/trawlerdev/trawler/internal/warc"
 )
 
 // js.test's links exist only once its scripts run. Crawled without rendering, only its static
@@ -78,4 +82,46 @@ func TestRenderingFindsLinksOnlyScriptsMake(t *testing.T) {
 		}
 	}
 	checkNoPoliteness(t, s)
+
+	// The WARC output holds the rendered DOM as a conversion record beside the raw capture,
+	// referring to the capture's response record.
+	checkWARC(t, s, p.CrawlID)
+	files, err := s.store.WARCFiles(ctx, p.CrawlID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, f := range files {
+		b, err := s.blob.Get(ctx, f.Name, 1<<30)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(t.TempDir(), filepath.Base(f.Name))
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, path)
+	}
+	responseID := map[string]string{}
+	var conversions []testenv.WARCRecord
+	for _, r := range testenv.ReadWARC(t, paths...) {
+		switch r.Type {
+		case warc.TypeResponse:
+			responseID[r.URI] = r.ID
+		case warc.TypeConversion:
+			conversions = append(conversions, r)
+		}
+	}
+	found := false
+	for _, c := range conversions {
+		if c.URI == "http://js.test/" {
+			found = true
+			if c.RefersToID == "" || c.RefersToID != responseID[c.URI] {
+				t.Errorf("the DOM's conversion record refers to %q, the capture is %q", c.RefersToID, responseID[c.URI])
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no conversion record for the rendered front page among %d", len(conversions))
+	}
 }

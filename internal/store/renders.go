@@ -110,3 +110,48 @@ func (s *Store) HostCrawlDelay(ctx context.Context, host string) (time.Duration,
 	}
 	return time.Duration(*ms) * time.Millisecond, nil
 }
+
+// RenderCapture is a finished render not yet in a WARC file: its DOM, and the capture it
+// was made from (the record a conversion record refers to).
+type RenderCapture struct {
+	CrawlID    string
+	Hash       []byte
+	FetchID    int64
+	FetchKey   string
+	URL        string
+	RenderedAt time.Time
+	DOMKey     string
+}
+
+// UnarchivedRenders lists up to limit finished renders of a crawl whose DOM is in no WARC file.
+func (s *Store) UnarchivedRenders(ctx context.Context, crawlID string, limit int) ([]RenderCapture, error) {
+	rows, err := s.pool.Query(ctx, `SELECT r.crawl_id, r.url_hash, r.fetch_id, f.fetch_key, coalesce(f.final_url, u.url), r.rendered_at, r.dom_key
+		FROM renders r JOIN fetches f ON f.id = r.fetch_id JOIN urls u ON u.crawl_id = r.crawl_id AND u.url_hash = r.url_hash
+		WHERE r.crawl_id = $1 AND r.state = 'done' AND r.warc_file IS NULL AND r.dom_key IS NOT NULL
+		ORDER BY r.rendered_at LIMIT $2`, crawlID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: unarchived renders of %s: %w", crawlID, err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (RenderCapture, error) {
+		var c RenderCapture
+		err := r.Scan(&c.CrawlID, &c.Hash, &c.FetchID, &c.FetchKey, &c.URL, &c.RenderedAt, &c.DOMKey)
+		return c, err
+	})
+}
+
+// RendersArchived marks renders as written into a WARC file.
+func (s *Store) RendersArchived(ctx context.Context, file string, rs []RenderCapture) error {
+	if len(rs) == 0 {
+		return nil
+	}
+	hashes, ids := make([][]byte, len(rs)), make([]int64, len(rs))
+	for i, r := range rs {
+		hashes[i], ids[i] = r.Hash, r.FetchID
+	}
+	_, err := s.pool.Exec(ctx, `UPDATE renders r SET warc_file = $2 FROM unnest($3::bytea[], $4::bigint[]) AS t(h, f)
+		WHERE r.crawl_id = $1 AND r.url_hash = t.h AND r.fetch_id = t.f`, rs[0].CrawlID, file, hashes, ids)
+	if err != nil {
+		return fmt.Errorf("store: renders archived in %s: %w", file, err)
+	}
+	return nil
+}

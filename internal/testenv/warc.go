@@ -23,6 +23,7 @@ type WARCRecord struct {
 	ContentType   string `json:"contentType"`
 	Profile       string `json:"profile"`
 	RefersTo      string `json:"refersTo"`
+	RefersToID    string `json:"refersToID"` // WARC-Refers-To: the record a conversion was made from
 	PayloadDigest string `json:"payloadDigest"`
 	PayloadBytes  int    `json:"payloadBytes"`
 	DigestOK      *bool  `json:"digestOK"`

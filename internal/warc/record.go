@@ -22,6 +22,9 @@ const (
 	TypeRequest  = "request"
 	TypeResponse = "response"
 	TypeRevisit  = "revisit"
+	// TypeConversion holds content made from another record's (a rendered DOM made from a
+	// response): WARC-Refers-To names that record.
+	TypeConversion = "conversion"
 
 	ProfileNotModified     = "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
 	ProfileIdenticalDigest = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
