@@ -84,6 +84,13 @@ bench: up
 		$(GO) test -run 'NearDuplicates' -v -bench . -benchtime 2000x ./internal/dedup/ | grep -E 'precision|Benchmark|^ok' && \
 		$(WITH_ENV) $(GO) test -run '^$$' -bench NearDuplicateSave10k -benchtime 300x -timeout 20m ./internal/store/; fi
 
+## Main-text extraction (issue 17): Trawler's extractor and go-trafilatura against the PostgreSQL
+## and Python manuals Debian ships (apt-get install postgresql-doc-15 python3.11-doc), scored by
+## word precision and recall against each site's own content markup. A module of its own
+## (bench/extract), so go-trafilatura's dependencies stay out of Trawler's.
+bench-extract:
+	cd bench/extract && $(GO) run .
+
 ## Scaling run (issue #18): a Temporal server on PostgreSQL, and the long-tailed web crawled
 ## for BENCH_SCALE_BUDGET_S by each layout of BENCH_LAYOUTS in turn: "all" is one worker process
 ## with every role, "1+3+2" one workflow, three fetch and two process workers, the last worker

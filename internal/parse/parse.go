@@ -181,9 +181,14 @@ func looksBinary(b []byte) bool {
 	return ctrl*20 > len(b)
 }
 
-// boilerplate is what main text leaves out: code, navigation, page furniture, forms.
+// boilerplate is what main text leaves out: code, navigation, page furniture, forms. Besides
+// the elements and roles that say so, the class names the web's templates and documentation
+// generators (DocBook's navheader/navfooter, Bootstrap's navbar, breadcrumbs, sidebars, cookie
+// banners) give the furniture they draw with plain divs and tables.
 const boilerplate = `script, style, noscript, template, svg, nav, header, footer, iframe, head, aside, form, button,
-	[role="navigation"], [role="banner"], [role="contentinfo"], [role="search"], [aria-hidden="true"]`
+	[role="navigation"], [role="banner"], [role="contentinfo"], [role="search"], [aria-hidden="true"],
+	.navheader, .navfooter, .navbar, .breadcrumb, .breadcrumbs, .sidebar, .site-header, .site-footer,
+	.cookie-banner, .cookie-consent, .skip-link`
 
 // mainText is the page's readable text without boilerplate: the <main> element (or the only
 // <article>, or role=main) when the page marks one and it holds a fair share of the text,

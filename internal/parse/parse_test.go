@@ -162,3 +162,28 @@ func TestMetaRobotsByProductToken(t *testing.T) {
 		}
 	}
 }
+
+// Furniture drawn with plain divs and tables (DocBook's navheader, Bootstrap's navbar,
+// breadcrumbs, sidebars) is left out of the main text, as <nav> is.
+func TestFurnitureByClassIsNotMainText(t *testing.T) {
+	body := `<html><body><div class="navheader"><table><tr><td><a href="/p">Prev</a> Up Home Next</td></tr></table></div>
+		<div class="navbar">Products Pricing Login</div><ol class="breadcrumb"><li>Docs</li><li>SQL</li></ol>
+		<div class="sidebar">Table of Contents</div>
+		<div class="sect1"><h2>Joins Between Tables</h2><p>Queries can access multiple tables at once.</p></div>
+		<div class="navfooter">Prev Up Home Next</div></body></html>`
+	p, err := Parse([]byte(body), "text/html", mustURL("http://x.example/"), 10, "trawlerbot")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(p.Text, "Queries can access multiple tables at once.") {
+		t.Errorf("content lost: %q", p.Text)
+	}
+	for _, furniture := range []string{"Prev", "Pricing", "SQL", "Table of Contents"} {
+		if strings.Contains(p.Text, furniture) {
+			t.Errorf("%q kept in %q", furniture, p.Text)
+		}
+	}
+	if len(p.Links) != 1 {
+		t.Errorf("links %v: the navigation's links are still links", p.Links)
+	}
+}
