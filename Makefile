@@ -6,7 +6,7 @@ GO ?= go
 WITH_ENV = eval "$$(scripts/stack.sh env)" &&
 GO_TEST_FLAGS ?= -count=1 -timeout 30m
 
-.PHONY: all build up down status logs migrate demo test test-unit fmt-check vet bench bench-scale fuzz chaos clean
+.PHONY: all build up down status logs migrate demo test test-unit fmt-check vet bench bench-scale bench-extract fuzz chaos clean
 
 all: build
 

@@ -14,9 +14,11 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/trawlerdev/trawler/internal/api"
 	"github.com/trawlerdev/trawler/internal/app"
 	"github.com/trawlerdev/trawler/internal/config"
 	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/store"
 	"github.com/trawlerdev/trawler/internal/urlnorm"
 )
 
@@ -117,27 +119,46 @@ func runStatus(ctx context.Context, args []string, stdout io.Writer) error {
 }
 
 func runHost(ctx context.Context, args []string, stdout io.Writer) error {
-	cfg, tc, rest, err := dial(ctx, "host", args, nil)
+	var record bool
+	cfg, tc, rest, err := dial(ctx, "host", args, func(fs *flag.FlagSet) {
+		fs.BoolVar(&record, "record", false, "print what Postgres knows of the host too: robots.txt per scheme, URLs by crawl "+
+			"and state, and the URLs each robots signal kept out (as GET /api/v1/host does)")
+	})
 	if err != nil {
 		return err
 	}
 	defer tc.Close()
 	if len(rest) != 1 {
-		return fmt.Errorf("usage: trawler host HOST")
+		return fmt.Errorf("usage: trawler host [--record] HOST")
 	}
 	host, err := hostKey(cfg.Normalizer(), rest[0])
 	if err != nil {
 		return err
 	}
-	v, err := tc.QueryWorkflow(ctx, cfg.IDPrefix+crawl.HostWorkflowID(host), "", crawl.QueryStatus)
-	if err != nil {
-		return fmt.Errorf("host %s: %w (no host workflow runs for it?)", host, err)
+	var st *crawl.HostStatus
+	v, qerr := tc.QueryWorkflow(ctx, cfg.IDPrefix+crawl.HostWorkflowID(host), "", crawl.QueryStatus)
+	if qerr == nil {
+		st = &crawl.HostStatus{}
+		if err := v.Get(st); err != nil {
+			return err
+		}
 	}
-	var st crawl.HostStatus
-	if err := v.Get(&st); err != nil {
+	if !record {
+		if qerr != nil {
+			return fmt.Errorf("host %s: %w (no host workflow runs for it?)", host, qerr)
+		}
+		return printJSON(stdout, st)
+	}
+	db, err := app.OpenDB(ctx, cfg, app.NewLogger(cfg))
+	if err != nil {
 		return err
 	}
-	return printJSON(stdout, st)
+	defer db.Close()
+	rec, err := store.New(db).HostRecordOf(ctx, host)
+	if err != nil {
+		return fmt.Errorf("host %s: %w", host, err)
+	}
+	return printJSON(stdout, api.HostAnalysis{HostRecord: rec, Workflow: st})
 }
 
 // hostSignal sends pause, resume or throttle to hosts, or pause/resume/stop to a crawl.

@@ -27,7 +27,7 @@ var commands = map[string]command{
 	"config":   {"print every setting (environment, flag, default) as a Markdown table", runConfig},
 	"crawl":    {"start a crawl: trawler crawl --seeds FILE|URL... [--wait]", runCrawl},
 	"status":   {"progress of running crawls, or of the named ones", runStatus},
-	"host":     {"a host workflow's status: trawler host HOST", runHost},
+	"host":     {"a host workflow's status: trawler host [--record] HOST (--record adds robots.txt per scheme and what each robots signal kept out)", runHost},
 	"pause":    {"pause hosts (trawler pause HOST...) or a crawl (--crawl NAME)", hostSignal("pause")},
 	"resume":   {"resume hosts or a crawl (--crawl NAME)", hostSignal("resume")},
 	"stop":     {"stop a crawl: trawler stop --crawl NAME", hostSignal("stop")},

@@ -102,12 +102,15 @@ func TestTrawlerCrawlCommand(t *testing.T) {
 	}
 
 	// Status and host queries answer as JSON.
-	for _, args := range [][]string{{"status", "cli"}, {"host", "h0000.test"}} {
+	for _, args := range [][]string{{"status", "cli"}, {"host", "h0000.test"}, {"host", "--record", "h0000.test"}} {
 		cmd := exec.Command(bin, args...)
-		cmd.Env = s.env()
+		cmd.Env = append(s.env(), "DATABASE_URL="+s.cfg.DatabaseURL)
 		out, err := cmd.CombinedOutput()
 		if err != nil || !json.Valid(bytes.TrimSpace(out)) {
 			t.Errorf("trawler %v: %v\n%s", args, err, out)
+		}
+		if args[1] == "--record" && (!bytes.Contains(out, []byte(`"keptOut"`)) || !bytes.Contains(out, []byte(`"scheme": "http"`))) {
+			t.Errorf("trawler host --record: no robots signals or robots.txt per scheme:\n%s", out)
 		}
 	}
 }
