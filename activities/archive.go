@@ -121,14 +121,24 @@ type warcFile struct {
 	last    int64
 }
 
+// open starts the file, named for its first record's time and fetch ID (kind "" for captures,
+// "dom-" for rendered DOMs), unless it is started.
+func (f *warcFile) open(kind string, at time.Time, first int64) error {
+	if f.w != nil {
+		return nil
+	}
+	f.name = fmt.Sprintf("warc/%s/%s-%s-%s%012d.warc.gz", f.crawlID, f.crawlID, warc.Timestamp14(at), kind, first)
+	w, err := warc.Create(f.a.TempDir, f.name[strings.LastIndex(f.name, "/")+1:], f.a.Software, time.Now())
+	if err != nil {
+		return err
+	}
+	f.w, f.first = w, first
+	return nil
+}
+
 func (f *warcFile) add(ctx context.Context, c store.Capture) error {
-	if f.w == nil {
-		f.name = fmt.Sprintf("warc/%s/%s-%s-%012d.warc.gz", f.crawlID, f.crawlID, warc.Timestamp14(c.FetchedAt), c.ID)
-		w, err := warc.Create(f.a.TempDir, f.name[strings.LastIndex(f.name, "/")+1:], f.a.Software, time.Now())
-		if err != nil {
-			return err
-		}
-		f.w, f.first = w, c.ID
+	if err := f.open("", c.FetchedAt, c.ID); err != nil {
+		return err
 	}
 	respID := warc.RecordID(c.FetchKey + "/response")
 	if c.RequestHead != "" {
@@ -176,11 +186,7 @@ func (a *Archiver) captureRecord(ctx context.Context, c store.Capture, id string
 	var body []byte
 	if c.BodyKey != "" {
 		var err error
-		get := a.Blob.GetBody
-		if a.Bodies != nil {
-			get = a.Bodies.Get
-		}
-		if body, err = get(ctx, c.BodyKey, 1<<31); err != nil {
+		if body, err = a.body(ctx, c.BodyKey); err != nil {
 			return rec, err
 		}
 		rec.PayloadDigest = warc.DigestOf(c.ContentHash)
@@ -233,59 +239,56 @@ func mimeOf(ct string) string {
 	return strings.ToLower(strings.TrimSpace(m))
 }
 
-// writeRenders writes the crawl's rendered DOMs not yet archived, as conversion records, one
-// file a batch (named …-dom-…), listed with the crawl's WARC files.
+// body reads a stored body (or DOM) by reference.
+func (a *Archiver) body(ctx context.Context, key string) ([]byte, error) {
+	if a.Bodies != nil {
+		return a.Bodies.Get(ctx, key, 1<<31)
+	}
+	return a.Blob.GetBody(ctx, key, 1<<31)
+}
+
+// writeRenders writes the crawl's rendered DOMs not yet archived, one file a batch (named
+// …-dom-…), listed with the crawl's WARC files: each DOM a conversion record referring to the
+// response record of the capture it was rendered from. The files index nothing (their CDXJ
+// is empty): a replay tool looking a URL up must find its capture, not the DOM made from it.
 func (a *Archiver) writeRenders(ctx context.Context, crawlID string, res *ArchiveResult) error {
 	for {
 		rs, err := a.Store.UnarchivedRenders(ctx, crawlID, archiveBatch)
 		if err != nil || len(rs) == 0 {
 			return err
 		}
-		name := fmt.Sprintf("warc/%s/%s-%s-dom-%012d.warc.gz", crawlID, crawlID, warc.Timestamp14(rs[0].RenderedAt), rs[0].FetchID)
-		w, err := warc.Create(a.TempDir, name[strings.LastIndex(name, "/")+1:], a.Software, time.Now())
-		if err != nil {
+		f := &warcFile{a: a, crawlID: crawlID}
+		if err := f.addRenders(ctx, rs); err != nil {
+			f.discard()
 			return err
 		}
-		for _, r := range rs {
-			get := a.Blob.GetBody
-			if a.Bodies != nil {
-				get = a.Bodies.Get
-			}
-			dom, err := get(ctx, r.DOMKey, 1<<31)
-			if err != nil {
-				w.Discard()
-				return err
-			}
-			rec := warc.Record{Type: warc.TypeConversion, ID: warc.RecordID(r.FetchKey + "/render"), Date: r.RenderedAt,
-				TargetURI: r.URL, ContentType: "text/html; charset=utf-8", Block: dom,
-				Extra: [][2]string{{"WARC-Refers-To", "<" + warc.RecordID(r.FetchKey+"/response") + ">"}}}
-			if _, _, err := w.Add(rec); err != nil {
-				w.Discard()
-				return err
-			}
-		}
-		if err := w.Close(); err != nil {
-			return err
-		}
-		if err := a.Blob.PutFile(ctx, name, w.Path, "application/warc"); err != nil {
-			return err
-		}
-		// An empty index: a replay tool looking a URL up must find its capture, not the DOM
-		// made from it (the conversion records are read from the file, by WARC-Refers-To).
-		cdxKey := strings.TrimSuffix(name, ".warc.gz") + ".cdxj"
-		if err := a.Blob.Put(ctx, cdxKey, nil, "text/plain"); err != nil {
-			return err
-		}
-		if err := a.Store.SaveWARCFile(ctx, store.WARCFile{CrawlID: crawlID, Name: name, CDXKey: cdxKey, Records: w.Records(),
-			Bytes: w.Size(), FirstID: rs[0].FetchID, LastID: rs[len(rs)-1].FetchID}); err != nil {
+		name := f.name
+		if err := f.finish(ctx, res); err != nil {
+			f.discard()
 			return err
 		}
 		if err := a.Store.RendersArchived(ctx, name, rs); err != nil {
 			return err
 		}
-		res.Files++
-		res.Records += w.Records()
-		res.Bytes += w.Size()
-		activity.RecordHeartbeat(ctx, len(rs))
 	}
+}
+
+// addRenders adds rendered DOMs as conversion records.
+func (f *warcFile) addRenders(ctx context.Context, rs []store.RenderCapture) error {
+	for _, r := range rs {
+		if err := f.open("dom-", r.RenderedAt, r.FetchID); err != nil {
+			return err
+		}
+		dom, err := f.a.body(ctx, r.DOMKey)
+		if err != nil {
+			return err
+		}
+		if _, _, err := f.w.Add(warc.Record{Type: warc.TypeConversion, ID: warc.RecordID(r.FetchKey + "/render"), Date: r.RenderedAt,
+			TargetURI: r.URL, ContentType: "text/html; charset=utf-8", Block: dom,
+			Extra: [][2]string{{"WARC-Refers-To", "<" + warc.RecordID(r.FetchKey+"/response") + ">"}}}); err != nil {
+			return err
+		}
+		f.last = r.FetchID
+	}
+	return nil
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -137,7 +136,7 @@ func (f *Fetcher) fetchOne(ctx context.Context, ci *admit.Crawl, u crawl.Claimed
 		kind := content.Sniff(resp.ContentType, resp.Body)
 		if !kind.Read() {
 			// Stored (the capture) and not read: counted by its type.
-			o.Note = "not read: " + typeLabel(resp.ContentType, resp.Body)
+			o.Note = "not read: " + content.MediaType(resp.ContentType, resp.Body)
 			count(ctx, metrics.NotRead, 1, "type", typeFamily(resp.ContentType, resp.Body))
 		}
 		if kind.Read() && change != crawl.Unchanged {
@@ -250,20 +249,9 @@ func backoff(base time.Duration, n int) time.Duration {
 	return time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
 }
 
-// typeLabel is a body's media type as recorded for a body not read: the header's, or what the
-// bytes look like when there is none.
-func typeLabel(contentType string, body []byte) string {
-	t, _, _ := strings.Cut(contentType, ";")
-	if t = strings.ToLower(strings.TrimSpace(t)); t != "" {
-		return t
-	}
-	t, _, _ = strings.Cut(http.DetectContentType(body), ";")
-	return t
-}
-
-// typeFamily is typeLabel's top-level type, a metric tag of few values.
+// typeFamily is a body's top-level media type, a metric tag of few values.
 func typeFamily(contentType string, body []byte) string {
-	family, _, _ := strings.Cut(typeLabel(contentType, body), "/")
+	family, _, _ := strings.Cut(content.MediaType(contentType, body), "/")
 	switch family {
 	case "image", "audio", "video", "font", "application", "text":
 		return family

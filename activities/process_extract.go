@@ -75,7 +75,7 @@ func (p *Processor) extract(ctx context.Context, body []byte, contentType string
 			}
 		}
 	default:
-		return nil, fmt.Errorf("%w: %s", errNotRead, typeLabel(contentType, body))
+		return nil, fmt.Errorf("%w: %s", errNotRead, content.MediaType(contentType, body))
 	}
 	return ex, nil
 }

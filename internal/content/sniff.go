@@ -73,6 +73,20 @@ func Sniff(contentType string, body []byte) Kind {
 	return Other
 }
 
+// MediaType is a body's media type as recorded for a body not read: the header's, or what
+// its bytes look like when the header names none.
+func MediaType(contentType string, body []byte) string {
+	if t := mediaType(contentType); t != "" {
+		return t
+	}
+	head := body
+	if len(head) > sniffBytes {
+		head = head[:sniffBytes]
+	}
+	t, _, _ := strings.Cut(http.DetectContentType(head), ";")
+	return t
+}
+
 // mediaType is the header's media type, lower case, without parameters ("" when missing or
 // unreadable).
 func mediaType(contentType string) string {

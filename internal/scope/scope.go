@@ -15,24 +15,15 @@ import (
 
 // Scope decides, by host, whether a URL is in a crawl.
 type Scope struct {
-	kind     string
-	hosts    map[string]bool  // exact hosts (scope host)
-	roots    []string         // domains whose subdomains are in (scope domain and list)
-	deny     []string         // denied domains (and their subdomains)
-	patterns []*regexp.Regexp // denied URL patterns
+	kind  string
+	hosts map[string]bool // exact hosts (scope host)
+	roots []string        // domains whose subdomains are in (scope domain and list)
+	deny  *Matcher        // denied domains (and their subdomains) and URL patterns
 }
 
 // New builds the scope of spec from its normalized seed URLs' hosts.
 func New(spec crawl.Spec, seedHosts []string) *Scope {
-	s := &Scope{kind: spec.Scope, hosts: map[string]bool{}}
-	for _, d := range spec.DenyHosts {
-		s.deny = append(s.deny, strings.TrimPrefix(strings.TrimPrefix(strings.ToLower(strings.TrimSpace(d)), "*"), "."))
-	}
-	for _, p := range spec.DenyPatterns {
-		if re, err := regexp.Compile(p); err == nil { // validated with the spec
-			s.patterns = append(s.patterns, re)
-		}
-	}
+	s := &Scope{kind: spec.Scope, hosts: map[string]bool{}, deny: NewMatcher(spec.DenyHosts, spec.DenyPatterns)}
 	switch spec.Scope {
 	case crawl.ScopeHost:
 		for _, h := range seedHosts {
@@ -52,12 +43,10 @@ func New(spec crawl.Spec, seedHosts []string) *Scope {
 
 // Allows reports whether host (an authority: host[:port]) is in scope.
 func (s *Scope) Allows(authority string) bool {
-	h := urlnorm.Hostname(authority)
-	for _, d := range s.deny {
-		if h == d || strings.HasSuffix(h, "."+d) {
-			return false
-		}
+	if s.deny.MatchHost(authority) {
+		return false
 	}
+	h := urlnorm.Hostname(authority)
 	switch s.kind {
 	case crawl.ScopeAny:
 		return true
@@ -73,14 +62,7 @@ func (s *Scope) Allows(authority string) bool {
 }
 
 // DeniesURL reports whether a normalized URL matches one of the deny patterns.
-func (s *Scope) DeniesURL(u string) bool {
-	for _, re := range s.patterns {
-		if re.MatchString(u) {
-			return true
-		}
-	}
-	return false
-}
+func (s *Scope) DeniesURL(u string) bool { return s.deny.MatchURL(u) }
 
 // Registrable is the registrable domain (eTLD+1) of host, or host itself when it has none
 // (an IP address, a single label, a public suffix).
@@ -102,7 +84,8 @@ type Matcher struct {
 	patterns []*regexp.Regexp
 }
 
-// NewMatcher builds a Matcher from hosts and (validated) patterns.
+// NewMatcher builds a Matcher from hosts ("example.com", "*.example.com") and patterns
+// (validated with the spec: one that does not compile is left out).
 func NewMatcher(hosts, patterns []string) *Matcher {
 	m := &Matcher{}
 	for _, d := range hosts {
@@ -116,8 +99,12 @@ func NewMatcher(hosts, patterns []string) *Matcher {
 	return m
 }
 
-// Match reports whether the normalized URL u (of host authority) is named.
-func (m *Matcher) Match(authority, u string) bool {
+// Match reports whether the normalized URL u (of host authority) is named, by host or by
+// pattern.
+func (m *Matcher) Match(authority, u string) bool { return m.MatchHost(authority) || m.MatchURL(u) }
+
+// MatchHost reports whether authority's host is a listed domain or one of its subdomains.
+func (m *Matcher) MatchHost(authority string) bool {
 	if m == nil {
 		return false
 	}
@@ -126,6 +113,14 @@ func (m *Matcher) Match(authority, u string) bool {
 		if h == d || strings.HasSuffix(h, "."+d) {
 			return true
 		}
+	}
+	return false
+}
+
+// MatchURL reports whether the normalized URL u matches one of the patterns.
+func (m *Matcher) MatchURL(u string) bool {
+	if m == nil {
+		return false
 	}
 	for _, re := range m.patterns {
 		if re.MatchString(u) {

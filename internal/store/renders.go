@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -102,7 +103,7 @@ func (s *Store) FinishRender(ctx context.Context, j RenderJob, owner string, o R
 func (s *Store) HostCrawlDelay(ctx context.Context, host string) (time.Duration, error) {
 	var ms *int64
 	err := s.pool.QueryRow(ctx, `SELECT crawl_delay_ms FROM hosts WHERE host = $1`, host).Scan(&ms)
-	if err != nil && err != pgx.ErrNoRows {
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return 0, fmt.Errorf("store: crawl delay of %s: %w", host, err)
 	}
 	if ms == nil {
