@@ -135,8 +135,19 @@ func TestReadPDF(t *testing.T) {
 	if strings.Join(doc.Links, " ") != "http://pdf.test/linked https://other.test/x?a=1" {
 		t.Errorf("links %q", doc.Links)
 	}
+	// The bomb: 600 KB that inflate to one 600 MiB string, which poppler holds at once (over
+	// 1 GB of RSS with no limit, 15 s here). The memory limit ends it, long before the time
+	// limit would, and the reason says so.
+	bombLim := lim
+	bombLim.Timeout = 60 * time.Second
+	start := time.Now()
+	_, err = content.ReadPDF(ctx, testweb.PDFBomb(600<<20), bombLim)
+	if err == nil || !strings.Contains(err.Error(), "over its memory limit (256 MiB)") {
+		t.Errorf("the memory bomb: %v, want the memory limit hit", err)
+	}
+	t.Logf("memory bomb: %s, %v", time.Since(start), err)
 	for name, body := range map[string][]byte{
-		"bomb":       testweb.PDFBomb(1 << 30),
+		"bomb":       testweb.PDFBomb(64 << 20),
 		"many pages": testweb.PDFManyPages(1_000_000),
 		"truncated":  testweb.PDF(pages, nil)[:300],
 		"garbage":    []byte("%PDF-1.7\n\x00\xff\xfe garbage"),

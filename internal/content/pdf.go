@@ -10,7 +10,10 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
+
+	"github.com/trawlerdev/trawler/internal/confine"
 )
 
 // PDF text and links come from poppler's pdftotext and pdfinfo (Debian's poppler-utils) run as
@@ -19,7 +22,8 @@ import (
 // Go readers give up or give garbled text; and a hostile PDF (a compression bomb, a page tree
 // of millions of pages, a parser bug) costs a child process its limits, never the worker: each
 // child runs under an address-space and CPU-time limit, a wall-clock timeout and a cap on its
-// output, and reads only the first PDFLimits.Pages pages.
+// output, and reads only the first PDFLimits.Pages pages. The limits are set by package
+// confine (setrlimit in a re-exec of the worker), so they hold whatever /bin/sh is.
 
 // PDFLimits bound the work on one PDF.
 type PDFLimits struct {
@@ -84,10 +88,14 @@ func ReadPDF(ctx context.Context, body []byte, lim PDFLimits) (*PDFDoc, error) {
 func runLimited(ctx context.Context, body []byte, lim PDFLimits, maxOut int, name string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, lim.Timeout)
 	defer cancel()
-	// The shell sets the child's limits and then becomes it: ulimit -v (KiB of address
-	// space) and -t (seconds of CPU) hold whatever the PDF makes poppler do.
-	script := fmt.Sprintf(`ulimit -v %d -t %d 2>/dev/null; exec "$0" "$@"`, lim.MemoryMB<<10, max(int(lim.Timeout/time.Second), 1))
-	cmd := exec.CommandContext(ctx, "/bin/sh", append([]string{"-c", script, name}, args...)...)
+	// Limits set by setrlimit in a re-exec of the worker (package confine), not by a shell:
+	// address space and CPU seconds hold whatever the PDF makes poppler do, it writes no
+	// file, and it sees none of the worker's environment.
+	cmd, err := confine.Command(ctx, confine.Limits{MemoryBytes: uint64(lim.MemoryMB) << 20,
+		CPUSeconds: uint64(max(int(lim.Timeout/time.Second), 1)), FileBytes: 1, OpenFiles: 64}, name, args...)
+	if err != nil {
+		return "", err
+	}
 	cmd.Stdin = bytes.NewReader(body)
 	cmd.WaitDelay = time.Second
 	var stderr bytes.Buffer
@@ -117,9 +125,26 @@ func runLimited(ctx context.Context, body []byte, lim PDFLimits, maxOut int, nam
 		if msg == "" {
 			msg = waitErr.Error()
 		}
-		return "", fmt.Errorf("%s: %s", name, firstLine(msg))
+		return "", fmt.Errorf("%s: %s", name, limitHit(msg, waitErr, lim))
 	}
 	return string(out), nil
+}
+
+// limitHit names the limit a failed child ran into, so a URL's reason says "over its memory
+// limit" rather than a C++ exception's name; any other failure is the tool's first line.
+func limitHit(stderr string, err error, lim PDFLimits) string {
+	var exit *exec.ExitError
+	signaled := errors.As(err, &exit) && exit.ProcessState != nil
+	if signaled {
+		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGXCPU {
+			return fmt.Sprintf("over its CPU limit (%s)", lim.Timeout)
+		}
+	}
+	low := strings.ToLower(stderr)
+	if strings.Contains(low, "bad_alloc") || strings.Contains(low, "out of memory") || strings.Contains(low, "memory exhausted") {
+		return fmt.Sprintf("over its memory limit (%d MiB)", lim.MemoryMB)
+	}
+	return firstLine(stderr)
 }
 
 func firstLine(s string) string {

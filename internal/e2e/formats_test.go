@@ -17,8 +17,8 @@ import (
 // served as text/html; HTML served as application/octet-stream is parsed; RSS (served as
 // text/xml) and Atom feeds are link sources whose fresh items rank above old ones; text/plain
 // is stored as text; an image and JSON are stored and not read, with their type recorded;
-// X-Robots-Tag noindex and nofollow hold for PDFs; a compression bomb, a million-page tree and
-// a truncated PDF each fail alone, and the crawl ends with nothing pending.
+// X-Robots-Tag noindex and nofollow hold for PDFs; a compression bomb (ended by the reader's
+// memory limit), a million-page tree and a truncated PDF each fail alone, and the crawl ends with nothing pending.
 func TestNonHTMLContentIsReadAndHostilePDFsFailAlone(t *testing.T) {
 	wc := testweb.DefaultConfig()
 	wc.Hosts, wc.Pages, wc.Specials, wc.Formats = 1, 3, false, true
@@ -85,6 +85,11 @@ func TestNonHTMLContentIsReadAndHostilePDFsFailAlone(t *testing.T) {
 		if r := urls[path]; r.hasDoc || r.state != "done" || !strings.Contains(r.lastErr, "not read") {
 			t.Errorf("%s: %+v, want done with the reason it could not be read", path, r)
 		}
+	}
+	// The bomb is stopped by the reader's memory limit (a limit the child process really has),
+	// not by its time limit, and the worker that read it lives on to end the crawl.
+	if r := urls["/bomb.pdf"]; !strings.Contains(r.lastErr, "over its memory limit (256 MiB)") {
+		t.Errorf("/bomb.pdf: %q, want the memory limit named", r.lastErr)
 	}
 	for _, req := range s.web.Audit().Requests("formats.test") {
 		if strings.HasPrefix(req.Path, "/only/") {

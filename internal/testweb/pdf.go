@@ -64,21 +64,26 @@ func pdfString(s string) string {
 	return strings.NewReplacer(`\`, `\\`, "(", `\(`, ")", `\)`).Replace(s)
 }
 
-// PDFBomb is a PDF whose one content stream is small deflated and inflates to n bytes of
-// drawing operators with no text: a compression bomb for a PDF reader.
+// PDFBomb is a PDF whose one content stream is small deflated and inflates to n bytes: one
+// string shown on the page, so a reader that lexes the stream holds all n bytes in memory at
+// once (600 MiB of it took pdftotext past 1 GB of RSS): a compression bomb for a PDF reader's
+// memory, which only a memory limit on the reader stops.
 func PDFBomb(n int) []byte {
 	var raw bytes.Buffer
 	zw, _ := zlib.NewWriterLevel(&raw, zlib.BestCompression)
-	chunk := bytes.Repeat([]byte("q Q "), 1<<14)
+	_, _ = zw.Write([]byte("BT /F1 12 Tf 72 700 Td ("))
+	chunk := bytes.Repeat([]byte("A"), 1<<16)
 	for written := 0; written < n; written += len(chunk) {
 		_, _ = zw.Write(chunk)
 	}
+	_, _ = zw.Write([]byte(") Tj ET\n"))
 	_ = zw.Close()
 	return pdfFile([]string{
 		"<< /Type /Catalog /Pages 2 0 R >>",
 		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R >>",
+		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
 		fmt.Sprintf("<< /Length %d /Filter /FlateDecode >>\nstream\n%s\nendstream", raw.Len(), raw.String()),
+		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
 	})
 }
 
