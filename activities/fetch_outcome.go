@@ -160,6 +160,11 @@ func (f *Fetcher) fetchOne(ctx context.Context, ci *admit.Crawl, u crawl.Claimed
 		if wait := min(resp.RetryAfter, time.Hour); wait > 0 {
 			until = f.clock().Now().Add(wait)
 			eff.deferUntil = until
+			// Held in the host's row too, so its renders (which book the host's schedule, not
+			// this lease's) wait as well. The lease defers by itself either way.
+			if err := f.Store.DeferHost(ctx, urlnorm.Authority(u.URL), until); err != nil {
+				activity.GetLogger(ctx).Warn("defer host", "url", u.URL, "error", err)
+			}
 		}
 		retry(fmt.Sprintf("HTTP %d", s), until)
 	case answerFailed:

@@ -11,10 +11,12 @@ import (
 	"github.com/trawlerdev/trawler/internal/blob"
 )
 
-// Health checks, from inside a worker, that the worker reaches its stores.
+// Health checks, from inside a worker, that the worker reaches its stores (and, on a render
+// worker, that its browser answers).
 type Health struct {
-	DB   *pgxpool.Pool
-	Blob *blob.Store
+	DB      *pgxpool.Pool
+	Blob    *blob.Store
+	Browser interface{ Check(context.Context) error } // nil: no browser on this worker
 }
 
 // HealthReport is what one worker saw.
@@ -37,6 +39,11 @@ func (h *Health) Check(ctx context.Context) (HealthReport, error) {
 	}
 	if err := h.Blob.Ping(ctx); err != nil {
 		return r, fmt.Errorf("health: %w", err)
+	}
+	if h.Browser != nil {
+		if err := h.Browser.Check(ctx); err != nil { // a dead browser is started again by the probe
+			return r, fmt.Errorf("health: browser: %w", err)
+		}
 	}
 	r.LatencyMs = time.Since(start).Milliseconds()
 	return r, nil

@@ -73,8 +73,8 @@ func (p *Processor) processPages(ctx context.Context, host string, pages []crawl
 	}
 	batches := map[string]*crawlBatch{}
 	var crawlOrder []string
-	// Parse every page first (the CPU-bound part, behind the gate), then save the documents in
-	// one transaction, admit their links, and finish the pages once their texts are stored.
+	// Parse every page first (the CPU-bound part, behind the gate), wait for their texts to be
+	// stored, then save the documents in one transaction, admit their links, and finish them.
 	preps, err := p.prepareAll(ctx, pages, &res, func(crawlID string) map[string]int {
 		cb := batches[crawlID]
 		if cb == nil {
@@ -85,6 +85,11 @@ func (p *Processor) processPages(ctx context.Context, host string, pages []crawl
 		return cb.rejected
 	}, done)
 	if err != nil {
+		return res, err
+	}
+	// The texts first: a document row names its text's segment, so the segment must exist
+	// before the row does (a crash in between would leave rows naming text never stored).
+	if err := textsStored(ctx, preps); err != nil {
 		return res, err
 	}
 	saved, err := p.saveAll(ctx, preps, &res)
@@ -132,13 +137,8 @@ func (p *Processor) processPages(ctx context.Context, host string, pages []crawl
 			count(ctx, metrics.LinksRejected, int64(n), "reason", reason)
 		}
 	}
-	// The pages are done only once their links are admitted and their texts' segment is
-	// stored: until then a crash leaves them fetched, and their retry saves their documents
-	// again with new texts. (Waited for here, not before saving, so their links are not held
-	// up by it.)
-	if err := textsStored(ctx, preps); err != nil {
-		return res, err
-	}
+	// The pages are done only once their links are admitted: until then a crash leaves them
+	// fetched, and their retry saves their documents again.
 	if err := p.Store.FinishProcessed(ctx, docs); err != nil {
 		return res, err
 	}

@@ -2,8 +2,8 @@ package activities
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"net/netip"
 	"net/url"
 	"sync"
 	"time"
@@ -19,7 +19,6 @@ import (
 	"github.com/trawlerdev/trawler/internal/robots"
 	"github.com/trawlerdev/trawler/internal/segment"
 	"github.com/trawlerdev/trawler/internal/store"
-	"github.com/trawlerdev/trawler/internal/urlnorm"
 )
 
 // Renderer renders the pages crawls ask for (spec.render) in headless Chromium, on the render
@@ -52,7 +51,13 @@ type RenderResult struct {
 	Rendered int `json:"rendered"`
 	Failed   int `json:"failed"`
 	Admitted int `json:"admitted"`
+	// BrowserRestarts counts the browser's deaths (each gives its pages back uncounted).
+	BrowserRestarts int `json:"browserRestarts,omitempty"`
 }
+
+// maxBrowserRestarts is how often the browser may die in one lease before the lease fails
+// (the worker, not the pages, is then what is broken).
+const maxBrowserRestarts = 3
 
 // renderIdle is how long a render lease waits for work before it ends.
 const renderIdle = 10 * time.Second
@@ -62,6 +67,7 @@ const renderIdle = 10 * time.Second
 func (r *Renderer) RenderPages(ctx context.Context, in RenderInput) (RenderResult, error) {
 	var res RenderResult
 	var mu sync.Mutex
+	log := activity.GetLogger(ctx)
 	deadline := time.Now().Add(in.For)
 	idleSince := time.Now()
 	for time.Now().Before(deadline) && time.Since(idleSince) < renderIdle {
@@ -86,12 +92,20 @@ func (r *Renderer) RenderPages(ctx context.Context, in RenderInput) (RenderResul
 		idleSince = time.Now()
 		var wg sync.WaitGroup
 		errs := make(chan error, len(jobs))
+		gone := 0
 		for _, j := range jobs {
 			wg.Go(func() {
 				n, err := r.renderOne(ctx, j, in.Owner)
 				mu.Lock()
 				defer mu.Unlock()
 				switch {
+				case errors.Is(err, render.ErrBrowserGone):
+					// Ours, not the page's: its claim goes back uncounted, and the next page
+					// starts a new browser.
+					if rerr := r.Store.ReleaseRender(context.WithoutCancel(ctx), j, in.Owner); rerr != nil {
+						errs <- errors.Join(err, rerr)
+					}
+					gone++
 				case err != nil:
 					errs <- err
 				case n < 0:
@@ -106,6 +120,13 @@ func (r *Renderer) RenderPages(ctx context.Context, in RenderInput) (RenderResul
 		close(errs)
 		if err := <-errs; err != nil {
 			return res, err
+		}
+		if gone > 0 {
+			res.BrowserRestarts++
+			if res.BrowserRestarts > maxBrowserRestarts {
+				return res, fmt.Errorf("render: the browser died %d times in one lease", res.BrowserRestarts)
+			}
+			log.Warn("the browser died: pages given back, starting another", "pages", gone)
 		}
 		activity.RecordHeartbeat(ctx, res)
 	}
@@ -129,14 +150,18 @@ func (r *Renderer) renderOne(ctx context.Context, j store.RenderJob, owner strin
 	if err != nil {
 		return 0, err
 	}
-	policy, err := r.policy(ctx, ci, j, pu, body)
+	policy, err := r.newPagePolicy(ctx, ci, j, pu, body)
 	if err != nil {
 		return 0, err
 	}
-	out, err := r.Browser.Render(ctx, j.URL, policy)
+	out, err := r.Browser.Render(ctx, j.URL, policy.answer)
+	policy.end()
 	if err != nil {
 		if ctx.Err() != nil {
 			return 0, ctx.Err()
+		}
+		if errors.Is(err, render.ErrBrowserGone) {
+			return 0, err
 		}
 		log.Warn("render failed", "url", j.URL, "error", err)
 		return -1, r.Store.FinishRender(ctx, j, owner, store.RenderOutcome{Err: err.Error()})
@@ -155,6 +180,10 @@ func (r *Renderer) renderOne(ctx context.Context, j store.RenderJob, owner strin
 	if err == nil && !parsed.Binary && !parsed.Meta.NoFollow && !robots.ParseList(j.RobotsTag).NoFollow {
 		var cands []store.Candidate
 		seen := map[string]bool{}
+		// Where the page tried to send its main frame is a link it gives, like an <a>.
+		for _, nav := range out.Navigations {
+			parsed.Links = append(parsed.Links, parse.Link{Href: nav})
+		}
 		for _, l := range parsed.Links {
 			if l.NoFollow || len(cands) >= spec.MaxOutlinks {
 				continue
@@ -183,70 +212,6 @@ func (r *Renderer) renderOne(ctx context.Context, j store.RenderJob, owner strin
 		}
 	}
 	log.Info("rendered", "url", j.URL, "requests", out.Requests, "blocked", out.Blocked, "domBytes", len(out.DOM),
-		"links", o.Links, "admitted", admitted, "errors", out.Errors)
+		"links", o.Links, "admitted", admitted, "dialogs", out.Dialogs, "errors", out.Errors)
 	return admitted, r.Store.FinishRender(ctx, j, owner, o)
-}
-
-// policy answers the requests of one page: its document from the capture, its own host's
-// subresources (same scheme, allowed by robots.txt) fetched on the host's schedule, nothing
-// else.
-func (r *Renderer) policy(ctx context.Context, ci *admit.Crawl, j store.RenderJob, pu *url.URL, body []byte) (render.Policy, error) {
-	spec := ci.Spec
-	cached, err := r.Store.HostRobots(ctx, j.Host, pu.Scheme)
-	if err != nil {
-		return nil, err
-	}
-	rules := robots.FromStatus(0, nil, ci.Token) // unknown: nothing allowed
-	if cached != nil {
-		rules = robots.FromStatus(cached.Status, []byte(cached.Body), ci.Token)
-	}
-	delay, _ := spec.Pacing()
-	crawlDelay, err := r.Store.HostCrawlDelay(ctx, j.Host)
-	if err != nil {
-		return nil, err
-	}
-	delay = max(delay, min(crawlDelay, spec.MaxCrawlDelay.D()))
-	page := pu.String()
-	return func(ctx context.Context, req render.Request) render.Answer {
-		u, err := url.Parse(req.URL)
-		switch {
-		case err != nil:
-			return render.Answer{Block: "unparseable URL"}
-		case u.String() == page || (u.Fragment != "" && withoutFragment(u) == page):
-			return render.Answer{ContentType: j.ContentType, Body: body}
-		case u.Scheme != "http" && u.Scheme != "https":
-			return render.Answer{Block: "scheme " + u.Scheme}
-		case urlnorm.Authority(req.URL) != j.Host:
-			return render.Answer{Block: "third party"}
-		case u.Scheme != pu.Scheme:
-			return render.Answer{Block: "other scheme"} // its robots.txt is another file
-		case !rules.Allowed(u.RequestURI()):
-			return render.Answer{Block: "robots.txt"}
-		}
-		if err := r.takeSlot(ctx, j.Host, delay); err != nil {
-			return render.Answer{Block: "no slot: " + err.Error()}
-		}
-		resp, err := r.Client.Get(ctx, fetch.Request{URL: req.URL, UserAgent: ci.UserAgent, MaxBytes: spec.MaxBodyBytes,
-			Timeout: spec.RequestTimeout.D()})
-		if err != nil {
-			return render.Answer{Block: "fetch: " + err.Error()}
-		}
-		return render.Answer{Status: resp.Status, ContentType: resp.ContentType, Body: resp.Body}
-	}, nil
-}
-
-// takeSlot books the next request start on the host's schedule (shared with its fetch
-// leases) and waits for it.
-func (r *Renderer) takeSlot(ctx context.Context, host string, delay time.Duration) error {
-	start, err := r.Store.BookSlot(ctx, host, delay+jitterMargin(delay), netip.Addr{}, 0, r.Store.Clock().Now())
-	if err != nil {
-		return fmt.Errorf("book a slot on %s: %w", host, err)
-	}
-	return sleepUntil(ctx, r.Store.Clock(), start)
-}
-
-func withoutFragment(u *url.URL) string {
-	c := *u
-	c.Fragment = ""
-	return c.String()
 }

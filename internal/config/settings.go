@@ -150,7 +150,11 @@ var settings = []setting{
 			c.Render.MaxBytes = int64(n)
 			return err
 		}},
-	{Flag: "render-memory-mb", Env: "TRAWLER_RENDER_MEMORY_MB", Default: "512", Usage: "JavaScript heap of a rendered page, MiB",
+	{Flag: "render-max-requests", Env: "TRAWLER_RENDER_MAX_REQUESTS", Default: "200", Usage: "requests one page may make while it renders, besides its own document (more are blocked)",
+		set: func(c *Config, v string) error { return positiveInt(&c.Render.MaxRequests, v) }},
+	{Flag: "render-user", Env: "TRAWLER_RENDER_USER", Default: "nobody", Usage: "the unprivileged user Chromium runs as when the worker is root (its sandbox will not start as root)",
+		set: func(c *Config, v string) error { return nonEmpty(&c.Render.User, v) }},
+	{Flag: "render-memory-mb", Env: "TRAWLER_RENDER_MEMORY_MB", Default: "512", Usage: "memory of a rendered page, MiB: its JavaScript heap, and the resident set of each browser process (killed past it)",
 		set: func(c *Config, v string) error { return positiveInt(&c.Render.MemoryMB, v) }},
 	{Flag: "wake-rate", Env: "TRAWLER_WAKE_RATE", Default: "50", Usage: "host workflows this worker wakes per second at most when it admits links to their hosts (0: no cap); the others keep their URLs queued for the crawl's sweep",
 		set: func(c *Config, v string) error { return nonNegativeFloat(&c.WakeRate, v) }},

@@ -10,11 +10,29 @@ import (
 
 	"github.com/trawlerdev/trawler/internal/config"
 	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/render"
 	"github.com/trawlerdev/trawler/internal/segment"
 	"github.com/trawlerdev/trawler/internal/testenv"
 	"github.com/trawlerdev/trawler/internal/testweb"
 	"github.com/trawlerdev/trawler/internal/warc"
 )
+
+// newRenderStack is a stack whose workers also serve the render role, on a test web of one
+// generic host and the script hosts (js.test, tracker.test, jsbad.test) 300 ms apart; tune
+// sets the browser's budgets.
+func newRenderStack(t *testing.T, tune func(*render.Options)) (*stack, testweb.Config) {
+	t.Helper()
+	wc := testweb.DefaultConfig()
+	wc.Hosts, wc.Pages, wc.Specials, wc.Scripts = 1, 3, false, true
+	wc.DefaultDelay = 300 * time.Millisecond
+	s := newStackWithoutWorkers(t, wc)
+	cfg := *s.cfg
+	cfg.Roles = append(append([]string(nil), cfg.Roles...), config.RoleRender)
+	cfg.Render.Concurrency, cfg.Render.Settle, cfg.Render.MaxBytes = 1, 500*time.Millisecond, 4<<20
+	tune(&cfg.Render)
+	s.startWorkers(&cfg)
+	return s, wc
+}
 
 // js.test's links exist only once its scripts run. Crawled without rendering, only its static
 // link is found; crawled with render on for js.test, the render role (headless Chromium)
@@ -23,15 +41,7 @@ import (
 // its schedule, its third-party script (tracker.test) and the script robots.txt forbids are
 // never requested, and the audit sees 0 violations either way. The rendered DOM is stored.
 func TestRenderingFindsLinksOnlyScriptsMake(t *testing.T) {
-	wc := testweb.DefaultConfig()
-	wc.Hosts, wc.Pages, wc.Specials, wc.Scripts = 1, 3, false, true
-	wc.DefaultDelay = 300 * time.Millisecond
-	s := newStackWithoutWorkers(t, wc)
-	cfg := *s.cfg
-	cfg.Roles = append(append([]string(nil), cfg.Roles...), config.RoleRender)
-	cfg.Render.Concurrency, cfg.Render.PageTimeout, cfg.Render.Settle = 1, 20*time.Second, 500*time.Millisecond
-	cfg.Render.MaxBytes, cfg.Render.MemoryMB = 4<<20, 256
-	s.startWorkers(&cfg)
+	s, wc := newRenderStack(t, func(r *render.Options) { r.PageTimeout, r.MemoryMB = 20*time.Second, 256 })
 	ctx := context.Background()
 	base := crawl.Spec{Seeds: []string{"http://js.test/"}, Scope: crawl.ScopeHost, Delay: crawl.Duration(wc.DefaultDelay),
 		ProgressInterval: crawl.Duration(time.Second)}

@@ -107,12 +107,12 @@ func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 			// Few activities: each is a crawl's render lease, the browser's tabs its bound.
 			opts.MaxConcurrentActivityExecutionSize = 16
 			w = worker.New(c, cfg.RenderTaskQueue, opts)
-			w.RegisterActivity(health)
 			browser, err := render.Start(cfg.Render)
 			if err != nil {
 				r.Stop()
-				return nil, fmt.Errorf("runner: the render role needs Chromium: %w", err)
+				return nil, fmt.Errorf("runner: the render role needs Chromium (sandboxed): %w", err)
 			}
+			w.RegisterActivity(&activities.Health{DB: deps.DB, Blob: deps.Blob, Browser: browser})
 			r.closers = append(r.closers, browser.Close)
 			dialer := netguard.New(netguard.Options{ConnectTo: cfg.ConnectTo, Allow: cfg.AllowNetworks})
 			w.RegisterActivity(&activities.Renderer{Store: st, Bodies: segment.NewReader(deps.Blob, int64(cfg.SegmentCacheBytes)),

@@ -54,11 +54,21 @@ func (s *Store) QueueRenders(ctx context.Context, crawlID string, hashes [][]byt
 	return nil
 }
 
-// ClaimRenders claims up to limit queued renders of a crawl for owner, for hold.
+// ClaimRenders claims up to limit queued renders of a crawl for owner, for hold, while the
+// crawl runs (a paused or stopped crawl renders nothing more). A claim that expired had its
+// worker die mid-page: it counted as an attempt, and a page whose claims expired
+// maxRenderAttempts times (a page that kills its worker) is failed for good here, not taken
+// again — so a poison page ends, and its crawl with it.
 func (s *Store) ClaimRenders(ctx context.Context, crawlID, owner string, limit int, hold time.Duration) ([]RenderJob, error) {
+	if _, err := s.pool.Exec(ctx, `UPDATE renders SET state = 'failed', claimed_by = NULL, claimed_until = NULL,
+			error = format('given up: its worker ended during each of its %s attempts', attempts)
+		WHERE crawl_id = $1 AND state = 'queued' AND claimed_until < now() AND attempts >= $2`, crawlID, maxRenderAttempts); err != nil {
+		return nil, fmt.Errorf("store: give up renders of %s: %w", crawlID, err)
+	}
 	rows, err := s.pool.Query(ctx, `WITH picked AS (
 			SELECT crawl_id, url_hash, fetch_id FROM renders
 			WHERE crawl_id = $1 AND state = 'queued' AND (claimed_until IS NULL OR claimed_until < now())
+				AND EXISTS (SELECT 1 FROM crawls WHERE id = $1 AND state = 'running')
 			ORDER BY created_at LIMIT $3 FOR UPDATE SKIP LOCKED),
 		claimed AS (
 			UPDATE renders r SET claimed_by = $2, claimed_until = now() + make_interval(secs => $4), attempts = r.attempts + 1
@@ -94,6 +104,18 @@ func (s *Store) FinishRender(ctx context.Context, j RenderJob, owner string, o R
 		j.CrawlID, j.Hash, j.FetchID, owner, state, o.DOMKey, o.DOMBytes, o.Requests, o.Blocked, o.Links, Text(o.Err))
 	if err != nil {
 		return fmt.Errorf("store: finish render: %w", err)
+	}
+	return nil
+}
+
+// ReleaseRender gives a claimed render back to the queue without counting the attempt: the
+// worker failed (its browser died), not the page.
+func (s *Store) ReleaseRender(ctx context.Context, j RenderJob, owner string) error {
+	_, err := s.pool.Exec(ctx, `UPDATE renders SET claimed_by = NULL, claimed_until = NULL, attempts = greatest(attempts - 1, 0)
+		WHERE crawl_id = $1 AND url_hash = $2 AND fetch_id = $3 AND claimed_by = $4 AND state = 'queued'`,
+		j.CrawlID, j.Hash, j.FetchID, owner)
+	if err != nil {
+		return fmt.Errorf("store: release render: %w", err)
 	}
 	return nil
 }

@@ -1,0 +1,77 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/trawlerdev/trawler/internal/crawl"
+)
+
+// RenderSlot is a request start booked for a rendered page's subresource, or why none was.
+type RenderSlot struct {
+	Start      time.Time        // on the local clock; zero when not booked
+	Booked     bool             // false: the crawl is not running, or the host's next start is past the page's deadline
+	CrawlState crawl.CrawlState // the crawl's state at booking ("" when it is gone)
+	host       string
+	gap        time.Duration
+	mark       time.Time // Start as the database holds it: names the booking to ReleaseRenderSlot
+}
+
+// BookRenderSlot books the host's next request start for a page of crawlID that is rendering,
+// only while the crawl runs and only if that start comes no later than latest (the page's
+// deadline): a page never books host time it cannot use, so however many requests it makes,
+// the host's schedule after the page is as after one page. One round trip.
+func (s *Store) BookRenderSlot(ctx context.Context, host, crawlID string, gap time.Duration, latest time.Time) (RenderSlot, error) {
+	if err := s.toDB(ctx, &latest); err != nil {
+		return RenderSlot{}, err
+	}
+	slot := RenderSlot{host: host, gap: gap}
+	var start *time.Time
+	var db time.Time
+	read := s.clock.reading()
+	err := s.pool.QueryRow(ctx, `WITH c AS (SELECT state FROM crawls WHERE id = $4),
+		b AS (UPDATE hosts h SET next_request_at = greatest(clock_timestamp(), h.next_request_at) + $2::interval
+			WHERE h.host = $1 AND (SELECT state FROM c) = 'running'
+				AND greatest(clock_timestamp(), coalesce(h.next_request_at, '-infinity')) <= $3::timestamptz
+			RETURNING h.next_request_at - $2::interval AS start)
+		SELECT coalesce((SELECT state FROM c), ''), (SELECT start FROM b), clock_timestamp()`,
+		host, gap, latest, crawlID).Scan(&slot.CrawlState, &start, &db)
+	if err != nil {
+		return RenderSlot{}, fmt.Errorf("store: book a render slot on %s: %w", host, err)
+	}
+	read(db)
+	if start != nil {
+		slot.Booked, slot.mark, slot.Start = true, *start, s.clock.fromDB(*start)
+	}
+	return slot, nil
+}
+
+// ReleaseRenderSlot gives back a slot its page did not use (the page ended while it waited),
+// if nobody booked the host after it: the host's next start moves back to the slot's.
+func (s *Store) ReleaseRenderSlot(ctx context.Context, slot RenderSlot) error {
+	if !slot.Booked {
+		return nil
+	}
+	_, err := s.pool.Exec(ctx, `UPDATE hosts SET next_request_at = $2 WHERE host = $1 AND next_request_at = $2 + $3::interval`,
+		slot.host, slot.mark, slot.gap)
+	if err != nil {
+		return fmt.Errorf("store: release a render slot on %s: %w", slot.host, err)
+	}
+	return nil
+}
+
+// DeferHost moves the host's next request start to until at the earliest (a 429 or 503 with
+// Retry-After): every booking of the host — fetch leases' windows after the current one,
+// renders' slots — starts no sooner.
+func (s *Store) DeferHost(ctx context.Context, host string, until time.Time) error {
+	if err := s.toDB(ctx, &until); err != nil {
+		return err
+	}
+	_, err := s.pool.Exec(ctx, `INSERT INTO hosts AS h (host, next_request_at) VALUES ($1, $2)
+		ON CONFLICT (host) DO UPDATE SET next_request_at = greatest(h.next_request_at, $2)`, host, until)
+	if err != nil {
+		return fmt.Errorf("store: defer %s: %w", host, err)
+	}
+	return nil
+}
