@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"sync"
 	"time"
@@ -100,7 +101,9 @@ func (p *pagePolicy) fetch(ctx context.Context, rawURL string) render.Answer {
 		// The page ended while it waited: its slot goes back to the host.
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
-		_ = p.r.Store.ReleaseRenderSlot(rctx, slot)
+		if err := p.r.Store.ReleaseRenderSlot(rctx, slot); err != nil {
+			slog.Warn("render: give back an unused slot", "host", p.j.Host, "error", err)
+		}
 		p.stopped = "page ended"
 		return render.Answer{Block: p.stopped}
 	}
@@ -117,7 +120,9 @@ func (p *pagePolicy) fetch(ctx context.Context, rawURL string) render.Answer {
 		if wait <= 0 {
 			wait = spec.RetryBase.D()
 		}
-		_ = p.r.Store.DeferHost(ctx, p.j.Host, p.r.Store.Clock().Now().Add(wait))
+		if err := p.r.Store.DeferHost(ctx, p.j.Host, p.r.Store.Clock().Now().Add(wait)); err != nil {
+			slog.Warn("render: defer the host", "host", p.j.Host, "error", err)
+		}
 		p.stopped = fmt.Sprintf("host answered HTTP %d", resp.Status)
 	}
 	return render.Answer{Status: resp.Status, ContentType: resp.ContentType, Body: resp.Body}

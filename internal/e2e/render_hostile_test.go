@@ -15,7 +15,8 @@ import (
 // and leaves the host's next start as after one page (it booked 10,000 slots before); dialogs
 // are dismissed and an outerHTML bomb is not read, so the links those pages add after them are
 // crawled; a page that sends its main frame away keeps its own DOM and gives where it went as
-// a link. Then a crawl paused in the middle of a slow page's render: its requests stop.
+// a link. Then a crawl paused in the middle of a slow page's render: its requests stop. Last,
+// a 429 with Retry-After to a render's request stops the page's requests and defers the host.
 func TestHostilePagesCannotReachPastTheRenderer(t *testing.T) {
 	s, wc := newRenderStack(t, func(r *render.Options) { r.PageTimeout, r.MemoryMB, r.MaxRequests = 12*time.Second, 512, 30 })
 	ctx := context.Background()
@@ -110,6 +111,39 @@ func TestHostilePagesCannotReachPastTheRenderer(t *testing.T) {
 	}
 	if p := s.wait(run, 3*time.Minute); p.State != "done" || p.Pending != 0 {
 		t.Errorf("the paused crawl, resumed, ended %s with %d pending", p.State, p.Pending)
+	}
+	checkNoPoliteness(t, s)
+
+	// A host that answers a render's request with 429 and Retry-After: the page requests
+	// nothing more of it, and the host's every booking waits the Retry-After.
+	p = s.crawl(crawl.Spec{Seeds: []string{"http://jsbad.test/slowdown"}, Scope: crawl.ScopeHost, Delay: crawl.Duration(wc.DefaultDelay),
+		ProgressInterval: crawl.Duration(time.Second), Render: &crawl.Render{Hosts: []string{"jsbad.test"}}}, 3*time.Minute)
+	if p.State != "done" || p.Pending != 0 {
+		t.Fatalf("crawl ended %s with %d pending: %+v", p.State, p.Pending, p)
+	}
+	busy, after := 0, 0
+	for _, r := range s.web.Audit().Requests("jsbad.test") {
+		switch r.Path {
+		case "/busy":
+			busy++
+		case "/after-busy":
+			after++
+		}
+	}
+	if busy != 1 || after != 0 {
+		var state, e string
+		var requests, blocked int
+		_ = s.store.Pool().QueryRow(ctx, `SELECT state, coalesce(error, ''), coalesce(requests, 0), coalesce(blocked, 0) FROM renders WHERE crawl_id = $1`, p.CrawlID).
+			Scan(&state, &e, &requests, &blocked)
+		t.Logf("the render of /slowdown: %s %q, %d requests, %d blocked", state, e, requests, blocked)
+		t.Errorf("after a 429: /busy requested %d times, /after-busy %d (want 1 and 0)", busy, after)
+	}
+	if err := s.store.Pool().QueryRow(ctx, `SELECT extract(epoch FROM next_request_at - clock_timestamp())::float8 * interval '1 second'
+		FROM hosts WHERE host = 'jsbad.test'`).Scan(&ahead); err != nil {
+		t.Fatal(err)
+	}
+	if ahead < 10*time.Second {
+		t.Errorf("after a 429 with Retry-After: 20 the host's next start is only %s ahead", ahead)
 	}
 	checkNoPoliteness(t, s)
 }

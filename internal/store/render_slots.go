@@ -53,7 +53,7 @@ func (s *Store) ReleaseRenderSlot(ctx context.Context, slot RenderSlot) error {
 	if !slot.Booked {
 		return nil
 	}
-	_, err := s.pool.Exec(ctx, `UPDATE hosts SET next_request_at = $2 WHERE host = $1 AND next_request_at = $2 + $3::interval`,
+	_, err := s.pool.Exec(ctx, `UPDATE hosts SET next_request_at = $2::timestamptz WHERE host = $1 AND next_request_at = $2::timestamptz + $3::interval`,
 		slot.host, slot.mark, slot.gap)
 	if err != nil {
 		return fmt.Errorf("store: release a render slot on %s: %w", slot.host, err)

@@ -16,6 +16,8 @@ import (
 //   - /alert: alert() and confirm() before its script adds a link (/after-alert).
 //   - /bomb: redefines outerHTML to a 200 MB string, then adds a link (/after-bomb).
 //   - /away: sends its main frame to /elsewhere (same host) once loaded.
+//   - /slowdown: loads /busy, which answers 429 with Retry-After: 20, then /after-busy, which
+//     a polite renderer never requests (nor anything else of the host for 20 s).
 //
 // Render-level attacks that need no web (WebRTC UDP, a renderer that exhausts its memory, a
 // dead browser) are tested in internal/render against the browser alone.
@@ -31,7 +33,7 @@ func (s *hostileRenderSite) robots() robotsSpec {
 func (s *hostileRenderSite) sitemapPages() []string { return nil }
 
 // HostileRenderPages are jsbad.test's pages, each an attack on a renderer.
-var HostileRenderPages = []string{"/flood", "/steps", "/alert", "/bomb", "/away"}
+var HostileRenderPages = []string{"/flood", "/steps", "/alert", "/bomb", "/away", "/slowdown"}
 
 func (s *hostileRenderSite) serve(w http.ResponseWriter, r *http.Request) {
 	script := ""
@@ -54,7 +56,13 @@ Object.defineProperty(Element.prototype, "outerHTML", {get: huge});
 var a = document.createElement("a"); a.href = "/after-bomb"; document.body.appendChild(a);`
 	case p == "/away":
 		script = `window.addEventListener("load", function () { window.location = "/elsewhere" });`
-	case p == "/x":
+	case p == "/slowdown":
+		script = `document.write('<script src="/busy"><\/script><script src="/after-busy"><\/script>');`
+	case p == "/busy":
+		w.Header().Set("Retry-After", "20")
+		http.Error(w, "slow down", http.StatusTooManyRequests)
+		return
+	case p == "/x" || p == "/after-busy":
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{}`))
 		return
