@@ -137,4 +137,3 @@ func TestRenderSlotsStayInsideThePagesDeadline(t *testing.T) {
 		t.Errorf("a deferred host booked %+v %v", slot, err)
 	}
 }
-
