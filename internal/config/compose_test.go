@@ -34,6 +34,17 @@ func TestDockerComposeAsShipped(t *testing.T) {
 			t.Errorf("service %q missing", name)
 		}
 	}
+	// The render service can start Chromium sandboxed (user namespaces), and nothing else is
+	// unconfined.
+	for name, s := range p.Services {
+		unconfined := false
+		for _, o := range s.SecurityOpt {
+			unconfined = unconfined || o == "seccomp=unconfined" || o == "seccomp:unconfined"
+		}
+		if unconfined != (name == RoleRender) {
+			t.Errorf("service %s: security_opt %v (only the render service relaxes seccomp, for Chromium's sandbox)", name, s.SecurityOpt)
+		}
+	}
 	// Images: pinned tags that name a release, no auto-setup; Trawler's own built here.
 	for name, s := range p.Services {
 		repo, tag, _ := strings.Cut(s.Image, ":")
