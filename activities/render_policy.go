@@ -120,7 +120,10 @@ func (p *pagePolicy) fetch(ctx context.Context, rawURL string) render.Answer {
 		if wait <= 0 {
 			wait = spec.RetryBase.D()
 		}
-		if err := p.r.Store.DeferHost(ctx, p.j.Host, p.r.Store.Clock().Now().Add(wait)); err != nil {
+		// Not on the page's context: a 429 that came as the page ended still holds.
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := p.r.Store.DeferHost(dctx, p.j.Host, p.r.Store.Clock().Now().Add(wait)); err != nil {
 			slog.Warn("render: defer the host", "host", p.j.Host, "error", err)
 		}
 		p.stopped = fmt.Sprintf("host answered HTTP %d", resp.Status)

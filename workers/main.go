@@ -16,6 +16,7 @@ import (
 
 	"github.com/trawlerdev/trawler/internal/app"
 	"github.com/trawlerdev/trawler/internal/config"
+	"github.com/trawlerdev/trawler/internal/confine"
 	"github.com/trawlerdev/trawler/internal/metrics"
 	"github.com/trawlerdev/trawler/internal/runner"
 	"github.com/trawlerdev/trawler/internal/searchattrs"
@@ -35,6 +36,10 @@ func run() error {
 		return err
 	}
 	log := app.NewLogger(cfg)
+	// Before any child runs: a child taken over by what it reads gets no way into the worker.
+	if err := confine.HideWorker(); err != nil {
+		return err
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 

@@ -6,8 +6,9 @@
 // takes one limit per call, so the one-line form failed there, the error was hidden and
 // poppler ran with no limit at all. Go cannot set a child's rlimits between fork and exec, so
 // the worker's own binary is the small launcher: Command starts /proc/self/exe with a marker
-// argument, this package's init sees the marker before anything else of the program runs,
-// calls setrlimit(2) and execs the tool. The limits are set by a system call, not parsed by a
+// argument, this package's init sees the marker before main runs (only the package inits
+// ordered before it run first, and they start nothing), calls setrlimit(2) and execs the
+// tool. The limits are set by a system call, not parsed by a
 // shell, and a child can read them back in /proc/self/limits (the tests do).
 package confine
 
@@ -19,12 +20,15 @@ import (
 	"os/exec"
 	"strconv"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // marker is the first argument of a re-exec that must confine itself and exec a tool.
 const marker = "__trawler_confine__"
 
-// Limits bound one child process. A zero field is not set (the worker's own limit holds).
+// Limits bound one child process. A zero field is not set (the worker's own limit holds):
+// callers fill every field they mean to bound.
 type Limits struct {
 	MemoryBytes uint64 // address space (RLIMIT_AS)
 	CPUSeconds  uint64 // CPU time (RLIMIT_CPU): the kernel kills the child past it
@@ -82,7 +86,12 @@ func enter(args []string) error {
 		if n == 0 {
 			continue
 		}
-		if err := syscall.Setrlimit(res, &syscall.Rlimit{Cur: n, Max: n}); err != nil {
+		lim := syscall.Rlimit{Cur: n, Max: n}
+		if res == syscall.RLIMIT_CPU {
+			// SIGXCPU at the soft limit, so the reason can say "CPU"; SIGKILL a second later.
+			lim.Max = n + 1
+		}
+		if err := syscall.Setrlimit(res, &lim); err != nil {
 			return fmt.Errorf("setrlimit %d to %d: %w", res, n, err)
 		}
 	}
@@ -92,4 +101,16 @@ func enter(args []string) error {
 	}
 	tool := args[4]
 	return syscall.Exec(tool, append([]string{tool}, args[5:]...), os.Environ())
+}
+
+// HideWorker makes the calling process undumpable: its /proc entries (environ, mem, maps)
+// become root's, and no process of the same uid may ptrace it. A child that shares the worker's
+// uid (Chromium where the worker is not root, poppler always) and is taken over by a hostile
+// page or PDF then cannot read the worker's environment — its database URL and S3 keys — nor
+// its memory. Children get their own dumpable flag at exec: this does not reach them.
+func HideWorker() error {
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fmt.Errorf("confine: prctl(PR_SET_DUMPABLE, 0): %w", err)
+	}
+	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/trawlerdev/trawler/internal/confine"
 )
 
@@ -27,8 +29,12 @@ func TestChildHasItsLimitsAndNoEnvironment(t *testing.T) {
 		for name, v := range want {
 			if strings.HasPrefix(line, name+" ") {
 				f := strings.Fields(strings.TrimPrefix(line, name))
-				if len(f) < 2 || f[0] != v || f[1] != v {
-					t.Errorf("%s: %q, want soft and hard %s", name, line, v)
+				hard := v
+				if name == "Max cpu time" {
+					hard = "8" // a second past the soft limit: SIGXCPU first, then SIGKILL
+				}
+				if len(f) < 2 || f[0] != v || f[1] != hard {
+					t.Errorf("%s: %q, want soft %s and hard %s", name, line, v, hard)
 				}
 				delete(want, name)
 			}
@@ -55,4 +61,24 @@ func TestChildOverItsMemoryFails(t *testing.T) {
 		t.Fatalf("sort of 64 MiB under a 32 MiB limit succeeded: %.200s", out)
 	}
 	t.Logf("%v: %.200s", err, out)
+}
+
+// The worker hides itself from its children: undumpable, so a child of the same uid cannot
+// read its environment or memory through /proc or ptrace.
+func TestHideWorker(t *testing.T) {
+	if err := confine.HideWorker(); err != nil {
+		t.Fatal(err)
+	}
+	v, err := unix.PrctlRetInt(unix.PR_GET_DUMPABLE, 0, 0, 0, 0)
+	if err != nil || v != 0 {
+		t.Errorf("dumpable %d (%v), want 0", v, err)
+	}
+	// Hidden, the worker still re-executes itself to confine a child.
+	cmd, err := confine.Command(context.Background(), confine.Limits{MemoryBytes: 256 << 20}, "cat", "/proc/self/limits")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "268435456") {
+		t.Errorf("a confined child of a hidden worker: %v %s", err, out)
+	}
 }

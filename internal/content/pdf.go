@@ -36,6 +36,21 @@ type PDFLimits struct {
 // second a page.
 var DefaultPDFLimits = PDFLimits{Pages: 200, Timeout: 20 * time.Second, MemoryMB: 512}
 
+// orDefaults fills each unset (or nonsensical) limit with DefaultPDFLimits' own: a zero memory
+// limit would otherwise mean none at all.
+func (l PDFLimits) orDefaults() PDFLimits {
+	if l.Pages <= 0 {
+		l.Pages = DefaultPDFLimits.Pages
+	}
+	if l.Timeout <= 0 {
+		l.Timeout = DefaultPDFLimits.Timeout
+	}
+	if l.MemoryMB <= 0 {
+		l.MemoryMB = DefaultPDFLimits.MemoryMB
+	}
+	return l
+}
+
 // PDFDoc is what a PDF yields.
 type PDFDoc struct {
 	Title string
@@ -54,7 +69,8 @@ func ReadPDF(ctx context.Context, body []byte, lim PDFLimits) (*PDFDoc, error) {
 	if _, err := exec.LookPath("pdfinfo"); err != nil {
 		return nil, ErrNoPDFTools
 	}
-	pages := strconv.Itoa(max(lim.Pages, 1))
+	lim = lim.orDefaults()
+	pages := strconv.Itoa(lim.Pages)
 	text, err := runLimited(ctx, body, lim, MaxTextBytes, "pdftotext", "-l", pages, "-enc", "UTF-8", "-", "-")
 	if err != nil {
 		return nil, fmt.Errorf("pdf text: %w", err)

@@ -3,6 +3,7 @@ package render
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"os/user"
@@ -135,9 +136,22 @@ func (in *instance) stop() {
 	_ = os.RemoveAll(in.dir)
 }
 
-// launch starts one browser process, sandboxed, with an empty environment and the flags that
-// keep it off the network.
+// launch starts one browser process, sandboxed, with an empty environment, in a network
+// namespace of its own (nothing but a loopback that is down: the DevTools pipe is its only
+// way out), and with the flags that keep it off the network besides. Where no network
+// namespace can be made, it starts without one, and says so in the log: the flags, the dead
+// proxy and the resolver still hold.
 func launch(path string, opts Options) (*instance, error) {
+	inst, err := launchIn(path, opts, true)
+	if err == nil {
+		return inst, nil
+	}
+	slog.Warn("render: no network namespace for the browser; it runs on the worker's network, held off it by its flags",
+		"error", err)
+	return launchIn(path, opts, false)
+}
+
+func launchIn(path string, opts Options, offline bool) (*instance, error) {
 	dir, err := os.MkdirTemp("", "trawler-render-")
 	if err != nil {
 		return nil, fmt.Errorf("render: profile directory: %w", err)
@@ -161,9 +175,7 @@ func launch(path string, opts Options) (*instance, error) {
 		chromedp.Flag("no-sandbox", false),
 		// Only what the browser needs: the worker's credentials stay in the worker.
 		chromedp.NoInheritEnv, chromedp.Env("HOME="+dir, "PATH=/usr/bin:/bin", "LANG=C.UTF-8"),
-		chromedp.ModifyCmdFunc(func(cmd *exec.Cmd) {
-			cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Credential: cred}
-		}),
+		chromedp.ModifyCmdFunc(func(cmd *exec.Cmd) { cmd.SysProcAttr = isolation(cred, offline) }),
 		// No GPU and no software GL (chromedp.DisableGPU would add --enable-unsafe-swiftshader):
 		// no WebGL, no 3D APIs for a page to reach the GL stack through.
 		chromedp.Flag("disable-gpu", true),
@@ -173,7 +185,7 @@ func launch(path string, opts Options) (*instance, error) {
 		// WebRTC: UDP only through a proxy, and the only proxy is dead, so no STUN/TURN packet
 		// leaves (the forced policy alone did not stop it).
 		chromedp.Flag("webrtc-ip-handling-policy", "disable_non_proxied_udp"),
-		chromedp.Flag("force-webrtc-ip-handling-policy", true),
+		chromedp.Flag("force-webrtc-ip-handling-policy", "disable_non_proxied_udp"), // a value: some builds read the policy from it
 		chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-sync", true),
@@ -204,6 +216,25 @@ func launch(path string, opts Options) (*instance, error) {
 	}
 	inst.dog = watch(inst.pid, int64(opts.MemoryMB)<<20, cancel) // a dead browser ends its pages now
 	return inst, nil
+}
+
+// isolation is how the browser process is started: killed with the worker; as cred's user;
+// with offline, in a new network namespace (as root directly; otherwise inside a new user
+// namespace that maps the worker's own uid and gid, so nothing gains a privilege).
+func isolation(cred *syscall.Credential, offline bool) *syscall.SysProcAttr {
+	a := &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Credential: cred}
+	if !offline {
+		return a
+	}
+	a.Cloneflags = syscall.CLONE_NEWNET
+	if os.Geteuid() != 0 {
+		uid, gid := os.Geteuid(), os.Getegid()
+		a.Cloneflags |= syscall.CLONE_NEWUSER
+		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
+		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+		a.GidMappingsEnableSetgroups = false
+	}
+	return a
 }
 
 // browserUser is the credential the browser runs with: nil (the worker's own user) unless the

@@ -50,7 +50,8 @@ func browserProcs(t *testing.T) []int {
 }
 
 // The browser runs sandboxed, as an unprivileged user when the worker is root, with none of
-// the worker's environment: a renderer exploit finds no credentials and no root.
+// the worker's environment, in a network namespace of its own: a renderer exploit finds no
+// credentials, no root and no network.
 func TestBrowserIsSandboxedWithoutTheWorkersEnvironment(t *testing.T) {
 	t.Setenv("DATABASE_URL", "postgres://trawler:secret@db/trawler")
 	t.Setenv("TRAWLER_S3_SECRET_KEY", "s3-secret")
@@ -63,6 +64,7 @@ func TestBrowserIsSandboxedWithoutTheWorkersEnvironment(t *testing.T) {
 		t.Fatalf("browser processes: %v", pids)
 	}
 	selfNS, _ := os.Readlink("/proc/self/ns/user")
+	selfNet, _ := os.Readlink("/proc/self/ns/net")
 	sandboxed := 0
 	for _, pid := range pids {
 		dir := filepath.Join("/proc", strconv.Itoa(pid))
@@ -79,6 +81,9 @@ func TestBrowserIsSandboxedWithoutTheWorkersEnvironment(t *testing.T) {
 			if err := syscall.Stat(dir, &st); err == nil && st.Uid == 0 {
 				t.Errorf("process %d runs as root", pid)
 			}
+		}
+		if ns, err := os.Readlink(filepath.Join(dir, "ns/net")); err != nil || ns == selfNet {
+			t.Errorf("process %d shares the worker's network (%s, %v)", pid, ns, err)
 		}
 		if ns, err := os.Readlink(filepath.Join(dir, "ns/user")); err == nil && ns != selfNS {
 			sandboxed++ // a renderer in the namespace sandbox
@@ -155,7 +160,8 @@ func TestOuterHTMLBombIsNotRead(t *testing.T) {
 }
 
 // A page that floods requests reaches the policy at most MaxRequests times (plus its own
-// document); the rest are blocked without a decision.
+// document); the rest are blocked without a decision, and past ten times the cap the page
+// ends.
 func TestRequestFloodIsCapped(t *testing.T) {
 	html := `<html><body><script>for (let i = 0; i < 3000; i++) fetch("/x?" + i).catch(() => {})</script></body></html>`
 	var seen atomic.Int64
@@ -167,8 +173,17 @@ func TestRequestFloodIsCapped(t *testing.T) {
 	if n := seen.Load(); n > 26 {
 		t.Errorf("the policy decided %d requests, cap 25 + the document", n)
 	}
-	if res.Blocked["request cap"] < 100 {
+	if res.Blocked["request cap"] < 100 || res.Blocked["request flood: page ended"] != 1 {
 		t.Errorf("blocked %v of %d requests", res.Blocked, res.Requests)
+	}
+	// Other methods are one reason, whatever the page names them: the counts stay small.
+	html = `<html><body><script>for (let i = 0; i < 50; i++) fetch("/m", {method: "M" + i}).catch(() => {})</script></body></html>`
+	res, err = b.Render(context.Background(), "http://methods.test/", servePage("http://methods.test/", html, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Blocked) > 2 || res.Blocked["method"] < 40 { // "method", and maybe the cap
+		t.Errorf("blocked %v", res.Blocked)
 	}
 }
 

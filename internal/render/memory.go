@@ -6,8 +6,9 @@ import (
 	"os"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // The V8 heap flag bounds a page's JavaScript objects, not its renderer: DOM nodes, layout,
@@ -21,11 +22,12 @@ import (
 const watchdogEvery = 200 * time.Millisecond
 
 type watchdog struct {
-	root  int
-	dead  func() // called once when the browser process is gone
-	limit int64
-	quit  chan struct{}
-	once  sync.Once
+	root      int
+	rootStart uint64 // root's start time: its pid reused by another process is not it
+	dead      func() // called once when the browser process is gone
+	limit     int64
+	quit      chan struct{}
+	once      sync.Once
 
 	mu    sync.Mutex
 	kills []kill // recent kills, for the pages that crashed to say why
@@ -39,7 +41,7 @@ type kill struct {
 // watch measures root's descendants (and root) every watchdogEvery until stop, and calls dead
 // when root is gone (the browser's pipe does not always say so soon).
 func watch(root int, limit int64, dead func()) *watchdog {
-	w := &watchdog{root: root, limit: limit, dead: dead, quit: make(chan struct{})}
+	w := &watchdog{root: root, rootStart: startOf(root), limit: limit, dead: dead, quit: make(chan struct{})}
 	if root > 0 && limit > 0 {
 		go w.run()
 	}
@@ -63,26 +65,40 @@ func (w *watchdog) run() {
 
 // check kills each process of the browser whose resident set is over the limit.
 func (w *watchdog) check() {
-	if !running(w.root) {
-		w.dead()
+	if w.rootStart == 0 || startOf(w.root) != w.rootStart {
+		w.dead() // gone, a zombie, or its pid is another process's now
 		w.stop()
 		return
 	}
-	for _, pid := range descendants(w.root) {
-		rss := residentBytes(pid)
+	for _, p := range descendants(w.root) {
+		rss := residentBytes(p.pid)
 		if rss <= w.limit {
 			continue
 		}
-		if syscall.Kill(pid, syscall.SIGKILL) == nil {
+		if killExact(p) == nil {
 			w.mu.Lock()
 			w.kills = append(w.kills, kill{time.Now(), fmt.Sprintf("browser process %d killed: %d MiB resident, over the %d MiB limit",
-				pid, rss>>20, w.limit>>20)})
+				p.pid, rss>>20, w.limit>>20)})
 			if len(w.kills) > 16 {
 				w.kills = w.kills[len(w.kills)-16:]
 			}
 			w.mu.Unlock()
 		}
 	}
+}
+
+// killExact kills p and no other process: through a pidfd opened before p's start time is
+// checked again, so a pid freed and reused since p was measured is never signalled.
+func killExact(p proc) error {
+	fd, err := unix.PidfdOpen(p.pid, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	if startOf(p.pid) != p.start {
+		return fmt.Errorf("process %d is gone", p.pid)
+	}
+	return unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
 }
 
 // killedSince is what the watchdog killed since t ("" if nothing).
@@ -97,56 +113,73 @@ func (w *watchdog) killedSince(t time.Time) string {
 	return ""
 }
 
+// proc is a process as /proc/pid/stat shows it; start (clock ticks after boot) tells it from
+// a later process given the same pid.
+type proc struct {
+	pid, ppid int
+	start     uint64
+	zombie    bool
+}
+
 // descendants is root and every process below it, read from /proc.
-func descendants(root int) []int {
+func descendants(root int) []proc {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
 	}
-	children := map[int][]int{}
+	children := map[int][]proc{}
+	var self proc
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
 			continue
 		}
-		if ppid := parentOf(pid); ppid > 0 {
-			children[ppid] = append(children[ppid], pid)
+		p, ok := readProc(pid)
+		if !ok || p.zombie {
+			continue
 		}
+		if pid == root {
+			self = p
+		}
+		children[p.ppid] = append(children[p.ppid], p)
 	}
-	out := []int{root}
+	if self.pid == 0 {
+		return nil
+	}
+	out := []proc{self}
 	for i := 0; i < len(out); i++ {
-		out = append(out, children[out[i]]...)
+		out = append(out, children[out[i].pid]...)
 	}
 	return out
 }
 
-// running says whether pid is a live process (not gone, not a zombie).
-func running(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
+// startOf is pid's start time (0: no such live process).
+func startOf(pid int) uint64 {
+	p, ok := readProc(pid)
+	if !ok || p.zombie {
+		return 0
 	}
-	i := bytes.LastIndexByte(b, ')')
-	return i > 0 && len(b) > i+2 && b[i+2] != 'Z'
+	return p.start
 }
 
-// parentOf reads the parent pid from /proc/pid/stat (the field after the command's closing
-// parenthesis and the state).
-func parentOf(pid int) int {
+// readProc reads /proc/pid/stat: the fields after the command's closing parenthesis are the
+// state (3), the parent (4) … and the start time (22).
+func readProc(pid int) (proc, bool) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return 0
+		return proc{}, false
 	}
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
-		return 0
+		return proc{}, false
 	}
 	f := bytes.Fields(b[i+1:])
-	if len(f) < 2 {
-		return 0
+	if len(f) < 20 {
+		return proc{}, false
 	}
 	ppid, _ := strconv.Atoi(string(f[1]))
-	return ppid
+	start, _ := strconv.ParseUint(string(f[19]), 10, 64)
+	return proc{pid: pid, ppid: ppid, start: start, zombie: f[0][0] == 'Z'}, true
 }
 
 // residentBytes reads a process's resident set from /proc/pid/statm (in pages).

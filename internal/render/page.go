@@ -67,7 +67,9 @@ func (b *Browser) Render(ctx context.Context, pageURL string, policy Policy) (*R
 }
 
 // alive says whether the browser process still runs.
-func (in *instance) alive() bool { return in.ctx.Err() == nil && in.pid > 0 && running(in.pid) }
+func (in *instance) alive() bool {
+	return in.ctx.Err() == nil && in.pid > 0 && startOf(in.pid) == in.dog.rootStart
+}
 
 func (b *Browser) renderIn(ctx context.Context, inst *instance, pageURL string, policy Policy) (*Result, error) {
 	pg := &pageState{url: withoutFragment(pageURL), blocked: map[string]int{}, budget: b.opts.MaxBytes,
@@ -90,6 +92,11 @@ func (b *Browser) renderIn(ctx context.Context, inst *instance, pageURL string, 
 	stop := context.AfterFunc(ctx, cancel) // the activity's end ends the page too
 	defer stop()
 
+	// Subscribed here, before any goroutine runs and before navigation: an event that came
+	// before a late goroutine subscribed (the page's own document, a crash) would be lost.
+	paused := chromedp.Events(tctx, fetch.RequestPaused)
+	dialogs := chromedp.Events(tctx, page.JavascriptDialogOpening)
+	crashes := chromedp.Events(tctx, inspector.TargetCrashed)
 	// Every goroutine of the page is counted before any starts: none is added while Wait runs.
 	var wg sync.WaitGroup
 	queue := make(chan *fetch.EventRequestPaused, pg.maxRequests+1)
@@ -105,16 +112,19 @@ func (b *Browser) renderIn(ctx context.Context, inst *instance, pageURL string, 
 	go func() { // one dispatcher: caps and navigations are decided here, in order
 		defer wg.Done()
 		defer close(queue)
-		for ev, err := range chromedp.Events(tctx, fetch.RequestPaused) {
+		for ev, err := range paused {
 			if err != nil {
 				return
 			}
-			pg.dispatch(tctx, &ev, queue)
+			if !pg.dispatch(tctx, &ev, queue) {
+				cancel() // a flood past any use: the page ends, and its queue with it
+				return
+			}
 		}
 	}()
 	go func() { // dialogs are dismissed, or the page's scripts would wait on them forever
 		defer wg.Done()
-		for _, err := range chromedp.Events(tctx, page.JavascriptDialogOpening) {
+		for _, err := range dialogs {
 			if err != nil {
 				return
 			}
@@ -126,7 +136,7 @@ func (b *Browser) renderIn(ctx context.Context, inst *instance, pageURL string, 
 	}()
 	go func() { // a renderer that dies (its own crash, or the memory watchdog) ends the page
 		defer wg.Done()
-		for _, err := range chromedp.Events(tctx, inspector.TargetCrashed) {
+		for _, err := range crashes {
 			if err != nil {
 				return
 			}
@@ -182,17 +192,30 @@ func (b *Browser) renderIn(ctx context.Context, inst *instance, pageURL string, 
 	return res, nil
 }
 
+// floodFactor: a page that makes this many times its cap of requests is ended, so the queue
+// of events the browser sends faster than they are refused cannot grow without bound.
+const floodFactor = 10
+
+// maxURLBytes is the longest request URL a page may send; a longer one is refused unread.
+const maxURLBytes = 8 << 10
+
 // dispatch decides what needs no policy (a request past the page's cap, a method a crawler
-// does not send, the main frame taken elsewhere) and queues the rest for the policy workers.
-func (r *pageState) dispatch(ctx context.Context, ev *fetch.EventRequestPaused, queue chan<- *fetch.EventRequestPaused) {
+// does not send, an overlong URL, the main frame taken elsewhere) and queues the rest for the
+// policy workers. False: the page has flooded past any use and must end.
+func (r *pageState) dispatch(ctx context.Context, ev *fetch.EventRequestPaused, queue chan<- *fetch.EventRequestPaused) bool {
 	n := r.requests.Add(1)
 	var method, u string
 	if ev.Request != nil {
 		method, u = ev.Request.Method, ev.Request.URL
 	}
 	switch {
+	case n > floodFactor*(r.maxRequests+1):
+		r.block(ctx, ev, "request flood: page ended")
+		return false
 	case method != "" && method != "GET":
-		r.block(ctx, ev, "method "+method) // a crawler only reads
+		r.block(ctx, ev, "method") // a crawler only reads (one reason, whatever the method: the counts stay small)
+	case len(u) > maxURLBytes:
+		r.block(ctx, ev, "URL too long")
 	case ev.ResourceType == network.ResourceTypeDocument && ev.FrameID == r.mainFrame && withoutFragment(u) != r.url:
 		// window.location = …: the DOM read must stay the named page's. Where it went is
 		// kept, as a link the page gives.
@@ -212,6 +235,7 @@ func (r *pageState) dispatch(ctx context.Context, ev *fetch.EventRequestPaused, 
 	default:
 		queue <- ev // room for every request under the cap: never blocks
 	}
+	return true
 }
 
 // answer decides one paused request with the policy, within the page's byte budget.

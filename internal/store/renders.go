@@ -108,12 +108,20 @@ func (s *Store) FinishRender(ctx context.Context, j RenderJob, owner string, o R
 	return nil
 }
 
-// ReleaseRender gives a claimed render back to the queue without counting the attempt: the
-// worker failed (its browser died), not the page.
+// freeBrowserDeaths is how often a page's render may be given back uncounted because its
+// browser died; after that each death counts as one of the page's attempts (the page may be
+// what kills the browser).
+const freeBrowserDeaths = 2
+
+// ReleaseRender gives a claimed render back to the queue because the worker failed (its
+// browser died), not counting the attempt the first freeBrowserDeaths times.
 func (s *Store) ReleaseRender(ctx context.Context, j RenderJob, owner string) error {
-	_, err := s.pool.Exec(ctx, `UPDATE renders SET claimed_by = NULL, claimed_until = NULL, attempts = greatest(attempts - 1, 0)
+	_, err := s.pool.Exec(ctx, `UPDATE renders SET claimed_by = NULL, claimed_until = NULL, browser_deaths = browser_deaths + 1,
+			attempts = CASE WHEN browser_deaths < $5 THEN greatest(attempts - 1, 0) ELSE attempts END,
+			state = CASE WHEN browser_deaths >= $5 AND attempts >= $6 THEN 'failed' ELSE state END,
+			error = CASE WHEN browser_deaths >= $5 AND attempts >= $6 THEN 'given up: its browser died during each of its attempts' ELSE error END
 		WHERE crawl_id = $1 AND url_hash = $2 AND fetch_id = $3 AND claimed_by = $4 AND state = 'queued'`,
-		j.CrawlID, j.Hash, j.FetchID, owner)
+		j.CrawlID, j.Hash, j.FetchID, owner, freeBrowserDeaths, maxRenderAttempts)
 	if err != nil {
 		return fmt.Errorf("store: release render: %w", err)
 	}
