@@ -72,7 +72,7 @@ func (f *Fetcher) fetchOne(ctx context.Context, ci *admit.Crawl, u crawl.Claimed
 	spec := ci.Spec
 	var eff effect
 	o := store.FetchOutcome{CrawlID: u.CrawlID, Hash: u.Hash, URL: u.URL, Attempts: u.Attempts,
-		FetchKey: fmt.Sprintf("%s/%x/%d/%d", u.CrawlID, u.Hash, u.FetchCount, u.Attempts)}
+		FetchKey: crawl.FetchKey(u.CrawlID, u.Hash, u.FetchCount, u.Attempts)}
 	resp, err := f.Client.Get(ctx, fetch.Request{URL: u.URL, UserAgent: ci.UserAgent, ETag: u.ETag, LastModified: u.LastModified,
 		MaxBytes: spec.MaxBodyBytes, Timeout: spec.RequestTimeout.D(), Sent: sent})
 	o.FetchedAt, o.Duration = start, f.clock().Since(start)
@@ -208,20 +208,20 @@ func (f *Fetcher) followRedirect(ctx context.Context, ci *admit.Crawl, u crawl.C
 		return fmt.Sprintf("more than %d redirects", MaxRedirects)
 	}
 	base, _ := url.Parse(u.URL)
-	target, err := f.Crawls.Norm.ResolveRequest(base, location)
-	if err != nil {
-		return "bad redirect target: " + err.Error()
-	}
 	source := crawl.SourceRedirect
 	if u.Source == crawl.SourceSitemapFile {
 		source = crawl.SourceSitemapFile // a sitemap behind a redirect (http -> https) is still read as one
 	}
-	c := f.Crawls.Candidate(target, u.Depth, u.Hops+1, source)
-	if why := ci.Admissible(c); why != "" {
-		return "redirect target refused (" + why + "): " + target
-	}
-	if _, err := f.Admitter.Admit(ctx, ci, []store.Candidate{c}); err != nil {
+	found := f.Crawls.Discover(ci, base, admit.From{Depth: u.Depth, Hops: u.Hops + 1, Source: source}, 0)
+	c, why := found.Add(admit.Found{Href: location})
+	if _, err := f.Admitter.AdmitDiscovered(ctx, ci, found); err != nil {
 		return "admit redirect target: " + err.Error()
+	}
+	switch {
+	case c.Key == "":
+		return "bad redirect target (" + why + "): " + location
+	case why != "":
+		return "redirect target refused (" + why + "): " + c.URL
 	}
 	return ""
 }

@@ -41,21 +41,11 @@ const MaxSitemapNesting = 3
 // admitSitemaps admits sitemap files (from robots.txt or an index) as URLs of their hosts: they
 // are fetched under politeness like pages, and read when they arrive.
 func (f *Fetcher) admitSitemaps(ctx context.Context, ci *admit.Crawl, base *url.URL, locs []string, depth, nesting int) {
-	var cands []store.Candidate
+	found := f.Crawls.Discover(ci, base, admit.From{Depth: depth, Hops: nesting, Source: crawl.SourceSitemapFile}, 0)
 	for _, loc := range locs {
-		n, err := f.Crawls.Norm.ResolveRequest(base, loc)
-		if err != nil {
-			continue
-		}
-		c := f.Crawls.Candidate(n, depth, nesting, crawl.SourceSitemapFile)
-		if ci.Admissible(c) == "" { // the same rules as links: scope, deny and block patterns, traps
-			cands = append(cands, c)
-		}
+		found.Add(admit.Found{Href: loc}) // the same rules as links: scope, deny and block patterns, traps
 	}
-	if len(cands) == 0 {
-		return
-	}
-	if _, err := f.Admitter.Admit(ctx, ci, cands); err != nil {
+	if _, err := f.Admitter.AdmitDiscovered(ctx, ci, found); err != nil {
 		activity.GetLogger(ctx).Warn("admitting sitemaps failed", "crawl", ci.ID, "error", err)
 	}
 }
@@ -78,23 +68,18 @@ func (f *Fetcher) readSitemap(ctx context.Context, ci *admit.Crawl, u crawl.Clai
 		f.admitSitemaps(ctx, ci, base, locs, u.Depth, u.Hops+1)
 		return ""
 	}
-	var cands []store.Candidate
+	found := f.Crawls.Discover(ci, base, admit.From{Depth: u.Depth + 1, Source: crawl.SourceSitemap}, 0)
+	now := time.Now()
 	for _, e := range sm.Entries {
-		n, err := f.Crawls.Norm.ResolveRequest(base, e.Loc)
-		if err != nil {
-			continue
-		}
-		c := f.Crawls.Candidate(n, u.Depth+1, 0, crawl.SourceSitemap)
-		c.HintS = int(recrawlHint(e, time.Now()) / time.Second)
-		admit.SitemapPriority(&c, e.Priority, e.LastMod, time.Now())
-		if !e.LastMod.IsZero() && !e.LastMod.After(time.Now()) { // (a date in the future is no news)
-			c.LastMod = e.LastMod // a known URL fetched before it is due again now
-		}
-		if ci.Admissible(c) == "" {
-			cands = append(cands, c)
-		}
+		found.Add(admit.Found{Href: e.Loc, Tune: func(c *store.Candidate) {
+			c.HintS = int(recrawlHint(e, now) / time.Second)
+			admit.SitemapPriority(c, e.Priority, e.LastMod, now)
+			if !e.LastMod.IsZero() && !e.LastMod.After(now) { // (a date in the future is no news)
+				c.LastMod = e.LastMod // a known URL fetched before it is due again now
+			}
+		}})
 	}
-	if _, err := f.Admitter.Admit(ctx, ci, cands); err != nil {
+	if _, err := f.Admitter.AdmitDiscovered(ctx, ci, found); err != nil {
 		return "admit sitemap entries: " + err.Error()
 	}
 	if sm.Truncated {

@@ -20,7 +20,6 @@ import (
 	"github.com/trawlerdev/trawler/internal/robots"
 	"github.com/trawlerdev/trawler/internal/segment"
 	"github.com/trawlerdev/trawler/internal/store"
-	"github.com/trawlerdev/trawler/internal/urlnorm"
 )
 
 // Processor runs on the process task queue: it parses fetched pages, stores their text and
@@ -63,27 +62,18 @@ func (p *Processor) Process(ctx context.Context, in crawl.ProcessInput) (crawl.P
 func (p *Processor) processPages(ctx context.Context, host string, pages []crawl.PageRef, done *atomic.Int64) (crawl.ProcessResult, error) {
 	var res crawl.ProcessResult
 	log := activity.GetLogger(ctx)
-	// Per crawl, in the order met: links to admit, documents to finish once they are
-	// admitted, and refused links by reason.
+	// Per crawl, in the order met: links to admit (and refused ones by reason), documents to
+	// finish once they are admitted, pages to render.
 	type crawlBatch struct {
-		cands    []store.Candidate
-		docs     []store.Document
-		renders  [][]byte // pages the crawl renders (spec.render)
-		rejected map[string]int
+		found   *admit.Discovery
+		docs    []store.Document
+		renders [][]byte // pages the crawl renders (spec.render)
 	}
 	batches := map[string]*crawlBatch{}
 	var crawlOrder []string
 	// Parse every page first (the CPU-bound part, behind the gate), wait for their texts to be
 	// stored, then save the documents in one transaction, admit their links, and finish them.
-	preps, err := p.prepareAll(ctx, pages, &res, func(crawlID string) map[string]int {
-		cb := batches[crawlID]
-		if cb == nil {
-			cb = &crawlBatch{rejected: map[string]int{}}
-			batches[crawlID] = cb
-			crawlOrder = append(crawlOrder, crawlID)
-		}
-		return cb.rejected
-	}, done)
+	preps, err := p.prepareAll(ctx, pages, &res, done)
 	if err != nil {
 		return res, err
 	}
@@ -97,12 +87,18 @@ func (p *Processor) processPages(ctx context.Context, host string, pages []crawl
 		return res, err
 	}
 	for i, pp := range preps {
-		if !saved[i] {
+		cb := batches[pp.page.CrawlID]
+		if cb == nil {
+			cb = &crawlBatch{found: &admit.Discovery{Rejected: map[string]int{}}}
+			batches[pp.page.CrawlID] = cb
+			crawlOrder = append(crawlOrder, pp.page.CrawlID)
+		}
+		if !saved[i] { // its links are not admitted; what was refused was refused all the same
+			cb.found.Merge(&admit.Discovery{Rejected: pp.found.Rejected})
 			continue
 		}
-		cb := batches[pp.page.CrawlID]
 		cb.docs = append(cb.docs, pp.doc)
-		cb.cands = append(cb.cands, pp.cands...)
+		cb.found.Merge(pp.found)
 		if pp.render {
 			cb.renders = append(cb.renders, pp.page.Hash)
 		}
@@ -114,16 +110,12 @@ func (p *Processor) processPages(ctx context.Context, host string, pages []crawl
 		if err != nil {
 			return res, err
 		}
-		st, err := p.Admitter.Admit(ctx, ci, cb.cands)
+		st, err := p.Admitter.AdmitDiscovered(ctx, ci, cb.found)
 		if err != nil {
 			return res, err
 		}
 		// Queued before the pages are done, so the crawl never looks drained in between.
 		if err := p.Store.QueueRenders(ctx, id, cb.renders); err != nil {
-			return res, err
-		}
-		// Counted once per batch; a retried batch may count its rejections again (stats only).
-		if err := p.Store.CountRejections(ctx, id, cb.rejected); err != nil {
 			return res, err
 		}
 		docs = append(docs, cb.docs...)
@@ -133,7 +125,7 @@ func (p *Processor) processPages(ctx context.Context, host string, pages []crawl
 		count(ctx, metrics.LinksAdmitted, int64(st.New))
 		count(ctx, metrics.LinksSeen, int64(st.Duplicates))
 		count(ctx, metrics.LinksRejected, int64(st.OverBudget), "reason", "budget")
-		for reason, n := range cb.rejected {
+		for reason, n := range cb.found.Rejected {
 			count(ctx, metrics.LinksRejected, int64(n), "reason", reason)
 		}
 	}
@@ -149,10 +141,8 @@ func (p *Processor) processPages(ctx context.Context, host string, pages []crawl
 	return res, nil
 }
 
-// prepareAll prepares pages behind the gate, heartbeating done after each; rejected gives a
-// crawl's refused-link counts.
-func (p *Processor) prepareAll(ctx context.Context, pages []crawl.PageRef, res *crawl.ProcessResult,
-	rejected func(crawlID string) map[string]int, done *atomic.Int64) ([]*prepared, error) {
+// prepareAll prepares pages behind the gate, heartbeating done after each.
+func (p *Processor) prepareAll(ctx context.Context, pages []crawl.PageRef, res *crawl.ProcessResult, done *atomic.Int64) ([]*prepared, error) {
 	if p.Gate != nil {
 		select {
 		case p.Gate <- struct{}{}:
@@ -167,7 +157,7 @@ func (p *Processor) prepareAll(ctx context.Context, pages []crawl.PageRef, res *
 		if err != nil {
 			return nil, err
 		}
-		pp, err := p.preparePage(ctx, ci, page, res, rejected(page.CrawlID))
+		pp, err := p.preparePage(ctx, ci, page, res)
 		if err != nil {
 			return nil, err
 		}
@@ -185,14 +175,14 @@ type prepared struct {
 	page   crawl.PageRef
 	doc    store.Document
 	links  []store.Link
-	cands  []store.Candidate
+	found  *admit.Discovery            // its links to admit, and those refused
 	render bool                        // the crawl renders this page too (spec.render)
 	stored func(context.Context) error // returns once the text's segment is stored (nil: nothing to wait for)
 }
 
 // preparePage parses one page, puts its text into the current text segment and decides its
 // links; nil when the page cannot be processed (it is marked done with the reason).
-func (p *Processor) preparePage(ctx context.Context, ci *admit.Crawl, page crawl.PageRef, res *crawl.ProcessResult, rejected map[string]int) (*prepared, error) {
+func (p *Processor) preparePage(ctx context.Context, ci *admit.Crawl, page crawl.PageRef, res *crawl.ProcessResult) (*prepared, error) {
 	spec := ci.Spec
 	body, err := p.body(ctx, page.BodyKey, spec.MaxBodyBytes+1)
 	if err != nil {
@@ -231,38 +221,13 @@ func (p *Processor) preparePage(ctx context.Context, ci *admit.Crawl, page crawl
 		doc.Fingerprint = ci.Dedup.Fingerprint(ex.text)
 	}
 	var links []store.Link
-	var cands []store.Candidate
-	seenLinks := map[string]bool{}
-	now := time.Now()
+	found := p.Crawls.Discover(ci, ex.base, admit.From{Depth: page.Depth + 1, Source: ex.source}, spec.MaxOutlinks)
 	follow := func(raw string, nofollow bool, published time.Time) {
-		n, err := p.Crawls.Norm.ResolveRequest(ex.base, raw)
-		if err != nil {
-			if !errors.Is(err, urlnorm.ErrScheme) { // mailto:, javascript: … are not links to crawl
-				res.Rejected++
-				rejected[admit.RejectBadURL]++
-			}
-			return
+		nofollow = nofollow || doc.NoFollow
+		c, why := found.Add(admit.Found{Href: raw, NoFollow: nofollow, Published: published})
+		if c.Key != "" && why != admit.FoundAgain { // the graph has one link per page to each key, however spelled
+			links = append(links, store.Link{From: page.Hash, To: c.Hash, NoFollow: nofollow})
 		}
-		c := p.Crawls.Candidate(n, page.Depth+1, 0, ex.source)
-		c.Priority += admit.Fresh(published, now)
-		if seenLinks[c.Key] { // one link per page to each key, however it is spelled
-			return
-		}
-		seenLinks[c.Key] = true
-		links = append(links, store.Link{From: page.Hash, To: c.Hash, NoFollow: nofollow || doc.NoFollow})
-		if nofollow || doc.NoFollow {
-			return
-		}
-		why := ci.Admissible(c)
-		if why == "" && len(cands) >= spec.MaxOutlinks {
-			why = admit.RejectOutlinks
-		}
-		if why != "" {
-			res.Rejected++
-			rejected[why]++
-			return
-		}
-		cands = append(cands, c)
 	}
 	for i, l := range ex.links {
 		var published time.Time
@@ -277,6 +242,7 @@ func (p *Processor) preparePage(ctx context.Context, ci *admit.Crawl, page crawl
 			follow(ex.canonical, false, time.Time{}) // and crawled like a link, as written
 		}
 	}
+	res.Rejected += found.Refused()
 	doc.LinksOut = len(links)
 	// The recrawl schedule learns from this fetch: changed pages come back sooner.
 	if next := spec.Recrawl.Next(time.Duration(page.RecrawlS)*time.Second, page.Change, time.Duration(page.HintS)*time.Second); next > 0 {
@@ -284,7 +250,7 @@ func (p *Processor) preparePage(ctx context.Context, ci *admit.Crawl, page crawl
 		doc.RecrawlAt, doc.RecrawlS = &at, int(next/time.Second)
 	}
 	render := ex.kind == content.HTML && ci.Renders(page.URL)
-	return &prepared{ci: ci, page: page, doc: doc, links: links, cands: cands, stored: stored, render: render}, nil
+	return &prepared{ci: ci, page: page, doc: doc, links: links, found: found, stored: stored, render: render}, nil
 }
 
 // textsStored waits until the texts of prepared pages are stored.

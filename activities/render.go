@@ -178,29 +178,16 @@ func (r *Renderer) renderOne(ctx context.Context, j store.RenderJob, owner strin
 	parsed, err := parse.Parse([]byte(out.DOM), "text/html; charset=utf-8", pu, spec.MaxOutlinks*4, ci.Token)
 	admitted := 0
 	if err == nil && !parsed.Binary && !parsed.Meta.NoFollow && !robots.ParseList(j.RobotsTag).NoFollow {
-		var cands []store.Candidate
-		seen := map[string]bool{}
+		found := r.Crawls.Discover(ci, parsed.Base, admit.From{Depth: j.Depth + 1, Source: crawl.SourceLink}, spec.MaxOutlinks)
+		for _, l := range parsed.Links {
+			found.Add(admit.Found{Href: l.Href, NoFollow: l.NoFollow})
+		}
 		// Where the page tried to send its main frame is a link it gives, like an <a>.
 		for _, nav := range out.Navigations {
-			parsed.Links = append(parsed.Links, parse.Link{Href: nav})
+			found.Add(admit.Found{Href: nav})
 		}
-		for _, l := range parsed.Links {
-			if l.NoFollow || len(cands) >= spec.MaxOutlinks {
-				continue
-			}
-			n, err := r.Crawls.Norm.ResolveRequest(parsed.Base, l.Href)
-			if err != nil {
-				continue
-			}
-			c := r.Crawls.Candidate(n, j.Depth+1, 0, crawl.SourceLink)
-			if seen[c.Key] || ci.Admissible(c) != "" {
-				continue
-			}
-			seen[c.Key] = true
-			cands = append(cands, c)
-		}
-		o.Links = len(cands)
-		st, err := r.Admitter.Admit(ctx, ci, cands)
+		o.Links = len(found.Cands)
+		st, err := r.Admitter.AdmitDiscovered(ctx, ci, found)
 		if err != nil {
 			return 0, err
 		}

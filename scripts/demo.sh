@@ -35,8 +35,13 @@ if ! kill -0 "$testweb_pid" 2>/dev/null; then
   exit 1
 fi
 # Each demo serves a fresh test web: forget robots.txt cached from an earlier one, so the audit's
-# "robots.txt first" check is meaningful.
-psql "$DATABASE_URL" -qc "UPDATE hosts SET robots_expires_at = now() WHERE host LIKE '%.test'" >/dev/null 2>&1 || true
+# "robots.txt first" check is meaningful. It fails the demo if it cannot (a test runs this very
+# statement against the schema: internal/store/demo_test.go).
+forget_robots="UPDATE robots SET expires_at = now() WHERE host LIKE '%.test'"
+if ! psql "$DATABASE_URL" -v ON_ERROR_STOP=1 -qc "$forget_robots" >/dev/null; then
+  echo "demo: could not forget the test web's cached robots.txt (psql failed above)" >&2
+  exit 1
+fi
 name="demo-$stamp"
 echo "demo: crawling the test web at $addr as crawl $name (worker log .dev/log/demo-worker.log)"
 bin/trawler crawl --name "$name" --scope any --max-pages "${DEMO_MAX_PAGES:-400}" --max-pages-per-host 40 \

@@ -210,12 +210,9 @@ func hostSignal(signal string) func(context.Context, []string, io.Writer) error 
 			if err != nil {
 				return err
 			}
-			id := cfg.IDPrefix + crawl.HostWorkflowID(host)
+			opts := crawl.HostStart(cfg.IDPrefix, host, "", cfg.TaskQueue)
 			// Signal-With-Start: a paused or throttled host stays so when its next URLs come.
-			_, err = tc.SignalWithStartWorkflow(ctx, id, signal, payload, client.StartWorkflowOptions{
-				ID: id, TaskQueue: cfg.TaskQueue, WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-				StaticSummary: crawl.HostSummary(host), Memo: map[string]any{"host": host},
-			}, crawl.HostWorkflowName, crawl.HostInput{Host: host, Config: crawl.HostConfig{FetchQueue: cfg.FetchTaskQueue, ProcessQueue: cfg.ProcessTaskQueue},
+			_, err = tc.SignalWithStartWorkflow(ctx, opts.ID, signal, payload, opts, crawl.HostWorkflowName, crawl.HostInput{Host: host, Config: crawl.HostConfig{FetchQueue: cfg.FetchTaskQueue, ProcessQueue: cfg.ProcessTaskQueue},
 				Revision: crawl.HostRevision})
 			if err != nil {
 				return fmt.Errorf("%s %s: %w", signal, host, err)

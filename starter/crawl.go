@@ -34,7 +34,9 @@ func runCrawl(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.Var(&allow, "allow-domain", "with --scope list: a domain to crawl (and its subdomains); repeatable")
 	name := fs.String("name", "", "crawl name (workflow ID crawl/NAME); default crawl-<time>")
 	scope := fs.String("scope", crawl.ScopeDomain, "which links to follow: host, domain, list or any")
-	maxPages := fs.Int("max-pages", 1000, "URLs admitted at most (0: unlimited)")
+	// Deliberately not the spec's default (unlimited): a crawl typed at a shell with one seed
+	// stops at a thousand URLs unless told otherwise; a spec file or --max-pages 0 lifts it.
+	maxPages := fs.Int("max-pages", 1000, "URLs admitted at most (0: unlimited). The command line's default is 1000, as a safety net; the spec's (JSON, as temporal workflow start takes it) is unlimited, with --spec, the file's maxPages is kept when it sets one and this flag is not given")
 	maxDepth := fs.Int("max-depth", 0, "link hops from a seed (default 20)")
 	perHost := fs.Int("max-pages-per-host", 0, "URLs admitted per host at most (0: unlimited)")
 	delay := fs.Duration("delay", 0, "gap between requests to one host (default 1s; robots.txt Crawl-delay can raise it)")

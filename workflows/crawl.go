@@ -326,7 +326,7 @@ func (c *crawlRun) render(tick int) {
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 5 * time.Second, MaximumInterval: time.Minute, MaximumAttempts: 3},
 	})
 	var r *activities.Renderer
-	owner := fmt.Sprintf("%s/render/%d", workflow.GetInfo(c.ctx).WorkflowExecution.RunID, tick)
+	owner := crawl.RenderOwner(workflow.GetInfo(c.ctx).WorkflowExecution.RunID, tick)
 	c.rendering = workflow.ExecuteActivity(actx, r.RenderPages, activities.RenderInput{CrawlID: c.crawlID, Owner: owner, For: renderLease})
 }
 

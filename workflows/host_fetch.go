@@ -1,7 +1,6 @@
 package workflows
 
 import (
-	"fmt"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -14,7 +13,7 @@ import (
 
 // batchOwner is the claim owner of this run's next batch.
 func (h *hostRun) batchOwner() string {
-	return fmt.Sprintf("host:%s/%d", workflow.GetInfo(h.ctx).WorkflowExecution.RunID, h.batches)
+	return crawl.BatchOwner(workflow.GetInfo(h.ctx).WorkflowExecution.RunID, h.batches)
 }
 
 func (h *hostRun) claim(expecting bool) (activities.ClaimResult, error) {

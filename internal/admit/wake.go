@@ -5,10 +5,8 @@ import (
 	"errors"
 	"sync"
 
-	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/trawlerdev/trawler/internal/crawl"
 )
@@ -35,16 +33,7 @@ func (w *Waker) Wake(ctx context.Context, crawlID string, cfg crawl.HostConfig, 
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			opts := client.StartWorkflowOptions{
-				ID:                    w.IDPrefix + crawl.HostWorkflowID(h),
-				TaskQueue:             w.TaskQueue,
-				WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-				TypedSearchAttributes: temporal.NewSearchAttributes(crawl.SearchHost.ValueSet(h), crawl.SearchCrawlID.ValueSet(crawlID),
-					crawl.SearchHostState.ValueSet(string(crawl.HostActive))),
-				StaticSummary: crawl.HostSummary(h),
-				Memo:          map[string]any{"host": h, "startedFor": crawlID},
-			}
-			err := w.wake(ctx, opts, h, crawlID, cfg)
+			err := w.wake(ctx, crawl.HostStart(w.IDPrefix, h, crawlID, w.TaskQueue), h, crawlID, cfg)
 			if err != nil {
 				mu.Lock()
 				if first == nil {

@@ -118,6 +118,22 @@ func HostProcessID(host, originalRunID string, seq int) string {
 	return fmt.Sprintf("process/%s/%s-%d", host, originalRunID, seq)
 }
 
+// Claim owners name who holds a claim on frontier rows (urls, renders): a retry of the same
+// batch or lease builds the same owner, and so takes its own claims back.
+
+// BatchOwner owns the claims of the n-th fetch batch of a host workflow's run.
+func BatchOwner(runID string, n int) string { return fmt.Sprintf("host:%s/%d", runID, n) }
+
+// RenderOwner owns the render claims of the render lease a crawl workflow's run started at its
+// tick-th progress look.
+func RenderOwner(runID string, tick int) string { return fmt.Sprintf("%s/render/%d", runID, tick) }
+
+// FetchKey names one fetch attempt of a URL (its crawl, hash, fetch count and attempt): a
+// retried activity reuses it, so the fetch is recorded once, and WARC record IDs derive from it.
+func FetchKey(crawlID string, hash []byte, fetchCount, attempt int) string {
+	return fmt.Sprintf("%s/%x/%d/%d", crawlID, hash, fetchCount, attempt)
+}
+
 // CrawlProcessID is the ID of the seq-th processing child of a crawl workflow's run.
 func CrawlProcessID(crawlWorkflowID, originalRunID string, seq int) string {
 	return fmt.Sprintf("%s/process/%s-%d", crawlWorkflowID, originalRunID, seq)

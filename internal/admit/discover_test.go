@@ -1,0 +1,56 @@
+package admit
+
+import (
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/store"
+	"github.com/trawlerdev/trawler/internal/urlnorm"
+)
+
+// One pass over found URLs decides each the same way whatever found it: resolved against the
+// base, one candidate per key, nofollow and non-HTTP links kept out uncounted, the crawl's
+// rules and the outlink cap counted by reason; a feed item's date and a sitemap's tuning shape
+// the candidate before it is judged.
+func TestDiscoverJudgesEveryFoundURLOneWay(t *testing.T) {
+	c := &Crawls{Norm: urlnorm.New(urlnorm.Default()), Ports: []int{80, 443}}
+	ci := c.build("c", crawl.Spec{Seeds: []string{"http://a.test/"}, Scope: crawl.ScopeHost, MaxDepth: 3}.WithDefaults())
+	base, _ := url.Parse("http://a.test/dir/page")
+	d := c.Discover(ci, base, From{Depth: 2, Source: crawl.SourceLink}, 3)
+	type want struct {
+		key, why string
+	}
+	for _, tc := range []struct {
+		found Found
+		want  want
+	}{
+		{Found{Href: "next"}, want{"http://a.test/dir/next", ""}},
+		{Found{Href: "/dir/next#frag"}, want{"http://a.test/dir/next", FoundAgain}},
+		{Found{Href: "mailto:x@a.test"}, want{"", FoundNotHTTP}},
+		{Found{Href: "http://[::1"}, want{"", RejectBadURL}},
+		{Found{Href: "http://b.test/"}, want{"http://b.test/", RejectScope}},
+		{Found{Href: "/private", NoFollow: true}, want{"http://a.test/private", FoundNoFollow}},
+		{Found{Href: "http://a.test:6379/"}, want{"http://a.test:6379/", RejectPort}},
+		{Found{Href: "/fresh", Published: time.Now().Add(-time.Hour)}, want{"http://a.test/fresh", ""}},
+		{Found{Href: "/tuned", Tune: func(c *store.Candidate) { c.HintS = 3600 }}, want{"http://a.test/tuned", ""}},
+		{Found{Href: "/one-too-many"}, want{"http://a.test/one-too-many", RejectOutlinks}},
+	} {
+		c, why := d.Add(tc.found)
+		if c.Key != tc.want.key || why != tc.want.why {
+			t.Errorf("%q: key %q why %q, want %q %q", tc.found.Href, c.Key, why, tc.want.key, tc.want.why)
+		}
+	}
+	if len(d.Cands) != 3 || d.Cands[1].Priority <= d.Cands[0].Priority || d.Cands[2].HintS != 3600 {
+		t.Errorf("candidates %+v", d.Cands)
+	}
+	if d.Refused() != 4 || d.Rejected[RejectBadURL] != 1 || d.Rejected[RejectScope] != 1 || d.Rejected[RejectPort] != 1 || d.Rejected[RejectOutlinks] != 1 {
+		t.Errorf("refused %d: %v", d.Refused(), d.Rejected)
+	}
+	// Past the crawl's depth, a redirect or sitemap entry is refused like a link.
+	deep := c.Discover(ci, base, From{Depth: 4, Hops: 1, Source: crawl.SourceRedirect}, 0)
+	if _, why := deep.Add(Found{Href: "/deep"}); why != RejectDepth {
+		t.Errorf("a found URL past the depth: %q", why)
+	}
+}
