@@ -117,12 +117,8 @@ func (f *Frontier) Progress(ctx context.Context, crawlID string) (crawl.CrawlPro
 	}
 	out := crawl.CrawlProgress{CrawlID: crawlID, State: p.State, Admitted: p.Admitted, Fetched: p.Fetched, Pages: p.Pages,
 		Errors: p.Errors, Dead: p.Dead, Pending: p.Pending, Renders: p.Renders, Hosts: p.Hosts, Bytes: p.Bytes, ErrorClass: p.ErrorClass, ByState: p.ByState,
-		Skipped: p.Skipped, Rejected: p.Rejected, UpdatedAt: time.Now(), Waiting: (*crawl.Waiting)(&p.Waiting)}
-	if p.FirstFetch != nil && p.LastFetch != nil {
-		if secs := p.LastFetch.Sub(*p.FirstFetch).Seconds(); secs > 0 {
-			out.PagesPerSec = float64(p.Fetched) / secs
-		}
-	}
+		Skipped: p.Skipped, Rejected: p.Rejected, UpdatedAt: time.Now(), Waiting: (*crawl.Waiting)(&p.Waiting),
+		PagesPerSec: p.AvgPagesPerSec()}
 	return out, nil
 }
 

@@ -6,8 +6,10 @@
 package fetch
 
 import (
+	"bufio"
 	"compress/flate"
 	"compress/gzip"
+	"compress/zlib"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -198,9 +200,21 @@ func readBody(resp *http.Response, max int64) ([]byte, bool, error) {
 	case "br":
 		dec = brotli.NewReader(wire)
 	case "deflate":
-		fr := flate.NewReader(wire)
-		defer fr.Close()
-		dec = fr
+		// HTTP's deflate is the zlib format (RFC 9110 §8.4.1.2); many servers send raw
+		// deflate under the same name. The zlib header tells them apart.
+		br := bufio.NewReader(wire)
+		if head, _ := br.Peek(2); len(head) == 2 && head[0]&0x0f == 8 && (uint16(head[0])<<8|uint16(head[1]))%31 == 0 {
+			zr, err := zlib.NewReader(br)
+			if err != nil {
+				return nil, false, fmt.Errorf("deflate (zlib) body: %w", err)
+			}
+			defer zr.Close()
+			dec = zr
+		} else {
+			fr := flate.NewReader(br)
+			defer fr.Close()
+			dec = fr
+		}
 	default:
 		return nil, false, fmt.Errorf("unsupported Content-Encoding %q", resp.Header.Get("Content-Encoding"))
 	}

@@ -119,6 +119,18 @@ type Progress struct {
 	Waiting    Waiting          `json:"waiting"`
 }
 
+// AvgPagesPerSec is the crawl's average fetch rate, from its first fetch to its last (0 before
+// two fetches): the one place it is computed, for the progress query and the API alike.
+func (p Progress) AvgPagesPerSec() float64 {
+	if p.FirstFetch == nil || p.LastFetch == nil {
+		return 0
+	}
+	if secs := p.LastFetch.Sub(*p.FirstFetch).Seconds(); secs > 0 {
+		return float64(p.Fetched) / secs
+	}
+	return 0
+}
+
 // Waiting is what a crawl's pending URLs wait on and for how long the longest has waited, so a
 // stall after a worker died shows as numbers instead of a guess.
 type Waiting struct {

@@ -47,12 +47,7 @@ func (s *Store) CrawlStats(ctx context.Context, id string, now time.Time) (Stats
 	if err != nil {
 		return st, fmt.Errorf("store: stats of %s: %w", id, err)
 	}
-	st.Throughput.Now, st.Throughput.Peak = float64(lastMinute)/60, float64(peak)/60
-	if p.FirstFetch != nil && p.LastFetch != nil {
-		if secs := p.LastFetch.Sub(*p.FirstFetch).Seconds(); secs > 0 {
-			st.Throughput.Avg = float64(p.Fetched) / secs
-		}
-	}
+	st.Throughput.Now, st.Throughput.Peak, st.Throughput.Avg = float64(lastMinute)/60, float64(peak)/60, p.AvgPagesPerSec()
 	return st, nil
 }
 

@@ -16,8 +16,9 @@ import (
 //   - /alert: alert() and confirm() before its script adds a link (/after-alert).
 //   - /bomb: redefines outerHTML to a 200 MB string, then adds a link (/after-bomb).
 //   - /away: sends its main frame to /elsewhere (same host) once loaded.
-//   - /slowdown: loads /busy, which answers 429 with Retry-After: 20, then /after-busy, which
-//     a polite renderer never requests (nor anything else of the host for 20 s).
+//   - /slowdown: loads /busy, which answers 429 with Retry-After: 20, and once it has answered,
+//     /after-busy, which a polite renderer never requests (nor anything else of the host for
+//     20 s).
 //
 // Render-level attacks that need no web (WebRTC UDP, a renderer that exhausts its memory, a
 // dead browser) are tested in internal/render against the browser alone.
@@ -57,7 +58,11 @@ var a = document.createElement("a"); a.href = "/after-bomb"; document.body.appen
 	case p == "/away":
 		script = `window.addEventListener("load", function () { window.location = "/elsewhere" });`
 	case p == "/slowdown":
-		script = `document.write('<script src="/busy"><\/script><script src="/after-busy"><\/script>');`
+		// /after-busy is asked for only once /busy has answered (a script inserted by the first
+		// one's error handler, before the load event): a renderer that heeds the 429 refuses it.
+		script = `var s = document.createElement("script"); s.src = "/busy";
+s.onerror = s.onload = function () { var t = document.createElement("script"); t.src = "/after-busy"; document.body.appendChild(t) };
+document.body.appendChild(s);`
 	case p == "/busy":
 		w.Header().Set("Retry-After", "20")
 		http.Error(w, "slow down", http.StatusTooManyRequests)
