@@ -31,19 +31,36 @@ func servePage(url, html string, seen *atomic.Int64) render.Policy {
 	}
 }
 
-// browserProcs lists the pids of the processes whose command line is the browser's.
+// browserProcs lists the pids of this test process's browsers: its descendants whose command
+// line is a render browser's (another package's tests may run browsers at the same time).
 func browserProcs(t *testing.T) []int {
 	t.Helper()
-	var pids []int
+	parent := map[int]int{}
+	var candidates []int
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
 			continue
 		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if i := bytes.LastIndexByte(stat, ')'); err == nil && i > 0 {
+			if f := bytes.Fields(stat[i+1:]); len(f) > 1 {
+				parent[pid], _ = strconv.Atoi(string(f[1]))
+			}
+		}
 		cmd, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
 		if err == nil && bytes.Contains(cmd, []byte("trawler-render-")) {
-			pids = append(pids, pid)
+			candidates = append(candidates, pid)
+		}
+	}
+	var pids []int
+	for _, pid := range candidates {
+		for p := parent[pid]; p > 1; p = parent[p] {
+			if p == os.Getpid() {
+				pids = append(pids, pid)
+				break
+			}
 		}
 	}
 	return pids
