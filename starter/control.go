@@ -80,7 +80,7 @@ func runStatus(ctx context.Context, args []string, stdout io.Writer) error {
 	var ids []string
 	if len(rest) > 0 {
 		for _, name := range rest {
-			ids = append(ids, cfg.IDPrefix+crawl.CrawlWorkflowID(name))
+			ids = append(ids, crawl.CrawlWorkflowID(cfg.IDPrefix, name))
 		}
 	} else {
 		resp, err := tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
@@ -136,7 +136,7 @@ func runHost(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	var st *crawl.HostStatus
-	v, qerr := tc.QueryWorkflow(ctx, cfg.IDPrefix+crawl.HostWorkflowID(host), "", crawl.QueryStatus)
+	v, qerr := tc.QueryWorkflow(ctx, crawl.HostWorkflowID(cfg.IDPrefix, host), "", crawl.QueryStatus)
 	if qerr == nil {
 		st = &crawl.HostStatus{}
 		if err := v.Get(st); err != nil {
@@ -192,7 +192,7 @@ func hostSignal(signal string) func(context.Context, []string, io.Writer) error 
 			payload = th
 		}
 		if crawlName != "" {
-			id := cfg.IDPrefix + crawl.CrawlWorkflowID(crawlName)
+			id := crawl.CrawlWorkflowID(cfg.IDPrefix, crawlName)
 			if err := tc.SignalWorkflow(ctx, id, "", signal, payload); err != nil {
 				return fmt.Errorf("%s crawl %s: %w", signal, crawlName, err)
 			}

@@ -110,7 +110,7 @@ func runCrawl(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	defer tc.Close()
-	id := cfg.IDPrefix + crawl.CrawlWorkflowID(spec.Name)
+	id := crawl.CrawlWorkflowID(cfg.IDPrefix, spec.Name)
 	run, err := tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: cfg.TaskQueue,
 		StaticSummary: fmt.Sprintf("Crawl %s: %d seeds, scope %s", spec.Name, len(spec.Seeds), prepared.Scope)},
 		workflows.CrawlWorkflow, workflows.CrawlInput{Spec: spec})

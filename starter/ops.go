@@ -41,7 +41,7 @@ func signalCrawl(ctx context.Context, name string, args []string, stdout io.Writ
 		return err
 	}
 	defer tc.Close()
-	id := cfg.IDPrefix + crawl.CrawlWorkflowID(crawlName)
+	id := crawl.CrawlWorkflowID(cfg.IDPrefix, crawlName)
 	if err := tc.SignalWorkflow(ctx, id, "", signal, body); err != nil {
 		return fmt.Errorf("%s: crawl %s: %w (is it running?)", name, crawlName, err)
 	}

@@ -19,7 +19,7 @@ import (
 
 // watchCrawl redraws a crawl's live view every `every` until the crawl ends.
 func watchCrawl(ctx context.Context, tc client.Client, cfg *config.Config, name string, every time.Duration, stdout io.Writer) error {
-	id := cfg.IDPrefix + crawl.CrawlWorkflowID(name)
+	id := crawl.CrawlWorkflowID(cfg.IDPrefix, name)
 	tty := isTerminal(stdout)
 	tick := time.NewTicker(max(every, 200*time.Millisecond))
 	defer tick.Stop()

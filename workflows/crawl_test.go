@@ -138,7 +138,7 @@ func TestCrawlStopEndsItBeforeItDrains(t *testing.T) {
 // an invalid spec fails for good before anything is written.
 func TestCrawlNameAndInvalidSpec(t *testing.T) {
 	e := newCrawlEnv(t, 0)
-	e.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "prod-" + crawl.CrawlWorkflowID("from-id")})
+	e.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: crawl.CrawlWorkflowID("prod-", "from-id")})
 	e.ExecuteWorkflow(CrawlWorkflow, CrawlInput{Spec: crawl.Spec{Seeds: []string{"http://a.test/"}}})
 	e.result(t)
 	if len(e.started) != 1 || e.started[0].CrawlID != "from-id" {

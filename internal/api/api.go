@@ -356,7 +356,7 @@ func (s *Server) host(w http.ResponseWriter, r *http.Request) {
 	out := HostAnalysis{HostRecord: rec}
 	qctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
 	defer cancel()
-	id := s.IDPrefix + crawl.HostWorkflowID(host)
+	id := crawl.HostWorkflowID(s.IDPrefix, host)
 	if desc, err := s.Temporal.DescribeWorkflowExecution(qctx, id, ""); err == nil &&
 		desc.WorkflowExecutionInfo.Status == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 		if v, err := s.Temporal.QueryWorkflow(qctx, id, "", crawl.QueryStatus); err == nil {

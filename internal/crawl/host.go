@@ -142,7 +142,7 @@ func HostStart(idPrefix, host, crawlID, taskQueue string) client.StartWorkflowOp
 		memo["startedFor"] = crawlID
 	}
 	return client.StartWorkflowOptions{
-		ID:                    idPrefix + HostWorkflowID(host),
+		ID:                    HostWorkflowID(idPrefix, host),
 		TaskQueue:             taskQueue,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		TypedSearchAttributes: temporal.NewSearchAttributes(attrs...),

@@ -92,16 +92,18 @@ const (
 	SourceAPI         Source = "api"          // submitted through the HTTP API
 )
 
-// CrawlWorkflowID is the ID of the crawl called name.
-func CrawlWorkflowID(name string) string { return "crawl/" + name }
+// CrawlWorkflowID is the ID of the crawl called name, in the deployment whose workflow IDs
+// start with prefix (TRAWLER_ID_PREFIX; "" for none).
+func CrawlWorkflowID(prefix, name string) string { return prefix + "crawl/" + name }
 
 // CrawlOf is the crawl name in a crawl workflow's ID (after any deployment prefix).
 func CrawlOf(workflowID string) (string, bool) {
 	return after(workflowID, "crawl/")
 }
 
-// HostWorkflowID is the ID of the one workflow that fetches from host (an authority).
-func HostWorkflowID(host string) string { return "host/" + host }
+// HostWorkflowID is the ID of the one workflow that fetches from host (an authority), in the
+// deployment whose workflow IDs start with prefix (TRAWLER_ID_PREFIX; "" for none).
+func HostWorkflowID(prefix, host string) string { return prefix + "host/" + host }
 
 // HostOf is the host in a host workflow's ID, or in the ID of a processing child it started
 // (after any deployment prefix).

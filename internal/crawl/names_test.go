@@ -9,19 +9,19 @@ import (
 // deployment's prefix too; an ID of another kind reads back to nothing.
 func TestWorkflowIDsReadBack(t *testing.T) {
 	for _, prefix := range []string{"", "prod-", "team/a/", "host/"} {
-		if got, ok := CrawlOf(prefix + CrawlWorkflowID("news-2026")); !ok || got != "news-2026" {
-			t.Errorf("CrawlOf(%q) = %q, %v", prefix+CrawlWorkflowID("news-2026"), got, ok)
+		if got, ok := CrawlOf(CrawlWorkflowID(prefix, "news-2026")); !ok || got != "news-2026" {
+			t.Errorf("CrawlOf(%q) = %q, %v", CrawlWorkflowID(prefix, "news-2026"), got, ok)
 		}
 		for _, host := range []string{"example.com", "ghost.example:8080", "[::1]:8443"} {
-			if got, ok := HostOf(prefix + HostWorkflowID(host)); !ok || got != host {
-				t.Errorf("HostOf(%q) = %q, %v", prefix+HostWorkflowID(host), got, ok)
+			if got, ok := HostOf(HostWorkflowID(prefix, host)); !ok || got != host {
+				t.Errorf("HostOf(%q) = %q, %v", HostWorkflowID(prefix, host), got, ok)
 			}
 			if got, ok := HostOf(HostProcessID(host, "run-7", 3)); !ok || got != host {
 				t.Errorf("HostOf(%q) = %q, %v", HostProcessID(host, "run-7", 3), got, ok)
 			}
 		}
 	}
-	crawlID := "prod-" + CrawlWorkflowID("c")
+	crawlID := CrawlWorkflowID("prod-", "c")
 	for _, id := range []string{CrawlProcessID(crawlID, "r", 1), ReprocessID(crawlID, "r", 6), "crawl/", "host/", "something-else"} {
 		if h, ok := HostOf(id); ok {
 			t.Errorf("HostOf(%q) = %q, want none", id, h)

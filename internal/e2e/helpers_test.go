@@ -111,7 +111,7 @@ func (s *stack) start(spec crawl.Spec) client.WorkflowRun {
 		spec.Name = testenv.Unique("c")
 	}
 	run, err := s.tc.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{
-		ID: s.cfg.IDPrefix + crawl.CrawlWorkflowID(spec.Name), TaskQueue: s.cfg.TaskQueue,
+		ID: crawl.CrawlWorkflowID(s.cfg.IDPrefix, spec.Name), TaskQueue: s.cfg.TaskQueue,
 	}, workflows.CrawlWorkflow, workflows.CrawlInput{Spec: spec})
 	if err != nil {
 		s.t.Fatal(err)

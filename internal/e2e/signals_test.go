@@ -19,7 +19,7 @@ func TestPauseThrottleResumeChangeTiming(t *testing.T) {
 		BatchWindow: crawl.Duration(2 * time.Second), ProgressInterval: crawl.Duration(time.Second),
 		HostIdleTimeout: crawl.Duration(5 * time.Second)})
 	const host = "h0000.test"
-	hostID := s.cfg.IDPrefix + crawl.HostWorkflowID(host)
+	hostID := crawl.HostWorkflowID(s.cfg.IDPrefix, host)
 	ctx := context.Background()
 	requests := func() []testweb.Request { return s.web.Audit().Requests(host) }
 	deadline := time.Now().Add(30 * time.Second)
