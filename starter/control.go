@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -19,7 +18,6 @@ import (
 	"github.com/trawlerdev/trawler/internal/config"
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/store"
-	"github.com/trawlerdev/trawler/internal/urlnorm"
 )
 
 // dial loads the config from args (with extra flags registered by setup) and connects.
@@ -47,18 +45,6 @@ func printJSON(w io.Writer, v any) error {
 
 // hostKey turns "Example.com", "example.com:8080" or a URL into the authority host workflows
 // are named by.
-func hostKey(norm *urlnorm.Normalizer, arg string) (string, error) {
-	u := arg
-	if !strings.Contains(u, "://") {
-		u = "http://" + u
-	}
-	n, err := norm.Normalize(u)
-	if err != nil {
-		return "", fmt.Errorf("host %q: %w", arg, err)
-	}
-	return urlnorm.Authority(n), nil
-}
-
 func runStatus(ctx context.Context, args []string, stdout io.Writer) error {
 	var watch bool
 	var every time.Duration
@@ -131,21 +117,14 @@ func runHost(ctx context.Context, args []string, stdout io.Writer) error {
 	if len(rest) != 1 {
 		return fmt.Errorf("usage: trawler host [--record] HOST")
 	}
-	host, err := hostKey(cfg.Normalizer(), rest[0])
+	host, err := api.HostKey(cfg.Normalizer(), rest[0])
 	if err != nil {
 		return err
 	}
-	var st *crawl.HostStatus
-	v, qerr := tc.QueryWorkflow(ctx, crawl.HostWorkflowID(cfg.IDPrefix, host), "", crawl.QueryStatus)
-	if qerr == nil {
-		st = &crawl.HostStatus{}
-		if err := v.Get(st); err != nil {
-			return err
-		}
-	}
 	if !record {
-		if qerr != nil {
-			return fmt.Errorf("host %s: %w (no host workflow runs for it?)", host, qerr)
+		st := api.QueryHost(ctx, tc, cfg.IDPrefix, host)
+		if st == nil {
+			return fmt.Errorf("host %s: no host workflow answers for it (--record shows what Postgres knows)", host)
 		}
 		return printJSON(stdout, st)
 	}
@@ -154,11 +133,11 @@ func runHost(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	defer db.Close()
-	rec, err := store.New(db).HostRecordOf(ctx, host)
+	out, err := api.InspectHost(ctx, tc, store.New(db), cfg.IDPrefix, host)
 	if err != nil {
 		return fmt.Errorf("host %s: %w", host, err)
 	}
-	return printJSON(stdout, api.HostAnalysis{HostRecord: rec, Workflow: st})
+	return printJSON(stdout, out)
 }
 
 // hostSignal sends pause, resume or throttle to hosts, or pause/resume/stop to a crawl.
@@ -206,7 +185,7 @@ func hostSignal(signal string) func(context.Context, []string, io.Writer) error 
 			return fmt.Errorf("usage: trawler %s HOST... (or --crawl NAME)", signal)
 		}
 		for _, arg := range rest {
-			host, err := hostKey(cfg.Normalizer(), arg)
+			host, err := api.HostKey(cfg.Normalizer(), arg)
 			if err != nil {
 				return err
 			}

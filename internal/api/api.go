@@ -16,7 +16,6 @@ import (
 	"strings"
 	"time"
 
-	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
@@ -322,29 +321,18 @@ func (s *Server) url(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// HostAnalysis is GET /api/v1/host.
-type HostAnalysis struct {
-	*store.HostRecord
-	Workflow *crawl.HostStatus `json:"workflow,omitempty"` // the running host workflow's status query
-}
-
 func (s *Server) host(w http.ResponseWriter, r *http.Request) {
 	arg := strings.TrimSpace(r.URL.Query().Get("host"))
 	if arg == "" {
 		writeError(w, http.StatusBadRequest, "host: required, e.g. /api/v1/host?host=example.com")
 		return
 	}
-	u := arg
-	if !strings.Contains(u, "://") {
-		u = "http://" + u + "/"
-	}
-	n, err := s.Norm.Normalize(u)
+	host, err := HostKey(s.Norm, arg)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "host %q: %v", arg, err)
+		writeError(w, http.StatusBadRequest, "%v", err)
 		return
 	}
-	host := urlnorm.Authority(n)
-	rec, err := s.Store.HostRecordOf(r.Context(), host)
+	out, err := InspectHost(r.Context(), s.Temporal, s.Store, s.IDPrefix, host)
 	if errors.Is(err, store.ErrNoHost) {
 		writeError(w, http.StatusNotFound, "no crawl has touched host %q", host)
 		return
@@ -352,19 +340,6 @@ func (s *Server) host(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		s.fail(w, r, err)
 		return
-	}
-	out := HostAnalysis{HostRecord: rec}
-	qctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
-	defer cancel()
-	id := crawl.HostWorkflowID(s.IDPrefix, host)
-	if desc, err := s.Temporal.DescribeWorkflowExecution(qctx, id, ""); err == nil &&
-		desc.WorkflowExecutionInfo.Status == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
-		if v, err := s.Temporal.QueryWorkflow(qctx, id, "", crawl.QueryStatus); err == nil {
-			var st crawl.HostStatus
-			if v.Get(&st) == nil {
-				out.Workflow = &st
-			}
-		}
 	}
 	writeJSON(w, http.StatusOK, out)
 }
