@@ -16,11 +16,12 @@ import (
 // --input` takes it), plus the state a continued run carries.
 type CrawlInput struct {
 	crawl.Spec
-	Run *CrawlRun `json:"_run,omitempty"`
+	Run *CrawlCarry `json:"_run,omitempty"`
 }
 
-// CrawlRun is what CrawlWorkflow carries across Continue-As-New.
-type CrawlRun struct {
+// CrawlCarry is what CrawlWorkflow carries across Continue-As-New (in its input as "_run";
+// crawlRun, below, is one run of the workflow).
+type CrawlCarry struct {
 	Started bool              `json:"started"`
 	Invalid []crawl.SeedError `json:"invalid,omitempty"`
 	Paused  bool              `json:"paused"`
@@ -36,7 +37,7 @@ const maxControls = 10
 
 // control runs one crawl control (add seeds, replay dead letters, block) as a local activity
 // and keeps its result for the progress query. A failure is reported there, never fatal.
-func control(ctx workflow.Context, run *CrawlRun, signal string, activity, input any) {
+func control(ctx workflow.Context, run *CrawlCarry, signal string, activity, input any) {
 	res := crawl.ControlResult{Signal: signal}
 	if err := workflow.ExecuteLocalActivity(withLocal(ctx), activity, input).Get(ctx, &res); err != nil {
 		res.Error = err.Error()
@@ -118,7 +119,7 @@ type crawlRun struct {
 	in       CrawlInput
 	spec     crawl.Spec // in.Spec with its defaults
 	crawlID  string
-	carry    *CrawlRun // what this run carries across Continue-As-New
+	carry    *CrawlCarry // what this run carries across Continue-As-New
 	progress crawl.CrawlProgress
 	procs    *crawlProcessing // nil on runs of code before the crawl's processing children
 	stopped  bool
@@ -146,7 +147,7 @@ func (c *crawlRun) setup() error {
 		}
 	}
 	if c.carry == nil {
-		c.carry = &CrawlRun{}
+		c.carry = &CrawlCarry{}
 	}
 	_ = workflow.UpsertTypedSearchAttributes(ctx, crawl.SearchCrawlID.ValueSet(c.crawlID))
 	c.lctx = withLocal(ctx)
