@@ -55,11 +55,11 @@ type FetchBatchInput struct {
 	MaxCrawlDelay time.Duration   `json:"maxCrawlDelay"` // cap on Crawl-delay
 	NotBefore     time.Time       `json:"notBefore"`     // no request starts earlier
 	Concurrency   int             `json:"concurrency"`   // requests in flight at most (default 1)
-	// TopUp: when the URLs are done within Window, claim more of the host's due URLs, under
-	// Lease, until the batch has carried TopUp (0: never).
-	TopUp  int           `json:"topUp,omitempty"`
-	Window time.Duration `json:"window,omitempty"`
-	Lease  time.Duration `json:"lease,omitempty"`
+	// TopUp: when the URLs are done within Window, claim more of the host's due URLs, held for
+	// ClaimTTL, until the batch has carried TopUp (0: never).
+	TopUp    int           `json:"topUp,omitempty"`
+	Window   time.Duration `json:"window,omitempty"`
+	ClaimTTL time.Duration `json:"lease,omitempty"` // how long claims (top-ups) hold (JSON name kept for running histories)
 	// Owner is the claim owner of URLs (the host workflow's batch); top-ups are claimed as
 	// TopUpOwner(Owner), so whoever outlives the batch finds what it holds by owner.
 	Owner string `json:"owner,omitempty"`

@@ -82,7 +82,7 @@ func (b *batch) nextChunk(ctx context.Context, sem chan struct{}) (bool, error) 
 			// would; and a self-claiming lease with nothing left to wait for ends on it, its
 			// host left waiting as by claimChunk.
 			epoch, _ := b.f.Control.Epoch()
-			res, err := b.f.Store.ClaimInLease(ctx, b.in.Host, owner, owners, b.in.TopUp, b.in.Lease, b.f.clock().Now(), inLeaseWait, b.in.SelfClaim)
+			res, err := b.f.Store.ClaimInLease(ctx, b.in.Host, owner, owners, b.in.TopUp, b.in.ClaimTTL, b.f.clock().Now(), inLeaseWait, b.in.SelfClaim)
 			if err != nil {
 				return false, err
 			}
@@ -175,7 +175,7 @@ func (b *batch) nearSlot(ctx context.Context) bool {
 // and URLs admitted just before are still found. It says false when none is due.
 func (b *batch) claimChunk(ctx context.Context, owner string) (bool, error) {
 	epoch, _ := b.f.Control.Epoch()
-	claimed, next, err := b.f.Store.ClaimAs(ctx, b.in.Host, owner, b.in.TopUp, b.in.Lease, b.f.clock().Now())
+	claimed, next, err := b.f.Store.ClaimAs(ctx, b.in.Host, owner, b.in.TopUp, b.in.ClaimTTL, b.f.clock().Now())
 	if err != nil {
 		return false, err
 	}

@@ -19,7 +19,7 @@ func TopUpOwner(batchOwner string) string { return batchOwner + "/top-up" }
 func (b *batch) topUp(ctx context.Context, concurrency int) (bool, error) {
 	b.mu.Lock()
 	room := b.in.TopUp - len(b.in.URLs)
-	stop := room <= 0 || b.in.Lease <= 0 || concurrency > 1 || b.f.clock().Since(b.began) >= b.in.Window ||
+	stop := room <= 0 || b.in.ClaimTTL <= 0 || concurrency > 1 || b.f.clock().Since(b.began) >= b.in.Window ||
 		!b.res.DeferUntil.IsZero() || b.res.ConsecutiveErrors > 0 || b.res.Gone != ""
 	b.mu.Unlock()
 	if stop || ctx.Err() != nil {
@@ -30,7 +30,7 @@ func (b *batch) topUp(ctx context.Context, concurrency int) (bool, error) {
 	owner := b.topUpOwner(ctx)
 	// Quietly: the host workflow claims again after this batch, no admission need wake it.
 	epoch, _ := b.f.Control.Epoch()
-	claimed, _, err := b.f.Store.ClaimQuietly(ctx, b.in.Host, owner, room, b.in.Lease, b.f.clock().Now())
+	claimed, _, err := b.f.Store.ClaimQuietly(ctx, b.in.Host, owner, room, b.in.ClaimTTL, b.f.clock().Now())
 	if err != nil {
 		return false, err
 	}

@@ -63,12 +63,12 @@ func (f *Frontier) StartCrawl(ctx context.Context, in StartCrawlInput) (StartCra
 	return out, nil
 }
 
-// ClaimInput asks for up to Limit due URLs of Host, leased for Lease.
+// ClaimInput asks for up to Limit due URLs of Host, claimed for ClaimTTL.
 type ClaimInput struct {
-	Host  string        `json:"host"`
-	Limit int           `json:"limit"`
-	Lease time.Duration `json:"lease"`
-	Owner string        `json:"owner,omitempty"` // the same owner claiming again gets its claims back (Store.ClaimAs)
+	Host     string        `json:"host"`
+	Limit    int           `json:"limit"`
+	ClaimTTL time.Duration `json:"lease"`           // (JSON name kept for running histories)
+	Owner    string        `json:"owner,omitempty"` // the same owner claiming again gets its claims back (Store.ClaimAs)
 	// Expecting: the host's own pages are being processed and it claims again when they are,
 	// so an empty claim does not leave it waiting for a signal (Store.ClaimQuietly).
 	Expecting bool `json:"expecting,omitempty"`
@@ -86,7 +86,7 @@ func (f *Frontier) Claim(ctx context.Context, in ClaimInput) (ClaimResult, error
 	if in.Expecting {
 		claim = f.Store.ClaimQuietly
 	}
-	urls, next, err := claim(ctx, in.Host, in.Owner, in.Limit, in.Lease, time.Now())
+	urls, next, err := claim(ctx, in.Host, in.Owner, in.Limit, in.ClaimTTL, time.Now())
 	if len(urls) > 0 {
 		failpoint.Hit(failpoint.ClaimCommitted)
 	}

@@ -13,7 +13,7 @@ import (
 const (
 	defaultMaxHistory    = 3000
 	defaultMaxRunBatches = 150
-	claimLeaseSlack      = 2 * time.Minute
+	claimTTLSlack        = 2 * time.Minute
 	// inBatchWait is the longest wait for the host's next slot that the next fetch batch takes
 	// over (it books its slots in Postgres and sleeps until NotBefore anyway): a durable timer
 	// per batch would cost two events and a workflow task for a second's crawl-delay. Longer

@@ -23,7 +23,7 @@ func (h *hostRun) claim(expecting bool) (activities.ClaimResult, error) {
 	// recording the claim, the local activity takes the same URLs back.
 	h.owner = h.batchOwner()
 	err := workflow.ExecuteLocalActivity(withLocal(h.ctx), f.Claim, activities.ClaimInput{Host: h.in.Host, Limit: h.batchSize(),
-		Lease: h.lease(), Owner: h.owner, Expecting: expecting}).Get(h.ctx, &res)
+		ClaimTTL: h.claimTTL(), Owner: h.owner, Expecting: expecting}).Get(h.ctx, &res)
 	return res, err
 }
 
@@ -39,7 +39,7 @@ func (h *hostRun) fetch(urls []crawl.Claimed) (activities.FetchBatchResult, bool
 	k := max(len(urls), h.batchSize()) // the batch tops itself up to K
 	in := activities.FetchBatchInput{Host: h.in.Host, URLs: urls, Delay: d,
 		MaxCrawlDelay: h.cfg.MaxCrawlDelay.D(), NotBefore: h.st.NextRequestAt, Concurrency: h.concurrency(),
-		TopUp: h.batchSize(), Window: h.cfg.BatchWindow.D(), Lease: h.lease(), Owner: h.owner}
+		TopUp: h.batchSize(), Window: h.cfg.BatchWindow.D(), ClaimTTL: h.claimTTL(), Owner: h.owner}
 	timeout := time.Duration(k)*(d+h.cfg.RequestTimeout.D()) + 2*(h.cfg.RequestTimeout.D()+h.cfg.MaxCrawlDelay.D()) + time.Minute
 	if h.leases {
 		// The lease's processing child starts with it (its start command goes out in the

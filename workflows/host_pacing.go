@@ -44,10 +44,10 @@ func (h *hostRun) batchSize() int {
 	return min(max(k, 1), h.cfg.MaxBatch)
 }
 
-// lease is how long a batch's claims last: the whole batch, K requests at the delay each
+// claimTTL is how long a batch's claims last: the whole batch, K requests at the delay each
 // taking up to the request timeout, and some slack.
-func (h *hostRun) lease() time.Duration {
-	return time.Duration(h.batchSize())*(h.delay()+h.cfg.RequestTimeout.D()) + claimLeaseSlack
+func (h *hostRun) claimTTL() time.Duration {
+	return time.Duration(h.batchSize())*(h.delay()+h.cfg.RequestTimeout.D()) + claimTTLSlack
 }
 
 // apply folds a batch's outcome into the host state: pacing, Retry-After, error backoff.
