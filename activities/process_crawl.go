@@ -47,7 +47,7 @@ func (p *Processor) processCrawl(ctx context.Context, in crawl.ProcessInput) (cr
 			if err != nil {
 				return total, err
 			}
-			total = addResults(total, res)
+			total = total.Plus(res)
 			poll = crawlPollMin
 			if len(claim.Pages) == crawlProcessBatch {
 				continue // more are waiting

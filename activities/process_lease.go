@@ -1,3 +1,6 @@
+// Serves only host workflows of revision < 3 (crawl.HostRevision), which process their own
+// fetch leases' pages; from revision 3 on a crawl's processing claims them (process_crawl.go).
+// Kept for running histories; live code does not call into this file.
 package activities
 
 import (
@@ -55,7 +58,7 @@ func (p *Processor) processLease(ctx context.Context, in crawl.ProcessInput) (cr
 			if err != nil {
 				return total, err
 			}
-			total = addResults(total, res)
+			total = total.Plus(res)
 			poll = leasePollMin
 			if !st.Backlog {
 				continue // links may be what the lease waits for: look again at once
@@ -102,15 +105,3 @@ func (p *Processor) sleep(ctx context.Context, d time.Duration) error {
 }
 
 func pageKey(p crawl.PageRef) string { return p.CrawlID + "\x00" + string(p.Hash) + "\x00" + p.BodyKey }
-
-func addResults(a, b crawl.ProcessResult) crawl.ProcessResult {
-	a.Documents += b.Documents
-	a.Links += b.Links
-	a.Admitted += b.Admitted
-	a.Duplicates += b.Duplicates
-	a.Rejected += b.Rejected
-	a.DuplicateDocs += b.DuplicateDocs
-	a.NearDuplicates += b.NearDuplicates
-	a.Failed += b.Failed
-	return a
-}

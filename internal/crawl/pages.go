@@ -60,6 +60,19 @@ type ProcessResult struct {
 	Failed         int `json:"failed"`
 }
 
+// Plus is r and o counted together (a processing that ran several batches).
+func (r ProcessResult) Plus(o ProcessResult) ProcessResult {
+	r.Documents += o.Documents
+	r.Links += o.Links
+	r.Admitted += o.Admitted
+	r.Duplicates += o.Duplicates
+	r.Rejected += o.Rejected
+	r.DuplicateDocs += o.DuplicateDocs
+	r.NearDuplicates += o.NearDuplicates
+	r.Failed += o.Failed
+	return r
+}
+
 // CrawlProgress answers the progress query.
 type CrawlProgress struct {
 	CrawlID     string          `json:"crawlId"`
