@@ -1,6 +1,7 @@
 // Serves only host workflows of revision < 3 (crawl.HostRevision), which process their own
 // fetch leases' pages; from revision 3 on a crawl's processing claims them (process_crawl.go).
 // Kept for running histories; live code does not call into this file.
+
 package activities
 
 import (

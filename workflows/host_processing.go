@@ -1,6 +1,7 @@
 // Serves only host workflows of revision < 3 (crawl.HostRevision): their processing children
 // per fetch lease. From revision 3 on, a crawl's processing children claim fetched pages
 // (crawl_processing.go). Kept so running histories replay (replay_test.go).
+
 package workflows
 
 import (
