@@ -154,8 +154,7 @@ func (r *Renderer) renderOne(ctx context.Context, j store.RenderJob, owner strin
 	if err != nil {
 		return 0, err
 	}
-	out, err := r.Browser.Render(ctx, j.URL, policy.answer)
-	policy.end()
+	out, err := r.Browser.Render(ctx, j.URL, policy.answer) // (no policy call outlives Render)
 	if err != nil {
 		if ctx.Err() != nil {
 			return 0, ctx.Err()

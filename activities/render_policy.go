@@ -131,15 +131,6 @@ func (p *pagePolicy) fetch(ctx context.Context, rawURL string) render.Answer {
 	return render.Answer{Status: resp.Status, ContentType: resp.ContentType, Body: resp.Body}
 }
 
-// end runs when the page is done: nothing of it may book the host after this.
-func (p *pagePolicy) end() {
-	p.fetchMu.Lock()
-	defer p.fetchMu.Unlock()
-	if p.stopped == "" {
-		p.stopped = "page ended"
-	}
-}
-
 func orGone(state string) string {
 	if state == "" {
 		return "gone"

@@ -60,14 +60,15 @@ func (s *Store) QueueRenders(ctx context.Context, crawlID string, hashes [][]byt
 // maxRenderAttempts times (a page that kills its worker) is failed for good here, not taken
 // again — so a poison page ends, and its crawl with it.
 func (s *Store) ClaimRenders(ctx context.Context, crawlID, owner string, limit int, hold time.Duration) ([]RenderJob, error) {
-	if _, err := s.pool.Exec(ctx, `UPDATE renders SET state = 'failed', claimed_by = NULL, claimed_until = NULL,
-			error = format('given up: its worker ended during each of its %s attempts', attempts)
-		WHERE crawl_id = $1 AND state = 'queued' AND claimed_until < now() AND attempts >= $2`, crawlID, maxRenderAttempts); err != nil {
-		return nil, fmt.Errorf("store: give up renders of %s: %w", crawlID, err)
-	}
-	rows, err := s.pool.Query(ctx, `WITH picked AS (
+	// One statement: the expired claims whose attempts are spent are given up, and the others
+	// claimed (the two sets are disjoint, so no row is updated twice).
+	rows, err := s.pool.Query(ctx, `WITH given_up AS (
+			UPDATE renders SET state = 'failed', claimed_by = NULL, claimed_until = NULL,
+				error = format('given up: its worker ended during each of its %s attempts', attempts)
+			WHERE crawl_id = $1 AND state = 'queued' AND claimed_until < now() AND attempts >= $5),
+		picked AS (
 			SELECT crawl_id, url_hash, fetch_id FROM renders
-			WHERE crawl_id = $1 AND state = 'queued' AND (claimed_until IS NULL OR claimed_until < now())
+			WHERE crawl_id = $1 AND state = 'queued' AND (claimed_until IS NULL OR (claimed_until < now() AND attempts < $5))
 				AND EXISTS (SELECT 1 FROM crawls WHERE id = $1 AND state = 'running')
 			ORDER BY created_at LIMIT $3 FOR UPDATE SKIP LOCKED),
 		claimed AS (
@@ -77,7 +78,7 @@ func (s *Store) ClaimRenders(ctx context.Context, crawlID, owner string, limit i
 		SELECT c.crawl_id, c.url_hash, c.fetch_id, f.fetch_key, coalesce(f.final_url, u.url), u.host, u.depth,
 			f.body_key, coalesce(f.content_type, ''), coalesce(f.robots_tag, ''), c.attempts
 		FROM claimed c JOIN fetches f ON f.id = c.fetch_id JOIN urls u ON u.crawl_id = c.crawl_id AND u.url_hash = c.url_hash`,
-		crawlID, owner, limit, hold.Seconds())
+		crawlID, owner, limit, hold.Seconds(), maxRenderAttempts)
 	if err != nil {
 		return nil, fmt.Errorf("store: claim renders of %s: %w", crawlID, err)
 	}
