@@ -30,7 +30,8 @@ func TestReplayRecordedHistories(t *testing.T) {
 	}
 	// The workflow IDs of histories whose child IDs are built from their own (the replayer
 	// otherwise runs them under a made-up ID).
-	ids := map[string]string{"crawl_processing_history.json": "crawl/rec3"}
+	ids := map[string]string{"crawl_processing_history.json": "crawl/rec3",
+		"rev4_done_crawl_history.json": "rec5/crawl/rec5", "rev4_running_crawl_history.json": "rec6/crawl/rec6"}
 	for _, f := range files {
 		r := worker.NewWorkflowReplayer()
 		r.RegisterWorkflow(CrawlWorkflow)
