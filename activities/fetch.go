@@ -47,41 +47,29 @@ type Fetcher struct {
 	Stopping <-chan struct{}
 }
 
-// FetchBatchInput is a host's claimed URLs and its pacing.
+// FetchBatchInput is one fetch lease of a host: its pacing and how it claims. (The JSON
+// names of renamed fields are kept for leases scheduled before the rename.)
 type FetchBatchInput struct {
-	Host          string          `json:"host"`
-	URLs          []crawl.Claimed `json:"urls"`
-	Delay         time.Duration   `json:"delay"`         // between request starts, before robots.txt's Crawl-delay
-	MaxCrawlDelay time.Duration   `json:"maxCrawlDelay"` // cap on Crawl-delay
-	NotBefore     time.Time       `json:"notBefore"`     // no request starts earlier
-	Concurrency   int             `json:"concurrency"`   // requests in flight at most (default 1)
-	// TopUp: when the URLs are done within Window, claim more of the host's due URLs, held for
-	// ClaimTTL, until the batch has carried TopUp (0: never).
-	TopUp    int           `json:"topUp,omitempty"`
-	Window   time.Duration `json:"window,omitempty"`
-	ClaimTTL time.Duration `json:"lease,omitempty"` // how long claims (top-ups) hold (JSON name kept for running histories)
-	// Owner is the claim owner of URLs (the host workflow's batch); top-ups are claimed as
-	// TopUpOwner(Owner), so whoever outlives the batch finds what it holds by owner.
+	Host          string        `json:"host"`
+	Delay         time.Duration `json:"delay"`         // between request starts, before robots.txt's Crawl-delay
+	MaxCrawlDelay time.Duration `json:"maxCrawlDelay"` // cap on Crawl-delay
+	NotBefore     time.Time     `json:"notBefore"`     // no request starts earlier
+	Concurrency   int           `json:"concurrency"`   // requests in flight at most (default 1)
+	// Chunk is how many due URLs the lease claims at a time, each claim held for ClaimTTL.
+	Chunk    int           `json:"topUp,omitempty"`
+	ClaimTTL time.Duration `json:"lease,omitempty"`
+	// Owner names the lease: its first and last claims are made as Owner, those between as
+	// crawl.ChunkOwner(Owner), so whoever outlives the lease finds what it holds by owner.
 	Owner string `json:"owner,omitempty"`
-	// LeaseFor makes the batch a fetch lease (see fetch_lease.go): it claims chunks of TopUp
-	// URLs for up to this long, and its pages go to the processing child beside it, not into
-	// the result. Owner names the lease.
+	// LeaseFor is how long the lease holds its host at most (see fetch_lease.go).
 	LeaseFor time.Duration `json:"leaseFor,omitempty"`
-	// NoLeaseRow (host revision 3): the lease's pages go to its crawls' processing, which
-	// needs no lease row to learn that the lease is over, so none is written.
-	NoLeaseRow bool `json:"noLeaseRow,omitempty"`
-	// SelfClaim (host revision 4): the host workflow claims nothing for the lease, which
-	// claims its first chunk itself (URLs is empty) and, when the host runs dry, makes the
-	// last claim that leaves the host waiting for the next admission (Dry, NextDue): two local
-	// activities, and their markers, fewer per lease.
-	SelfClaim bool `json:"selfClaim,omitempty"`
 }
 
 // FetchBatchResult is small: counts, pacing facts and page references, never bodies. It is
 // also the heartbeat detail, so a retried activity resumes with the URLs it finished.
 type FetchBatchResult struct {
-	Finished          []bool          `json:"finished"`        // by index in the input's URLs, then TopUp's
-	TopUp             []crawl.Claimed `json:"topUp,omitempty"` // URLs the batch claimed itself
+	Finished          []bool          `json:"finished"`        // by index in Chunk
+	Chunk             []crawl.Claimed `json:"topUp,omitempty"` // the URLs the lease is at (a retry resumes them)
 	Done              int             `json:"done"`
 	Fetched           int             `json:"fetched"`
 	NotModified       int             `json:"notModified"`
@@ -98,11 +86,10 @@ type FetchBatchResult struct {
 	DeferUntil        time.Time       `json:"deferUntil"` // the host asked us to wait (Retry-After)
 	ConsecutiveErrors int             `json:"consecutiveErrors"`
 	LastError         string          `json:"lastError,omitempty"`
-	Pages             []crawl.PageRef `json:"pages,omitempty"`
 	Answered          bool            `json:"answered,omitempty"` // the host answered a request sensibly
 	Gone              string          `json:"gone,omitempty"`     // why the host may be dead
 	Retired           bool            `json:"retired,omitempty"`  // the host was retired (dead-site cleanup)
-	// Dry (SelfClaim): the lease ended because the host has no URL due, and its last claim
+	// Dry: the lease ended because the host has no URL due, and its last claim
 	// left the host waiting for the next admission; NextDue is when its next URL is due.
 	Dry     bool       `json:"dry,omitempty"`
 	NextDue *time.Time `json:"nextDue,omitempty"`
@@ -127,43 +114,30 @@ func (f *Fetcher) flushWhenStopped(ctx context.Context) func() {
 	return func() { close(done) }
 }
 
-// FetchBatch fetches in.URLs, at most in.Concurrency at a time, request starts at least the
-// delay apart. robots.txt comes first when its cache has expired (itself requests under the
-// same schedule). A URL robots.txt forbids is skipped without a request. After a Retry-After
-// the rest of the batch goes back to the queue for later.
+// FetchBatch runs one fetch lease: it claims the host's due URLs a chunk at a time and fetches
+// them, at most in.Concurrency at a time, request starts at least the delay apart, until the
+// lease is up or the host runs dry (fetch_lease.go). robots.txt comes first when its cache has
+// expired (itself requested under the same schedule). A URL robots.txt forbids is skipped
+// without a request. After a Retry-After the rest of the chunk goes back to the queue for
+// later. Fetched pages are left for the crawl's processing, which claims them.
 func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatchResult, error) {
 	b := &batch{f: f, in: in, next: in.NotBefore, began: f.clock().Now()}
 	if activity.HasHeartbeatDetails(ctx) {
 		_ = activity.GetHeartbeatDetails(ctx, &b.res)
 	}
-	b.in.URLs = append(append([]crawl.Claimed(nil), in.URLs...), b.res.TopUp...) // resumed: with what it claimed itself
-	if len(b.res.Finished) != len(b.in.URLs) {
-		b.res.Finished, b.res.TopUp = make([]bool, len(in.URLs)), nil
-		b.in.URLs = in.URLs
-	}
-	if b.leased() {
-		// The lease's processing finds its pages by owner: none are handed on here. A lease
-		// that ended already (this is a retry whose predecessor's result was lost) fetches no
-		// more, or its pages would come after its processing was told it is over.
-		open, err := b.openLease(ctx)
-		if err != nil || !open {
-			return b.result(), err
-		}
-	} else if activity.GetInfo(ctx).Attempt > 1 {
-		// A dead attempt may have fetched top-ups after its last heartbeat: they are in no
-		// list but their owner's, and would otherwise wait for the crawl's sweep.
-		if err := b.handOnOwned(ctx); err != nil {
-			return FetchBatchResult{}, err
-		}
+	b.urls = b.res.Chunk // resumed: the chunk the last attempt was at
+	if len(b.res.Finished) != len(b.urls) {
+		b.res.Finished, b.res.Chunk, b.urls = nil, nil, nil
 	}
 	defer keepAlive(ctx, func() any { return b.result() })()
 	defer f.flushWhenStopped(ctx)()
-	if in.SelfClaim && len(b.in.URLs) == 0 {
+	if len(b.urls) == 0 {
 		if more, err := b.claimChunk(ctx, b.in.Owner); err != nil || !more {
 			return b.result(), err
 		}
 	}
-	if err := b.pace(ctx, b.in.URLs); err != nil {
+	first := b.urls
+	if err := b.pace(ctx, b.urls); err != nil {
 		return FetchBatchResult{}, err
 	}
 	in = b.in
@@ -177,7 +151,7 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 	if why := f.refusedHost(ctx, in.Host); why != "" {
 		// Every address of the host is forbidden (loopback, private, link-local, metadata…):
 		// not even robots.txt is requested.
-		for i, u := range in.URLs {
+		for i, u := range b.urls {
 			if b.res.Finished[i] {
 				continue
 			}
@@ -190,7 +164,7 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 			b.mu.Lock()
 			b.res.Skipped++
 			b.mu.Unlock()
-			b.finish(ctx, i, nil)
+			b.finish(ctx, i)
 		}
 		return b.result(), b.end(ctx)
 	}
@@ -205,23 +179,20 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 	cachedOf := map[string]*store.Robots{}
 	sitemapsChecked := map[string]bool{} // crawls whose sitemap discovery on this host is settled
 	for i := 0; ; i++ {
-		if i == len(b.in.URLs) {
-			var more bool
-			var err error
-			if b.leased() && n == 1 {
-				more, err = b.nextChunk(ctx, sem)
-				i = 0 // the chunk replaced the finished one
-			} else {
-				more, err = b.topUp(ctx, n)
+		if i == len(b.urls) {
+			if n > 1 {
+				break // concurrent requests: one chunk a lease (the next claim would wait for them all)
 			}
+			more, err := b.nextChunk(ctx, sem)
 			if err != nil {
 				return b.wait(sem, errs, err)
 			}
 			if !more {
 				break
 			}
+			i = 0 // the chunk replaced the finished one
 		}
-		u := b.in.URLs[i]
+		u := b.urls[i]
 		if b.res.Finished[i] {
 			continue
 		}
@@ -287,11 +258,10 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 			}
 		}
 		if !skip {
-			// The crawl may have been stopped, or the URL blocked, since the batch claimed it;
-			// or an attempt of this batch that died fetched it already: hand its page on. (Read
-			// with the slot's booking, in the same round trip.)
+			// The crawl may have been stopped, or the URL blocked, since the lease claimed it; or
+			// an attempt of this lease that died fetched it already (its page waits for the
+			// crawl's processing). Read with the slot's booking, in the same round trip.
 			state, crawlState := slot.URLState, slot.CrawlState
-			var err error
 			if state == store.StateClaimed && crawlState == crawl.CrawlPaused {
 				// Paused since the claim: this and the crawl's other URLs of the batch go back
 				// to the queue now, not one slot at a time.
@@ -302,22 +272,10 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 				}
 				continue
 			}
-			var page *crawl.PageRef
-			if state == store.StateFetched {
-				var pages []crawl.PageRef
-				if pages, err = fetchedOf(ctx, f.Store, []crawl.Claimed{u}); err == nil && len(pages) == 1 {
-					page = &pages[0]
-				}
-			}
-			if err != nil {
-				b.endRequest()
-				<-sem
-				return b.wait(sem, errs, err)
-			}
 			if state != store.StateClaimed {
 				b.endRequest()
 				<-sem
-				b.finish(ctx, i, page)
+				b.finish(ctx, i)
 				continue
 			}
 		}
@@ -329,13 +287,13 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 			if o.State == store.StateSkipped && strings.HasPrefix(o.SkipReason, "robots.txt") {
 				count(ctx, metrics.RobotsBlocked, 1)
 			}
-			b.finish(ctx, i, nil)
+			b.finish(ctx, i)
 			continue
 		}
 		b.recording.Add(1)
 		go func() {
 			defer b.recording.Done()
-			o, page, eff, err := f.fetchOne(ctx, ci, u, start, b.sent(ctx, start))
+			o, eff, err := f.fetchOne(ctx, ci, u, start, b.sent(ctx, start))
 			if err != nil {
 				<-sem
 				b.endRequest()
@@ -361,7 +319,7 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 			}
 			failpoint.Hit(failpoint.FetchRecorded)
 			observeFetch(ctx, o)
-			b.finish(ctx, i, page)
+			b.finish(ctx, i)
 			if o.Err != "" {
 				activity.GetLogger(ctx).Debug("fetch failed", "crawl", u.CrawlID, "host", in.Host, "url", u.URL, "error", o.Err, "state", o.State)
 			}
@@ -371,10 +329,7 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 	if err != nil {
 		return res, err
 	}
-	if len(in.URLs) == 0 {
-		return res, b.end(ctx)
-	}
-	ci, cerr := f.Crawls.Get(ctx, in.URLs[0].CrawlID)
+	ci, cerr := f.Crawls.Get(ctx, first[0].CrawlID)
 	if cerr != nil {
 		return res, cerr
 	}
@@ -383,7 +338,7 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 		err = b.end(ctx)
 	}
 	failpoint.Hit(failpoint.BatchFetched)
-	activity.GetLogger(ctx).Info("fetch batch done", "host", in.Host, "crawl", ci.ID, "urls", len(b.in.URLs), "toppedUp", len(res.TopUp),
+	activity.GetLogger(ctx).Info("fetch batch done", "host", in.Host, "crawl", ci.ID, "chunk", len(b.urls),
 		"requests", res.Requests, "fetched", res.Fetched, "notModified", res.NotModified, "errors", res.Errors,
 		"skipped", res.Skipped, "deferred", res.Deferred, "lastError", res.LastError)
 	return res, err

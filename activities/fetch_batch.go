@@ -16,10 +16,12 @@ import (
 	"github.com/trawlerdev/trawler/internal/store"
 )
 
-// batch is one running FetchBatch: its result under a lock, and the host's request schedule.
+// batch is one running fetch lease (FetchBatch): the chunk of URLs it is at, its result under a
+// lock, and the host's request schedule.
 type batch struct {
 	f        *Fetcher
 	in       FetchBatchInput
+	urls     []crawl.Claimed // the chunk (res.Finished by index)
 	mu       sync.Mutex
 	res      FetchBatchResult
 	inFlight int
@@ -29,7 +31,7 @@ type batch struct {
 	next      time.Time    // the earliest start of the next request
 	answered  time.Time    // when the last request's answer came (one request in flight at a time)
 	ip        netip.Addr   // the host's address, when the per-IP limit applies
-	window    store.Window // the host's time booked for this batch's requests (book)
+	window    store.Window // the host's time booked for this lease's requests (book)
 	cursor    int          // the URL the batch is at: a robots.txt request books ahead from it
 	began     time.Time
 	// healthKnown: failing says whether the host's dead-site clock ran when the batch read
@@ -211,13 +213,10 @@ func (b *batch) apply(e effect) {
 	}
 }
 
-func (b *batch) finish(ctx context.Context, i int, page *crawl.PageRef) {
+func (b *batch) finish(ctx context.Context, i int) {
 	b.mu.Lock()
 	b.res.Finished[i] = true
 	b.res.Done++
-	if page != nil && !b.leased() { // (a retry may have handed it on already: handOnOwned)
-		b.res.Pages = appendNewPages(b.res.Pages, *page)
-	}
 	b.mu.Unlock()
 	b.heartbeat(ctx)
 }
@@ -228,7 +227,7 @@ func (b *batch) releaseCrawl(ctx context.Context, crawlID string) error {
 	var release []crawl.Claimed
 	var idx []int
 	b.mu.Lock()
-	for i, u := range b.in.URLs {
+	for i, u := range b.urls {
 		if u.CrawlID == crawlID && !b.res.Finished[i] {
 			release, idx = append(release, u), append(idx, i)
 		}
@@ -241,7 +240,7 @@ func (b *batch) releaseCrawl(ctx context.Context, crawlID string) error {
 		return err
 	}
 	for _, i := range idx {
-		b.finish(ctx, i, nil)
+		b.finish(ctx, i)
 	}
 	return nil
 }
@@ -264,8 +263,7 @@ func (b *batch) result() FetchBatchResult {
 	defer b.mu.Unlock()
 	r := b.res
 	r.Finished = append([]bool(nil), r.Finished...)
-	r.TopUp = append([]crawl.Claimed(nil), r.TopUp...)
-	r.Pages = append([]crawl.PageRef(nil), r.Pages...)
+	r.Chunk = append([]crawl.Claimed(nil), r.Chunk...)
 	return r
 }
 

@@ -8,15 +8,14 @@ import (
 	"github.com/trawlerdev/trawler/internal/failpoint"
 )
 
-// A fetch lease (FetchBatchInput.LeaseFor > 0) is one fetch activity holding its host for up
-// to minutes: it claims the host's due URLs a chunk at a time (links that arrive meanwhile
-// included), paces every request itself, and ends when the lease is up, the host runs dry,
-// or the host asks to be left alone (Retry-After, repeated errors, gone). Pages go to the
-// processing child running beside it (Processor.Process with a LeaseRef), which finds them by
-// claim owner: the host workflow pays its events per lease, not per page.
+// A fetch lease is one fetch activity holding its host for up to LeaseFor: it claims the
+// host's due URLs a chunk at a time (links that arrive meanwhile included), paces every
+// request itself, and ends when the lease is up, the host runs dry, or the host asks to be
+// left alone (Retry-After, repeated errors, gone). Its pages are left fetched for the crawl's
+// processing, which claims them: the host workflow pays its events per lease, not per page.
 const (
 	// leaseDryWait is how long a lease whose host ran dry waits for links its own pages may
-	// still yield (they are being processed beside it) before it ends.
+	// still yield (they are being processed meanwhile) before it ends.
 	leaseDryWait = 20 * time.Second
 	// leaseRecheck is how soon a dry lease whose pages are being processed looks again for
 	// new due URLs; each look finding none doubles the wait, up to leaseRecheckMax. Most
@@ -29,8 +28,6 @@ const (
 	// leaseErrors is how many failures in a row end a lease: the host workflow backs off.
 	leaseErrors = 3
 )
-
-func (b *batch) leased() bool { return b.in.LeaseFor > 0 }
 
 // leaseOver says whether the lease must end before claiming more: its time is up, or the
 // host asked to be left alone.
@@ -58,8 +55,8 @@ func closed(ch <-chan struct{}) bool {
 // false when the lease should end.
 func (b *batch) nextChunk(ctx context.Context, sem chan struct{}) (bool, error) {
 	b.drain(sem)
-	owner := b.topUpOwner(ctx)
-	owners := LeaseOwners(b.in.Owner)
+	owner := crawl.ChunkOwner(b.in.Owner)
+	owners := crawl.LeaseOwners(b.in.Owner)
 	dryFrom := b.f.clock().Now()
 	recheck := leaseRecheck
 	// Admissions of the host's URLs are told as they commit: a lease waiting for its own
@@ -77,12 +74,12 @@ func (b *batch) nextChunk(ctx context.Context, sem chan struct{}) (bool, error) 
 			return false, nil
 		}
 		if claim {
-			// Quietly: the host workflow claims again after the lease, no admission need wake it.
-			// Found nothing, the claim says in the same round trip what the cheap look below
-			// would; and a self-claiming lease with nothing left to wait for ends on it, its
-			// host left waiting as by claimChunk.
+			// Quietly: no admission need wake the host workflow while its lease runs. Found
+			// nothing, the claim says in the same round trip what the cheap look below would;
+			// and with nothing left to wait for the lease ends on it, its host left waiting as
+			// by claimChunk.
 			epoch, _ := b.f.Control.Epoch()
-			res, err := b.f.Store.ClaimInLease(ctx, b.in.Host, owner, owners, b.in.TopUp, b.in.ClaimTTL, b.f.clock().Now(), inLeaseWait, b.in.SelfClaim)
+			res, err := b.f.Store.ClaimInLease(ctx, b.in.Host, owner, owners, b.in.Chunk, b.in.ClaimTTL, b.f.clock().Now(), inLeaseWait)
 			if err != nil {
 				return false, err
 			}
@@ -93,9 +90,9 @@ func (b *batch) nextChunk(ctx context.Context, sem chan struct{}) (bool, error) 
 					return false, err
 				}
 				b.mu.Lock()
-				b.in.URLs = res.URLs
+				b.urls = res.URLs
 				b.res.Finished = make([]bool, len(res.URLs))
-				b.res.TopUp = res.URLs
+				b.res.Chunk = res.URLs
 				b.mu.Unlock()
 				b.heartbeat(ctx)
 				return true, nil
@@ -127,10 +124,7 @@ func (b *batch) nextChunk(ctx context.Context, sem chan struct{}) (bool, error) 
 			wait, claim = recheck, false
 			recheck = min(2*recheck, leaseRecheckMax)
 		default:
-			if b.in.SelfClaim {
-				return b.claimChunk(ctx, owner)
-			}
-			return false, nil
+			return b.claimChunk(ctx, owner)
 		}
 		if wait > 0 {
 			t := time.NewTimer(wait)
@@ -168,14 +162,14 @@ func (b *batch) nearSlot(ctx context.Context) bool {
 	return sleepUntil(ctx, c, at) == nil
 }
 
-// claimChunk is a self-claiming lease's claim of its first chunk (under the lease's owner, so
+// claimChunk is a lease's claim of its first chunk (under the lease's owner, so
 // a retry whose predecessor died before its first heartbeat takes them back) and its last
 // before it ends dry (under its chunks' owner). Unlike the quiet claims between, finding
 // nothing leaves the host waiting, so the next admission of its URLs wakes the host workflow,
 // and URLs admitted just before are still found. It says false when none is due.
 func (b *batch) claimChunk(ctx context.Context, owner string) (bool, error) {
 	epoch, _ := b.f.Control.Epoch()
-	claimed, next, err := b.f.Store.ClaimAs(ctx, b.in.Host, owner, b.in.TopUp, b.in.ClaimTTL, b.f.clock().Now())
+	claimed, next, err := b.f.Store.ClaimAs(ctx, b.in.Host, owner, b.in.Chunk, b.in.ClaimTTL, b.f.clock().Now())
 	if err != nil {
 		return false, err
 	}
@@ -193,9 +187,9 @@ func (b *batch) takeChunk(ctx context.Context, claimed []crawl.Claimed, next *ti
 		b.mu.Unlock()
 		return false
 	}
-	b.in.URLs = claimed
+	b.urls = claimed
 	b.res.Finished = make([]bool, len(claimed))
-	b.res.TopUp = claimed
+	b.res.Chunk = claimed
 	b.mu.Unlock()
 	b.claimedNow(claimed, epoch)
 	failpoint.Hit(failpoint.ClaimCommitted)
@@ -207,34 +201,10 @@ func (b *batch) takeChunk(ctx context.Context, claimed []crawl.Claimed, next *ti
 // longer ones end the lease and become the host workflow's durable timer.
 const inLeaseWait = 5 * time.Second
 
-// end tells a lease's processing that nothing more will be fetched under it (a batch that is
-// no lease has nothing to tell), and settles the batch's window of the host's time (settle)
-// in the same round trip.
+// end settles the lease's window of the host's time (settle), when it booked one.
 func (b *batch) end(ctx context.Context) error {
-	end, next, settle := b.settle()
-	switch {
-	case b.leased() && !b.in.NoLeaseRow && settle:
-		return b.f.Store.EndLeaseSettling(ctx, b.in.Owner, b.in.Host, end, next)
-	case b.leased() && !b.in.NoLeaseRow:
-		return b.f.Store.EndLease(ctx, b.in.Owner, b.in.Host)
-	case settle:
+	if end, next, settle := b.settle(); settle {
 		return b.f.Store.SettleWindow(ctx, b.in.Host, end, next)
 	}
 	return nil
 }
-
-// openLease records the lease; it says false when the lease already ended (a retried attempt
-// of a lease whose result was lost: it must fetch nothing more, or its pages would come after
-// its processing child was told it is over). A lease without a processing child of its own
-// (NoLeaseRow) has no row: a retry of it is one more lease, paced like any other.
-func (b *batch) openLease(ctx context.Context) (bool, error) {
-	if b.in.NoLeaseRow {
-		return true, nil
-	}
-	done, err := b.f.Store.OpenLease(ctx, b.in.Owner, b.in.Host)
-	return !done, err
-}
-
-// LeaseOwners is the claim owners a lease's pages are fetched under: the host workflow's
-// claim and the lease's own chunks.
-func LeaseOwners(batchOwner string) []string { return []string{batchOwner, TopUpOwner(batchOwner)} }

@@ -68,7 +68,7 @@ func retryAfterFailure(spec crawl.Spec, attempts int, start, deferUntil time.Tim
 
 // fetchOne requests one URL (its slot started at start) and decides what becomes of it. An
 // error means our side failed (MinIO): the activity is retried and resumes at this URL.
-func (f *Fetcher) fetchOne(ctx context.Context, ci *admit.Crawl, u crawl.Claimed, start time.Time, sent func(time.Time)) (store.FetchOutcome, *crawl.PageRef, effect, error) {
+func (f *Fetcher) fetchOne(ctx context.Context, ci *admit.Crawl, u crawl.Claimed, start time.Time, sent func(time.Time)) (store.FetchOutcome, effect, error) {
 	spec := ci.Spec
 	var eff effect
 	o := store.FetchOutcome{CrawlID: u.CrawlID, Hash: u.Hash, URL: u.URL, Attempts: u.Attempts,
@@ -94,16 +94,16 @@ func (f *Fetcher) fetchOne(ctx context.Context, ci *admit.Crawl, u crawl.Claimed
 		if errors.Is(err, netguard.ErrBlocked) {
 			o.FetchKey, o.State, o.SkipReason, o.Err = "", store.StateSkipped, "blocked address", err.Error()
 			eff.skipped = 1
-			return o, nil, eff, nil
+			return o, eff, nil
 		}
 		if ctx.Err() != nil {
-			return o, nil, eff, ctx.Err() // we are stopping; not the site's failure
+			return o, eff, ctx.Err() // we are stopping; not the site's failure
 		}
 		if isNoSuchHost(err) {
 			eff.gone = "dns"
 		}
 		retry(err.Error(), time.Time{})
-		return o, nil, eff, nil
+		return o, eff, nil
 	}
 	o.Status, o.ContentType, o.FinalURL, o.Truncated = resp.Status, resp.ContentType, resp.FinalURL, resp.Truncated
 	o.Bytes, o.ETag, o.LastModified = int64(len(resp.Body)), resp.ETag, resp.LastModified
@@ -123,7 +123,7 @@ func (f *Fetcher) fetchOne(ctx context.Context, ci *admit.Crawl, u crawl.Claimed
 		o.RobotsTag = robots.ParseTag(resp.Header.Values("X-Robots-Tag"), ci.Token).String()
 		key, stored, err := f.storeBody(ctx, resp.Body)
 		if err != nil {
-			return o, nil, eff, err
+			return o, eff, err
 		}
 		eff.stored = stored
 		o.BodyKey, o.ContentHash = key, h[:]
@@ -131,7 +131,7 @@ func (f *Fetcher) fetchOne(ctx context.Context, ci *admit.Crawl, u crawl.Claimed
 		if u.Source == crawl.SourceSitemapFile {
 			o.Note = f.readSitemap(ctx, ci, u, resp.Body)
 			schedule(change)
-			return o, nil, eff, nil
+			return o, eff, nil
 		}
 		kind := content.Sniff(resp.ContentType, resp.Body)
 		if !kind.Read() {
@@ -140,10 +140,8 @@ func (f *Fetcher) fetchOne(ctx context.Context, ci *admit.Crawl, u crawl.Claimed
 			count(ctx, metrics.NotRead, 1, "type", typeFamily(resp.ContentType, resp.Body))
 		}
 		if kind.Read() && change != crawl.Unchanged {
-			o.State = store.StateFetched
-			return o, &crawl.PageRef{CrawlID: u.CrawlID, Hash: u.Hash, URL: u.URL, FinalURL: resp.FinalURL, BodyKey: key,
-				ContentType: resp.ContentType, RobotsTag: o.RobotsTag, ContentHash: h[:], Depth: u.Depth, Size: o.Bytes,
-				Change: change, RecrawlS: u.RecrawlS, HintS: u.HintS}, eff, nil
+			o.State = store.StateFetched // the crawl's processing claims it
+			return o, eff, nil
 		}
 		schedule(change) // not read, or the same bytes as last time: its document stands
 	case answerNotModified:
@@ -184,7 +182,7 @@ func (f *Fetcher) fetchOne(ctx context.Context, ci *admit.Crawl, u crawl.Claimed
 		}
 		schedule(crawl.Unchanged)
 	}
-	return o, nil, eff, nil
+	return o, eff, nil
 }
 
 // storeBody puts a body into the fetch worker's current segment (one PUT for every body its

@@ -53,7 +53,7 @@ func (b *batch) take(ctx context.Context) (time.Time, error) {
 func (b *batch) takeFor(ctx context.Context, i int) (store.Slot, error) {
 	var url *store.URLKey
 	if i >= 0 {
-		url = &store.URLKey{CrawlID: b.in.URLs[i].CrawlID, Hash: b.in.URLs[i].Hash}
+		url = &store.URLKey{CrawlID: b.urls[i].CrawlID, Hash: b.urls[i].Hash}
 	}
 	for given := 0; ; {
 		b.mu.Lock()
@@ -156,20 +156,13 @@ func (b *batch) book(ctx context.Context, i int, url *store.URLKey, gap time.Dur
 		st, known = w.States[store.WindowKey(*url)], true
 	}
 	if !known || !room {
-		// A request of no URL (robots.txt) books for the URLs after it too. One gap more than
-		// the requests: each leaves a little after its slot (a response, a descheduled
-		// moment), and the last must still leave a gap before the end. A lease, which claims
-		// more as it goes, books as far ahead as a window goes.
-		n := 1
+		// A request of no URL (robots.txt) books for the URLs after it too. A lease, which
+		// claims more as it goes, books as far ahead as a window goes.
 		if url == nil {
-			i, n = b.cursor, 2
+			i = b.cursor
 		}
 		urls := b.ahead(i)
-		n += len(urls)
-		if b.leased() {
-			n = windowSlots
-		}
-		n = min(n, windowSlots, max(int(windowAhead/gap), 1))
+		n := min(windowSlots, max(int(windowAhead/gap), 1))
 		epoch, _ := b.f.Control.Epoch()
 		nw, err := b.f.Store.BookWindow(ctx, b.in.Host, gap, n, now, w.Mark, urls, epoch)
 		if err != nil {
@@ -229,9 +222,9 @@ func (b *batch) ahead(i int) []store.URLKey {
 		return nil
 	}
 	var urls []store.URLKey
-	for j := i; j < len(b.in.URLs) && len(urls) < windowSlots; j++ {
+	for j := i; j < len(b.urls) && len(urls) < windowSlots; j++ {
 		if j == i || !b.res.Finished[j] {
-			urls = append(urls, store.URLKey{CrawlID: b.in.URLs[j].CrawlID, Hash: b.in.URLs[j].Hash})
+			urls = append(urls, store.URLKey{CrawlID: b.urls[j].CrawlID, Hash: b.urls[j].Hash})
 		}
 	}
 	return urls

@@ -1,9 +1,7 @@
 package activities
 
 import (
-	"bytes"
 	"context"
-	"slices"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -63,41 +61,6 @@ func (f *Frontier) StartCrawl(ctx context.Context, in StartCrawlInput) (StartCra
 	return out, nil
 }
 
-// ClaimInput asks for up to Limit due URLs of Host, claimed for ClaimTTL.
-type ClaimInput struct {
-	Host     string        `json:"host"`
-	Limit    int           `json:"limit"`
-	ClaimTTL time.Duration `json:"lease"`           // (JSON name kept for running histories)
-	Owner    string        `json:"owner,omitempty"` // the same owner claiming again gets its claims back (Store.ClaimAs)
-	// Expecting: the host's own pages are being processed and it claims again when they are,
-	// so an empty claim does not leave it waiting for a signal (Store.ClaimQuietly).
-	Expecting bool `json:"expecting,omitempty"`
-}
-
-// ClaimResult holds the claimed URLs, or when the next one is due.
-type ClaimResult struct {
-	URLs    []crawl.Claimed `json:"urls,omitempty"`
-	NextDue *time.Time      `json:"nextDue,omitempty"`
-}
-
-// Claim leases due URLs of a host.
-func (f *Frontier) Claim(ctx context.Context, in ClaimInput) (ClaimResult, error) {
-	claim := f.Store.ClaimAs
-	if in.Expecting {
-		claim = f.Store.ClaimQuietly
-	}
-	urls, next, err := claim(ctx, in.Host, in.Owner, in.Limit, in.ClaimTTL, time.Now())
-	if len(urls) > 0 {
-		failpoint.Hit(failpoint.ClaimCommitted)
-	}
-	return ClaimResult{URLs: urls, NextDue: next}, err
-}
-
-// Release returns claimed URLs to the queue.
-func (f *Frontier) Release(ctx context.Context, claims []crawl.Claimed) error {
-	return f.Store.Release(ctx, claims)
-}
-
 // Progress reads a crawl's progress.
 func (f *Frontier) Progress(ctx context.Context, crawlID string) (crawl.CrawlProgress, error) {
 	p, err := f.Store.CrawlProgress(ctx, crawlID)
@@ -153,21 +116,6 @@ func (f *Frontier) StaleFetched(ctx context.Context, crawlID string, olderThan t
 	return out, err
 }
 
-// FetchedOf returns those of a batch's URLs that were fetched and await processing: what an
-// interrupted or failed fetch batch leaves behind.
-func (f *Frontier) FetchedOf(ctx context.Context, claims []crawl.Claimed) ([]crawl.PageRef, error) {
-	return fetchedOf(ctx, f.Store, claims)
-}
-
-func fetchedOf(ctx context.Context, st *store.Store, claims []crawl.Claimed) ([]crawl.PageRef, error) {
-	ids, hashes := make([]string, len(claims)), make([][]byte, len(claims))
-	for i, c := range claims {
-		ids[i], hashes[i] = c.CrawlID, c.Hash
-	}
-	pages, err := st.FetchedOf(ctx, ids, hashes)
-	return pageRefs(pages), err
-}
-
 func pageRefs(pages []store.FetchedPage) []crawl.PageRef {
 	var out []crawl.PageRef
 	for _, p := range pages {
@@ -186,47 +134,15 @@ func pageRefs(pages []store.FetchedPage) []crawl.PageRef {
 	return out
 }
 
-// AbandonInput is a batch that was cancelled or failed for good: its URLs and the owners its
-// claims were made under (the host's batch, the batch's own top-ups).
+// AbandonInput is a fetch lease that was cancelled or failed for good: the owners its claims
+// were made under (crawl.LeaseOwners).
 type AbandonInput struct {
-	Host   string          `json:"host"`
-	URLs   []crawl.Claimed `json:"urls"`
-	Owners []string        `json:"owners"`
-	// Lease names the batch's fetch lease, if it was one: the lease is ended, so its
-	// processing finishes the pages it fetched, and none are returned.
-	Lease string `json:"lease,omitempty"`
+	Host   string   `json:"host"`
+	Owners []string `json:"owners"`
 }
 
-// Abandon returns an abandoned batch's claims to the queue and the pages it fetched that
-// await processing (none for a lease: its own processing takes them).
-func (f *Frontier) Abandon(ctx context.Context, in AbandonInput) ([]crawl.PageRef, error) {
-	if err := f.Store.Release(ctx, in.URLs); err != nil {
-		return nil, err
-	}
-	if err := f.Store.ReleaseOwned(ctx, in.Host, in.Owners); err != nil {
-		return nil, err
-	}
-	if in.Lease != "" {
-		return nil, f.Store.EndLease(ctx, in.Lease, in.Host)
-	}
-	pages, err := fetchedOf(ctx, f.Store, in.URLs)
-	if err != nil {
-		return nil, err
-	}
-	owned, err := f.Store.FetchedOwned(ctx, in.Host, in.Owners)
-	if err != nil {
-		return nil, err
-	}
-	return appendNewPages(pages, pageRefs(owned)...), nil
-}
-
-// appendNewPages appends to pages those of more it does not hold yet (by crawl and URL): a
-// page found both in a batch's list and by its claim's owner is processed once.
-func appendNewPages(pages []crawl.PageRef, more ...crawl.PageRef) []crawl.PageRef {
-	for _, m := range more {
-		if !slices.ContainsFunc(pages, func(p crawl.PageRef) bool { return p.CrawlID == m.CrawlID && bytes.Equal(p.Hash, m.Hash) }) {
-			pages = append(pages, m)
-		}
-	}
-	return pages
+// Abandon returns an abandoned lease's claims to the queue. The pages it fetched stay fetched
+// for the crawl's processing.
+func (f *Frontier) Abandon(ctx context.Context, in AbandonInput) error {
+	return f.Store.ReleaseOwned(ctx, in.Host, in.Owners)
 }

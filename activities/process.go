@@ -31,12 +31,12 @@ type Processor struct {
 	Admitter *admit.Admitter
 	Bodies   *segment.Reader // reads bodies by reference (nil: each its own object)
 	Texts    *segment.Writer // where extracted texts go (nil: one content-addressed object each)
-	// Stopping is closed when this worker begins to stop: a lease's processing hands itself
+	// Stopping is closed when this worker begins to stop: a crawl's processing hands itself
 	// on (a retryable failure, retried on a live worker in seconds) instead of waiting out
 	// the stop timeout and then its heartbeat timeout.
 	Stopping <-chan struct{}
 	// Gate bounds the batches processed at once in this process (nil: no bound): activity
-	// slots are many, because a lease's processing holds one while it waits for pages.
+	// slots are many, because a crawl's processing holds one while it waits for pages.
 	Gate chan struct{}
 	// PDF bounds the reading of one PDF (zero: content.DefaultPDFLimits).
 	PDF content.PDFLimits
@@ -49,9 +49,6 @@ func (p *Processor) Process(ctx context.Context, in crawl.ProcessInput) (crawl.P
 	failpoint.Hit(failpoint.ProcessStarted)
 	if in.Crawl != nil {
 		return p.processCrawl(ctx, in)
-	}
-	if in.Lease != nil {
-		return p.processLease(ctx, in)
 	}
 	var done atomic.Int64 // pages processed: the heartbeat
 	defer keepAlive(ctx, func() any { return done.Load() })()

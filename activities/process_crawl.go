@@ -6,11 +6,12 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/trawlerdev/trawler/internal/crawl"
 )
 
-// The processing of a crawl (host workflow revision 3) is a few long activities per crawl,
+// The processing of a crawl is a few long activities per crawl,
 // each the one activity of a processing child of the crawl workflow: it claims the crawl's
 // fetched pages a few hundred at a time, whatever their host, and processes each claim as
 // one batch (one document transaction, one admission per crawl, one finish). A host then
@@ -70,4 +71,20 @@ func (p *Processor) processCrawl(ctx context.Context, in crawl.ProcessInput) (cr
 // over says whether a crawl in this state fetches nothing more ("": the crawl is gone).
 func over(state crawl.CrawlState) bool {
 	return state == "" || state == crawl.CrawlDone || state == crawl.CrawlStopped
+}
+
+// sleep waits d, unless the activity is cancelled or this worker begins to stop: then the
+// processing hands itself on (a retryable failure, retried on a live worker in seconds)
+// instead of waiting out the stop timeout and then its heartbeat timeout.
+func (p *Processor) sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-p.Stopping:
+		return temporal.NewApplicationError("process worker stopping: the processing goes on elsewhere", "WorkerStopping")
+	case <-t.C:
+		return nil
+	}
 }

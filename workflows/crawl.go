@@ -121,7 +121,7 @@ type crawlRun struct {
 	crawlID  string
 	carry    *CrawlCarry // what this run carries across Continue-As-New
 	progress crawl.CrawlProgress
-	procs    *crawlProcessing // nil on runs of code before the crawl's processing children
+	procs    *crawlProcessing
 	stopped  bool
 	// rendering is the crawl's running render lease (spec.render), nil when none runs.
 	rendering workflow.Future
@@ -165,10 +165,7 @@ func (c *crawlRun) setup() error {
 	if err := c.refresh(); err != nil {
 		return err
 	}
-	// Hosts of revision 3 hand their pages to the crawl's own processing children.
-	if workflow.GetVersion(ctx, "crawl-processing", workflow.DefaultVersion, 1) == 1 {
-		c.procs = &crawlProcessing{crawlID: c.crawlID, queue: c.carry.ProcessQueue}
-	}
+	c.procs = &crawlProcessing{crawlID: c.crawlID, queue: c.carry.ProcessQueue}
 	c.pause = workflow.GetSignalChannel(ctx, crawl.SignalPause)
 	c.resume = workflow.GetSignalChannel(ctx, crawl.SignalResume)
 	c.stop = workflow.GetSignalChannel(ctx, crawl.SignalStop)
@@ -183,14 +180,10 @@ func (c *crawlRun) setup() error {
 // crawl is done or stopped, or its history asks for Continue-As-New.
 func (c *crawlRun) run() (crawl.CrawlProgress, error) {
 	ctx := c.ctx
-	if c.procs != nil {
-		defer c.procs.started(ctx)
-	}
+	defer c.procs.started(ctx)
 	for tick := 1; ; tick++ {
 		if info := workflow.GetInfo(ctx); info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() > 3000 {
-			if c.procs != nil {
-				c.procs.started(ctx) // before the last look at the signals: a wait here could hide one
-			}
+			c.procs.started(ctx) // before the last look at the signals: a wait here could hide one
 			_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
 			if c.signalsWaiting() == 0 {
 				return c.progress, workflow.NewContinueAsNewError(ctx, CrawlWorkflow, CrawlInput{Spec: c.in.Spec, Run: c.carry})
@@ -222,7 +215,7 @@ func (c *crawlRun) wait() error {
 	defer cancel()
 	sel := workflow.NewSelector(ctx)
 	sel.AddFuture(workflow.NewTimer(tctx, c.spec.ProgressInterval.D()), func(workflow.Future) {})
-	if c.procs != nil && !c.stopped {
+	if !c.stopped {
 		c.procs.keep(ctx)
 		c.procs.addTo(ctx, sel)
 	}
@@ -268,28 +261,23 @@ func (c *crawlRun) wait() error {
 // on due URLs and hand out pages whose processing never finished.
 func (c *crawlRun) act(tick int) (done bool, err error) {
 	ctx := c.ctx
-	archiving := workflow.GetVersion(ctx, "warc-archive", workflow.DefaultVersion, 1) == 1
 	if c.stopped || c.progress.State == crawl.CrawlStopped {
-		if archiving {
-			// No request starts after the stop (a batch checks its claim before each one), but
-			// those already sent still record their fetches: let them land, so the final WARC
-			// file holds them too.
-			_ = workflow.Sleep(ctx, c.spec.RequestTimeout.D()+5*time.Second)
-			archive(ctx, c.crawlID, c.carry.ProcessQueue, true)
-		}
+		// No request starts after the stop (a lease checks its claim before each one), but
+		// those already sent still record their fetches: let them land, so the final WARC
+		// file holds them too.
+		_ = workflow.Sleep(ctx, c.spec.RequestTimeout.D()+5*time.Second)
+		archive(ctx, c.crawlID, c.carry.ProcessQueue, true)
 		return true, nil
 	}
 	if c.progress.Pending == 0 && !c.carry.Paused {
-		if archiving {
-			archive(ctx, c.crawlID, c.carry.ProcessQueue, true)
-		}
+		archive(ctx, c.crawlID, c.carry.ProcessQueue, true)
 		if err := c.setState(crawl.CrawlDone); err != nil {
 			return true, err
 		}
 		c.progress.State = crawl.CrawlDone
 		return true, nil
 	}
-	if archiving && tick%archiveEvery == 0 {
+	if tick%archiveEvery == 0 {
 		archive(ctx, c.crawlID, c.carry.ProcessQueue, false)
 	}
 	if c.spec.Render != nil && !c.carry.Paused && c.progress.Renders > 0 {
@@ -297,9 +285,7 @@ func (c *crawlRun) act(tick int) (done bool, err error) {
 	}
 	if !c.carry.Paused && tick%6 == 0 {
 		c.wake(staleAfter)
-		if workflow.GetVersion(ctx, "sweep-stale-fetched", workflow.DefaultVersion, 1) == 1 {
-			reprocess(ctx, c.crawlID, tick)
-		}
+		reprocess(ctx, c.crawlID, tick)
 	}
 	return false, nil
 }

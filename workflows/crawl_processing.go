@@ -10,9 +10,9 @@ import (
 )
 
 const (
-	// crawlProcessors is how many processing children a crawl keeps running (version
-	// "crawl-processing"; hosts of revision 3 start none of their own): two, so one parses
-	// while the other waits for its texts' segment to be stored.
+	// crawlProcessors is how many processing children a crawl keeps running (hosts start
+	// none of their own): two, so one parses while the other waits for its texts' segment to
+	// be stored.
 	crawlProcessors = 2
 	// crawlProcessFor is how long one of them runs before the next takes over: long enough that
 	// its dozen events are spread over thousands of pages, short enough that a new worker

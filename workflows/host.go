@@ -19,9 +19,6 @@ const (
 	// per batch would cost two events and a workflow task for a second's crawl-delay. Longer
 	// waits (a large Crawl-delay, backoff, the next due URL) stay durable timers.
 	inBatchWait = 5 * time.Second
-	// processingWait bounds how long a host that ran dry waits for its own processing children
-	// (whose links usually are its next URLs) before it goes idle and waits for a signal.
-	processingWait = time.Minute
 	// fetchHeartbeatTimeout is how long a fetch batch may go without a heartbeat before
 	// Temporal retries it elsewhere: batches heartbeat every few seconds whatever they are doing
 	// (activities.heartbeatEvery), so a dead fetch worker's hosts move on within this.
@@ -30,11 +27,16 @@ const (
 
 // HostWorkflow is the one workflow that requests pages from its host (ID host/<authority>),
 // for every crawl: one-running-execution-per-ID makes it the cluster-wide politeness lock.
-// It loops: claim due URLs from Postgres, wait on a durable timer until the host's next
-// request may start, run one Fetch activity for the batch (which spaces its requests by the
-// same delay and fetches robots.txt first when its cache expired), hand fetched pages to a
-// ProcessPage child, and repeat. Idle, it sleeps until the next due URL or a signal, and ends
-// after the idle timeout (Signal-With-Start revives it).
+// It loops: wait on a durable timer while the host's next request is more than inBatchWait
+// away (a backoff, a long Crawl-delay, the next due URL), then run one fetch lease, an
+// activity that claims the host's due URLs a chunk at a time, paces every request itself
+// (robots.txt first when its cache expired) and ends after FetchLease or when the host runs
+// dry. Fetched pages are claimed by the crawl's processing children (crawl_processing.go), so
+// the host starts none. A dry host with nothing to keep ends at once; admission starts it
+// again (Signal-With-Start) when its next URLs come.
+//
+// This is the live revision's code (crawl.HostRevision); see doc.go for how revisions are
+// kept, carried over and deleted.
 func HostWorkflow(ctx workflow.Context, in crawl.HostInput) error {
 	h := &hostRun{ctx: ctx, in: in, st: in.State, cfg: withHostDefaults(in.Config)}
 	return h.run()
@@ -48,25 +50,8 @@ type hostRun struct {
 	state   crawl.HostPhase // the HostState search attribute
 	wake    time.Time
 	busy    bool
-	batches int // fetch batches in this run
-	// amortised (version "amortised-batches"): short crawl-delay waits inside the next batch,
-	// processing children started without a workflow task of their own.
-	amortised bool
-	// processing: this run's processing children not known to be complete (amortised). While
-	// there are, an empty claim waits for them (their completion wakes the workflow anyway)
-	// instead of leaving the host to be signalled by their admissions; before the run closes,
-	// their starts are awaited.
-	processing []workflow.ChildWorkflowFuture
-	owner      string // claim owner of the batch being claimed and fetched
-	// leases (revision 2, or version "fetch-lease"): each fetch activity is a lease of up to
-	// FetchLease with its processing child started beside it.
-	leases bool
-	// crawlProcessed (revision 3): the crawls' processing children take the fetched pages, so
-	// the host starts none, and a dry host with nothing to keep ends without idling.
-	crawlProcessed bool
-	// selfClaim (revision 4): each lease claims its own URLs, and its last claim when the
-	// host runs dry; the workflow claims nothing itself.
-	selfClaim bool
+	batches int    // fetch leases in this run
+	owner   string // claim owner of the lease being run
 
 	urlsAdded, pause, resume, throttle workflow.ReceiveChannel
 	interrupted                        bool // a pause or throttle arrived while fetching
@@ -92,23 +77,10 @@ func (h *hostRun) run() error {
 	if err := workflow.SetQueryHandler(ctx, crawl.QueryStatus, func() (crawl.HostStatus, error) { return h.status(), nil }); err != nil {
 		return err
 	}
-	if h.in.Revision >= 1 {
-		// Started by code of this revision: amortised, and the HostState it was started (or
-		// continued) with is already set.
-		h.amortised = true
-		state, _ := workflow.GetTypedSearchAttributes(ctx).GetKeyword(crawl.SearchHostState)
-		h.state = crawl.HostPhase(state)
-	} else {
-		h.amortised = workflow.GetVersion(ctx, "amortised-batches", workflow.DefaultVersion, 1) == 1
-	}
-	if h.in.Revision >= 2 {
-		h.leases = true
-	} else if h.amortised {
-		h.leases = workflow.GetVersion(ctx, "fetch-lease", workflow.DefaultVersion, 1) == 1
-	}
-	h.crawlProcessed = h.in.Revision >= 3
-	h.selfClaim = h.in.Revision >= 4
-	defer h.awaitChildStarts()
+	// The HostState it was started (or continued) with is already set (none for a run started
+	// by hand: the first setState sets it).
+	state, _ := workflow.GetTypedSearchAttributes(ctx).GetKeyword(crawl.SearchHostState)
+	h.state = crawl.HostPhase(state)
 	for {
 		h.drainSignals()
 		if h.shouldContinueAsNew() {
@@ -127,30 +99,10 @@ func (h *hostRun) run() error {
 			h.waitSignal(gate, false) // the durable crawl-delay timer
 			continue
 		}
-		if h.selfClaim {
-			h.setState(crawl.HostActive)
-			if res, ok := h.fetch(nil); ok && res.Dry && !h.idle(res.NextDue) {
-				return nil
-			}
-			continue
-		}
-		expecting := h.expectingLinks()
-		claimed, err := h.claim(expecting)
-		if err != nil {
-			return err
-		}
-		if len(claimed.URLs) == 0 {
-			if expecting {
-				h.awaitProcessing(claimed.NextDue)
-				continue
-			}
-			if h.idle(claimed.NextDue) {
-				continue
-			}
+		h.setState(crawl.HostActive)
+		if res, ok := h.fetch(); ok && res.Dry && !h.idle(res.NextDue) {
 			return nil
 		}
-		h.setState(crawl.HostActive)
-		h.fetch(claimed.URLs)
 	}
 }
 
@@ -164,12 +116,11 @@ func (h *hostRun) idle(nextDue *time.Time) bool {
 		h.waitSignal(clock.Later(*nextDue, now.Add(time.Second)), true)
 		return true
 	}
-	if h.crawlProcessed && h.plain() {
+	if h.plain() {
 		// Nothing to wait for and nothing to keep: end now rather than idle out the timeout
 		// (a timer, its task and two state upserts for most hosts of a real web). Admission
 		// starts the host again when its next URLs come (its last claim left it waiting), and
 		// its pacing lives on in Postgres.
-		h.awaitChildStarts()
 		return h.drainSignals()
 	}
 	h.setState(crawl.HostIdle)
@@ -178,7 +129,6 @@ func (h *hostRun) idle(nextDue *time.Time) bool {
 	}
 	// Timed out. A signal that raced the timer still wakes us (the server refuses to complete
 	// a workflow with unhandled signals, and the next task finds it here).
-	h.awaitChildStarts()
 	return h.drainSignals()
 }
 
@@ -198,7 +148,6 @@ func (h *hostRun) shouldContinueAsNew() bool {
 
 // continueAsNew carries the state into a fresh run once no signal is pending.
 func (h *hostRun) continueAsNew() error {
-	h.awaitChildStarts()
 	_ = workflow.Await(h.ctx, func() bool { return workflow.AllHandlersFinished(h.ctx) })
 	h.drainSignals()
 	h.st.Runs++

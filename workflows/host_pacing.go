@@ -15,7 +15,7 @@ import (
 
 // waitInBatch says whether the next batch may wait out the gap itself (its NotBefore).
 func (h *hostRun) waitInBatch(gap time.Duration) bool {
-	return h.amortised && gap <= inBatchWait && !h.st.BackoffUntil.After(workflow.Now(h.ctx))
+	return gap <= inBatchWait && !h.st.BackoffUntil.After(workflow.Now(h.ctx))
 }
 
 // delay is the gap between request starts in force: the crawl's, robots.txt's Crawl-delay

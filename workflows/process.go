@@ -15,11 +15,10 @@ import (
 // (activities.heartbeatEvery), so a dead process worker's batches move on within this.
 const processHeartbeatTimeout = 20 * time.Second
 
-// ProcessPageWorkflow processes one fetch batch's pages, or those of a fetch lease as it runs,
-// on the process task queue: parse,
-// store text and documents, record links, admit new URLs and wake their hosts. One child per
-// batch keeps the cost per page low (a child workflow per page would cap the system near 17
-// pages/s on the dev server).
+// ProcessPageWorkflow is a crawl's processing child (crawl_processing.go): for a while it
+// claims the crawl's fetched pages and processes them on the process task queue: parse,
+// store text and documents, record links, admit new URLs and wake their hosts. The crawl's
+// sweep also starts one for a batch of pages whose processing never finished.
 func ProcessPageWorkflow(ctx workflow.Context, in crawl.ProcessInput) (crawl.ProcessResult, error) {
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:           or(in.TaskQueue, crawl.ProcessQueue),
@@ -38,14 +37,11 @@ func ProcessPageWorkflow(ctx workflow.Context, in crawl.ProcessInput) (crawl.Pro
 	return res, err
 }
 
-// processTimeout bounds one processing attempt: 30 s a page, a fetch lease's length and then
-// as long again for its last pages, or a crawl's processing time and its last batch.
+// processTimeout bounds one processing attempt: a crawl's processing time and its last
+// batch, or 30 s a page of a sweep's batch.
 func processTimeout(in crawl.ProcessInput) time.Duration {
 	if in.Crawl != nil {
 		return in.Crawl.For + 10*time.Minute
-	}
-	if in.Lease != nil {
-		return 2*in.Lease.For + 10*time.Minute
 	}
 	return time.Duration(len(in.Pages))*30*time.Second + time.Minute
 }

@@ -49,13 +49,13 @@ func HostConfigFrom(s Spec) HostConfig {
 		BatchWindow: s.BatchWindow, FetchLease: s.FetchLease, MaxBatch: s.MaxBatch, IdleTimeout: s.HostIdleTimeout, RequestTimeout: s.RequestTimeout}
 }
 
-// HostRevision is the host workflow's code revision a run started now gets (HostInput.Revision).
-// Revision 2 fetches in leases: one fetch activity holds the host for up to FetchLease, with
-// one processing child beside it. Revision 3 starts no processing child (its crawls' own
-// processing children take every fetched page), and a host whose queue ran dry ends at once
-// unless paused, throttled or backing off (the next admission of its URLs starts it again).
-// Revision 4 claims nothing itself: each lease claims its own URLs, and makes the last claim
-// when the host runs dry (a host of one page: 11 history events, was 13).
+// HostRevision is the host workflow's live code revision, which a run started or continued
+// now carries (HostInput.Revision); workflows/doc.go says how revisions are kept and retired.
+// Revision 4 fetches in leases that claim their own URLs (one fetch activity holds the host
+// for up to FetchLease and makes the last claim when the host runs dry), starts no processing
+// child (its crawls' processing children take every fetched page), and a host whose queue
+// ran dry ends at once unless paused, throttled or backing off (the next admission of its
+// URLs starts it again). Revisions 0 to 3 are retired.
 const HostRevision = 4
 
 // HostInput starts (or continues) a host workflow.
@@ -63,9 +63,9 @@ type HostInput struct {
 	Host   string     `json:"host"`
 	Config HostConfig `json:"config"`
 	State  HostState  `json:"state"`
-	// Revision is the workflow code revision the starter meant: a run that carries it needs no
-	// version marker (two history events a run). 0 (a run of older code, or started by hand
-	// with plain JSON) decides by workflow.GetVersion.
+	// Revision is the workflow code revision the run was started (or continued) by. Replay
+	// of a run of a kept earlier revision dispatches on it (none is kept today); a run
+	// started by hand with plain JSON (0) runs the live revision.
 	Revision int `json:"revision,omitempty"`
 }
 
@@ -86,7 +86,6 @@ type HostState struct {
 	Skipped            int64     `json:"skipped"`
 	LastError          string    `json:"lastError,omitempty"`
 	Runs               int       `json:"runs"` // Continue-As-New generations
-	ProcessSeq         int       `json:"processSeq"`
 }
 
 // HostStatus answers the status query.

@@ -105,26 +105,21 @@ func CrawlOf(workflowID string) (string, bool) {
 // deployment whose workflow IDs start with prefix (TRAWLER_ID_PREFIX; "" for none).
 func HostWorkflowID(prefix, host string) string { return prefix + "host/" + host }
 
-// HostOf is the host in a host workflow's ID, or in the ID of a processing child it started
-// (after any deployment prefix).
-func HostOf(workflowID string) (string, bool) {
-	if i := strings.LastIndex(workflowID, "process/"); i >= 0 {
-		host, run, found := strings.Cut(workflowID[i+len("process/"):], "/")
-		return host, found && host != "" && run != ""
-	}
-	return after(workflowID, "host/")
-}
-
-// HostProcessID is the ID of the seq-th processing child of a host workflow's run.
-func HostProcessID(host, originalRunID string, seq int) string {
-	return fmt.Sprintf("process/%s/%s-%d", host, originalRunID, seq)
-}
+// HostOf is the host in a host workflow's ID (after any deployment prefix).
+func HostOf(workflowID string) (string, bool) { return after(workflowID, "host/") }
 
 // Claim owners name who holds a claim on frontier rows (urls, renders): a retry of the same
 // batch or lease builds the same owner, and so takes its own claims back.
 
-// BatchOwner owns the claims of the n-th fetch batch of a host workflow's run.
+// BatchOwner owns the first and last claims of the n-th fetch lease of a host workflow's run.
 func BatchOwner(runID string, n int) string { return fmt.Sprintf("host:%s/%d", runID, n) }
+
+// ChunkOwner owns the claims a fetch lease makes between its first and last ("/top-up": the
+// name it had when these were a batch's top-ups, kept so claims made before stay found).
+func ChunkOwner(leaseOwner string) string { return leaseOwner + "/top-up" }
+
+// LeaseOwners is every claim owner a fetch lease's URLs are claimed under.
+func LeaseOwners(leaseOwner string) []string { return []string{leaseOwner, ChunkOwner(leaseOwner)} }
 
 // RenderOwner owns the render claims of the render lease a crawl workflow's run started at its
 // tick-th progress look.

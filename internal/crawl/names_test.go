@@ -16,9 +16,6 @@ func TestWorkflowIDsReadBack(t *testing.T) {
 			if got, ok := HostOf(HostWorkflowID(prefix, host)); !ok || got != host {
 				t.Errorf("HostOf(%q) = %q, %v", HostWorkflowID(prefix, host), got, ok)
 			}
-			if got, ok := HostOf(HostProcessID(host, "run-7", 3)); !ok || got != host {
-				t.Errorf("HostOf(%q) = %q, %v", HostProcessID(host, "run-7", 3), got, ok)
-			}
 		}
 	}
 	crawlID := CrawlWorkflowID("prod-", "c")
@@ -32,7 +29,7 @@ func TestWorkflowIDsReadBack(t *testing.T) {
 			}
 		}
 	}
-	if CrawlProcessID(crawlID, "r", 1) == ReprocessID(crawlID, "r", 1) || HostProcessID("a", "r", 1) == HostProcessID("a", "r", 2) {
+	if CrawlProcessID(crawlID, "r", 1) == ReprocessID(crawlID, "r", 1) || ChunkOwner(BatchOwner("r", 1)) == BatchOwner("r", 1) {
 		t.Error("children's IDs collide")
 	}
 }

@@ -19,12 +19,11 @@ type PageRef struct {
 	HintS       int    `json:"hintS,omitempty"`    // its sitemap changefreq interval, seconds
 }
 
-// ProcessInput is a batch of pages for one ProcessPage workflow, a fetch lease whose pages
-// it processes as they are fetched, or a crawl whose fetched pages it processes for a while.
+// ProcessInput is a crawl whose fetched pages one processing workflow claims and processes
+// for a while, or a batch of pages the crawl's sweep found unprocessed.
 type ProcessInput struct {
 	Host      string           `json:"host,omitempty"`
 	Pages     []PageRef        `json:"pages,omitempty"`
-	Lease     *LeaseRef        `json:"lease,omitempty"`
 	Crawl     *CrawlProcessing `json:"crawl,omitempty"`
 	TaskQueue string           `json:"taskQueue,omitempty"` // the process queue
 }
@@ -36,14 +35,6 @@ type CrawlProcessing struct {
 	CrawlID string        `json:"crawlId"`
 	Owner   string        `json:"owner"`
 	For     time.Duration `json:"for"`
-}
-
-// LeaseRef names a fetch lease: its row (Owner) and the claim owners its pages are fetched
-// under (the host workflow's claim and the lease's own).
-type LeaseRef struct {
-	Owner  string        `json:"owner"`
-	Owners []string      `json:"owners"`
-	For    time.Duration `json:"for"` // the lease's length, for the processing's timeouts
 }
 
 // ProcessResult counts what processing did.

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -19,21 +20,27 @@ import (
 	"github.com/trawlerdev/trawler/internal/urlnorm"
 )
 
-// Two attempts of fetch batches for one host running at once — a retry, and the stale attempt
-// it replaced that has not noticed yet — still keep the host's spacing: the request slots are
-// booked in Postgres, not in the worker.
+// leaseOf is a fetch lease of the fixture's host under owner that claims chunk URLs and ends
+// after that one chunk (its time is up by then).
+func leaseOf(owner string, chunk int, delay time.Duration) activities.FetchBatchInput {
+	return activities.FetchBatchInput{Host: "h0000.test", Delay: delay, MaxCrawlDelay: 30 * time.Second,
+		Chunk: chunk, ClaimTTL: time.Minute, Owner: owner, LeaseFor: time.Millisecond}
+}
+
+// Two fetch leases of one host running at once — a retry, and the stale attempt it replaced
+// that has not noticed yet — still keep the host's spacing: the request slots are booked in
+// Postgres, not in the worker.
 func TestOverlappingFetchAttemptsKeepTheHostsDelay(t *testing.T) {
-	s, fetcher, claimed := fetchFixture(t, 300*time.Millisecond)
+	s, fetcher := fetchFixture(t, 300*time.Millisecond)
 	var wg sync.WaitGroup
-	for _, half := range [][]crawl.Claimed{claimed[:3], claimed[3:]} {
+	for _, owner := range []string{"lease-a", "lease-b"} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			var suite testsuite.WorkflowTestSuite
 			env := suite.NewTestActivityEnvironment()
 			env.RegisterActivity(fetcher)
-			_, err := env.ExecuteActivity(fetcher.FetchBatch, activities.FetchBatchInput{Host: "h0000.test", URLs: half,
-				Delay: 300 * time.Millisecond, MaxCrawlDelay: 30 * time.Second})
+			_, err := env.ExecuteActivity(fetcher.FetchBatch, leaseOf(owner, 3, 300*time.Millisecond))
 			if err != nil {
 				t.Error(err)
 			}
@@ -47,11 +54,11 @@ func TestOverlappingFetchAttemptsKeepTheHostsDelay(t *testing.T) {
 	t.Logf("%d requests from two concurrent attempts, min gap %.0f ms", h.Requests, h.MinGapMs)
 }
 
-// Two attempts of one batch with the same URLs — a retry, and the stale attempt it replaced
-// still fetching — fetch each URL once: the retry waits for the stale attempt's window of the
-// host's time to end, and reads its URLs' states only then.
+// Two attempts of one lease — a retry, and the stale attempt it replaced still fetching —
+// fetch each URL once: the retry takes back the claims of its owner, waits for the stale
+// attempt's window of the host's time to end, and reads its URLs' states only then.
 func TestOverlappingAttemptsFetchEachURLOnce(t *testing.T) {
-	s, fetcher, claimed := fetchFixture(t, 300*time.Millisecond)
+	s, fetcher := fetchFixture(t, 300*time.Millisecond)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	fetcher.Control = s.store.WatchControl(ctx)
@@ -67,8 +74,7 @@ func TestOverlappingAttemptsFetchEachURLOnce(t *testing.T) {
 			var suite testsuite.WorkflowTestSuite
 			env := suite.NewTestActivityEnvironment()
 			env.RegisterActivity(fetcher)
-			if _, err := env.ExecuteActivity(fetcher.FetchBatch, activities.FetchBatchInput{Host: "h0000.test", URLs: claimed,
-				Delay: 300 * time.Millisecond, MaxCrawlDelay: 30 * time.Second}); err != nil {
+			if _, err := env.ExecuteActivity(fetcher.FetchBatch, leaseOf("lease-1", 10, 300*time.Millisecond)); err != nil {
 				t.Error(err)
 			}
 		}()
@@ -76,29 +82,28 @@ func TestOverlappingAttemptsFetchEachURLOnce(t *testing.T) {
 	wg.Wait()
 	h := s.web.Audit().Report().Host("h0000.test")
 	if h == nil || h.Requests < 7 || h.Repeats != 0 || h.GapViolations != 0 || h.PeakInFlight != 1 {
-		t.Fatalf("two attempts of one batch: %+v", h)
+		t.Fatalf("two attempts of one lease: %+v", h)
 	}
-	t.Logf("%d requests from two attempts of one batch, min gap %.0f ms", h.Requests, h.MinGapMs)
+	t.Logf("%d requests from two attempts of one lease, min gap %.0f ms", h.Requests, h.MinGapMs)
 }
 
 // Fetch workers whose clocks run 2 s behind and 2 s ahead of the database's, taking turns at
-// one host's batches, keep its delay as the server sees it: the host's bookings are kept on
+// one host's leases, keep its delay as the server sees it: the host's bookings are kept on
 // the database's clock, and each worker converts them with the offset it measured.
 func TestSkewedWorkerClocksKeepTheHostsDelay(t *testing.T) {
-	s, fetcher, claimed := fetchFixture(t, 300*time.Millisecond)
+	s, fetcher := fetchFixture(t, 300*time.Millisecond)
 	var workers []*activities.Fetcher
 	for _, skew := range []time.Duration{-2 * time.Second, 2 * time.Second} {
 		w := *fetcher
 		w.Store = store.NewOnClock(s.store.Pool(), clock.Clock{Skew: skew})
 		workers = append(workers, &w)
 	}
-	for i := 0; i+1 < len(claimed); i += 2 {
-		w := workers[(i/2)%2]
+	for i := 0; i < 3; i++ {
+		w := workers[i%2]
 		var suite testsuite.WorkflowTestSuite
 		env := suite.NewTestActivityEnvironment()
 		env.RegisterActivity(w)
-		if _, err := env.ExecuteActivity(w.FetchBatch, activities.FetchBatchInput{Host: "h0000.test", URLs: claimed[i : i+2],
-			Delay: 300 * time.Millisecond, MaxCrawlDelay: 30 * time.Second}); err != nil {
+		if _, err := env.ExecuteActivity(w.FetchBatch, leaseOf(fmt.Sprintf("lease-%d", i), 2, 300*time.Millisecond)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -109,9 +114,9 @@ func TestSkewedWorkerClocksKeepTheHostsDelay(t *testing.T) {
 	t.Logf("%d requests from workers 2 s behind and 2 s ahead, min gap %.0f ms", h.Requests, h.MinGapMs)
 }
 
-// fetchFixture is a one-host test web with the given delay, six of its URLs claimed, and a
+// fetchFixture is a one-host test web with the given delay, six of its URLs queued, and a
 // Fetcher on the stack's services.
-func fetchFixture(t *testing.T, delay time.Duration) (*stack, *activities.Fetcher, []crawl.Claimed) {
+func fetchFixture(t *testing.T, delay time.Duration) (*stack, *activities.Fetcher) {
 	wc := testweb.DefaultConfig()
 	wc.Hosts, wc.Pages, wc.Specials = 1, 12, false
 	wc.DefaultDelay = delay
@@ -129,28 +134,23 @@ func fetchFixture(t *testing.T, delay time.Duration) (*stack, *activities.Fetche
 	if _, err := s.store.Admit(ctx, "overlap", cands); err != nil {
 		t.Fatal(err)
 	}
-	claimed, _, err := s.store.Claim(ctx, "h0000.test", 10, time.Minute, time.Now())
-	if err != nil || len(claimed) != 6 {
-		t.Fatalf("claim: %d, %v", len(claimed), err)
-	}
 	norm := urlnorm.New(urlnorm.Default())
 	crawls := &admit.Crawls{Store: s.store, Norm: norm, DefaultUserAgent: s.cfg.UserAgent}
 	fetcher := &activities.Fetcher{Store: s.store, Blob: s.blob, Crawls: crawls,
 		Client:   fetch.New(fetch.Options{Dialer: netguard.New(netguard.Options{ConnectTo: s.cfg.ConnectTo})}),
 		Admitter: &admit.Admitter{Store: s.store, Waker: &admit.Waker{Client: s.tc, TaskQueue: s.cfg.TaskQueue}}}
-	return s, fetcher, claimed
+	return s, fetcher
 }
 
 // A delay of a millisecond — less than booking a slot takes — must not stall a batch on
 // slots it keeps giving up as late.
 func TestMillisecondDelayDoesNotStall(t *testing.T) {
-	s, fetcher, claimed := fetchFixture(t, time.Millisecond)
+	s, fetcher := fetchFixture(t, time.Millisecond)
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestActivityEnvironment()
 	env.RegisterActivity(fetcher)
 	start := time.Now()
-	v, err := env.ExecuteActivity(fetcher.FetchBatch, activities.FetchBatchInput{Host: "h0000.test", URLs: claimed,
-		Delay: time.Millisecond, MaxCrawlDelay: 30 * time.Second})
+	v, err := env.ExecuteActivity(fetcher.FetchBatch, leaseOf("lease-1", 10, time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestMillisecondDelayDoesNotStall(t *testing.T) {
 	}
 	took := time.Since(start)
 	if res.Fetched != 6 || took > 20*time.Second || res.LateSlots > 3*res.Requests {
-		t.Fatalf("batch of 6 at 1 ms: %+v in %v", res, took)
+		t.Fatalf("lease of 6 at 1 ms: %+v in %v", res, took)
 	}
 	if h := s.web.Audit().Report().Host("h0000.test"); h == nil || h.PeakInFlight != 1 {
 		t.Fatalf("audit: %+v", h)

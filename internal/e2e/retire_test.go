@@ -37,7 +37,6 @@ func TestDeadHostIsRetired(t *testing.T) {
 	if _, err := s.store.Admit(ctx, "dead", cands); err != nil {
 		t.Fatal(err)
 	}
-	claimed, _, _ := s.store.Claim(ctx, "gone.example", 1, time.Minute, time.Now())
 	// No real DNS traffic: a resolver that knows no name.
 	nx := netguard.NewResolver(func(_ context.Context, host string) ([]netip.Addr, error) {
 		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
@@ -48,8 +47,8 @@ func TestDeadHostIsRetired(t *testing.T) {
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestActivityEnvironment()
 	env.RegisterActivity(fetcher)
-	if _, err := env.ExecuteActivity(fetcher.FetchBatch, activities.FetchBatchInput{Host: "gone.example", URLs: claimed,
-		Delay: 10 * time.Millisecond, MaxCrawlDelay: time.Second}); err != nil {
+	if _, err := env.ExecuteActivity(fetcher.FetchBatch, activities.FetchBatchInput{Host: "gone.example", Chunk: 1,
+		ClaimTTL: time.Minute, Owner: "lease-1", LeaseFor: time.Millisecond, Delay: 10 * time.Millisecond, MaxCrawlDelay: time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	var reason string

@@ -311,12 +311,12 @@ type LeaseClaim struct {
 }
 
 // ClaimInLease is a fetch lease's claim between chunks, in one round trip: ClaimQuietly, and
-// when it finds nothing, what HostDue would say. With endIfDry, a claim that finds nothing, no
-// URL due within soon and no page of owners awaiting processing leaves the host waiting, as
-// ClaimAs does: the lease has nothing left to wait for and ends, and the next admission of the
-// host's URLs wakes its workflow.
-func (s *Store) ClaimInLease(ctx context.Context, host, owner string, owners []string, limit int, lease time.Duration, now time.Time, soon time.Duration, endIfDry bool) (LeaseClaim, error) {
-	return s.claim(ctx, host, owner, limit, lease, now, claimMode{waitIfEmpty: endIfDry, owners: owners, soon: soon})
+// when it finds nothing, what HostDue would say. A claim that finds nothing, no URL due within
+// soon and no page of owners awaiting processing leaves the host waiting, as ClaimAs does: the
+// lease has nothing left to wait for and ends, and the next admission of the host's URLs wakes
+// its workflow.
+func (s *Store) ClaimInLease(ctx context.Context, host, owner string, owners []string, limit int, lease time.Duration, now time.Time, soon time.Duration) (LeaseClaim, error) {
+	return s.claim(ctx, host, owner, limit, lease, now, claimMode{waitIfEmpty: true, owners: owners, soon: soon})
 }
 
 // claimNextSQL selects when host $1's next URL is due: its first queued one, or the first

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/trawlerdev/trawler/internal/crawl"
 )
 
@@ -142,20 +140,6 @@ func (s *Store) SettleWindow(ctx context.Context, host string, end, next time.Ti
 	}
 	if _, err := s.pool.Exec(ctx, settleSQL, host, markArg(end), next); err != nil {
 		return fmt.Errorf("store: settle the request slots of %s: %w", host, err)
-	}
-	return nil
-}
-
-// EndLeaseSettling is EndLease and SettleWindow in one round trip.
-func (s *Store) EndLeaseSettling(ctx context.Context, owner, host string, end, next time.Time) error {
-	if err := s.toDB(ctx, &next); err != nil {
-		return err
-	}
-	b := &pgx.Batch{}
-	b.Queue(endLeaseSQL, owner, host)
-	b.Queue(settleSQL, host, markArg(end), next)
-	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
-		return fmt.Errorf("store: end lease %s and settle the request slots of %s: %w", owner, host, err)
 	}
 	return nil
 }
