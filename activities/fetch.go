@@ -224,7 +224,7 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 			if d := rules.CrawlDelay; d > 0 {
 				// One server answers both schemes: the larger Crawl-delay paces them all.
 				b.mu.Lock()
-				if d := min(d, in.MaxCrawlDelay); d > b.res.CrawlDelay {
+				if d := crawl.CrawlDelayPace(d, in.MaxCrawlDelay).Delay; d > b.res.CrawlDelay {
 					b.res.CrawlDelay = d
 				}
 				b.res.CrawlDelayCapped = b.res.CrawlDelayCapped || rules.CrawlDelay > in.MaxCrawlDelay

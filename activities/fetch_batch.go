@@ -78,20 +78,20 @@ func (b *batch) pace(ctx context.Context, urls []crawl.Claimed) error {
 	for _, u := range urls {
 		b.crawls[u.CrawlID] = true
 	}
-	delay := b.baseDelay
+	pace := crawl.Pace{Delay: b.baseDelay}
 	for id := range b.crawls {
 		ci, err := b.f.Crawls.Get(ctx, id)
 		if err != nil {
 			return err
 		}
-		d, concurrency := ci.Spec.Pacing()
-		delay = max(delay, d)
-		b.mu.Lock()
-		if c := concurrency; c > 0 && c < b.in.Concurrency {
-			b.in.Concurrency = c
-		}
-		b.mu.Unlock()
+		pace = crawl.Slowest(pace, ci.Spec.Pace())
 	}
+	delay := pace.Delay
+	b.mu.Lock()
+	if c := pace.Concurrency; c > 0 && c < b.in.Concurrency {
+		b.in.Concurrency = c
+	}
+	b.mu.Unlock()
 	b.mu.Lock()
 	raised := delay > b.in.Delay
 	b.in.Delay = delay // (lower too, when a throttle ended: the next start keeps the new gap)

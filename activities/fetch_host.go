@@ -43,16 +43,7 @@ func (f *Fetcher) refusedHost(ctx context.Context, authority string) string {
 	return ""
 }
 
-// limitedIP is the address per-IP politeness counts the host's requests under, or the zero
-// address when the limit does not apply (off, a connect-to target, or unresolvable: the
-// request itself will then fail and be retried).
+// limitedIP is the address per-IP politeness counts the host's requests under (IPLimit).
 func (f *Fetcher) limitedIP(ctx context.Context, authority string) netip.Addr {
-	if f.IPGap <= 0 || f.Dialer == nil {
-		return netip.Addr{}
-	}
-	ip, override, err := f.Dialer.Target(ctx, urlnorm.Hostname(authority))
-	if err != nil || (override && !f.IPGapOverride) {
-		return netip.Addr{}
-	}
-	return ip
+	return IPLimit{Dialer: f.Dialer, Gap: f.IPGap, Override: f.IPGapOverride}.Of(ctx, authority)
 }

@@ -78,11 +78,8 @@ func (f *Frontier) Progress(ctx context.Context, crawlID string) (crawl.CrawlPro
 		c.Gauge(metrics.OldestUnprocessed).Update(p.Waiting.OldestFetchS)
 		c.Gauge(metrics.OldestDue).Update(p.Waiting.OldestDueS)
 	}
-	out := crawl.CrawlProgress{CrawlID: crawlID, State: p.State, Admitted: p.Admitted, Fetched: p.Fetched, Pages: p.Pages,
-		Errors: p.Errors, Dead: p.Dead, Pending: p.Pending, Renders: p.Renders, Hosts: p.Hosts, Bytes: p.Bytes, ErrorClass: p.ErrorClass, ByState: p.ByState,
-		Skipped: p.Skipped, Rejected: p.Rejected, UpdatedAt: time.Now(), Waiting: (*crawl.Waiting)(&p.Waiting),
-		PagesPerSec: p.AvgPagesPerSec()}
-	return out, nil
+	p.UpdatedAt, p.PagesPerSec = time.Now(), p.AvgPagesPerSec()
+	return p, nil
 }
 
 // SetCrawlState moves a crawl to running, paused, stopped or done.

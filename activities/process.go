@@ -47,8 +47,8 @@ type Processor struct {
 // processes the whole batch again; heartbeats (the page index) only show it is alive.
 func (p *Processor) Process(ctx context.Context, in crawl.ProcessInput) (crawl.ProcessResult, error) {
 	failpoint.Hit(failpoint.ProcessStarted)
-	if in.Crawl != nil {
-		return p.processCrawl(ctx, in)
+	if in.Crawl != nil { // a crawl's processing child of revision 4 (now CrawlProcessingWorkflow)
+		return p.processCrawl(ctx, *in.Crawl)
 	}
 	var done atomic.Int64 // pages processed: the heartbeat
 	defer keepAlive(ctx, func() any { return done.Load() })()

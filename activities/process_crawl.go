@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/failpoint"
 )
 
 // The processing of a crawl is a few long activities per crawl,
@@ -30,13 +31,18 @@ const (
 	crawlPollMax = time.Second
 )
 
-// processCrawl processes a crawl's fetched pages for up to in.Crawl.For (see above), and ends
-// sooner once the crawl is over (done or stopped, or gone) and nothing is left to process.
-func (p *Processor) processCrawl(ctx context.Context, in crawl.ProcessInput) (crawl.ProcessResult, error) {
+// ProcessCrawl is the activity of a crawl's processing child (CrawlProcessingWorkflow).
+func (p *Processor) ProcessCrawl(ctx context.Context, cp crawl.CrawlProcessing) (crawl.ProcessResult, error) {
+	failpoint.Hit(failpoint.ProcessStarted)
+	return p.processCrawl(ctx, cp)
+}
+
+// processCrawl processes a crawl's fetched pages for up to cp.For (see above), and ends sooner
+// once the crawl is over (done or stopped, or gone) and nothing is left to process.
+func (p *Processor) processCrawl(ctx context.Context, cp crawl.CrawlProcessing) (crawl.ProcessResult, error) {
 	var total crawl.ProcessResult
 	var done atomic.Int64
 	defer keepAlive(ctx, func() any { return done.Load() })()
-	cp := in.Crawl
 	began, poll := time.Now(), crawlPollMin
 	for first := true; time.Since(began) < cp.For; first = false {
 		claim, err := p.Store.ClaimFetched(ctx, cp.CrawlID, cp.Owner, crawlProcessBatch, crawlProcessHold, first)

@@ -35,6 +35,7 @@ type Renderer struct {
 	Admitter *admit.Admitter
 	Browser  *render.Browser
 	Client   *fetch.Client // for the pages' own subresources
+	IP       IPLimit       // per-IP politeness of those requests, as for fetch leases
 	Stopping <-chan struct{}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"net/url"
 	"sync"
 	"time"
@@ -19,7 +20,8 @@ import (
 
 // pagePolicy answers the requests of one rendered page: its document from the capture; a
 // subresource of its own host and scheme that robots.txt allows fetched by the worker, one at
-// a time, each on a start booked on the host's schedule inside the page's deadline; nothing
+// a time, each on a start booked on the host's schedule (and its address's, per-IP
+// politeness) inside the page's deadline, paced by the one rule (crawl.Slowest); nothing
 // else. Once the crawl is paused or stopped, the host asks to slow down (429/503), or its
 // next start is past the deadline, the page's same-host requests stop.
 type pagePolicy struct {
@@ -31,6 +33,7 @@ type pagePolicy struct {
 	body    []byte
 	rules   *robots.Rules
 	gap     time.Duration
+	ip      netip.Addr // the address the host's requests count under (zero: no per-IP limit)
 	fetchMu sync.Mutex // held for a same-host request, from booking to response: one in flight
 	stopped string     // under fetchMu: why the page's same-host requests stop ("": they don't)
 }
@@ -45,14 +48,13 @@ func (r *Renderer) newPagePolicy(ctx context.Context, ci *admit.Crawl, j store.R
 	if cached != nil {
 		rules = robots.FromStatus(cached.Status, []byte(cached.Body), ci.Token)
 	}
-	delay, _ := spec.Pacing()
 	crawlDelay, err := r.Store.HostCrawlDelay(ctx, j.Host)
 	if err != nil {
 		return nil, err
 	}
-	delay = max(delay, min(crawlDelay, spec.MaxCrawlDelay.D()))
+	delay := crawl.Slowest(spec.Pace(), crawl.CrawlDelayPace(crawlDelay, spec.MaxCrawlDelay.D())).Delay
 	return &pagePolicy{r: r, ci: ci, j: j, page: pu.String(), scheme: pu.Scheme, body: body, rules: rules,
-		gap: delay + jitterMargin(delay)}, nil
+		gap: delay + jitterMargin(delay), ip: r.IP.Of(ctx, j.Host)}, nil
 }
 
 // answer is the page's render.Policy.
@@ -86,7 +88,7 @@ func (p *pagePolicy) fetch(ctx context.Context, rawURL string) render.Answer {
 	if !ok {
 		deadline = p.r.Store.Clock().Now().Add(time.Minute)
 	}
-	slot, err := p.r.Store.BookRenderSlot(ctx, p.j.Host, p.j.CrawlID, p.gap, deadline)
+	slot, err := p.r.Store.BookRenderSlot(ctx, p.j.Host, p.j.CrawlID, p.gap, p.ip, p.r.IP.Gap+jitterMargin(p.r.IP.Gap), deadline)
 	switch {
 	case err != nil:
 		return render.Answer{Block: "no slot: " + err.Error()}

@@ -192,7 +192,7 @@ func hostSignal(signal string) func(context.Context, []string, io.Writer) error 
 			opts := crawl.HostStart(cfg.IDPrefix, host, "", cfg.TaskQueue)
 			// Signal-With-Start: a paused or throttled host stays so when its next URLs come.
 			_, err = tc.SignalWithStartWorkflow(ctx, opts.ID, signal, payload, opts, crawl.HostWorkflowName, crawl.HostInput{Host: host, Config: crawl.HostConfig{FetchQueue: cfg.FetchTaskQueue, ProcessQueue: cfg.ProcessTaskQueue},
-				Revision: crawl.HostRevision})
+				Revision: crawl.WorkflowRevision})
 			if err != nil {
 				return fmt.Errorf("%s %s: %w", signal, host, err)
 			}

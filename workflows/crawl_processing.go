@@ -6,6 +6,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/trawlerdev/trawler/activities"
 	"github.com/trawlerdev/trawler/internal/crawl"
 )
 
@@ -19,6 +20,24 @@ const (
 	// build takes over within minutes.
 	crawlProcessFor = 5 * time.Minute
 )
+
+// crawlProcessingChange is the change ID under which a crawl's processing children became
+// CrawlProcessingWorkflow (revision 5; revision 4 started ProcessPageWorkflow: see
+// crawl_processing_rev4.go). The crawl workflow's input carries no revision (operators start
+// it with plain JSON), so its runs tell their revision by this version marker.
+const crawlProcessingChange = "crawl-processing-workflow"
+
+// CrawlProcessingWorkflow is one of a crawl's processing children: for in.For it claims the
+// crawl's fetched pages, whatever their host, and processes them on the process task queue
+// (parse, store text and documents, record links, admit new URLs and wake their hosts), a
+// few hundred at a time; it ends sooner once the crawl is over and nothing is left.
+func CrawlProcessingWorkflow(ctx workflow.Context, in crawl.CrawlProcessing) (crawl.ProcessResult, error) {
+	ctx = workflow.WithActivityOptions(ctx, processOptions(in.TaskQueue, in.For+10*time.Minute))
+	var p *activities.Processor
+	var res crawl.ProcessResult
+	err := workflow.ExecuteActivity(ctx, p.ProcessCrawl, in).Get(ctx, &res)
+	return res, err
+}
 
 // crawlProcessing keeps a crawl's processing children running: each claims the crawl's
 // fetched pages, whatever their host, and processes them in batches of a few hundred.
@@ -40,8 +59,12 @@ func (cp *crawlProcessing) keep(ctx workflow.Context) {
 			WorkflowID:        id,
 			ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_ABANDON,
 		})
-		in := crawl.ProcessInput{TaskQueue: cp.queue, Crawl: &crawl.CrawlProcessing{CrawlID: cp.crawlID, Owner: id, For: crawlProcessFor}}
-		cp.running = append(cp.running, workflow.ExecuteChildWorkflow(cctx, ProcessPageWorkflow, in))
+		in := crawl.CrawlProcessing{CrawlID: cp.crawlID, Owner: id, For: crawlProcessFor, TaskQueue: cp.queue}
+		if workflow.GetVersion(ctx, crawlProcessingChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+			cp.running = append(cp.running, startRev4Processing(cctx, in)) // a run of revision 4
+			continue
+		}
+		cp.running = append(cp.running, workflow.ExecuteChildWorkflow(cctx, CrawlProcessingWorkflow, in))
 	}
 }
 

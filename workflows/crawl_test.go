@@ -71,8 +71,8 @@ func newCrawlEnv(t *testing.T, drainAt time.Duration) *crawlEnv {
 			return activities.ArchiveResult{}, nil
 		}).Maybe()
 	// The crawl's processing children run until the crawl ends.
-	e.RegisterWorkflow(ProcessPageWorkflow)
-	e.OnWorkflow(ProcessPageWorkflow, mock.Anything, mock.Anything).After(time.Hour).Return(crawl.ProcessResult{}, nil).Maybe()
+	e.RegisterWorkflow(CrawlProcessingWorkflow)
+	e.OnWorkflow(CrawlProcessingWorkflow, mock.Anything, mock.Anything).After(time.Hour).Return(crawl.ProcessResult{}, nil).Maybe()
 	return e
 }
 

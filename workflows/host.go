@@ -35,7 +35,7 @@ const (
 // the host starts none. A dry host with nothing to keep ends at once; admission starts it
 // again (Signal-With-Start) when its next URLs come.
 //
-// This is the live revision's code (crawl.HostRevision); see doc.go for how revisions are
+// This is the live revision's code (crawl.WorkflowRevision); see doc.go for how revisions are
 // kept, carried over and deleted.
 func HostWorkflow(ctx workflow.Context, in crawl.HostInput) error {
 	h := &hostRun{ctx: ctx, in: in, st: in.State, cfg: withHostDefaults(in.Config)}
@@ -151,6 +151,6 @@ func (h *hostRun) continueAsNew() error {
 	_ = workflow.Await(h.ctx, func() bool { return workflow.AllHandlersFinished(h.ctx) })
 	h.drainSignals()
 	h.st.Runs++
-	next := crawl.HostInput{Host: h.in.Host, Config: h.cfg, State: h.st, Revision: crawl.HostRevision}
+	next := crawl.HostInput{Host: h.in.Host, Config: h.cfg, State: h.st, Revision: crawl.WorkflowRevision}
 	return workflow.NewContinueAsNewError(h.ctx, HostWorkflow, next)
 }

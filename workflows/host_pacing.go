@@ -18,20 +18,19 @@ func (h *hostRun) waitInBatch(gap time.Duration) bool {
 	return gap <= inBatchWait && !h.st.BackoffUntil.After(workflow.Now(h.ctx))
 }
 
-// delay is the gap between request starts in force: the crawl's, robots.txt's Crawl-delay
-// (capped) or the operator's throttle, whichever is longest.
-func (h *hostRun) delay() time.Duration {
-	return max(h.cfg.Delay.D(), h.st.CrawlDelay.D(), h.st.ThrottleDelay.D())
+// pace is the host's pacing in force: the crawl's, robots.txt's Crawl-delay (capped when it
+// was learnt) and the operator's throttle, by the one rule (crawl.Slowest).
+func (h *hostRun) pace() crawl.Pace {
+	return crawl.Slowest(crawl.Pace{Delay: h.cfg.Delay.D(), Concurrency: h.cfg.Concurrency},
+		crawl.Pace{Delay: h.st.CrawlDelay.D()},
+		crawl.Pace{Delay: h.st.ThrottleDelay.D(), Concurrency: h.st.ThrottleConcurrent})
 }
 
-// concurrency is how many requests may be in flight: the crawl's, or fewer under throttle.
-func (h *hostRun) concurrency() int {
-	n := max(h.cfg.Concurrency, 1)
-	if t := h.st.ThrottleConcurrent; t > 0 && t < n {
-		n = t
-	}
-	return n
-}
+// delay is the gap between request starts in force.
+func (h *hostRun) delay() time.Duration { return h.pace().Delay }
+
+// concurrency is how many requests may be in flight (at least one).
+func (h *hostRun) concurrency() int { return max(h.pace().Concurrency, 1) }
 
 // batchSize is K: how many URLs one Fetch activity carries, so that it covers about one
 // batch window of host time.

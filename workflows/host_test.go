@@ -104,7 +104,7 @@ func (e *hostEnv) fetchOK() {
 // leaseInput is a host fetching in one-minute leases, 1 s apart.
 func leaseInput() crawl.HostInput {
 	in := hostInput(time.Second)
-	in.Revision, in.Config.FetchLease = crawl.HostRevision, crawl.Duration(time.Minute)
+	in.Revision, in.Config.FetchLease = crawl.WorkflowRevision, crawl.Duration(time.Minute)
 	return in
 }
 
@@ -246,7 +246,7 @@ func TestHostContinuesAsNewCarryingItsState(t *testing.T) {
 	if n := len(e.fetches); n < 19 || n > 20 {
 		t.Errorf("%d batches before Continue-As-New, want 20 (19 if one was cancelled before it ran)", n)
 	}
-	if next.State.ThrottleDelay.D() != 7*time.Second || next.State.Runs != 1 || next.Revision != crawl.HostRevision {
+	if next.State.ThrottleDelay.D() != 7*time.Second || next.State.Runs != 1 || next.Revision != crawl.WorkflowRevision {
 		t.Errorf("state carried into the next run: %+v", next.State)
 	}
 	if next.State.Fetched < 19 || next.State.NextRequestAt.IsZero() || next.Config.MaxRunBatches != 20 || next.Host != "h.test" {
@@ -316,7 +316,7 @@ func TestHostStartedAtThisRevisionSkipsRedundantCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := hostInput(time.Second)
-	in.Revision = crawl.HostRevision
+	in.Revision = crawl.WorkflowRevision
 	start := e.Now()
 	e.ExecuteWorkflow(HostWorkflow, in)
 	if e.GetWorkflowError() != nil || len(e.fetches) != 1 {

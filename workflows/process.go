@@ -15,14 +15,23 @@ import (
 // (activities.heartbeatEvery), so a dead process worker's batches move on within this.
 const processHeartbeatTimeout = 20 * time.Second
 
-// ProcessPageWorkflow is a crawl's processing child (crawl_processing.go): for a while it
-// claims the crawl's fetched pages and processes them on the process task queue: parse,
-// store text and documents, record links, admit new URLs and wake their hosts. The crawl's
-// sweep also starts one for a batch of pages whose processing never finished.
+// ProcessPageWorkflow processes a batch of pages the crawl's sweep found unprocessed (a
+// processing that failed for good), on the process task queue: parse, store text and
+// documents, record links, admit new URLs and wake their hosts. (Revision 4's crawl
+// processing children also ran as this workflow, with in.Crawl set.)
 func ProcessPageWorkflow(ctx workflow.Context, in crawl.ProcessInput) (crawl.ProcessResult, error) {
-	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		TaskQueue:           or(in.TaskQueue, crawl.ProcessQueue),
-		StartToCloseTimeout: processTimeout(in),
+	ctx = workflow.WithActivityOptions(ctx, processOptions(in.TaskQueue, processTimeout(in)))
+	var p *activities.Processor
+	var res crawl.ProcessResult
+	err := workflow.ExecuteActivity(ctx, p.Process, in).Get(ctx, &res)
+	return res, err
+}
+
+// processOptions are a processing activity's options on queue (default: the process queue).
+func processOptions(queue string, timeout time.Duration) workflow.ActivityOptions {
+	return workflow.ActivityOptions{
+		TaskQueue:           or(queue, crawl.ProcessQueue),
+		StartToCloseTimeout: timeout,
 		HeartbeatTimeout:    processHeartbeatTimeout,
 		RetryPolicy: &temporal.RetryPolicy{
 			InitialInterval:    2 * time.Second,
@@ -30,11 +39,7 @@ func ProcessPageWorkflow(ctx workflow.Context, in crawl.ProcessInput) (crawl.Pro
 			MaximumInterval:    5 * time.Minute,
 			MaximumAttempts:    30,
 		},
-	})
-	var p *activities.Processor
-	var res crawl.ProcessResult
-	err := workflow.ExecuteActivity(ctx, p.Process, in).Get(ctx, &res)
-	return res, err
+	}
 }
 
 // processTimeout bounds one processing attempt: a crawl's processing time and its last

@@ -36,13 +36,15 @@ func TestReplayRecordedHistories(t *testing.T) {
 	ids := map[string]string{"rev4_crawl_processing_history.json": "crawl/rec3",
 		"rev4_done_crawl_history.json": "rec5/crawl/rec5", "rev4_running_crawl_history.json": "rec6/crawl/rec6"}
 	for _, f := range files {
-		if !strings.HasPrefix(filepath.Base(f), "rev"+strconv.Itoa(crawl.HostRevision)+"_") {
+		if base := filepath.Base(f); !strings.HasPrefix(base, "rev"+strconv.Itoa(crawl.WorkflowRevision)+"_") &&
+			!strings.HasPrefix(base, "rev"+strconv.Itoa(crawl.WorkflowRevision-1)+"_") {
 			t.Errorf("%s: a history of a revision that is not kept (doc.go): delete it with its code", f)
 		}
 		r := worker.NewWorkflowReplayer()
 		r.RegisterWorkflow(CrawlWorkflow)
 		r.RegisterWorkflow(HostWorkflow)
 		r.RegisterWorkflow(ProcessPageWorkflow)
+		r.RegisterWorkflow(CrawlProcessingWorkflow)
 		if err := replayFile(r, f, ids[filepath.Base(f)]); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}
@@ -98,8 +100,8 @@ func TestRunningHostCarriesOverToTheLiveRevision(t *testing.T) {
 	in.Config.MaxRunBatches = 3
 	e.ExecuteWorkflow(HostWorkflow, in)
 	next := continuedInput(t, e.GetWorkflowError())
-	if next.Revision != crawl.HostRevision || next.Host != in.Host || next.State.Runs != in.State.Runs+1 {
-		t.Errorf("carried over as %+v, want revision %d of %s", next, crawl.HostRevision, in.Host)
+	if next.Revision != crawl.WorkflowRevision || next.Host != in.Host || next.State.Runs != in.State.Runs+1 {
+		t.Errorf("carried over as %+v, want revision %d of %s", next, crawl.WorkflowRevision, in.Host)
 	}
 	if next.State.Fetched != in.State.Fetched+6 || next.Config.Delay != in.Config.Delay || next.Config.FetchQueue != in.Config.FetchQueue {
 		t.Errorf("state or pacing lost: %+v (was %+v)", next, in)

@@ -55,7 +55,7 @@ func (w *Waker) wake(ctx context.Context, opts client.StartWorkflowOptions, host
 	opts.WorkflowExecutionErrorWhenAlreadyStarted = true
 	var err error
 	for range 3 {
-		_, err = w.Client.ExecuteWorkflow(ctx, opts, crawl.HostWorkflowName, crawl.HostInput{Host: host, Config: cfg, Revision: crawl.HostRevision})
+		_, err = w.Client.ExecuteWorkflow(ctx, opts, crawl.HostWorkflowName, crawl.HostInput{Host: host, Config: cfg, Revision: crawl.WorkflowRevision})
 		var running *serviceerror.WorkflowExecutionAlreadyStarted
 		if !errors.As(err, &running) {
 			return err

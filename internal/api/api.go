@@ -131,32 +131,11 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	writeError(w, http.StatusInternalServerError, "internal error; the server's log has it under id %s", id)
 }
 
-// CrawlStats is one crawl in GET /api/v1/stats.
-type CrawlStats struct {
-	Crawl      string           `json:"crawl"`
-	State      crawl.CrawlState `json:"state"`
-	Discovered int64            `json:"discovered"` // URLs admitted to the frontier
-	Queued     int              `json:"queued"`
-	InFlight   int              `json:"inFlight"`   // claimed by a host's batch
-	Fetched    int64            `json:"fetched"`    // URLs fetched at least once
-	Documents  int64            `json:"documents"`  // pages processed and stored
-	Failed     int64            `json:"failed"`     // fetch attempts that failed
-	Dead       int64            `json:"dead"`       // URLs dead-lettered
-	Duplicates int64            `json:"duplicates"` // documents duplicating another
-	NearDups   int64            `json:"nearDuplicates"`
-	RobotsBlk  int64            `json:"robotsBlocked"`
-	Skipped    map[string]int   `json:"skipped"`
-	Rejected   map[string]int   `json:"rejectedLinks"`
-	Bytes      int64            `json:"bytes"`
-	PagesPerS  store.Throughput `json:"pagesPerSecond"`
-	Hosts      int64            `json:"hosts"`
-}
-
 // Stats is GET /api/v1/stats.
 type Stats struct {
-	Crawls []CrawlStats     `json:"crawls"`
-	Hosts  map[string]int64 `json:"hostWorkflows"` // running host workflows by state: active, idle, backoff, paused
-	At     time.Time        `json:"at"`
+	Crawls []crawl.CrawlProgress `json:"crawls"`        // with duplicates, robots refusals and throughput
+	Hosts  map[string]int64      `json:"hostWorkflows"` // running host workflows by state: active, idle, backoff, paused
+	At     time.Time             `json:"at"`
 }
 
 func (s *Server) stats(w http.ResponseWriter, r *http.Request) {
@@ -169,7 +148,7 @@ func (s *Server) stats(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	out := Stats{Crawls: []CrawlStats{}, Hosts: map[string]int64{}, At: time.Now().UTC()}
+	out := Stats{Crawls: []crawl.CrawlProgress{}, Hosts: map[string]int64{}, At: time.Now().UTC()}
 	for _, id := range ids {
 		st, err := s.Store.CrawlStats(ctx, id, time.Now())
 		if errors.Is(err, store.ErrNoCrawl) {
@@ -180,11 +159,7 @@ func (s *Server) stats(w http.ResponseWriter, r *http.Request) {
 			s.fail(w, r, err)
 			return
 		}
-		out.Crawls = append(out.Crawls, CrawlStats{Crawl: id, State: st.State, Discovered: st.Admitted,
-			Queued: st.ByState[store.StateQueued], InFlight: st.ByState[store.StateClaimed], Fetched: st.Fetched,
-			Documents: st.Pages, Failed: st.Errors, Dead: st.Dead, Duplicates: st.Duplicates, NearDups: st.NearDuplicates,
-			RobotsBlk: st.RobotsBlocked, Skipped: st.Skipped, Rejected: st.Rejected, Bytes: st.Bytes,
-			PagesPerS: st.Throughput, Hosts: st.Hosts})
+		out.Crawls = append(out.Crawls, st)
 	}
 	for _, phase := range crawl.HostPhases {
 		n, err := s.countHosts(ctx, phase)

@@ -49,14 +49,19 @@ func HostConfigFrom(s Spec) HostConfig {
 		BatchWindow: s.BatchWindow, FetchLease: s.FetchLease, MaxBatch: s.MaxBatch, IdleTimeout: s.HostIdleTimeout, RequestTimeout: s.RequestTimeout}
 }
 
-// HostRevision is the host workflow's live code revision, which a run started or continued
-// now carries (HostInput.Revision); workflows/doc.go says how revisions are kept and retired.
-// Revision 4 fetches in leases that claim their own URLs (one fetch activity holds the host
-// for up to FetchLease and makes the last claim when the host runs dry), starts no processing
-// child (its crawls' processing children take every fetched page), and a host whose queue
-// ran dry ends at once unless paused, throttled or backing off (the next admission of its
-// URLs starts it again). Revisions 0 to 3 are retired.
-const HostRevision = 4
+// WorkflowRevision is the live revision of Trawler's workflows (workflows/doc.go says how
+// revisions are kept and retired), which a host workflow run started or continued now carries
+// (HostInput.Revision).
+//   - 4: a host fetches in leases that claim their own URLs (one fetch activity holds the host
+//     for up to FetchLease and makes the last claim when the host runs dry) and starts no
+//     processing child (its crawls' processing children take every fetched page); a host whose
+//     queue ran dry ends at once unless paused, throttled or backing off (the next admission
+//     of its URLs starts it again).
+//   - 5: a crawl's processing children are CrawlProcessingWorkflow (were ProcessPageWorkflow,
+//     which now only processes the sweep's page lists). Hosts are unchanged.
+//
+// Revisions 0 to 3 are retired; 4 is kept (crawl_processing_rev4.go).
+const WorkflowRevision = 5
 
 // HostInput starts (or continues) a host workflow.
 type HostInput struct {

@@ -32,8 +32,27 @@ func TestSpecPacingWithThrottle(t *testing.T) {
 		{&Throttle{Concurrency: 8}, 2 * time.Second, 4},
 	} {
 		s.Throttle = c.th
-		if d, n := s.Pacing(); d != c.delay || n != c.conc {
-			t.Errorf("throttle %+v: %v %d, want %v %d", c.th, d, n, c.delay, c.conc)
+		if p := s.Pace(); p.Delay != c.delay || p.Concurrency != c.conc {
+			t.Errorf("throttle %+v: %+v, want %v %d", c.th, p, c.delay, c.conc)
+		}
+	}
+}
+
+// The one pacing rule: the largest delay and the smallest concurrency of every pace that
+// applies, a concurrency of 0 setting no limit of its own; robots.txt's Crawl-delay is capped.
+func TestSlowestPaceHolds(t *testing.T) {
+	for _, c := range []struct {
+		paces []Pace
+		want  Pace
+	}{
+		{nil, Pace{}},
+		{[]Pace{{Delay: time.Second, Concurrency: 4}}, Pace{Delay: time.Second, Concurrency: 4}},
+		{[]Pace{{Delay: time.Second, Concurrency: 4}, {Delay: 3 * time.Second}}, Pace{Delay: 3 * time.Second, Concurrency: 4}},
+		{[]Pace{{Delay: 2 * time.Second}, {Concurrency: 2}, {Delay: time.Second, Concurrency: 3}}, Pace{Delay: 2 * time.Second, Concurrency: 2}},
+		{[]Pace{{Delay: time.Second}, CrawlDelayPace(time.Hour, 30*time.Second)}, Pace{Delay: 30 * time.Second}},
+	} {
+		if got := Slowest(c.paces...); got != c.want {
+			t.Errorf("Slowest(%+v) = %+v, want %+v", c.paces, got, c.want)
 		}
 	}
 }

@@ -15,9 +15,10 @@ import (
 
 // Workflow, signal and query names.
 const (
-	CrawlWorkflowName   = "CrawlWorkflow"
-	HostWorkflowName    = "HostWorkflow"
-	ProcessWorkflowName = "ProcessPageWorkflow"
+	CrawlWorkflowName           = "CrawlWorkflow"
+	HostWorkflowName            = "HostWorkflow"
+	CrawlProcessingWorkflowName = "CrawlProcessingWorkflow" // a crawl's processing children
+	ProcessWorkflowName         = "ProcessPageWorkflow"     // a batch of pages the crawl's sweep found unprocessed
 
 	SignalURLsAdded = "urls-added"
 	SignalPause     = "pause"

@@ -19,8 +19,8 @@ type PageRef struct {
 	HintS       int    `json:"hintS,omitempty"`    // its sitemap changefreq interval, seconds
 }
 
-// ProcessInput is a crawl whose fetched pages one processing workflow claims and processes
-// for a while, or a batch of pages the crawl's sweep found unprocessed.
+// ProcessInput is a batch of pages the crawl's sweep found unprocessed (ProcessPageWorkflow), or,
+// for the processing children of revision 4, a crawl whose fetched pages it claims (Crawl).
 type ProcessInput struct {
 	Host      string           `json:"host,omitempty"`
 	Pages     []PageRef        `json:"pages,omitempty"`
@@ -32,9 +32,10 @@ type ProcessInput struct {
 // pages, whatever their host, under Owner for up to For, and ends sooner once the crawl is
 // over and nothing is left to process.
 type CrawlProcessing struct {
-	CrawlID string        `json:"crawlId"`
-	Owner   string        `json:"owner"`
-	For     time.Duration `json:"for"`
+	CrawlID   string        `json:"crawlId"`
+	Owner     string        `json:"owner"`
+	For       time.Duration `json:"for"`
+	TaskQueue string        `json:"taskQueue,omitempty"` // the process queue
 }
 
 // ProcessResult counts what processing did.
@@ -62,41 +63,6 @@ func (r ProcessResult) Plus(o ProcessResult) ProcessResult {
 	r.NearDuplicates += o.NearDuplicates
 	r.Failed += o.Failed
 	return r
-}
-
-// CrawlProgress answers the progress query.
-type CrawlProgress struct {
-	CrawlID     string          `json:"crawlId"`
-	State       CrawlState      `json:"state"`
-	Admitted    int64           `json:"admitted"`
-	Fetched     int64           `json:"fetched"`
-	Pages       int64           `json:"pages"`
-	Errors      int64           `json:"errors"`
-	Dead        int64           `json:"dead"`
-	Pending     int64           `json:"pending"`
-	Renders     int64           `json:"renders,omitempty"` // pages waiting for the render role (counted in pending)
-	Hosts       int64           `json:"hosts"`
-	Bytes       int64           `json:"bytes"`
-	ErrorClass  map[string]int  `json:"errorsByClass,omitempty"` // failed fetches: 5xx, 429, 408, network, timeout
-	ByState     map[string]int  `json:"byState"`
-	Skipped     map[string]int  `json:"skipped"`
-	Rejected    map[string]int  `json:"rejected,omitempty"`
-	PagesPerSec float64         `json:"pagesPerSec"`
-	InvalidSeed []SeedError     `json:"invalidSeeds,omitempty"`
-	Controls    []ControlResult `json:"controls,omitempty"` // the latest add-seeds, replay and block results
-	// Waiting is what the pending URLs wait on: claims past their lease, pages awaiting
-	// processing, due URLs, each with how long the longest has waited (seconds).
-	Waiting   *Waiting  `json:"waiting,omitempty"`
-	UpdatedAt time.Time `json:"updatedAt"`
-}
-
-// Waiting is what a crawl's pending URLs wait on (see store.Waiting).
-type Waiting struct {
-	ExpiredClaims int     `json:"expiredClaims"`
-	OldestClaimS  float64 `json:"oldestClaimS"`
-	Unprocessed   int     `json:"unprocessed"`
-	OldestFetchS  float64 `json:"oldestFetchS"`
-	OldestDueS    float64 `json:"oldestDueS"`
 }
 
 // SeedError is a seed that was not admitted, and why.

@@ -264,14 +264,11 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Pacing is the crawl's pacing of each host: its delay and concurrency, slowed by a throttle.
-func (s Spec) Pacing() (delay time.Duration, concurrency int) {
-	delay, concurrency = s.Delay.D(), s.Concurrency
+// Pace is the crawl's pacing of each host: its delay and concurrency, slowed by its throttle.
+func (s Spec) Pace() Pace {
+	p := Pace{Delay: s.Delay.D(), Concurrency: s.Concurrency}
 	if t := s.Throttle; t != nil {
-		delay = max(delay, t.Delay.D())
-		if t.Concurrency > 0 && (concurrency == 0 || t.Concurrency < concurrency) {
-			concurrency = t.Concurrency
-		}
+		p = Slowest(p, Pace{Delay: t.Delay.D(), Concurrency: t.Concurrency})
 	}
-	return delay, concurrency
+	return p
 }

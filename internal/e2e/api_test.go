@@ -92,8 +92,8 @@ func TestHTTPAPIAsTheReadmeShows(t *testing.T) {
 	}
 	var stats api.Stats
 	_ = json.Unmarshal([]byte(answers[0]), &stats)
-	if len(stats.Crawls) != 1 || stats.Crawls[0].Crawl != "news" || stats.Crawls[0].Fetched < 3 || stats.Crawls[0].Discovered < 3 ||
-		stats.Crawls[0].PagesPerS.Avg <= 0 || stats.Hosts["active"]+stats.Hosts["idle"] == 0 {
+	if len(stats.Crawls) != 1 || stats.Crawls[0].CrawlID != "news" || stats.Crawls[0].Fetched < 3 || stats.Crawls[0].Admitted < 3 ||
+		stats.Crawls[0].Throughput == nil || stats.Crawls[0].Throughput.Avg <= 0 || stats.Crawls[0].PagesPerSec != stats.Crawls[0].Throughput.Avg || stats.Hosts["active"]+stats.Hosts["idle"] == 0 {
 		t.Errorf("stats: %s", answers[0])
 	}
 	var sub admit.SubmitResult

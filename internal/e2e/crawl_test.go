@@ -124,6 +124,22 @@ func TestCrawlTheTestWeb(t *testing.T) {
 		t.Error("meta robots noindex not recorded")
 	}
 
+	// The redirect cap: a chain of exactly five redirects is followed to its page; the sixth
+	// hop of a longer chain is refused, said on the URL that asked for it, and never requested.
+	if _, ok := stored["http://redirect.test/five/0"]; !ok {
+		t.Error("the end of a five-redirect chain was not stored")
+	}
+	var refused string
+	if err := s.store.Pool().QueryRow(ctx, `SELECT coalesce(last_error, '') FROM urls WHERE crawl_id = $1 AND url = 'http://redirect.test/six/1'`,
+		crawlID).Scan(&refused); err != nil || refused != "more than 5 redirects" {
+		t.Errorf("the sixth hop's URL says %q (%v), want the cap's refusal", refused, err)
+	}
+	for _, r := range s.web.Audit().Requests("redirect.test") {
+		if r.Path == "/six/0" {
+			t.Error("the sixth redirect hop was requested")
+		}
+	}
+
 	// 500-forever pages are dead letters, each with its three attempts.
 	dl, err := s.store.DeadLetters(ctx, crawlID, 100)
 	if err != nil {

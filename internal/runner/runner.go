@@ -77,6 +77,7 @@ func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 			w.RegisterWorkflow(workflows.CrawlWorkflow)
 			w.RegisterWorkflow(workflows.HostWorkflow)
 			w.RegisterWorkflow(workflows.ProcessPageWorkflow)
+			w.RegisterWorkflow(workflows.CrawlProcessingWorkflow)
 			w.RegisterActivity(health)
 			w.RegisterActivity(frontier)
 		case config.RoleFetch:
@@ -119,6 +120,7 @@ func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 				DOMs: segment.NewWriter(deps.Blob, segment.Options{Prefix: "segments/dom", Name: processName(),
 					MaxAge: cfg.SegmentMaxAge, MaxBytes: cfg.SegmentMaxBytes}),
 				Crawls: crawls, Admitter: admitter, Browser: browser, Stopping: r.stopping,
+				IP:     activities.IPLimit{Dialer: dialer, Gap: cfg.IPGap, Override: cfg.IPGapOverride},
 				Client: fetch.New(fetch.Options{Dialer: dialer, RootCAs: cfg.RootCAs})})
 		default:
 			r.Stop()

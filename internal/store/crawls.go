@@ -98,49 +98,6 @@ func (s *Store) SetCrawlState(ctx context.Context, id string, state crawl.CrawlS
 	})
 }
 
-// Progress is a crawl's state counted from Postgres.
-type Progress struct {
-	State      crawl.CrawlState `json:"state"`
-	Admitted   int64            `json:"admitted"`
-	ByState    map[string]int   `json:"byState"`
-	Fetched    int64            `json:"fetched"`       // URLs fetched at least once
-	Pages      int64            `json:"pages"`         // documents stored
-	Errors     int64            `json:"errors"`        // fetches that failed (network, 5xx, 429)
-	Dead       int64            `json:"dead"`          // dead-lettered URLs
-	Skipped    map[string]int   `json:"skipped"`       // by reason
-	Rejected   map[string]int   `json:"rejected"`      // links refused at admission, by reason
-	Hosts      int64            `json:"hosts"`         // hosts with admitted URLs
-	Pending    int64            `json:"pending"`       // queued + claimed + fetched-not-processed + renders waiting
-	Renders    int64            `json:"renders"`       // pages waiting to be rendered
-	Bytes      int64            `json:"bytes"`         // body bytes fetched
-	ErrorClass map[string]int   `json:"errorsByClass"` // failed fetches: 5xx, 429, 408, network, timeout
-	FirstFetch *time.Time       `json:"firstFetch"`    // for rates
-	LastFetch  *time.Time       `json:"lastFetch"`
-	Waiting    Waiting          `json:"waiting"`
-}
-
-// AvgPagesPerSec is the crawl's average fetch rate, from its first fetch to its last (0 before
-// two fetches): the one place it is computed, for the progress query and the API alike.
-func (p Progress) AvgPagesPerSec() float64 {
-	if p.FirstFetch == nil || p.LastFetch == nil {
-		return 0
-	}
-	if secs := p.LastFetch.Sub(*p.FirstFetch).Seconds(); secs > 0 {
-		return float64(p.Fetched) / secs
-	}
-	return 0
-}
-
-// Waiting is what a crawl's pending URLs wait on and for how long the longest has waited, so a
-// stall after a worker died shows as numbers instead of a guess.
-type Waiting struct {
-	ExpiredClaims int     `json:"expiredClaims"` // claimed, lease run out: their claimer died and nothing took them back
-	OldestClaimS  float64 `json:"oldestClaimS"`  // seconds since the oldest claim
-	Unprocessed   int     `json:"unprocessed"`   // fetched, awaiting processing
-	OldestFetchS  float64 `json:"oldestFetchS"`  // seconds since the oldest of them was fetched
-	OldestDueS    float64 `json:"oldestDueS"`    // seconds the longest-due queued URL has waited for its host
-}
-
 // StaleHosts lists up to limit hosts of a crawl that have due URLs but have not claimed since
 // before: their host workflow is gone or asleep, and needs waking.
 func (s *Store) StaleHosts(ctx context.Context, crawlID string, before time.Time, limit int) ([]string, error) {

@@ -50,8 +50,8 @@ func TestThrottleCrawlEditsTheSpec(t *testing.T) {
 	if err := s.ThrottleCrawl(ctx, "c", 0, 1, false); err != nil {
 		t.Fatal(err)
 	}
-	if d, n := read().Pacing(); d != 5*time.Second || n != 1 {
-		t.Errorf("throttled pacing %v %d, want 5s and 1", d, n)
+	if p := read().Pace(); p.Delay != 5*time.Second || p.Concurrency != 1 {
+		t.Errorf("throttled pacing %+v, want 5s and 1", p)
 	}
 	if err := s.ThrottleCrawl(ctx, "c", 0, 0, true); err != nil {
 		t.Fatal(err)

@@ -231,21 +231,6 @@ type FetchedPage struct {
 	RecrawlS, HintS int
 }
 
-// FetchedOf returns those of the given URLs that are fetched and await processing.
-func (s *Store) FetchedOf(ctx context.Context, crawlIDs []string, hashes [][]byte) ([]FetchedPage, error) {
-	rows, err := s.pool.Query(ctx, `SELECT u.crawl_id, u.url_hash, u.url, u.host, u.depth, coalesce(f.final_url, ''), f.body_key,
-			coalesce(f.content_type, ''), coalesce(f.robots_tag, ''), f.content_hash, coalesce(f.bytes, 0)
-		FROM unnest($1::text[], $2::bytea[]) AS k(c, h)
-		JOIN urls u ON u.crawl_id = k.c AND u.url_hash = k.h AND u.state = 'fetched'
-		JOIN LATERAL (SELECT final_url, body_key, content_type, robots_tag, content_hash, bytes FROM fetches
-			WHERE crawl_id = u.crawl_id AND url_hash = u.url_hash AND body_key IS NOT NULL
-			ORDER BY fetched_at DESC LIMIT 1) f ON true`, crawlIDs, hashes)
-	if err != nil {
-		return nil, fmt.Errorf("store: fetched pages: %w", err)
-	}
-	return pgx.CollectRows(rows, scanFetchedPage)
-}
-
 func scanFetchedPage(r pgx.CollectableRow) (FetchedPage, error) {
 	var p FetchedPage
 	err := r.Scan(&p.CrawlID, &p.Hash, &p.URL, &p.Host, &p.Depth, &p.FinalURL, &p.BodyKey, &p.ContentType, &p.RobotsTag, &p.ContentHash, &p.Size)

@@ -12,43 +12,27 @@ import (
 	"github.com/trawlerdev/trawler/internal/crawl"
 )
 
-// Throughput is fetch rates in fetches per second.
-type Throughput struct {
-	Now  float64 `json:"now"`  // over the last minute
-	Avg  float64 `json:"avg"`  // first to last fetch
-	Peak float64 `json:"peak"` // the busiest minute
-}
-
-// Stats is what an operator asks of a crawl: its progress plus duplicates, robots refusals
-// and throughput.
-type Stats struct {
-	Progress
-	Duplicates     int64      `json:"duplicates"`     // documents duplicating an earlier one
-	NearDuplicates int64      `json:"nearDuplicates"` // of which SimHash or MinHash matches
-	RobotsBlocked  int64      `json:"robotsBlocked"`
-	Throughput     Throughput `json:"throughput"`
-}
-
-// CrawlStats reads a crawl's statistics.
-func (s *Store) CrawlStats(ctx context.Context, id string, now time.Time) (Stats, error) {
+// CrawlStats reads a crawl's progress with what an operator asks of it besides: duplicates,
+// robots refusals and throughput (a scan of its documents and fetches each).
+func (s *Store) CrawlStats(ctx context.Context, id string, now time.Time) (crawl.CrawlProgress, error) {
 	p, err := s.CrawlProgress(ctx, id)
-	st := Stats{Progress: p}
 	if err != nil {
-		return st, err
+		return p, err
 	}
-	st.RobotsBlocked = int64(p.Skipped["robots.txt"] + p.Skipped["robots.txt unreachable"])
+	p.RobotsBlocked = int64(p.Skipped["robots.txt"] + p.Skipped["robots.txt unreachable"])
 	var lastMinute, peak int64
 	err = s.pool.QueryRow(ctx, `SELECT
 			(SELECT count(*) FROM documents WHERE crawl_id = $1 AND dup_of IS NOT NULL),
 			(SELECT count(*) FROM documents WHERE crawl_id = $1 AND dup_kind IN ('simhash', 'minhash')),
 			(SELECT count(*) FROM fetches WHERE crawl_id = $1 AND fetched_at > $2::timestamptz - interval '1 minute'),
 			(SELECT coalesce(max(n), 0) FROM (SELECT count(*) AS n FROM fetches WHERE crawl_id = $1
-				GROUP BY date_trunc('minute', fetched_at)) m)`, id, now).Scan(&st.Duplicates, &st.NearDuplicates, &lastMinute, &peak)
+				GROUP BY date_trunc('minute', fetched_at)) m)`, id, now).Scan(&p.Duplicates, &p.NearDuplicates, &lastMinute, &peak)
 	if err != nil {
-		return st, fmt.Errorf("store: stats of %s: %w", id, err)
+		return p, fmt.Errorf("store: stats of %s: %w", id, err)
 	}
-	st.Throughput.Now, st.Throughput.Peak, st.Throughput.Avg = float64(lastMinute)/60, float64(peak)/60, p.AvgPagesPerSec()
-	return st, nil
+	p.Throughput = &crawl.Throughput{Now: float64(lastMinute) / 60, Peak: float64(peak) / 60, Avg: p.AvgPagesPerSec()}
+	p.PagesPerSec = p.Throughput.Avg
+	return p, nil
 }
 
 // CrawlIDs lists crawls, newest first.

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/trawlerdev/trawler/internal/crawl"
 )
 
 // compactCountsAt is how many delta rows of one crawl's counters a progress read lets pile up
@@ -27,8 +29,8 @@ const oldestDueEvery = time.Minute
 // its pending URLs wait on, from indexes. Whether anything is pending at all is read from the
 // queue itself, not from the counters, so a crawl is never declared done, or kept running, on
 // a count alone.
-func (s *Store) CrawlProgress(ctx context.Context, id string) (Progress, error) {
-	p := Progress{ByState: map[string]int{}, Skipped: map[string]int{}, Rejected: map[string]int{}, ErrorClass: map[string]int{}}
+func (s *Store) CrawlProgress(ctx context.Context, id string) (crawl.CrawlProgress, error) {
+	p := crawl.CrawlProgress{CrawlID: id, ByState: map[string]int{}, Skipped: map[string]int{}, Rejected: map[string]int{}, ErrorClass: map[string]int{}}
 	due, measureDue := s.oldestDue.get(id)
 	b := &pgx.Batch{}
 	b.Queue(`SELECT state, admitted FROM crawls WHERE id = $1`, id).QueryRow(func(row pgx.Row) error {
@@ -46,7 +48,7 @@ func (s *Store) CrawlProgress(ctx context.Context, id string) (Progress, error) 
 					return err
 				}
 				deltas += k
-				p.addCount(key, n, first, last)
+				addCount(&p, key, n, first, last)
 			}
 			return rows.Err()
 		})
@@ -69,7 +71,8 @@ func (s *Store) CrawlProgress(ctx context.Context, id string) (Progress, error) 
 		QueryRow(func(row pgx.Row) error { return row.Scan(&pending) })
 	// Claims in force are few (one chunk per host being fetched); the oldest page awaiting
 	// processing is the first entry of urls_crawl_fetched.
-	w := &p.Waiting
+	w := &crawl.Waiting{}
+	p.Waiting = w
 	b.Queue(`SELECT count(*) FILTER (WHERE claimed_until < now()), coalesce(extract(epoch FROM now() - min(updated_at)), 0)
 		FROM urls WHERE crawl_id = $1 AND state = 'claimed'`, id).QueryRow(func(row pgx.Row) error {
 		return row.Scan(&w.ExpiredClaims, &w.OldestClaimS)
@@ -114,7 +117,7 @@ func (s *Store) CrawlProgress(ctx context.Context, id string) (Progress, error) 
 }
 
 // addCount folds one counter into the progress.
-func (p *Progress) addCount(key string, n int64, first, last *time.Time) {
+func addCount(p *crawl.CrawlProgress, key string, n int64, first, last *time.Time) {
 	switch {
 	case strings.HasPrefix(key, "url:"):
 		state := strings.TrimPrefix(key, "url:")

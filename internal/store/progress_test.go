@@ -8,12 +8,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/dedup"
 	"github.com/trawlerdev/trawler/internal/store"
 )
 
 // checkCounts fails the test unless the progress read from counters equals a scan's.
-func checkCounts(t *testing.T, ctx context.Context, s *store.Store, when string) store.Progress {
+func checkCounts(t *testing.T, ctx context.Context, s *store.Store, when string) crawl.CrawlProgress {
 	t.Helper()
 	got, err := s.CrawlProgress(ctx, "c")
 	if err != nil {
@@ -35,7 +36,7 @@ func checkCounts(t *testing.T, ctx context.Context, s *store.Store, when string)
 		}
 		return t.UTC().Format(time.RFC3339Nano)
 	}
-	v := func(p store.Progress) view {
+	v := func(p crawl.CrawlProgress) view {
 		for _, m := range []map[string]int{p.ByState, p.Skipped, p.ErrorClass} {
 			for k, n := range m {
 				if n == 0 {

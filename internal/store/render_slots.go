@@ -3,7 +3,10 @@ package store
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/trawlerdev/trawler/internal/crawl"
 )
@@ -21,22 +24,59 @@ type RenderSlot struct {
 // BookRenderSlot books the host's next request start for a page of crawlID that is rendering,
 // only while the crawl runs and only if that start comes no later than latest (the page's
 // deadline): a page never books host time it cannot use, so however many requests it makes,
-// the host's schedule after the page is as after one page. One round trip.
-func (s *Store) BookRenderSlot(ctx context.Context, host, crawlID string, gap time.Duration, latest time.Time) (RenderSlot, error) {
+// the host's schedule after the page is as after one page. When ip is valid the start also
+// keeps ipGap after the previous booking on that address, as a fetch lease's does (per-IP
+// politeness). One round trip without an address; a short transaction with one.
+func (s *Store) BookRenderSlot(ctx context.Context, host, crawlID string, gap time.Duration, ip netip.Addr, ipGap time.Duration, latest time.Time) (RenderSlot, error) {
 	if err := s.toDB(ctx, &latest); err != nil {
 		return RenderSlot{}, err
 	}
+	if !ip.IsValid() {
+		return s.bookRenderSlot(ctx, s.pool, host, crawlID, gap, nil, latest)
+	}
+	var slot RenderSlot
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		// The host's row first, then the address's: the order fetch bookings lock them in.
+		if _, err := tx.Exec(ctx, `INSERT INTO hosts (host) VALUES ($1) ON CONFLICT (host) DO UPDATE SET host = excluded.host`, host); err != nil {
+			return err
+		}
+		var ipNext time.Time
+		if err := tx.QueryRow(ctx, `INSERT INTO ip_slots (ip, next_at) VALUES ($1, 'epoch') ON CONFLICT (ip) DO UPDATE SET ip = excluded.ip
+			RETURNING next_at`, ip.Unmap().String()).Scan(&ipNext); err != nil {
+			return err
+		}
+		var err error
+		if slot, err = s.bookRenderSlot(ctx, tx, host, crawlID, gap, &ipNext, latest); err != nil || !slot.Booked {
+			return err
+		}
+		_, err = tx.Exec(ctx, `UPDATE ip_slots SET next_at = $2 WHERE ip = $1`, ip.Unmap().String(), slot.mark.Add(ipGap))
+		return err
+	})
+	if err != nil {
+		return RenderSlot{}, fmt.Errorf("store: book a render slot on %s (%s): %w", host, ip, err)
+	}
+	return slot, nil
+}
+
+// rowQuerier is a pool or a transaction.
+type rowQuerier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// bookRenderSlot books the host's slot, no sooner than notBefore (the address's next start,
+// on the database's clock) when set.
+func (s *Store) bookRenderSlot(ctx context.Context, q rowQuerier, host, crawlID string, gap time.Duration, notBefore *time.Time, latest time.Time) (RenderSlot, error) {
 	slot := RenderSlot{host: host, gap: gap}
 	var start *time.Time
 	var db time.Time
 	read := s.clock.reading()
-	err := s.pool.QueryRow(ctx, `WITH c AS (SELECT state FROM crawls WHERE id = $4),
-		b AS (UPDATE hosts h SET next_request_at = greatest(clock_timestamp(), h.next_request_at) + $2::interval
+	err := q.QueryRow(ctx, `WITH c AS (SELECT state FROM crawls WHERE id = $4),
+		b AS (UPDATE hosts h SET next_request_at = greatest(clock_timestamp(), h.next_request_at, $5::timestamptz) + $2::interval
 			WHERE h.host = $1 AND (SELECT state FROM c) = 'running'
-				AND greatest(clock_timestamp(), coalesce(h.next_request_at, '-infinity')) <= $3::timestamptz
+				AND greatest(clock_timestamp(), coalesce(h.next_request_at, '-infinity'), $5::timestamptz) <= $3::timestamptz
 			RETURNING h.next_request_at - $2::interval AS start)
 		SELECT coalesce((SELECT state FROM c), ''), (SELECT start FROM b), clock_timestamp()`,
-		host, gap, latest, crawlID).Scan(&slot.CrawlState, &start, &db)
+		host, gap, latest, crawlID, notBefore).Scan(&slot.CrawlState, &start, &db)
 	if err != nil {
 		return RenderSlot{}, fmt.Errorf("store: book a render slot on %s: %w", host, err)
 	}

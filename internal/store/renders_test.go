@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"net/netip"
 	"testing"
 	"time"
 
@@ -96,7 +97,7 @@ func TestRenderSlotsStayInsideThePagesDeadline(t *testing.T) {
 	var last store.RenderSlot
 	booked := 0
 	for range 100 {
-		slot, err := s.BookRenderSlot(ctx, "a.test", "c", gap, deadline)
+		slot, err := s.BookRenderSlot(ctx, "a.test", "c", gap, netip.Addr{}, 0, deadline)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -128,7 +129,7 @@ func TestRenderSlotsStayInsideThePagesDeadline(t *testing.T) {
 	if err := s.SetCrawlState(ctx, "c", crawl.CrawlPaused); err != nil {
 		t.Fatal(err)
 	}
-	slot, err := s.BookRenderSlot(ctx, "a.test", "c", gap, time.Now().Add(time.Hour))
+	slot, err := s.BookRenderSlot(ctx, "a.test", "c", gap, netip.Addr{}, 0, time.Now().Add(time.Hour))
 	if err != nil || slot.Booked || slot.CrawlState != crawl.CrawlPaused {
 		t.Errorf("a paused crawl's page booked %+v %v", slot, err)
 	}
@@ -139,7 +140,33 @@ func TestRenderSlotsStayInsideThePagesDeadline(t *testing.T) {
 	if err := s.DeferHost(ctx, "a.test", time.Now().Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	if slot, err := s.BookRenderSlot(ctx, "a.test", "c", gap, time.Now().Add(10*time.Second)); err != nil || slot.Booked {
+	if slot, err := s.BookRenderSlot(ctx, "a.test", "c", gap, netip.Addr{}, 0, time.Now().Add(10*time.Second)); err != nil || slot.Booked {
 		t.Errorf("a deferred host booked %+v %v", slot, err)
+	}
+}
+
+// Render slots keep the per-IP gap too: two hosts on one address, each booked for a rendered
+// page, start at least the address's gap apart, though each host's own gap is shorter.
+func TestRenderSlotsKeepTheAddressGap(t *testing.T) {
+	s, ctx := newStore(t, 0, 0)
+	queuedRender(t, s, ctx, "http://a.test/page")
+	ip := netip.MustParseAddr("192.0.2.7")
+	var starts []time.Time
+	for _, host := range []string{"a.test", "b.test", "a.test"} {
+		slot, err := s.BookRenderSlot(ctx, host, "c", 10*time.Millisecond, ip, 400*time.Millisecond, time.Now().Add(time.Minute))
+		if err != nil || !slot.Booked {
+			t.Fatalf("%s: %+v %v", host, slot, err)
+		}
+		starts = append(starts, slot.Start)
+	}
+	for i := 1; i < len(starts); i++ {
+		if gap := starts[i].Sub(starts[i-1]); gap < 400*time.Millisecond-time.Millisecond {
+			t.Errorf("slot %d started %v after the one before on the same address, want >= 400ms", i, gap)
+		}
+	}
+	// Without an address, only the host's own gap holds.
+	slot, err := s.BookRenderSlot(ctx, "b.test", "c", 10*time.Millisecond, netip.Addr{}, 0, time.Now().Add(time.Minute))
+	if err != nil || !slot.Booked || !slot.Start.Before(starts[2].Add(400*time.Millisecond)) {
+		t.Errorf("b.test without an address: %+v %v", slot, err)
 	}
 }

@@ -104,6 +104,10 @@ func (s *trapSite) serve(w http.ResponseWriter, r *http.Request) {
 }
 
 // ---- redirect.test: chains, loops, cross-host and loopback targets. ------------------------
+//
+// /five/5 is a chain of exactly five redirects to a page (/five/0): a crawler that follows at
+// most five hops reaches it. /six/6 is a chain of six: the sixth hop (/six/1 → /six/0) is
+// past the cap and refused, so /six/0 is never requested.
 
 type redirectSite struct{ w *Web }
 
@@ -112,7 +116,10 @@ func (s *redirectSite) robots() robotsSpec     { return allowAll }
 func (s *redirectSite) sitemapPages() []string { return nil }
 
 var redirectRootLinks = []string{"/chain/3", "/chain/8", "/loop/a", "/to-other", "/to-loopback", "/to-metadata",
-	"/to-mapped-loopback", "/to-private"}
+	"/to-mapped-loopback", "/to-private", "/five/5", "/six/6"}
+
+// MaxRedirectHops is the redirect cap redirect.test's /five/ and /six/ chains test.
+const MaxRedirectHops = 5
 
 // ForbiddenTargets are where redirect.test's SSRF redirects point (besides its own loopback
 // address): a crawler must refuse them without sending a packet.
@@ -142,8 +149,10 @@ func (s *redirectSite) target(r *http.Request, p string) (string, bool) {
 		}
 		return "http://" + addr + "/", true
 	}
-	if _, err := fmt.Sscanf(p, "/chain/%d", &n); err == nil && n > 0 && p == fmt.Sprintf("/chain/%d", n) {
-		return fmt.Sprintf("/chain/%d", n-1), true
+	for _, chain := range []string{"chain", "five", "six"} {
+		if _, err := fmt.Sscanf(p, "/"+chain+"/%d", &n); err == nil && n > 0 && p == fmt.Sprintf("/%s/%d", chain, n) {
+			return fmt.Sprintf("/%s/%d", chain, n-1), true
+		}
 	}
 	return "", false
 }
@@ -161,7 +170,7 @@ func (s *redirectSite) serve(w http.ResponseWriter, r *http.Request) {
 	switch p {
 	case "/":
 		listPage(w, "redirects", redirectRootLinks...)
-	case "/chain/0":
+	case "/chain/0", "/five/0", "/six/0":
 		listPage(w, "end of the chain", "/")
 	default:
 		http.NotFound(w, r)
@@ -176,12 +185,15 @@ func (s *redirectSite) page(p, q string) pageInfo {
 		if p == "/to-loopback" || ForbiddenTargets[p] != "" {
 			return pageInfo{kind: pageRedirect} // a loopback, private or metadata target is refused, not followed
 		}
+		if p == "/six/1" {
+			return pageInfo{kind: pageRedirect} // its target would be the sixth hop: refused
+		}
 		return pageInfo{kind: pageRedirect, links: []string{absolute(s.host(), t)}}
 	}
 	switch p {
 	case "/":
 		return okLinks(s.host(), redirectRootLinks...)
-	case "/chain/0":
+	case "/chain/0", "/five/0":
 		return okLinks(s.host(), "/")
 	}
 	return pageInfo{}

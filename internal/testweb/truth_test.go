@@ -89,6 +89,7 @@ func referenceCrawl(t *testing.T, c *http.Client, seeds []string) refResult {
 	var res refResult
 	robots := map[string]*robotstxt.RobotsData{}
 	seen := map[string]bool{}
+	hops := map[string]int{} // redirect hops that led to a URL
 	var queue []string
 	push := func(u string) {
 		if u != "" && !seen[u] {
@@ -142,8 +143,14 @@ func referenceCrawl(t *testing.T, c *http.Client, seeds []string) refResult {
 		switch {
 		case r.StatusCode/100 == 3:
 			res.redirects = append(res.redirects, raw)
-			if loc, err := u.Parse(r.Header.Get("Location")); err == nil && strings.HasSuffix(loc.Hostname(), ".test") { // never loopback, private or metadata
-				push(canonicalURL(hostOnly(loc.Host), loc.EscapedPath(), loc.RawQuery))
+			// Never loopback, private or metadata; and at most MaxRedirectHops hops from a
+			// URL that was not itself a redirect's target.
+			if loc, err := u.Parse(r.Header.Get("Location")); err == nil && strings.HasSuffix(loc.Hostname(), ".test") && hops[raw] < MaxRedirectHops {
+				target := canonicalURL(hostOnly(loc.Host), loc.EscapedPath(), loc.RawQuery)
+				if !seen[target] {
+					hops[target] = hops[raw] + 1
+				}
+				push(target)
 			}
 			continue
 		case r.StatusCode >= 500 && r.StatusCode != 503:

@@ -1,0 +1,30 @@
+package crawl
+
+import "time"
+
+// Pace is how a host's requests are spaced: the gap between request starts, and how many may
+// be in flight (0: no limit of its own).
+type Pace struct {
+	Delay       time.Duration
+	Concurrency int
+}
+
+// Slowest is the one pacing rule, wherever a host's requests are paced (the host workflow,
+// a fetch lease, a rendered page's subresources): of every pace that applies — the crawl's,
+// its throttle, robots.txt's Crawl-delay, the host's throttle — the largest delay and the
+// smallest concurrency hold.
+func Slowest(paces ...Pace) Pace {
+	var out Pace
+	for _, p := range paces {
+		out.Delay = max(out.Delay, p.Delay)
+		if p.Concurrency > 0 && (out.Concurrency == 0 || p.Concurrency < out.Concurrency) {
+			out.Concurrency = p.Concurrency
+		}
+	}
+	return out
+}
+
+// CrawlDelayPace is robots.txt's Crawl-delay as a pace, capped at maxCrawlDelay.
+func CrawlDelayPace(crawlDelay, maxCrawlDelay time.Duration) Pace {
+	return Pace{Delay: min(crawlDelay, maxCrawlDelay)}
+}

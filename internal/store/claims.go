@@ -1,0 +1,215 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/trawlerdev/trawler/internal/crawl"
+)
+
+// Claim leases up to limit due URLs of host, best first, from running crawls: queued ones due
+// by now, and claimed ones whose lease has run out (their claimer died). When none is due it
+// returns when the next one will be (nil: none pending).
+func (s *Store) Claim(ctx context.Context, host string, limit int, lease time.Duration, now time.Time) ([]crawl.Claimed, *time.Time, error) {
+	return s.ClaimAs(ctx, host, "", limit, lease, now)
+}
+
+// ClaimAs is Claim on behalf of owner: URLs the same owner claimed before and still holds come
+// first, so a claimer that died after claiming (its result lost) and runs again under the same
+// owner takes its claims back instead of waiting out their lease. An empty claim leaves the
+// host waiting: the next admission of its URLs returns it in AdmitResult.Wake.
+func (s *Store) ClaimAs(ctx context.Context, host, owner string, limit int, lease time.Duration, now time.Time) ([]crawl.Claimed, *time.Time, error) {
+	r, err := s.claim(ctx, host, owner, limit, lease, now, claimMode{waitIfEmpty: true})
+	return r.URLs, r.Next, err
+}
+
+// ClaimQuietly is ClaimAs for a claimer that will claim again by itself (a batch topping itself
+// up, a host whose own pages are being processed): found or not, the host is not left waiting,
+// so admissions meanwhile wake nobody.
+func (s *Store) ClaimQuietly(ctx context.Context, host, owner string, limit int, lease time.Duration, now time.Time) ([]crawl.Claimed, *time.Time, error) {
+	r, err := s.claim(ctx, host, owner, limit, lease, now, claimMode{})
+	return r.URLs, r.Next, err
+}
+
+// LeaseClaim is what a fetch lease's claim between chunks found: the URLs it claimed, or, when
+// none, when the next is due (nil: none pending), how many pages fetched under the lease's
+// owners still await processing (their links may be for the host), and whether the claim left
+// the host waiting (the lease is over: see ClaimInLease).
+type LeaseClaim struct {
+	URLs     []crawl.Claimed
+	Next     *time.Time
+	Awaiting int
+	Waiting  bool
+}
+
+// ClaimInLease is a fetch lease's claim between chunks, in one round trip: ClaimQuietly, and
+// when it finds nothing, what HostDue would say. A claim that finds nothing, no URL due within
+// soon and no page of owners awaiting processing leaves the host waiting, as ClaimAs does: the
+// lease has nothing left to wait for and ends, and the next admission of the host's URLs wakes
+// its workflow.
+func (s *Store) ClaimInLease(ctx context.Context, host, owner string, owners []string, limit int, lease time.Duration, now time.Time, soon time.Duration) (LeaseClaim, error) {
+	return s.claim(ctx, host, owner, limit, lease, now, claimMode{waitIfEmpty: true, owners: owners, soon: soon})
+}
+
+// claimNextSQL selects when host $1's next URL is due: its first queued one, or the first
+// claim of it to run out.
+const claimNextSQL = `SELECT (SELECT min(t) FROM (
+		SELECT min(u.next_fetch_at) AS t FROM urls u JOIN crawls c ON c.id = u.crawl_id AND c.state = 'running'
+		WHERE u.host = $1 AND u.state = 'queued'
+		UNION ALL
+		SELECT min(claimed_until) FROM urls WHERE host = $1 AND state = 'claimed') x)`
+
+// claimMode says when an empty claim leaves the host waiting: never, always (waitIfEmpty), or,
+// for a lease (owners set), only when nothing is due within soon and no page of owners awaits
+// processing.
+type claimMode struct {
+	waitIfEmpty bool
+	owners      []string
+	soon        time.Duration
+}
+
+func (s *Store) claim(ctx context.Context, host, owner string, limit int, lease time.Duration, now time.Time, mode claimMode) (LeaseClaim, error) {
+	// One round trip: the batch is one implicit transaction whose statements run in order,
+	// each on a fresh snapshot. The host's row is locked first: an admission adding URLs
+	// meanwhile either committed before (the claim sees its URLs) or waits for this claim and
+	// then sees whether it left the host waiting for a signal (Admit). Claims expire on the
+	// database's clock, which every claimer shares.
+	if err := s.toDB(ctx, &now); err != nil {
+		return LeaseClaim{}, err
+	}
+	b := &pgx.Batch{}
+	b.Queue(`INSERT INTO hosts (host, last_claim_at) VALUES ($1, $2)
+		ON CONFLICT (host) DO UPDATE SET last_claim_at = excluded.last_claim_at`, host, now)
+	args := []any{host, now, limit, lease, owner, mode.waitIfEmpty}
+	waiting, after, afterArgs := `$6 AND NOT EXISTS (SELECT 1 FROM claimed)`, claimNextSQL, []any{host}
+	if mode.owners != nil {
+		waiting += ` AND NOT EXISTS (SELECT 1 FROM urls WHERE host = $1 AND state = 'fetched' AND claimed_by = ANY($7))
+			AND NOT EXISTS (SELECT 1 FROM urls u JOIN crawls c ON c.id = u.crawl_id AND c.state = 'running'
+				WHERE u.host = $1 AND ((u.state = 'queued' AND u.next_fetch_at <= $2::timestamptz + $8::interval)
+					OR (u.state = 'claimed' AND u.claimed_until <= $2::timestamptz + $8::interval)))`
+		args = append(args, mode.owners, mode.soon)
+		after, afterArgs = claimNextSQL+`, (SELECT count(*) FROM urls WHERE host = $1 AND state = 'fetched' AND claimed_by = ANY($2)),
+			(SELECT waiting FROM hosts WHERE host = $1)`, []any{host, mode.owners}
+	}
+	b.Queue(`WITH c AS (
+			SELECT u.crawl_id, u.url_hash FROM urls u JOIN crawls c ON c.id = u.crawl_id AND c.state = 'running'
+			WHERE u.host = $1 AND ((u.state = 'queued' AND u.next_fetch_at <= $2)
+				OR (u.state = 'claimed' AND (u.claimed_until < $2 OR u.claimed_by = $5)))
+			ORDER BY (u.state = 'claimed' AND u.claimed_by = $5) DESC NULLS LAST, u.priority DESC, u.depth, u.next_fetch_at
+			LIMIT $3 FOR UPDATE OF u SKIP LOCKED),
+		claimed AS (
+			UPDATE urls u SET state = 'claimed', claimed_until = $2::timestamptz + $4::interval, claimed_by = nullif($5, ''), updated_at = now()
+			FROM c WHERE u.crawl_id = c.crawl_id AND u.url_hash = c.url_hash
+			RETURNING u.crawl_id, u.url_hash, u.url, u.depth, u.hops, u.attempts, u.fetch_count, coalesce(u.etag, ''), coalesce(u.last_modified, ''), u.source,
+				u.content_hash, coalesce(u.recrawl_s, 0), coalesce(u.change_hint_s, 0), u.gone_count),
+		waiting AS (UPDATE hosts SET waiting = `+waiting+` WHERE host = $1)
+		SELECT * FROM claimed`, args...)
+	b.Queue(after, afterArgs...)
+	var claimed []crawl.Claimed
+	var next *time.Time
+	var res LeaseClaim
+	err := func() error {
+		br := s.pool.SendBatch(ctx, b)
+		defer br.Close()
+		if _, err := br.Exec(); err != nil {
+			return err
+		}
+		rows, err := br.Query()
+		if err != nil {
+			return err
+		}
+		claimed, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (crawl.Claimed, error) {
+			var c crawl.Claimed
+			err := r.Scan(&c.CrawlID, &c.Hash, &c.URL, &c.Depth, &c.Hops, &c.Attempts, &c.FetchCount, &c.ETag, &c.LastModified, &c.Source,
+				&c.ContentHash, &c.RecrawlS, &c.HintS, &c.GoneCount)
+			return c, err
+		})
+		if err != nil {
+			return err
+		}
+		dest := []any{&next}
+		if mode.owners != nil {
+			dest = append(dest, &res.Awaiting, &res.Waiting)
+		}
+		if err := br.QueryRow().Scan(dest...); err != nil {
+			return err
+		}
+		return br.Close()
+	}()
+	if err != nil {
+		return LeaseClaim{}, fmt.Errorf("store: claim %s: %w", host, err)
+	}
+	if len(claimed) > 0 {
+		return LeaseClaim{URLs: claimed}, nil
+	}
+	res.Next = s.clock.fromDBPtr(next)
+	return res, nil
+}
+
+// Release returns claimed URLs to the queue (their fetch will not happen now).
+func (s *Store) Release(ctx context.Context, claims []crawl.Claimed) error {
+	for _, c := range claims {
+		if _, err := s.pool.Exec(ctx, `UPDATE urls SET state = 'queued', claimed_until = NULL, updated_at = now()
+			WHERE crawl_id = $1 AND url_hash = $2 AND state = 'claimed'`, c.CrawlID, c.Hash); err != nil {
+			return fmt.Errorf("store: release %s: %w", c.URL, err)
+		}
+	}
+	return nil
+}
+
+// SeenRows streams every (crawl, URL hash) of the frontier, for rebuilding a Bloom filter.
+// The caller closes the rows.
+func (s *Store) SeenRows(ctx context.Context) (pgx.Rows, error) {
+	rows, err := s.pool.Query(ctx, `SELECT crawl_id, url_hash FROM urls`)
+	if err != nil {
+		return nil, fmt.Errorf("store: stream the seen-set: %w", err)
+	}
+	return rows, nil
+}
+
+// URLState reads a URL's state and its crawl's: a batch checks the URL is still "claimed"
+// before each request (a stop or a block since the claim takes the URL back) and its crawl not
+// paused, and finds "fetched" when an earlier attempt of the batch already fetched it.
+func (s *Store) URLState(ctx context.Context, crawlID string, hash []byte) (state string, crawlState crawl.CrawlState, err error) {
+	err = s.pool.QueryRow(ctx, `SELECT u.state, c.state FROM urls u JOIN crawls c ON c.id = u.crawl_id
+		WHERE u.crawl_id = $1 AND u.url_hash = $2`, crawlID, hash).Scan(&state, &crawlState)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", "", nil
+	}
+	if err != nil {
+		return "", "", fmt.Errorf("store: check claim: %w", err)
+	}
+	return state, crawlState, nil
+}
+
+// ReleaseOwned returns to the queue the URLs of host still claimed by any of owners: what a
+// batch that stopped or failed for good holds, top-ups it claimed itself included.
+func (s *Store) ReleaseOwned(ctx context.Context, host string, owners []string) error {
+	if _, err := s.pool.Exec(ctx, `UPDATE urls SET state = 'queued', claimed_until = NULL, updated_at = now()
+		WHERE host = $1 AND state = 'claimed' AND claimed_by = ANY($2)`, host, owners); err != nil {
+		return fmt.Errorf("store: release %s's claims of %v: %w", host, owners, err)
+	}
+	return nil
+}
+
+// scanOwnedPage reads a fetched page's row as the processing's claim selects it.
+func scanOwnedPage(r pgx.CollectableRow) (FetchedPage, error) {
+	var p FetchedPage
+	err := r.Scan(&p.CrawlID, &p.Hash, &p.URL, &p.Host, &p.Depth, &p.FinalURL, &p.BodyKey, &p.ContentType, &p.RobotsTag, &p.ContentHash, &p.Size,
+		&p.Changed, &p.RecrawlS, &p.HintS)
+	return p, err
+}
+
+// QueuedHosts returns the hosts of the given URLs of a crawl that are queued (sorted).
+func (s *Store) QueuedHosts(ctx context.Context, crawlID string, hashes [][]byte) ([]string, error) {
+	rows, err := s.pool.Query(ctx, `SELECT DISTINCT host FROM urls WHERE crawl_id = $1 AND url_hash = ANY($2) AND state = 'queued' ORDER BY host`,
+		crawlID, hashes)
+	if err != nil {
+		return nil, fmt.Errorf("store: hosts of queued URLs: %w", err)
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
