@@ -20,7 +20,9 @@ import (
 // Histories recorded from real runs (testdata/rev<N>_*_history.json, exported with `temporal
 // workflow show -o json`) must replay with today's code: a change that breaks determinism
 // fails here. Each file is named for the revision that recorded it; only kept revisions have
-// files (doc.go). Revision 4 covers: a running crawl (pause, resume, throttle, add-seeds and
+// files (doc.go). Revision 5: a running crawl (the same signals) with its
+// CrawlProcessingWorkflow children, one of them, and hosts running paused and throttled.
+// Revision 4 covers: a running crawl (pause, resume, throttle, add-seeds and
 // block signals, its processing children, WARC and sweep ticks) and a finished one; hosts
 // running, paused, throttled, started by a pause signal, of one page, and leases cancelled
 // by throttle and pause, handed back by owner, then resumed; processing children claiming a
@@ -28,13 +30,14 @@ import (
 // Re-record only together with a deliberate, versioned change.
 func TestReplayRecordedHistories(t *testing.T) {
 	files, err := filepath.Glob("testdata/rev*_history.json")
-	if err != nil || len(files) < 10 {
+	if err != nil || len(files) < 14 {
 		t.Fatalf("recorded histories: %v %v", files, err)
 	}
 	// The workflow IDs of histories whose child IDs are built from their own (the replayer
 	// otherwise runs them under a made-up ID).
 	ids := map[string]string{"rev4_crawl_processing_history.json": "crawl/rec3",
-		"rev4_done_crawl_history.json": "rec5/crawl/rec5", "rev4_running_crawl_history.json": "rec6/crawl/rec6"}
+		"rev4_done_crawl_history.json": "rec5/crawl/rec5", "rev4_running_crawl_history.json": "rec6/crawl/rec6",
+		"rev5_running_crawl_history.json": "rec7/crawl/rec7"}
 	for _, f := range files {
 		if base := filepath.Base(f); !strings.HasPrefix(base, "rev"+strconv.Itoa(crawl.WorkflowRevision)+"_") &&
 			!strings.HasPrefix(base, "rev"+strconv.Itoa(crawl.WorkflowRevision-1)+"_") {
