@@ -110,10 +110,9 @@ func runCrawl(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	defer tc.Close()
-	id := crawl.CrawlWorkflowID(cfg.IDPrefix, spec.Name)
-	run, err := tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: cfg.TaskQueue,
-		StaticSummary: fmt.Sprintf("Crawl %s: %d seeds, scope %s", spec.Name, len(spec.Seeds), prepared.Scope)},
-		workflows.CrawlWorkflow, workflows.CrawlInput{Spec: spec})
+	shown := spec
+	shown.Scope = prepared.Scope // the summary names the scope in force
+	run, err := tc.ExecuteWorkflow(ctx, crawl.CrawlStart(cfg.IDPrefix, shown, cfg.TaskQueue), workflows.CrawlWorkflow, workflows.CrawlInput{Spec: spec})
 	if err != nil {
 		return fmt.Errorf("start crawl %s: %w", spec.Name, err)
 	}

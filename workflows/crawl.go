@@ -267,6 +267,8 @@ func (c *crawlRun) act(tick int) (done bool, err error) {
 		// file holds them too.
 		_ = workflow.Sleep(ctx, c.spec.RequestTimeout.D()+5*time.Second)
 		archive(ctx, c.crawlID, c.carry.ProcessQueue, true)
+		c.progress.State = crawl.CrawlStopped
+		c.describe()
 		return true, nil
 	}
 	if c.progress.Pending == 0 && !c.carry.Paused {
@@ -275,6 +277,7 @@ func (c *crawlRun) act(tick int) (done bool, err error) {
 			return true, err
 		}
 		c.progress.State = crawl.CrawlDone
+		c.describe()
 		return true, nil
 	}
 	if tick%archiveEvery == 0 {
@@ -325,9 +328,16 @@ func (c *crawlRun) refresh() error {
 	}
 	p.InvalidSeed, p.Controls = c.carry.Invalid, c.carry.Controls
 	c.progress = p
+	c.describe()
+	return nil
+}
+
+// describe sets the line the Temporal UI shows as the crawl's current details (metadata, not
+// history: no command, so it never affects replay).
+func (c *crawlRun) describe() {
+	p := c.progress
 	workflow.SetCurrentDetails(c.ctx, fmt.Sprintf("**%s** · %d of %d URLs fetched · %d pages · %d pending · %d errors · %d dead · %.1f pages/s",
 		p.State, p.Fetched, p.Admitted, p.Pages, p.Pending, p.Errors, p.Dead, p.PagesPerSec))
-	return nil
 }
 
 // setState moves the crawl to s in Postgres, where its hosts' claims read it.

@@ -2,10 +2,6 @@ package crawl
 
 import (
 	"time"
-
-	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/temporal"
 )
 
 // HostConfig is how a host workflow paces its host; it comes from the crawl that woke it.
@@ -127,30 +123,4 @@ type Throttle struct {
 	Delay       Duration `json:"delay,omitempty"`
 	Concurrency int      `json:"concurrency,omitempty"`
 	Reset       bool     `json:"reset,omitempty"`
-}
-
-// HostSummary is the one-line summary the Temporal UI shows for a host's workflow.
-func HostSummary(host string) string {
-	return "Fetches from " + host + " for every crawl: one request per crawl-delay; query `status`, signal `pause`/`resume`/`throttle`"
-}
-
-// HostStart is how every host workflow is started — by admission waking a host, and by an
-// operator's signal to a host that is not running — so each carries the same ID (with the
-// deployment's prefix), queue, search attributes (Host, HostState, and CrawlID when a crawl
-// started it), summary and memo.
-func HostStart(idPrefix, host, crawlID, taskQueue string) client.StartWorkflowOptions {
-	attrs := []temporal.SearchAttributeUpdate{SearchHost.ValueSet(host), SearchHostState.ValueSet(string(HostActive))}
-	memo := map[string]any{"host": host}
-	if crawlID != "" {
-		attrs = append(attrs, SearchCrawlID.ValueSet(crawlID))
-		memo["startedFor"] = crawlID
-	}
-	return client.StartWorkflowOptions{
-		ID:                    HostWorkflowID(idPrefix, host),
-		TaskQueue:             taskQueue,
-		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-		TypedSearchAttributes: temporal.NewSearchAttributes(attrs...),
-		StaticSummary:         HostSummary(host),
-		Memo:                  memo,
-	}
 }

@@ -110,9 +110,8 @@ func (s *stack) start(spec crawl.Spec) client.WorkflowRun {
 	if spec.Name == "" {
 		spec.Name = testenv.Unique("c")
 	}
-	run, err := s.tc.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{
-		ID: crawl.CrawlWorkflowID(s.cfg.IDPrefix, spec.Name), TaskQueue: s.cfg.TaskQueue,
-	}, workflows.CrawlWorkflow, workflows.CrawlInput{Spec: spec})
+	run, err := s.tc.ExecuteWorkflow(context.Background(), crawl.CrawlStart(s.cfg.IDPrefix, spec, s.cfg.TaskQueue),
+		workflows.CrawlWorkflow, workflows.CrawlInput{Spec: spec})
 	if err != nil {
 		s.t.Fatal(err)
 	}
