@@ -24,7 +24,7 @@ import (
 // MaxRedirects is how many redirect hops lead to a URL at most.
 const MaxRedirects = 5
 
-// Fetcher runs on the fetch task queue: it fetches a batch of one host's URLs, spacing request
+// Fetcher runs on the fetch task queue: each fetch lease fetches one host's URLs, spacing request
 // starts by the host's delay, and stores bodies in MinIO and outcomes in Postgres.
 type Fetcher struct {
 	Store    *store.Store
@@ -49,7 +49,7 @@ type Fetcher struct {
 
 // FetchBatchInput is one fetch lease of a host: its pacing and how it claims. (The JSON
 // names of renamed fields are kept for leases scheduled before the rename.)
-type FetchBatchInput struct {
+type FetchLeaseInput struct {
 	Host          string        `json:"host"`
 	Delay         time.Duration `json:"delay"`         // between request starts, before robots.txt's Crawl-delay
 	MaxCrawlDelay time.Duration `json:"maxCrawlDelay"` // cap on Crawl-delay
@@ -67,7 +67,7 @@ type FetchBatchInput struct {
 
 // FetchBatchResult is small: counts, pacing facts and page references, never bodies. It is
 // also the heartbeat detail, so a retried activity resumes with the URLs it finished.
-type FetchBatchResult struct {
+type FetchLeaseResult struct {
 	Finished          []bool          `json:"finished"`        // by index in Chunk
 	Chunk             []crawl.Claimed `json:"topUp,omitempty"` // the URLs the lease is at (a retry resumes them)
 	Done              int             `json:"done"`
@@ -95,9 +95,9 @@ type FetchBatchResult struct {
 	NextDue *time.Time `json:"nextDue,omitempty"`
 }
 
-// flushWhenStopped stores the current body segment at once if the batch is stopped (a pause
+// flushWhenStopped stores the current body segment at once if the lease is stopped (a pause
 // or throttle cancels it): the outcomes of its last requests wait for that segment, and the
-// host should not wait a segment's age for its new pacing. A batch that ends by itself does
+// host should not wait a segment's age for its new pacing. A lease that ends by itself does
 // not: its pages share the segment with every other lease's. Call the result when done.
 func (f *Fetcher) flushWhenStopped(ctx context.Context) func() {
 	if f.Bodies == nil {
@@ -114,14 +114,15 @@ func (f *Fetcher) flushWhenStopped(ctx context.Context) func() {
 	return func() { close(done) }
 }
 
-// FetchBatch runs one fetch lease: it claims the host's due URLs a chunk at a time and fetches
+// FetchBatch runs one fetch lease (the activity keeps the name it had when leases were
+// batches: histories schedule it by name): it claims the host's due URLs a chunk at a time and fetches
 // them, at most in.Concurrency at a time, request starts at least the delay apart, until the
 // lease is up or the host runs dry (fetch_lease.go). robots.txt comes first when its cache has
 // expired (itself requested under the same schedule). A URL robots.txt forbids is skipped
 // without a request. After a Retry-After the rest of the chunk goes back to the queue for
 // later. Fetched pages are left for the crawl's processing, which claims them.
-func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatchResult, error) {
-	b := &batch{f: f, in: in, next: in.NotBefore, began: f.clock().Now()}
+func (f *Fetcher) FetchBatch(ctx context.Context, in FetchLeaseInput) (FetchLeaseResult, error) {
+	b := &leaseRun{f: f, in: in, next: in.NotBefore, began: f.clock().Now()}
 	if activity.HasHeartbeatDetails(ctx) {
 		_ = activity.GetHeartbeatDetails(ctx, &b.res)
 	}
@@ -138,7 +139,7 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 	}
 	first := b.urls
 	if err := b.pace(ctx, b.urls); err != nil {
-		return FetchBatchResult{}, err
+		return FetchLeaseResult{}, err
 	}
 	in = b.in
 	if activity.GetInfo(ctx).Attempt > 1 {
@@ -171,7 +172,7 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 	b.ip = f.limitedIP(ctx, in.Host)
 	n := max(in.Concurrency, 1)
 	sem := make(chan struct{}, n)
-	errs := make(chan error, 1) // the first failure on our side stops the batch (batch.fail)
+	errs := make(chan error, 1) // the first failure on our side stops the lease (leaseRun.fail)
 	// robots.txt is per scheme (RFC 9309 §2.3): a cached file and its parsed rules for each
 	// scheme, the rules also per product token (crawls may name different ones).
 	type rulesKey struct{ scheme, token string }
@@ -197,7 +198,7 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 			continue
 		}
 		select {
-		case err := <-errs: // a request of this batch failed on our side: stop, retry the activity
+		case err := <-errs: // a request of this lease failed on our side: stop, retry the activity
 			return b.wait(sem, nil, err)
 		default:
 		}
@@ -263,7 +264,7 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 			// crawl's processing). Read with the slot's booking, in the same round trip.
 			state, crawlState := slot.URLState, slot.CrawlState
 			if state == store.StateClaimed && crawlState == crawl.CrawlPaused {
-				// Paused since the claim: this and the crawl's other URLs of the batch go back
+				// Paused since the claim: this and the crawl's other URLs of the lease go back
 				// to the queue now, not one slot at a time.
 				b.endRequest()
 				<-sem
@@ -338,7 +339,7 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchBatchInput) (FetchBatc
 		err = b.end(ctx)
 	}
 	failpoint.Hit(failpoint.BatchFetched)
-	activity.GetLogger(ctx).Info("fetch batch done", "host", in.Host, "crawl", ci.ID, "chunk", len(b.urls),
+	activity.GetLogger(ctx).Info("fetch lease done", "host", in.Host, "crawl", ci.ID, "chunk", len(b.urls),
 		"requests", res.Requests, "fetched", res.Fetched, "notModified", res.NotModified, "errors", res.Errors,
 		"skipped", res.Skipped, "deferred", res.Deferred, "lastError", res.LastError)
 	return res, err

@@ -18,8 +18,8 @@ func isNoSuchHost(err error) bool {
 
 // hostHealth keeps the dead-site clock: a sensible answer stops it, a DNS "no such host" or a
 // front page answering 404/410 starts it, and a host failing longer than retireAfter is retired.
-// A host known to be healthy when the batch began (healthy) has no clock to stop: no write.
-func (f *Fetcher) hostHealth(ctx context.Context, host string, res FetchBatchResult, retireAfter time.Duration, healthy bool) (bool, error) {
+// A host known to be healthy when the lease began (healthy) has no clock to stop: no write.
+func (f *Fetcher) hostHealth(ctx context.Context, host string, res FetchLeaseResult, retireAfter time.Duration, healthy bool) (bool, error) {
 	switch {
 	case res.Gone == "front page gone" || (res.Gone != "" && !res.Answered):
 		if err := f.Store.HostFailing(ctx, host, res.Gone); err != nil {

@@ -31,7 +31,7 @@ const (
 
 // leaseOver says whether the lease must end before claiming more: its time is up, or the
 // host asked to be left alone.
-func (b *batch) leaseOver(ctx context.Context) bool {
+func (b *leaseRun) leaseOver(ctx context.Context) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return ctx.Err() != nil || b.f.clock().Since(b.began) >= b.in.LeaseFor || !b.res.DeferUntil.IsZero() ||
@@ -53,7 +53,7 @@ func closed(ch <-chan struct{}) bool {
 // the lease runs. When none is due it waits for a URL due within a few seconds, or for links
 // from pages it fetched that are still being processed, at most leaseDryWait. It returns
 // false when the lease should end.
-func (b *batch) nextChunk(ctx context.Context, sem chan struct{}) (bool, error) {
+func (b *leaseRun) nextChunk(ctx context.Context, sem chan struct{}) (bool, error) {
 	b.drain(sem)
 	owner := crawl.ChunkOwner(b.in.Owner)
 	owners := crawl.LeaseOwners(b.in.Owner)
@@ -150,7 +150,7 @@ const claimAhead = 100 * time.Millisecond
 // a claim any sooner gains nothing, and the URLs that fall due meanwhile — links from the
 // lease's own pages, processed as it waits — join the same claim instead of costing one each.
 // It says false when ctx ends.
-func (b *batch) nearSlot(ctx context.Context) bool {
+func (b *leaseRun) nearSlot(ctx context.Context) bool {
 	b.mu.Lock()
 	slot := b.nextStartLocked()
 	b.mu.Unlock()
@@ -167,7 +167,7 @@ func (b *batch) nearSlot(ctx context.Context) bool {
 // before it ends dry (under its chunks' owner). Unlike the quiet claims between, finding
 // nothing leaves the host waiting, so the next admission of its URLs wakes the host workflow,
 // and URLs admitted just before are still found. It says false when none is due.
-func (b *batch) claimChunk(ctx context.Context, owner string) (bool, error) {
+func (b *leaseRun) claimChunk(ctx context.Context, owner string) (bool, error) {
 	epoch, _ := b.f.Control.Epoch()
 	claimed, next, err := b.f.Store.ClaimAs(ctx, b.in.Host, owner, b.in.Chunk, b.in.ClaimTTL, b.f.clock().Now())
 	if err != nil {
@@ -180,7 +180,7 @@ func (b *batch) claimChunk(ctx context.Context, owner string) (bool, error) {
 }
 
 // takeChunk makes claimed the lease's chunk, or, when it is empty, marks the lease dry.
-func (b *batch) takeChunk(ctx context.Context, claimed []crawl.Claimed, next *time.Time, epoch uint64) bool {
+func (b *leaseRun) takeChunk(ctx context.Context, claimed []crawl.Claimed, next *time.Time, epoch uint64) bool {
 	b.mu.Lock()
 	if len(claimed) == 0 {
 		b.res.Dry, b.res.NextDue = true, next
@@ -202,7 +202,7 @@ func (b *batch) takeChunk(ctx context.Context, claimed []crawl.Claimed, next *ti
 const inLeaseWait = 5 * time.Second
 
 // end settles the lease's window of the host's time (settle), when it booked one.
-func (b *batch) end(ctx context.Context) error {
+func (b *leaseRun) end(ctx context.Context) error {
 	if end, next, settle := b.settle(); settle {
 		return b.f.Store.SettleWindow(ctx, b.in.Host, end, next)
 	}

@@ -226,7 +226,7 @@ func (f *Fetcher) followRedirect(ctx context.Context, ci *admit.Crawl, u crawl.C
 
 // record stores an outcome. One that Postgres refuses for its values (what the web sent
 // could not be made storable) is recorded as this URL's skip with the reason, so it costs
-// that URL, never its batch, host or crawl.
+// that URL, never its lease, host or crawl.
 func (f *Fetcher) record(ctx context.Context, host string, o store.FetchOutcome) error {
 	_, err := f.Store.RecordFetchGrouped(ctx, host, o)
 	if err == nil || !store.IsDataError(err) {

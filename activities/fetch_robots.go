@@ -16,7 +16,7 @@ import (
 
 // robots fetches and caches the host's robots.txt for the page's scheme: http:// and https://
 // of a host have a file each (RFC 9309 §2.3), paced as requests of the one host.
-func (f *Fetcher) robots(ctx context.Context, b *batch, pageURL string, ci *admit.Crawl) (*store.Robots, error) {
+func (f *Fetcher) robots(ctx context.Context, b *leaseRun, pageURL string, ci *admit.Crawl) (*store.Robots, error) {
 	pu, err := url.Parse(pageURL)
 	if err != nil {
 		return nil, fmt.Errorf("robots.txt for %q: %w", pageURL, err)

@@ -25,7 +25,7 @@ const maxLateSlots = 3
 // errDeferred says the host asked us to wait (Retry-After) while a request waited for its slot.
 var errDeferred = errors.New("host deferred")
 
-// errWindowLater says the batch's window starts later than a gap from now (someone else held
+// errWindowLater says the lease's window starts later than a gap from now (someone else held
 // the host's time): wait for its start, then book again for the URL states.
 var errWindowLater = errors.New("window starts later")
 
@@ -43,14 +43,14 @@ const (
 )
 
 // take waits for the host's next request slot and books it.
-func (b *batch) take(ctx context.Context) (time.Time, error) {
+func (b *leaseRun) take(ctx context.Context) (time.Time, error) {
 	slot, err := b.takeFor(ctx, -1)
 	return slot.Start, err
 }
 
-// takeFor is take for the request of the batch's URL i (-1: none, such as robots.txt), whose
+// takeFor is take for the request of the lease's URL i (-1: none, such as robots.txt), whose
 // state (and its crawl's) comes with the slot.
-func (b *batch) takeFor(ctx context.Context, i int) (store.Slot, error) {
+func (b *leaseRun) takeFor(ctx context.Context, i int) (store.Slot, error) {
 	var url *store.URLKey
 	if i >= 0 {
 		url = &store.URLKey{CrawlID: b.urls[i].CrawlID, Hash: b.urls[i].Hash}
@@ -61,14 +61,14 @@ func (b *batch) takeFor(ctx context.Context, i int) (store.Slot, error) {
 			b.mu.Unlock()
 			return store.Slot{}, errDeferred
 		}
-		// The margin here too: when robots.txt's Crawl-delay raises the delay mid-batch, the
+		// The margin here too: when robots.txt's Crawl-delay raises the delay mid-lease, the
 		// slot booked before it knew is closer than the new delay plus margin.
 		gap := b.delay() + jitterMargin(b.delay())
 		wait := b.f.clock().Until(b.nextStartLocked())
 		if wait <= 0 {
 			// The host's time is booked in Postgres — its schedule, and its address's when the
-			// per-IP limit applies — so a retried batch and a stale attempt of it that has not
-			// noticed yet share one schedule. Under the batch's lock, so this batch's own next
+			// per-IP limit applies — so a retried lease and a stale attempt of it that has not
+			// noticed yet share one schedule. Under the lease's lock, so this lease's own next
 			// request is spaced from when this one really starts.
 			slot, err := b.book(ctx, i, url, gap)
 			if errors.Is(err, errWindowLater) {
@@ -122,11 +122,11 @@ func (b *batch) takeFor(ctx context.Context, i int) (store.Slot, error) {
 	}
 }
 
-// book finds the start of the request of URL i (url; nil for none) in the batch's window of
+// book finds the start of the request of URL i (url; nil for none) in the lease's window of
 // the host's time, booking more of it when the window is over or its state of the URL is
 // no longer fresh. A host whose address is shared (the per-IP limit applies) books
 // each request on both schedules, as before windows. Callers hold b.mu.
-func (b *batch) book(ctx context.Context, i int, url *store.URLKey, gap time.Duration) (store.Slot, error) {
+func (b *leaseRun) book(ctx context.Context, i int, url *store.URLKey, gap time.Duration) (store.Slot, error) {
 	now := b.f.clock().Now()
 	if b.ip.IsValid() {
 		return b.f.Store.BookSlotFor(ctx, b.in.Host, gap, b.ip, b.f.IPGap+jitterMargin(b.f.IPGap), now, url)
@@ -170,7 +170,7 @@ func (b *batch) book(ctx context.Context, i int, url *store.URLKey, gap time.Dur
 		}
 		if !nw.Continues {
 			// After someone else's booking: a window of its own, and only what it just read
-			// (someone else may have fetched what this batch's claims said was claimed).
+			// (someone else may have fetched what this lease's claims said was claimed).
 			*w = nw
 			if nw.Start.Sub(now) > gap {
 				// Someone holds the host's time until then: a stale attempt of this lease
@@ -193,16 +193,16 @@ func (b *batch) book(ctx context.Context, i int, url *store.URLKey, gap time.Dur
 	return store.Slot{Start: clock.Later(now, w.Start), URLState: st.URL, CrawlState: st.Crawl}, nil
 }
 
-// fresh says whether a URL state the batch holds may stand for a read now: read within
+// fresh says whether a URL state the lease holds may stand for a read now: read within
 // stateFresh, and no crawl control told of since.
-func (b *batch) fresh(st store.WindowState, now time.Time) bool {
+func (b *leaseRun) fresh(st store.WindowState, now time.Time) bool {
 	return now.Sub(st.At) < stateFresh && b.f.Control.Fresh(st.Epoch)
 }
 
-// claimedNow notes the states of URLs the batch has just claimed (with the control epoch
+// claimedNow notes the states of URLs the lease has just claimed (with the control epoch
 // from before the claim): claimed, in a running crawl. A window need not read them again
 // while they are fresh.
-func (b *batch) claimedNow(claimed []crawl.Claimed, epoch uint64) {
+func (b *leaseRun) claimedNow(claimed []crawl.Claimed, epoch uint64) {
 	now := b.f.clock().Now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -215,9 +215,9 @@ func (b *batch) claimedNow(claimed []crawl.Claimed, epoch uint64) {
 	}
 }
 
-// ahead names URL i and the batch's next unfinished URLs after it, as many as a window holds
+// ahead names URL i and the lease's next unfinished URLs after it, as many as a window holds
 // at most. Callers hold b.mu.
-func (b *batch) ahead(i int) []store.URLKey {
+func (b *leaseRun) ahead(i int) []store.URLKey {
 	if i < 0 {
 		return nil
 	}
@@ -230,12 +230,12 @@ func (b *batch) ahead(i int) []store.URLKey {
 	return urls
 }
 
-// settle says where the host's next booking goes when the batch ends: a delay (as it is now)
+// settle says where the host's next booking goes when the lease ends: a delay (as it is now)
 // after its last request left and after that request's answer came, and not before a
-// Retry-After ends. end is the Mark of the batch's window (zero: it booked none). ok is false
+// Retry-After ends. end is the Mark of the lease's window (zero: it booked none). ok is false
 // when there is nothing to move: no window and no Retry-After, or the window's end is already
 // there.
-func (b *batch) settle() (end, next time.Time, ok bool) {
+func (b *leaseRun) settle() (end, next time.Time, ok bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	end = b.window.Mark
@@ -247,15 +247,15 @@ func (b *batch) settle() (end, next time.Time, ok bool) {
 	return end, next, (!end.IsZero() && !next.Equal(b.window.End)) || !b.res.DeferUntil.IsZero()
 }
 
-// nextStartLocked is the earliest start of the batch's next request: its own pacing (b.next),
+// nextStartLocked is the earliest start of the lease's next request: its own pacing (b.next),
 // and a delay as it is now, plus the margin, after its last request left. Callers hold b.mu.
-func (b *batch) nextStartLocked() time.Time {
+func (b *leaseRun) nextStartLocked() time.Time {
 	return clock.Later(b.next, b.res.LastRequestAt.Add(b.delay()+jitterMargin(b.delay())))
 }
 
 // tolerance is how late after its slot a request may leave: half the margin slots are booked
 // apart by.
-func (b *batch) tolerance() time.Duration {
+func (b *leaseRun) tolerance() time.Duration {
 	t := jitterMargin(b.delay()) / 2
 	if b.ip.IsValid() {
 		t = min(t, jitterMargin(b.f.IPGap)/2)
@@ -267,7 +267,7 @@ func (b *batch) tolerance() time.Duration {
 // later than the tolerance (a slow dial, a process descheduled after take's check) pushes the
 // host's and address's next slots out to a full delay after its departure, so the server still
 // sees the delay between it and the next request, from this worker or another.
-func (b *batch) sent(ctx context.Context, start time.Time) func(time.Time) {
+func (b *leaseRun) sent(ctx context.Context, start time.Time) func(time.Time) {
 	return func(at time.Time) {
 		at = b.f.clock().Of(at) // the trace hook reads the machine's clock
 		b.mu.Lock()
@@ -279,7 +279,7 @@ func (b *batch) sent(ctx context.Context, start time.Time) func(time.Time) {
 		b.res.LateDepartures++
 		b.next = clock.Later(b.next, at.Add(d+jitterMargin(d)))
 		hostNext, ipNext := at.Add(d+jitterMargin(d)), at.Add(b.f.IPGap+jitterMargin(b.f.IPGap))
-		// Within the batch's window, whoever books next starts at its end already.
+		// Within the lease's window, whoever books next starts at its end already.
 		inWindow := !b.ip.IsValid() && !hostNext.After(b.window.End)
 		b.mu.Unlock()
 		if inWindow {
@@ -321,7 +321,7 @@ func (f *Fetcher) takeOtherHost(ctx context.Context, host string, delay time.Dur
 // clock is the worker's clock: the one its store converts the host's bookings with (the
 // machine's, unless a test sets it off).
 func (f *Fetcher) clock() clock.Clock {
-	if f == nil || f.Store == nil { // a batch's pure parts under unit test
+	if f == nil || f.Store == nil { // a lease's pure parts under unit test
 		return clock.Clock{}
 	}
 	return f.Store.Clock()

@@ -20,7 +20,7 @@ type Frontier struct {
 	Crawls       *admit.Crawls
 	Admitter     *admit.Admitter
 	ProcessQueue string // where unprocessed pages found by the sweep go
-	RenderQueue  string // where the crawl's render leases run
+	RenderQueue  string // where the crawl's render runs go
 }
 
 // StartCrawlInput creates a crawl and admits its seeds.
@@ -36,7 +36,7 @@ type StartCrawlResult struct {
 	Invalid  []crawl.SeedError `json:"invalid,omitempty"`
 	// ProcessQueue is where the crawl's processing and archiving activities run.
 	ProcessQueue string `json:"processQueue,omitempty"`
-	// RenderQueue is where its render leases run (spec.render).
+	// RenderQueue is where its render runs go (spec.render).
 	RenderQueue string `json:"renderQueue,omitempty"`
 }
 

@@ -7,14 +7,14 @@ import (
 	"go.temporal.io/sdk/activity"
 )
 
-// heartbeatEvery is how often a running batch reports its progress, whatever it is doing
+// heartbeatEvery is how often a running lease reports its progress, whatever it is doing
 // (waiting for a slot, a slow response, a large page): the activities' heartbeat timeouts can
 // then be short, and a dead worker's batch moves on within them. The SDK throttles what
 // reaches the server (TRAWLER_HEARTBEAT_MAX).
 const heartbeatEvery = 5 * time.Second
 
-// heartbeatGrace is how long a fetch batch runs before it heartbeats its progress (see
-// batch.heartbeat); well within fetchHeartbeatTimeout, and below heartbeatEvery.
+// heartbeatGrace is how long a fetch lease runs before it heartbeats its progress (see
+// leaseRun.heartbeat); well within fetchHeartbeatTimeout, and below heartbeatEvery.
 const heartbeatGrace = 3 * time.Second
 
 // keepAlive heartbeats details() every heartbeatEvery until the returned stop is called or ctx

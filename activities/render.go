@@ -39,7 +39,7 @@ type Renderer struct {
 	Stopping <-chan struct{}
 }
 
-// RenderInput is one run of a crawl's render lease: it claims and renders the crawl's queued
+// RenderInput is one render run of a crawl: it claims and renders the crawl's queued
 // pages under Owner for up to For, and ends sooner when none are left for a while.
 type RenderInput struct {
 	CrawlID string        `json:"crawlId"`
@@ -47,7 +47,7 @@ type RenderInput struct {
 	For     time.Duration `json:"for"`
 }
 
-// RenderResult counts what a render lease did.
+// RenderResult counts what a render run did.
 type RenderResult struct {
 	Rendered int `json:"rendered"`
 	Failed   int `json:"failed"`
@@ -60,7 +60,7 @@ type RenderResult struct {
 // (the worker, not the pages, is then what is broken).
 const maxBrowserRestarts = 3
 
-// renderIdle is how long a render lease waits for work before it ends.
+// renderIdle is how long a render run waits for work before it ends.
 const renderIdle = 10 * time.Second
 
 // RenderPages renders the crawl's queued pages until in.For has passed or none came for
@@ -125,7 +125,7 @@ func (r *Renderer) RenderPages(ctx context.Context, in RenderInput) (RenderResul
 		if gone > 0 {
 			res.BrowserRestarts++
 			if res.BrowserRestarts > maxBrowserRestarts {
-				return res, fmt.Errorf("render: the browser died %d times in one lease", res.BrowserRestarts)
+				return res, fmt.Errorf("render: the browser died %d times in one render run", res.BrowserRestarts)
 			}
 			log.Warn("the browser died: pages given back, starting another", "pages", gone)
 		}

@@ -27,7 +27,7 @@ type CrawlCarry struct {
 	Paused  bool              `json:"paused"`
 	// ProcessQueue runs the WARC archiver (the worker's process queue, learnt at start).
 	ProcessQueue string `json:"processQueue,omitempty"`
-	// RenderQueue runs the crawl's render leases (spec.render), learnt at start.
+	// RenderQueue runs the crawl's render runs (spec.render), learnt at start.
 	RenderQueue string `json:"renderQueue,omitempty"`
 	// Controls are the latest control results (at most maxControls), for the progress query.
 	Controls []crawl.ControlResult `json:"controls,omitempty"`
@@ -123,7 +123,7 @@ type crawlRun struct {
 	progress crawl.CrawlProgress
 	procs    *crawlProcessing
 	stopped  bool
-	// rendering is the crawl's running render lease (spec.render), nil when none runs.
+	// rendering is the crawl's render run in progress (spec.render), nil when none runs.
 	rendering workflow.Future
 	f         *activities.Frontier
 
@@ -293,10 +293,10 @@ func (c *crawlRun) act(tick int) (done bool, err error) {
 	return false, nil
 }
 
-// renderLease is how long one render lease runs before the crawl starts the next.
-const renderLease = 2 * time.Minute
+// renderRunFor is how long one render run lasts before the crawl starts the next.
+const renderRunFor = 2 * time.Minute
 
-// render keeps one render lease running while pages wait to be rendered: an activity on the
+// render keeps one render run going while pages wait to be rendered: an activity on the
 // render queue (a worker with Chromium) that claims the crawl's queued renders from Postgres.
 // A lease that failed or ended is followed by the next at a later tick.
 func (c *crawlRun) render(tick int) {
@@ -306,18 +306,18 @@ func (c *crawlRun) render(tick int) {
 	if c.rendering != nil {
 		var res activities.RenderResult
 		if err := c.rendering.Get(c.ctx, &res); err != nil {
-			workflow.GetLogger(c.ctx).Warn("render lease failed", "crawl", c.crawlID, "error", err)
+			workflow.GetLogger(c.ctx).Warn("render run failed", "crawl", c.crawlID, "error", err)
 		}
 	}
 	actx := workflow.WithActivityOptions(c.ctx, workflow.ActivityOptions{
 		TaskQueue:           or(c.carry.RenderQueue, crawl.RenderQueue),
-		StartToCloseTimeout: renderLease + 3*time.Minute,
+		StartToCloseTimeout: renderRunFor + 3*time.Minute,
 		HeartbeatTimeout:    time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 5 * time.Second, MaximumInterval: time.Minute, MaximumAttempts: 3},
 	})
 	var r *activities.Renderer
 	owner := crawl.RenderOwner(workflow.GetInfo(c.ctx).WorkflowExecution.RunID, tick)
-	c.rendering = workflow.ExecuteActivity(actx, r.RenderPages, activities.RenderInput{CrawlID: c.crawlID, Owner: owner, For: renderLease})
+	c.rendering = workflow.ExecuteActivity(actx, r.RenderPages, activities.RenderInput{CrawlID: c.crawlID, Owner: owner, For: renderRunFor})
 }
 
 // refresh reads the crawl's progress for the query and the Temporal UI.

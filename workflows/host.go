@@ -14,13 +14,13 @@ const (
 	defaultMaxHistory    = 3000
 	defaultMaxRunBatches = 150
 	claimTTLSlack        = 2 * time.Minute
-	// inBatchWait is the longest wait for the host's next slot that the next fetch batch takes
+	// inBatchWait is the longest wait for the host's next slot that the next fetch lease takes
 	// over (it books its slots in Postgres and sleeps until NotBefore anyway): a durable timer
-	// per batch would cost two events and a workflow task for a second's crawl-delay. Longer
+	// per lease would cost two events and a workflow task for a second's crawl-delay. Longer
 	// waits (a large Crawl-delay, backoff, the next due URL) stay durable timers.
-	inBatchWait = 5 * time.Second
-	// fetchHeartbeatTimeout is how long a fetch batch may go without a heartbeat before
-	// Temporal retries it elsewhere: batches heartbeat every few seconds whatever they are doing
+	inLeaseWait = 5 * time.Second
+	// fetchHeartbeatTimeout is how long a fetch lease may go without a heartbeat before
+	// Temporal retries it elsewhere: leases heartbeat every few seconds whatever they are doing
 	// (activities.heartbeatEvery), so a dead fetch worker's hosts move on within this.
 	fetchHeartbeatTimeout = 20 * time.Second
 )
@@ -43,15 +43,15 @@ func HostWorkflow(ctx workflow.Context, in crawl.HostInput) error {
 }
 
 type hostRun struct {
-	ctx     workflow.Context
-	in      crawl.HostInput
-	st      crawl.HostState
-	cfg     crawl.HostConfig
-	state   crawl.HostPhase // the HostState search attribute
-	wake    time.Time
-	busy    bool
-	batches int    // fetch leases in this run
-	owner   string // claim owner of the lease being run
+	ctx    workflow.Context
+	in     crawl.HostInput
+	st     crawl.HostState
+	cfg    crawl.HostConfig
+	state  crawl.HostPhase // the HostState search attribute
+	wake   time.Time
+	busy   bool
+	leases int    // fetch leases in this run
+	owner  string // claim owner of the lease being run
 
 	urlsAdded, pause, resume, throttle workflow.ReceiveChannel
 	interrupted                        bool // a pause or throttle arrived while fetching
@@ -92,7 +92,7 @@ func (h *hostRun) run() error {
 			continue
 		}
 		now := workflow.Now(ctx)
-		if gate := clock.Later(h.st.NextRequestAt, h.st.BackoffUntil); gate.After(now) && !h.waitInBatch(gate.Sub(now)) {
+		if gate := clock.Later(h.st.NextRequestAt, h.st.BackoffUntil); gate.After(now) && !h.waitInLease(gate.Sub(now)) {
 			if h.st.BackoffUntil.After(now) {
 				h.setState(h.backoffState())
 			}
@@ -143,7 +143,7 @@ func (h *hostRun) plain() bool {
 func (h *hostRun) shouldContinueAsNew() bool {
 	info := workflow.GetInfo(h.ctx)
 	return info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() >= h.cfg.MaxHistory ||
-		h.batches >= h.cfg.MaxRunBatches
+		h.leases >= h.cfg.MaxRunBatches
 }
 
 // continueAsNew carries the state into a fresh run once no signal is pending.

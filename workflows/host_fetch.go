@@ -11,20 +11,20 @@ import (
 	"github.com/trawlerdev/trawler/internal/crawl"
 )
 
-// batchOwner is the claim owner of this run's next fetch lease.
-func (h *hostRun) batchOwner() string {
-	return crawl.BatchOwner(workflow.GetInfo(h.ctx).WorkflowExecution.RunID, h.batches)
+// leaseOwner is the claim owner of this run's next fetch lease.
+func (h *hostRun) leaseOwner() string {
+	return crawl.LeaseOwner(workflow.GetInfo(h.ctx).WorkflowExecution.RunID, h.leases)
 }
 
 // fetch runs one fetch lease, which claims the host's URLs itself, and folds its outcome into
 // the host state. It returns the lease's result, and false when the lease failed or was
 // cancelled.
-func (h *hostRun) fetch() (activities.FetchBatchResult, bool) {
+func (h *hostRun) fetch() (activities.FetchLeaseResult, bool) {
 	ctx := h.ctx
-	h.owner = h.batchOwner()
+	h.owner = h.leaseOwner()
 	d := h.delay()
-	in := activities.FetchBatchInput{Host: h.in.Host, Delay: d, MaxCrawlDelay: h.cfg.MaxCrawlDelay.D(),
-		NotBefore: h.st.NextRequestAt, Concurrency: h.concurrency(), Chunk: h.batchSize(), ClaimTTL: h.claimTTL(),
+	in := activities.FetchLeaseInput{Host: h.in.Host, Delay: d, MaxCrawlDelay: h.cfg.MaxCrawlDelay.D(),
+		NotBefore: h.st.NextRequestAt, Concurrency: h.concurrency(), Chunk: h.chunkSize(), ClaimTTL: h.claimTTL(),
 		Owner: h.owner, LeaseFor: h.cfg.FetchLease.D()}
 	// A chunk's requests, the last ones' timeouts and a Crawl-delay, on top of the lease.
 	timeout := time.Duration(in.Chunk)*(d+h.cfg.RequestTimeout.D()) + 2*(h.cfg.RequestTimeout.D()+h.cfg.MaxCrawlDelay.D()) +
@@ -45,7 +45,7 @@ func (h *hostRun) fetch() (activities.FetchBatchResult, bool) {
 	var f *activities.Fetcher
 	fut := workflow.ExecuteActivity(actx, f.FetchBatch, in)
 	h.busy = true
-	h.batches++
+	h.leases++
 	h.interrupted = false
 	for done := false; !done; {
 		sel := workflow.NewSelector(ctx)
@@ -58,7 +58,7 @@ func (h *hostRun) fetch() (activities.FetchBatchResult, bool) {
 		}
 	}
 	h.busy = false
-	var res activities.FetchBatchResult
+	var res activities.FetchLeaseResult
 	err := fut.Get(ctx, &res)
 	if err != nil {
 		h.abandon()

@@ -13,9 +13,9 @@ import (
 	"github.com/trawlerdev/trawler/internal/metrics"
 )
 
-// waitInBatch says whether the next batch may wait out the gap itself (its NotBefore).
-func (h *hostRun) waitInBatch(gap time.Duration) bool {
-	return gap <= inBatchWait && !h.st.BackoffUntil.After(workflow.Now(h.ctx))
+// waitInBatch says whether the next lease may wait out the gap itself (its NotBefore).
+func (h *hostRun) waitInLease(gap time.Duration) bool {
+	return gap <= inLeaseWait && !h.st.BackoffUntil.After(workflow.Now(h.ctx))
 }
 
 // pace is the host's pacing in force: the crawl's, robots.txt's Crawl-delay (capped when it
@@ -32,9 +32,9 @@ func (h *hostRun) delay() time.Duration { return h.pace().Delay }
 // concurrency is how many requests may be in flight (at least one).
 func (h *hostRun) concurrency() int { return max(h.pace().Concurrency, 1) }
 
-// batchSize is K: how many URLs one Fetch activity carries, so that it covers about one
-// batch window of host time.
-func (h *hostRun) batchSize() int {
+// chunkSize is K: how many URLs a lease claims at a time, so that a chunk covers about one
+// chunk window of host time.
+func (h *hostRun) chunkSize() int {
 	d := h.delay()
 	k := h.cfg.MaxBatch
 	if d > 0 {
@@ -43,14 +43,14 @@ func (h *hostRun) batchSize() int {
 	return min(max(k, 1), h.cfg.MaxBatch)
 }
 
-// claimTTL is how long a batch's claims last: the whole batch, K requests at the delay each
+// claimTTL is how long a lease's claims last: the whole chunk, K requests at the delay each
 // taking up to the request timeout, and some slack.
 func (h *hostRun) claimTTL() time.Duration {
-	return time.Duration(h.batchSize())*(h.delay()+h.cfg.RequestTimeout.D()) + claimTTLSlack
+	return time.Duration(h.chunkSize())*(h.delay()+h.cfg.RequestTimeout.D()) + claimTTLSlack
 }
 
-// apply folds a batch's outcome into the host state: pacing, Retry-After, error backoff.
-func (h *hostRun) apply(res activities.FetchBatchResult, d time.Duration) {
+// apply folds a lease's outcome into the host state: pacing, Retry-After, error backoff.
+func (h *hostRun) apply(res activities.FetchLeaseResult, d time.Duration) {
 	defer h.describe()
 	now := workflow.Now(h.ctx)
 	h.st.CrawlDelay, h.st.CrawlDelayCapped = crawl.Duration(res.CrawlDelay), res.CrawlDelayCapped

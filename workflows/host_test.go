@@ -32,7 +32,7 @@ type hostEnv struct {
 	serve     func() []crawl.Claimed
 	dryLeases int
 	nextDue   *time.Time // what a dry lease says of the host's next due URL
-	leases    []activities.FetchBatchInput
+	leases    []activities.FetchLeaseInput
 }
 
 func newHostEnv(t *testing.T) *hostEnv {
@@ -66,7 +66,7 @@ func (e *hostEnv) claimsOf(n, k int) {
 
 // lease is a lease's claim of its first chunk: its URLs, or, when none are due, the dry
 // result that says when the next one is.
-func (e *hostEnv) lease() ([]crawl.Claimed, *activities.FetchBatchResult) {
+func (e *hostEnv) lease() ([]crawl.Claimed, *activities.FetchLeaseResult) {
 	urls := e.serve()
 	if len(urls) > 0 {
 		return urls, nil
@@ -74,7 +74,7 @@ func (e *hostEnv) lease() ([]crawl.Claimed, *activities.FetchBatchResult) {
 	e.dryLeases++
 	next := e.nextDue
 	e.nextDue = nil // said once: by then it has been claimed
-	return nil, &activities.FetchBatchResult{Dry: true, NextDue: next}
+	return nil, &activities.FetchLeaseResult{Dry: true, NextDue: next}
 }
 
 // fetchOK answers each lease as one chunk fetched. A lease whose NotBefore is near waits for
@@ -82,22 +82,22 @@ func (e *hostEnv) lease() ([]crawl.Claimed, *activities.FetchBatchResult) {
 // durable timer and fails.
 func (e *hostEnv) fetchOK() {
 	e.OnActivity(e.fetcher.FetchBatch, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, in activities.FetchBatchInput) (activities.FetchBatchResult, error) {
+		func(_ context.Context, in activities.FetchLeaseInput) (activities.FetchLeaseResult, error) {
 			now := e.Now()
 			e.leases = append(e.leases, in)
 			urls, dry := e.lease()
 			if dry != nil {
 				return *dry, nil
 			}
-			if in.NotBefore.Sub(now) > inBatchWait {
-				return activities.FetchBatchResult{}, errors.New("activity started long before NotBefore: the workflow did not wait")
+			if in.NotBefore.Sub(now) > inLeaseWait {
+				return activities.FetchLeaseResult{}, errors.New("activity started long before NotBefore: the workflow did not wait")
 			}
 			sent := clock.Later(now, in.NotBefore)
 			e.fetches = append(e.fetches, sent)
 			if sent.After(now) {
 				e.waitedInBatch++
 			}
-			return activities.FetchBatchResult{Done: len(urls), Fetched: len(urls), LastRequestAt: sent}, nil
+			return activities.FetchLeaseResult{Done: len(urls), Fetched: len(urls), LastRequestAt: sent}, nil
 		})
 }
 
@@ -147,13 +147,13 @@ func TestHostBacksOffAndReleasesClaimsWhenFetchingFails(t *testing.T) {
 	e := newHostEnv(t)
 	calls := 0
 	e.OnActivity(e.fetcher.FetchBatch, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, in activities.FetchBatchInput) (activities.FetchBatchResult, error) {
+		func(_ context.Context, in activities.FetchLeaseInput) (activities.FetchLeaseResult, error) {
 			calls++
 			e.fetches = append(e.fetches, e.Now())
 			if calls > 20 { // Postgres is back: the host has nothing due
-				return activities.FetchBatchResult{Dry: true}, nil
+				return activities.FetchLeaseResult{Dry: true}, nil
 			}
-			return activities.FetchBatchResult{}, temporal.NewApplicationError("postgres is down", "Down")
+			return activities.FetchLeaseResult{}, temporal.NewApplicationError("postgres is down", "Down")
 		})
 	var owners []string
 	e.OnActivity(e.frontier.Abandon, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.AbandonInput) error {
@@ -284,17 +284,17 @@ func TestHostEndsWhenIdleAndHonoursRetryAfter(t *testing.T) {
 	e.claimsOf(2, 1)
 	first := true
 	e.OnActivity(e.fetcher.FetchBatch, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, in activities.FetchBatchInput) (activities.FetchBatchResult, error) {
+		func(_ context.Context, in activities.FetchLeaseInput) (activities.FetchLeaseResult, error) {
 			if _, dry := e.lease(); dry != nil {
 				return *dry, nil
 			}
 			e.fetches = append(e.fetches, e.Now())
 			if first {
 				first = false
-				return activities.FetchBatchResult{Done: 1, Errors: 1, ConsecutiveErrors: 1, LastRequestAt: e.Now(),
+				return activities.FetchLeaseResult{Done: 1, Errors: 1, ConsecutiveErrors: 1, LastRequestAt: e.Now(),
 					DeferUntil: e.Now().Add(2 * time.Minute)}, nil
 			}
-			return activities.FetchBatchResult{Done: 1, Fetched: 1, LastRequestAt: e.Now()}, nil
+			return activities.FetchLeaseResult{Done: 1, Fetched: 1, LastRequestAt: e.Now()}, nil
 		})
 	e.ExecuteWorkflow(HostWorkflow, hostInput(time.Second))
 	if e.GetWorkflowError() != nil || len(e.fetches) != 2 {

@@ -17,7 +17,8 @@ type HostConfig struct {
 	// MaxHistory forces Continue-As-New after this many history events (besides the server's
 	// suggestion).
 	MaxHistory int `json:"maxHistory,omitempty"`
-	// MaxRunBatches forces Continue-As-New after this many fetch batches in one run.
+	// MaxRunBatches forces Continue-As-New after this many fetch leases in one run (its name
+	// predates leases; kept for inputs already written).
 	MaxRunBatches int `json:"maxRunBatches,omitempty"`
 	// Task queues for the host's activities (the deployment's; default trawler-fetch and
 	// trawler-process).

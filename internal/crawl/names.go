@@ -113,7 +113,7 @@ func HostOf(workflowID string) (string, bool) { return after(workflowID, "host/"
 // batch or lease builds the same owner, and so takes its own claims back.
 
 // BatchOwner owns the first and last claims of the n-th fetch lease of a host workflow's run.
-func BatchOwner(runID string, n int) string { return fmt.Sprintf("host:%s/%d", runID, n) }
+func LeaseOwner(runID string, n int) string { return fmt.Sprintf("host:%s/%d", runID, n) }
 
 // ChunkOwner owns the claims a fetch lease makes between its first and last ("/top-up": the
 // name it had when these were a batch's top-ups, kept so claims made before stay found).
@@ -122,7 +122,7 @@ func ChunkOwner(leaseOwner string) string { return leaseOwner + "/top-up" }
 // LeaseOwners is every claim owner a fetch lease's URLs are claimed under.
 func LeaseOwners(leaseOwner string) []string { return []string{leaseOwner, ChunkOwner(leaseOwner)} }
 
-// RenderOwner owns the render claims of the render lease a crawl workflow's run started at its
+// RenderOwner owns the render claims of the render run a crawl workflow's run started at its
 // tick-th progress look.
 func RenderOwner(runID string, tick int) string { return fmt.Sprintf("%s/render/%d", runID, tick) }
 

@@ -29,7 +29,7 @@ func TestWorkflowIDsReadBack(t *testing.T) {
 			}
 		}
 	}
-	if CrawlProcessID(crawlID, "r", 1) == ReprocessID(crawlID, "r", 1) || ChunkOwner(BatchOwner("r", 1)) == BatchOwner("r", 1) {
+	if CrawlProcessID(crawlID, "r", 1) == ReprocessID(crawlID, "r", 1) || ChunkOwner(LeaseOwner("r", 1)) == LeaseOwner("r", 1) {
 		t.Error("children's IDs collide")
 	}
 }

@@ -22,8 +22,8 @@ import (
 
 // leaseOf is a fetch lease of the fixture's host under owner that claims chunk URLs and ends
 // after that one chunk (its time is up by then).
-func leaseOf(owner string, chunk int, delay time.Duration) activities.FetchBatchInput {
-	return activities.FetchBatchInput{Host: "h0000.test", Delay: delay, MaxCrawlDelay: 30 * time.Second,
+func leaseOf(owner string, chunk int, delay time.Duration) activities.FetchLeaseInput {
+	return activities.FetchLeaseInput{Host: "h0000.test", Delay: delay, MaxCrawlDelay: 30 * time.Second,
 		Chunk: chunk, ClaimTTL: time.Minute, Owner: owner, LeaseFor: time.Millisecond}
 }
 
@@ -154,7 +154,7 @@ func TestMillisecondDelayDoesNotStall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var res activities.FetchBatchResult
+	var res activities.FetchLeaseResult
 	if err := v.Get(&res); err != nil {
 		t.Fatal(err)
 	}

@@ -47,7 +47,7 @@ func TestDeadHostIsRetired(t *testing.T) {
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestActivityEnvironment()
 	env.RegisterActivity(fetcher)
-	if _, err := env.ExecuteActivity(fetcher.FetchBatch, activities.FetchBatchInput{Host: "gone.example", Chunk: 1,
+	if _, err := env.ExecuteActivity(fetcher.FetchBatch, activities.FetchLeaseInput{Host: "gone.example", Chunk: 1,
 		ClaimTTL: time.Minute, Owner: "lease-1", LeaseFor: time.Millisecond, Delay: 10 * time.Millisecond, MaxCrawlDelay: time.Second}); err != nil {
 		t.Fatal(err)
 	}

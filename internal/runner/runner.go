@@ -105,7 +105,7 @@ func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 				Admitter: admitter, Gate: make(chan struct{}, cfg.ProcessConcurrency), Stopping: r.stopping, PDF: cfg.PDF})
 			w.RegisterActivity(&activities.Archiver{Store: st, Blob: deps.Blob, Bodies: reader, Crawls: crawls, Software: "Trawler (" + cfg.UserAgent + ")"})
 		case config.RoleRender:
-			// Few activities: each is a crawl's render lease, the browser's tabs its bound.
+			// Few activities: each is a crawl's render run, the browser's tabs its bound.
 			opts.MaxConcurrentActivityExecutionSize = 16
 			w = worker.New(c, cfg.RenderTaskQueue, opts)
 			browser, err := render.Start(cfg.Render)

@@ -11,27 +11,27 @@ import (
 	"github.com/trawlerdev/trawler/internal/crawl"
 )
 
-// Claim leases up to limit due URLs of host, best first, from running crawls: queued ones due
-// by now, and claimed ones whose lease has run out (their claimer died). When none is due it
+// Claim claims up to limit due URLs of host, best first, from running crawls: queued ones due
+// by now, and claimed ones whose TTL has run out (their claimer died). When none is due it
 // returns when the next one will be (nil: none pending).
-func (s *Store) Claim(ctx context.Context, host string, limit int, lease time.Duration, now time.Time) ([]crawl.Claimed, *time.Time, error) {
-	return s.ClaimAs(ctx, host, "", limit, lease, now)
+func (s *Store) Claim(ctx context.Context, host string, limit int, ttl time.Duration, now time.Time) ([]crawl.Claimed, *time.Time, error) {
+	return s.ClaimAs(ctx, host, "", limit, ttl, now)
 }
 
 // ClaimAs is Claim on behalf of owner: URLs the same owner claimed before and still holds come
 // first, so a claimer that died after claiming (its result lost) and runs again under the same
-// owner takes its claims back instead of waiting out their lease. An empty claim leaves the
+// owner takes its claims back instead of waiting out their TTL. An empty claim leaves the
 // host waiting: the next admission of its URLs returns it in AdmitResult.Wake.
-func (s *Store) ClaimAs(ctx context.Context, host, owner string, limit int, lease time.Duration, now time.Time) ([]crawl.Claimed, *time.Time, error) {
-	r, err := s.claim(ctx, host, owner, limit, lease, now, claimMode{waitIfEmpty: true})
+func (s *Store) ClaimAs(ctx context.Context, host, owner string, limit int, ttl time.Duration, now time.Time) ([]crawl.Claimed, *time.Time, error) {
+	r, err := s.claim(ctx, host, owner, limit, ttl, now, claimMode{waitIfEmpty: true})
 	return r.URLs, r.Next, err
 }
 
 // ClaimQuietly is ClaimAs for a claimer that will claim again by itself (a batch topping itself
 // up, a host whose own pages are being processed): found or not, the host is not left waiting,
 // so admissions meanwhile wake nobody.
-func (s *Store) ClaimQuietly(ctx context.Context, host, owner string, limit int, lease time.Duration, now time.Time) ([]crawl.Claimed, *time.Time, error) {
-	r, err := s.claim(ctx, host, owner, limit, lease, now, claimMode{})
+func (s *Store) ClaimQuietly(ctx context.Context, host, owner string, limit int, ttl time.Duration, now time.Time) ([]crawl.Claimed, *time.Time, error) {
+	r, err := s.claim(ctx, host, owner, limit, ttl, now, claimMode{})
 	return r.URLs, r.Next, err
 }
 
@@ -51,8 +51,8 @@ type LeaseClaim struct {
 // soon and no page of owners awaiting processing leaves the host waiting, as ClaimAs does: the
 // lease has nothing left to wait for and ends, and the next admission of the host's URLs wakes
 // its workflow.
-func (s *Store) ClaimInLease(ctx context.Context, host, owner string, owners []string, limit int, lease time.Duration, now time.Time, soon time.Duration) (LeaseClaim, error) {
-	return s.claim(ctx, host, owner, limit, lease, now, claimMode{waitIfEmpty: true, owners: owners, soon: soon})
+func (s *Store) ClaimInLease(ctx context.Context, host, owner string, owners []string, limit int, ttl time.Duration, now time.Time, soon time.Duration) (LeaseClaim, error) {
+	return s.claim(ctx, host, owner, limit, ttl, now, claimMode{waitIfEmpty: true, owners: owners, soon: soon})
 }
 
 // claimNextSQL selects when host $1's next URL is due: its first queued one, or the first
@@ -72,7 +72,7 @@ type claimMode struct {
 	soon        time.Duration
 }
 
-func (s *Store) claim(ctx context.Context, host, owner string, limit int, lease time.Duration, now time.Time, mode claimMode) (LeaseClaim, error) {
+func (s *Store) claim(ctx context.Context, host, owner string, limit int, ttl time.Duration, now time.Time, mode claimMode) (LeaseClaim, error) {
 	// One round trip: the batch is one implicit transaction whose statements run in order,
 	// each on a fresh snapshot. The host's row is locked first: an admission adding URLs
 	// meanwhile either committed before (the claim sees its URLs) or waits for this claim and
@@ -84,7 +84,7 @@ func (s *Store) claim(ctx context.Context, host, owner string, limit int, lease 
 	b := &pgx.Batch{}
 	b.Queue(`INSERT INTO hosts (host, last_claim_at) VALUES ($1, $2)
 		ON CONFLICT (host) DO UPDATE SET last_claim_at = excluded.last_claim_at`, host, now)
-	args := []any{host, now, limit, lease, owner, mode.waitIfEmpty}
+	args := []any{host, now, limit, ttl, owner, mode.waitIfEmpty}
 	waiting, after, afterArgs := `$6 AND NOT EXISTS (SELECT 1 FROM claimed)`, claimNextSQL, []any{host}
 	if mode.owners != nil {
 		waiting += ` AND NOT EXISTS (SELECT 1 FROM urls WHERE host = $1 AND state = 'fetched' AND claimed_by = ANY($7))

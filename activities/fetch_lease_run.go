@@ -18,12 +18,12 @@ import (
 
 // batch is one running fetch lease (FetchBatch): the chunk of URLs it is at, its result under a
 // lock, and the host's request schedule.
-type batch struct {
+type leaseRun struct {
 	f        *Fetcher
-	in       FetchBatchInput
+	in       FetchLeaseInput
 	urls     []crawl.Claimed // the chunk (res.Finished by index)
 	mu       sync.Mutex
-	res      FetchBatchResult
+	res      FetchLeaseResult
 	inFlight int
 	// recording counts requests whose outcome is not recorded yet (their bodies wait for
 	// their segment to be stored).
@@ -32,45 +32,45 @@ type batch struct {
 	answered  time.Time    // when the last request's answer came (one request in flight at a time)
 	ip        netip.Addr   // the host's address, when the per-IP limit applies
 	window    store.Window // the host's time booked for this lease's requests (book)
-	cursor    int          // the URL the batch is at: a robots.txt request books ahead from it
+	cursor    int          // the URL the lease is at: a robots.txt request books ahead from it
 	began     time.Time
-	// healthKnown: failing says whether the host's dead-site clock ran when the batch read
+	// healthKnown: failing says whether the host's dead-site clock ran when the lease read
 	// its robots.txt cache (see hostHealth).
 	healthKnown, failing bool
 	// baseDelay is the delay the workflow asked for; crawls are the crawls whose URLs the
-	// batch has claimed: their pacing (a throttle included) is read again at each chunk.
+	// lease has claimed: their pacing (a throttle included) is read again at each chunk.
 	baseDelay time.Duration
 	crawls    map[string]bool
 	pacedAt   time.Time
 }
 
-// repaceEvery is how often a batch reads its crawls' pacing again between chunks (a chunk can
+// repaceEvery is how often a lease reads its crawls' pacing again between chunks (a chunk can
 // last long under a slow delay); the crawl cache makes most reads free.
 const repaceEvery = 2 * time.Second
 
 // repace reads the pacing again when repaceEvery has passed since the last read.
-func (b *batch) repace(ctx context.Context) error {
+func (b *leaseRun) repace(ctx context.Context) error {
 	if b.f.clock().Since(b.pacedAt) < repaceEvery {
 		return nil
 	}
 	return b.pace(ctx, nil)
 }
 
-// knownHealthy says whether the batch knows its host was not failing when it began.
-func (b *batch) knownHealthy() bool {
+// knownHealthy says whether the lease knows its host was not failing when it began.
+func (b *leaseRun) knownHealthy() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.healthKnown && !b.failing
 }
 
-func (b *batch) delay() time.Duration { return max(b.in.Delay, b.res.CrawlDelay) }
+func (b *leaseRun) delay() time.Duration { return max(b.in.Delay, b.res.CrawlDelay) }
 
 // pace applies the pacing of the crawls urls belong to. Crawls sharing a host each set their
-// own, and a busy host is not signalled when another crawl adds URLs to it: the batch keeps
+// own, and a busy host is not signalled when another crawl adds URLs to it: the lease keeps
 // the politest pacing of its URLs' crawls, whatever the workflow last heard of. It is read
-// again at each chunk, for every crawl the batch has met, so a crawl's throttle, and its
+// again at each chunk, for every crawl the lease has met, so a crawl's throttle, and its
 // reset, reach a lease that holds its host for minutes.
-func (b *batch) pace(ctx context.Context, urls []crawl.Claimed) error {
+func (b *leaseRun) pace(ctx context.Context, urls []crawl.Claimed) error {
 	if b.crawls == nil {
 		b.crawls, b.baseDelay = map[string]bool{}, b.in.Delay
 	}
@@ -104,7 +104,7 @@ func (b *batch) pace(ctx context.Context, urls []crawl.Claimed) error {
 
 // withoutRequest decides URLs that need no request now: forbidden by robots.txt, waiting for
 // an unreachable robots.txt, or deferred by a Retry-After.
-func (b *batch) withoutRequest(ci *admit.Crawl, u crawl.Claimed, rules *robots.Rules) (store.FetchOutcome, bool) {
+func (b *leaseRun) withoutRequest(ci *admit.Crawl, u crawl.Claimed, rules *robots.Rules) (store.FetchOutcome, bool) {
 	o := store.FetchOutcome{CrawlID: u.CrawlID, Hash: u.Hash, URL: u.URL, Attempts: u.Attempts}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -137,14 +137,14 @@ func (b *batch) withoutRequest(ci *admit.Crawl, u crawl.Claimed, rules *robots.R
 	return o, true
 }
 
-func (b *batch) endRequest() {
+func (b *leaseRun) endRequest() {
 	b.mu.Lock()
 	b.inFlight--
 	b.mu.Unlock()
 }
 
 // endResponse is endRequest for a request whose answer (or failure) is in now.
-func (b *batch) endResponse() {
+func (b *leaseRun) endResponse() {
 	b.mu.Lock()
 	b.inFlight--
 	b.respondedLocked()
@@ -156,7 +156,7 @@ func (b *batch) endResponse() {
 // saw this request late (a stall on either side, a slow network: the bench's busiest moments
 // showed the test web a request 80 ms after it left) still sees the whole delay before the
 // next. As Heritrix and Nutch do, a slow server is thereby asked less often. Callers hold b.mu.
-func (b *batch) respondedLocked() {
+func (b *leaseRun) respondedLocked() {
 	if b.in.Concurrency <= 1 {
 		b.answered = b.f.clock().Now()
 		b.delayRaisedLocked()
@@ -168,13 +168,13 @@ func (b *batch) respondedLocked() {
 // pacing) is learnt after a request spaced by the delay before it. robots.txt is a host's first request, often on a new connection, which a
 // busy server may see tens of ms after it left; the slot alone (a delay plus a margin after
 // it left) let two 2 s hosts of the bench see 1,957 and 1,977 ms. Callers hold b.mu.
-func (b *batch) delayRaisedLocked() {
+func (b *leaseRun) delayRaisedLocked() {
 	if !b.answered.IsZero() {
 		b.next = clock.Later(b.next, b.answered.Add(b.delay()))
 	}
 }
 
-// effect is what one request changes in the batch's result.
+// effect is what one request changes in the lease's result.
 type effect struct {
 	fetched, notModified, errors, skipped int
 	failed, succeeded                     bool
@@ -186,7 +186,7 @@ type effect struct {
 	stored func(context.Context) error
 }
 
-func (b *batch) apply(e effect) {
+func (b *leaseRun) apply(e effect) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.inFlight--
@@ -213,7 +213,7 @@ func (b *batch) apply(e effect) {
 	}
 }
 
-func (b *batch) finish(ctx context.Context, i int) {
+func (b *leaseRun) finish(ctx context.Context, i int) {
 	b.mu.Lock()
 	b.res.Finished[i] = true
 	b.res.Done++
@@ -221,9 +221,9 @@ func (b *batch) finish(ctx context.Context, i int) {
 	b.heartbeat(ctx)
 }
 
-// releaseCrawl returns the batch's unfinished URLs of a paused crawl to the queue and finishes
-// them in this batch: the crawl's resume claims them again.
-func (b *batch) releaseCrawl(ctx context.Context, crawlID string) error {
+// releaseCrawl returns the lease's unfinished URLs of a paused crawl to the queue and finishes
+// them in this lease: the crawl's resume claims them again.
+func (b *leaseRun) releaseCrawl(ctx context.Context, crawlID string) error {
 	var release []crawl.Claimed
 	var idx []int
 	b.mu.Lock()
@@ -245,20 +245,20 @@ func (b *batch) releaseCrawl(ctx context.Context, crawlID string) error {
 	return nil
 }
 
-// heartbeat records the batch's progress, from heartbeatGrace into the batch on. The SDK
+// heartbeat records the lease's progress, from heartbeatGrace into the lease on. The SDK
 // sends an activity's first heartbeat at once, and each heartbeat that reaches the server is
 // a write to the host workflow's state: most leases of a real web's small hosts are over
-// within the grace, and so cost none. A retry of a batch that died before its first
+// within the grace, and so cost none. A retry of a lease that died before its first
 // heartbeat finds what it did from its URLs' states (a fetched URL is not fetched again);
 // its liveness still shows within the heartbeat timeout (keepAlive).
-func (b *batch) heartbeat(ctx context.Context) {
+func (b *leaseRun) heartbeat(ctx context.Context) {
 	if b.f.clock().Since(b.began) < heartbeatGrace {
 		return
 	}
 	activity.RecordHeartbeat(ctx, b.result())
 }
 
-func (b *batch) result() FetchBatchResult {
+func (b *leaseRun) result() FetchLeaseResult {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	r := b.res
@@ -268,7 +268,7 @@ func (b *batch) result() FetchBatchResult {
 }
 
 // drain waits until no request is in flight and every outcome is recorded.
-func (b *batch) drain(sem chan struct{}) {
+func (b *leaseRun) drain(sem chan struct{}) {
 	for i := 0; i < cap(sem); i++ {
 		sem <- struct{}{}
 	}
@@ -278,9 +278,9 @@ func (b *batch) drain(sem chan struct{}) {
 	b.recording.Wait()
 }
 
-// fail reports a failure on our side (Postgres, MinIO) to the batch loop, which stops; one is
+// fail reports a failure on our side (Postgres, MinIO) to the lease loop, which stops; one is
 // enough, later ones are dropped.
-func (b *batch) fail(errs chan error, err error) {
+func (b *leaseRun) fail(errs chan error, err error) {
 	select {
 	case errs <- err:
 	default:
@@ -288,7 +288,7 @@ func (b *batch) fail(errs chan error, err error) {
 }
 
 // wait lets the requests in flight finish and returns the result, or the first error.
-func (b *batch) wait(sem chan struct{}, errs chan error, err error) (FetchBatchResult, error) {
+func (b *leaseRun) wait(sem chan struct{}, errs chan error, err error) (FetchLeaseResult, error) {
 	b.drain(sem)
 	if err == nil && errs != nil {
 		select {
