@@ -227,13 +227,13 @@ func TestScalingRecipeMatchesOneProcess(t *testing.T) {
 				t.Errorf("worker %s logged a line that is not JSON: %q", w.roles, line)
 				break
 			}
-			if rec["msg"] == "fetch batch done" && rec["host"] != nil && rec["crawl"] == "recipe" {
+			if rec["msg"] == "fetch lease done" && rec["host"] != nil && rec["crawl"] == "recipe" {
 				batchLogs++
 			}
 		}
 	}
 	if batchLogs == 0 {
-		t.Error("no fetch batch log line with host and crawl fields")
+		t.Error("no fetch lease log line with host and crawl fields")
 	}
 	if w := scrape(t, wf.metrics); w["temporal_workflow_completed"] <= 0 {
 		t.Errorf("workflow worker: temporal_workflow_completed = %v", w["temporal_workflow_completed"])

@@ -107,7 +107,8 @@ func (s *trapSite) serve(w http.ResponseWriter, r *http.Request) {
 //
 // /five/5 is a chain of exactly five redirects to a page (/five/0): a crawler that follows at
 // most five hops reaches it. /six/6 is a chain of six: the sixth hop (/six/1 → /six/0) is
-// past the cap and refused, so /six/0 is never requested.
+// past the cap and refused, so /six/0 is never requested. (/chain/N, a chain of N, is served
+// but not linked.)
 
 type redirectSite struct{ w *Web }
 
@@ -115,8 +116,8 @@ func (s *redirectSite) host() string           { return "redirect.test" }
 func (s *redirectSite) robots() robotsSpec     { return allowAll }
 func (s *redirectSite) sitemapPages() []string { return nil }
 
-var redirectRootLinks = []string{"/chain/3", "/chain/8", "/loop/a", "/to-other", "/to-loopback", "/to-metadata",
-	"/to-mapped-loopback", "/to-private", "/five/5", "/six/6"}
+var redirectRootLinks = []string{"/five/5", "/six/6", "/loop/a", "/to-other", "/to-loopback", "/to-metadata",
+	"/to-mapped-loopback", "/to-private"}
 
 // MaxRedirectHops is the redirect cap redirect.test's /five/ and /six/ chains test.
 const MaxRedirectHops = 5
@@ -170,8 +171,13 @@ func (s *redirectSite) serve(w http.ResponseWriter, r *http.Request) {
 	switch p {
 	case "/":
 		listPage(w, "redirects", redirectRootLinks...)
-	case "/chain/0", "/five/0", "/six/0":
+	case "/chain/0", "/six/0":
 		listPage(w, "end of the chain", "/")
+	case "/five/0":
+		htmlPage(w, doc{title: "five redirects away", paragraphs: []string{
+			"This page sits at the end of a chain of exactly five redirects, the most a polite crawler follows.",
+			"Reaching it shows the redirect cap counts hops from the first request, not from the last page.",
+		}, links: []link{{href: "/", text: "back to the redirects"}}})
 	default:
 		http.NotFound(w, r)
 	}
