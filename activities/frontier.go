@@ -109,26 +109,8 @@ func (f *Frontier) WakeStale(ctx context.Context, crawlID string, staleFor time.
 func (f *Frontier) StaleFetched(ctx context.Context, crawlID string, olderThan time.Duration) (crawl.ProcessInput, error) {
 	out := crawl.ProcessInput{Host: "reprocess", TaskQueue: f.ProcessQueue}
 	pages, err := f.Store.StaleFetched(ctx, crawlID, time.Now().Add(-olderThan), 200)
-	out.Pages = pageRefs(pages)
+	out.Pages = store.PageRefs(pages)
 	return out, err
-}
-
-func pageRefs(pages []store.FetchedPage) []crawl.PageRef {
-	var out []crawl.PageRef
-	for _, p := range pages {
-		change := crawl.FirstFetch
-		switch {
-		case p.Changed == nil:
-		case *p.Changed:
-			change = crawl.Changed
-		default:
-			change = crawl.Unchanged
-		}
-		out = append(out, crawl.PageRef{CrawlID: p.CrawlID, Hash: p.Hash, URL: p.URL, FinalURL: p.FinalURL,
-			BodyKey: p.BodyKey, ContentType: p.ContentType, RobotsTag: p.RobotsTag, ContentHash: p.ContentHash, Depth: p.Depth, Size: p.Size,
-			Change: change, RecrawlS: p.RecrawlS, HintS: p.HintS})
-	}
-	return out
 }
 
 // AbandonInput is a fetch lease that was cancelled or failed for good: the owners its claims

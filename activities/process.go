@@ -3,27 +3,23 @@ package activities
 import (
 	"context"
 	"errors"
-	"net/url"
-	"strings"
 	"sync/atomic"
-	"time"
 
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/blob"
 	"github.com/trawlerdev/trawler/internal/content"
 	"github.com/trawlerdev/trawler/internal/crawl"
-	"github.com/trawlerdev/trawler/internal/dedup"
 	"github.com/trawlerdev/trawler/internal/failpoint"
-	"github.com/trawlerdev/trawler/internal/metrics"
-	"github.com/trawlerdev/trawler/internal/robots"
+	"github.com/trawlerdev/trawler/internal/processing"
 	"github.com/trawlerdev/trawler/internal/segment"
 	"github.com/trawlerdev/trawler/internal/store"
 )
 
-// Processor runs on the process task queue: it parses fetched pages, stores their text and
-// documents, records the link graph and admits discovered links.
+// Processor runs on the process task queue: the process stage (internal/processing) with
+// Temporal's heartbeats, metrics and logger.
 type Processor struct {
 	Store    *store.Store
 	Blob     *blob.Store
@@ -42,282 +38,40 @@ type Processor struct {
 	PDF content.PDFLimits
 }
 
-// Process handles a batch of pages, then admits all their links in one batch per crawl (one
-// wake-up signal per affected host). Every step is idempotent, so a retried attempt simply
-// processes the whole batch again; heartbeats (the page index) only show it is alive.
-func (p *Processor) Process(ctx context.Context, in crawl.ProcessInput) (crawl.ProcessResult, error) {
+// ProcessCrawl is the activity of a crawl's processing child (CrawlProcessingWorkflow): it
+// claims and processes the crawl's fetched pages for a while.
+func (p *Processor) ProcessCrawl(ctx context.Context, cp crawl.CrawlProcessing) (crawl.ProcessResult, error) {
 	failpoint.Hit(failpoint.ProcessStarted)
-	if in.Crawl != nil { // a crawl's processing child of revision 4 (now CrawlProcessingWorkflow)
-		return p.processCrawl(ctx, *in.Crawl)
-	}
 	var done atomic.Int64 // pages processed: the heartbeat
 	defer keepAlive(ctx, func() any { return done.Load() })()
-	return p.processPages(ctx, in.Host, in.Pages, &done)
+	res, err := p.stage(ctx).Crawl(ctx, cp, &done)
+	if errors.Is(err, processing.ErrStopping) {
+		err = temporal.NewApplicationError(err.Error(), "WorkerStopping")
+	}
+	return res, err
 }
 
-// processPages processes pages and admits their links, heartbeating done after each page.
-func (p *Processor) processPages(ctx context.Context, host string, pages []crawl.PageRef, done *atomic.Int64) (crawl.ProcessResult, error) {
-	var res crawl.ProcessResult
-	log := activity.GetLogger(ctx)
-	// Per crawl, in the order met: links to admit (and refused ones by reason), documents to
-	// finish once they are admitted, pages to render.
-	type crawlBatch struct {
-		found   *admit.Discovery
-		docs    []store.Document
-		renders [][]byte // pages the crawl renders (spec.render)
+// Process processes a batch of pages the crawl's sweep found unprocessed. (A crawl's
+// processing child of revision 4 also runs it, with in.Crawl set.)
+func (p *Processor) Process(ctx context.Context, in crawl.ProcessInput) (crawl.ProcessResult, error) {
+	if in.Crawl != nil {
+		return p.ProcessCrawl(ctx, *in.Crawl)
 	}
-	batches := map[string]*crawlBatch{}
-	var crawlOrder []string
-	// Parse every page first (the CPU-bound part, behind the gate), wait for their texts to be
-	// stored, then save the documents in one transaction, admit their links, and finish them.
-	preps, err := p.prepareAll(ctx, pages, &res, done)
-	if err != nil {
-		return res, err
-	}
-	// The texts first: a document row names its text's segment, so the segment must exist
-	// before the row does (a crash in between would leave rows naming text never stored).
-	if err := textsStored(ctx, preps); err != nil {
-		return res, err
-	}
-	saved, err := p.saveAll(ctx, preps, &res)
-	if err != nil {
-		return res, err
-	}
-	for i, pp := range preps {
-		cb := batches[pp.page.CrawlID]
-		if cb == nil {
-			cb = &crawlBatch{found: &admit.Discovery{Rejected: map[string]int{}}}
-			batches[pp.page.CrawlID] = cb
-			crawlOrder = append(crawlOrder, pp.page.CrawlID)
-		}
-		if !saved[i] { // its links are not admitted; what was refused was refused all the same
-			cb.found.Merge(&admit.Discovery{Rejected: pp.found.Rejected})
-			continue
-		}
-		cb.docs = append(cb.docs, pp.doc)
-		cb.found.Merge(pp.found)
-		if pp.render {
-			cb.renders = append(cb.renders, pp.page.Hash)
-		}
-	}
-	var docs []store.Document
-	for _, id := range crawlOrder {
-		cb := batches[id]
-		ci, err := p.Crawls.Get(ctx, id)
-		if err != nil {
-			return res, err
-		}
-		st, err := p.Admitter.AdmitDiscovered(ctx, ci, cb.found)
-		if err != nil {
-			return res, err
-		}
-		// Queued before the pages are done, so the crawl never looks drained in between.
-		if err := p.Store.QueueRenders(ctx, id, cb.renders); err != nil {
-			return res, err
-		}
-		docs = append(docs, cb.docs...)
-		res.Admitted += st.New
-		res.Duplicates += st.Duplicates
-		res.Rejected += st.OverBudget
-		count(ctx, metrics.LinksAdmitted, int64(st.New))
-		count(ctx, metrics.LinksSeen, int64(st.Duplicates))
-		count(ctx, metrics.LinksRejected, int64(st.OverBudget), "reason", "budget")
-		for reason, n := range cb.found.Rejected {
-			count(ctx, metrics.LinksRejected, int64(n), "reason", reason)
-		}
-	}
-	// The pages are done only once their links are admitted: until then a crash leaves them
-	// fetched, and their retry saves their documents again.
-	if err := p.Store.FinishProcessed(ctx, docs); err != nil {
-		return res, err
-	}
-	failpoint.Hit(failpoint.ProcessFinishing)
-	// host is "" for a crawl's processing: its pages come from many hosts.
-	log.Info("processed pages", "host", host, "crawls", crawlOrder, "pages", len(pages), "documents", res.Documents,
-		"duplicates", res.DuplicateDocs, "admitted", res.Admitted, "rejected", res.Rejected, "failed", res.Failed)
-	return res, nil
+	failpoint.Hit(failpoint.ProcessStarted)
+	var done atomic.Int64
+	defer keepAlive(ctx, func() any { return done.Load() })()
+	return p.stage(ctx).Pages(ctx, in.Host, in.Pages, &done)
 }
 
-// prepareAll prepares pages behind the gate, heartbeating done after each.
-func (p *Processor) prepareAll(ctx context.Context, pages []crawl.PageRef, res *crawl.ProcessResult, done *atomic.Int64) ([]*prepared, error) {
-	if p.Gate != nil {
-		select {
-		case p.Gate <- struct{}{}:
-			defer func() { <-p.Gate }()
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-	var preps []*prepared
-	for _, page := range pages {
-		ci, err := p.Crawls.Get(ctx, page.CrawlID)
-		if err != nil {
-			return nil, err
-		}
-		pp, err := p.preparePage(ctx, ci, page, res)
-		if err != nil {
-			return nil, err
-		}
-		if pp != nil {
-			preps = append(preps, pp)
-		}
-		activity.RecordHeartbeat(ctx, done.Add(1))
-	}
-	return preps, nil
-}
-
-// prepared is a parsed page ready to be saved.
-type prepared struct {
-	ci     *admit.Crawl
-	page   crawl.PageRef
-	doc    store.Document
-	links  []store.Link
-	found  *admit.Discovery            // its links to admit, and those refused
-	render bool                        // the crawl renders this page too (spec.render)
-	stored func(context.Context) error // returns once the text's segment is stored (nil: nothing to wait for)
-}
-
-// preparePage parses one page, puts its text into the current text segment and decides its
-// links; nil when the page cannot be processed (it is marked done with the reason).
-func (p *Processor) preparePage(ctx context.Context, ci *admit.Crawl, page crawl.PageRef, res *crawl.ProcessResult) (*prepared, error) {
-	spec := ci.Spec
-	body, err := p.body(ctx, page.BodyKey, spec.MaxBodyBytes+1)
-	if err != nil {
-		return nil, err
-	}
-	pageURL := page.URL
-	if page.FinalURL != "" {
-		pageURL = page.FinalURL
-	}
-	pu, err := url.Parse(pageURL)
-	if err != nil {
-		res.Failed++
-		return nil, p.Store.MarkDone(ctx, page.CrawlID, page.Hash, "unparseable page URL")
-	}
-	ex, err := p.extract(ctx, body, page.ContentType, pu, spec.MaxOutlinks*4, ci.Token)
-	if errors.Is(err, errNotRead) {
-		res.Failed++
-		return nil, p.Store.MarkDone(ctx, page.CrawlID, page.Hash, err.Error())
-	}
-	if err != nil {
-		return nil, err
-	}
-	doc := store.Document{CrawlID: page.CrawlID, Hash: page.Hash, ContentHash: page.ContentHash, BodyKey: page.BodyKey,
-		Title: ex.title, Lang: ex.lang, Charset: ex.charset, ContentType: page.ContentType, Size: page.Size}
-	header := robots.ParseList(page.RobotsTag)
-	directives := header.Merge(ex.meta)
-	doc.NoIndex, doc.NoFollow, doc.RobotsSignal = directives.NoIndex, directives.NoFollow, robotsSignal(header, ex.meta)
-	var stored func(context.Context) error
-	if !doc.NoIndex && ex.text != "" {
-		if doc.TextKey, stored, err = p.storeText(ctx, []byte(ex.text)); err != nil {
-			return nil, err
-		}
-	}
-	doc.TextBytes = len(ex.text)
-	if ci.Dedup != nil {
-		doc.Fingerprint = ci.Dedup.Fingerprint(ex.text)
-	}
-	var links []store.Link
-	found := p.Crawls.Discover(ci, ex.base, admit.From{Depth: page.Depth + 1, Source: ex.source}, spec.MaxOutlinks)
-	follow := func(raw string, nofollow bool, published time.Time) {
-		nofollow = nofollow || doc.NoFollow
-		c, why := found.Add(admit.Found{Href: raw, NoFollow: nofollow, Published: published})
-		if c.Key != "" && why != admit.FoundAgain { // the graph has one link per page to each key, however spelled
-			links = append(links, store.Link{From: page.Hash, To: c.Hash, NoFollow: nofollow})
-		}
-	}
-	for i, l := range ex.links {
-		var published time.Time
-		if i < len(ex.dates) {
-			published = ex.dates[i]
-		}
-		follow(l.Href, l.NoFollow, published)
-	}
-	if ex.canonical != "" {
-		if n, err := p.Crawls.Norm.Normalize(ex.canonical); err == nil {
-			doc.Canonical = n                        // recorded by its key
-			follow(ex.canonical, false, time.Time{}) // and crawled like a link, as written
-		}
-	}
-	res.Rejected += found.Refused()
-	doc.LinksOut = len(links)
-	// The recrawl schedule learns from this fetch: changed pages come back sooner.
-	if next := spec.Recrawl.Next(time.Duration(page.RecrawlS)*time.Second, page.Change, time.Duration(page.HintS)*time.Second); next > 0 {
-		at := time.Now().Add(next)
-		doc.RecrawlAt, doc.RecrawlS = &at, int(next/time.Second)
-	}
-	render := ex.kind == content.HTML && ci.Renders(page.URL)
-	return &prepared{ci: ci, page: page, doc: doc, links: links, found: found, stored: stored, render: render}, nil
-}
-
-// textsStored waits until the texts of prepared pages are stored.
-func textsStored(ctx context.Context, preps []*prepared) error {
-	for _, pp := range preps {
-		if pp.stored != nil {
-			if err := pp.stored(ctx); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// saveAll stores the prepared pages' documents and links in one transaction and says which
-// were saved. When Postgres refuses what one of them holds, they are saved one by one, and
-// that page alone is set aside (done, with the reason).
-func (p *Processor) saveAll(ctx context.Context, preps []*prepared, res *crawl.ProcessResult) ([]bool, error) {
-	saved := make([]bool, len(preps))
-	if len(preps) == 0 {
-		return saved, nil
-	}
-	saves := make([]store.DocumentSave, len(preps))
-	for i, pp := range preps {
-		saves[i] = store.DocumentSave{Doc: pp.doc, Links: pp.links, Det: pp.ci.Dedup}
-	}
-	dups, err := p.Store.SaveDocuments(ctx, saves)
-	if err == nil {
-		for i, pp := range preps {
-			saved[i] = true
-			p.counted(ctx, pp, dups[i], res)
-		}
-		return saved, nil
-	}
-	if !store.IsDataError(err) {
-		return nil, err
-	}
-	for i, pp := range preps {
-		dup, err := p.Store.SaveDocument(ctx, pp.doc, pp.links, pp.ci.Dedup)
-		if store.IsDataError(err) { // what the page holds cannot be stored: this page only, not the batch
-			activity.GetLogger(ctx).Warn("document not storable: marking the page done", "crawl", pp.page.CrawlID, "url", pp.page.URL, "error", err)
-			count(ctx, metrics.Unstorable, 1)
-			res.Failed++
-			if err := p.Store.MarkDone(ctx, pp.page.CrawlID, pp.page.Hash, "unstorable document: "+err.Error()); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		saved[i] = true
-		p.counted(ctx, pp, dup, res)
-	}
-	return saved, nil
-}
-
-// counted counts a saved document.
-func (p *Processor) counted(ctx context.Context, pp *prepared, dup *store.Dup, res *crawl.ProcessResult) {
-	failpoint.Hit(failpoint.DocumentSaved)
-	res.Documents++
-	res.Links += len(pp.links)
-	count(ctx, metrics.Documents, 1)
-	if dup != nil {
-		count(ctx, metrics.Duplicates, 1, "kind", dup.Kind)
-		res.DuplicateDocs++
-		if dup.Kind != dedup.KindExact {
-			res.NearDuplicates++
-		}
-	}
+// stage is the process stage over this worker's stores, reporting to ctx's activity.
+func (p *Processor) stage(ctx context.Context) *processing.Stage {
+	return &processing.Stage{Store: p.Store, Crawls: p.Crawls, Admit: p.Admitter.AdmitDiscovered,
+		Body: p.body, StoreText: p.storeText, Gate: p.Gate, PDF: p.PDF, Stopping: p.Stopping,
+		Hooks: processing.Hooks{
+			Beat:  func(done int64) { activity.RecordHeartbeat(ctx, done) },
+			Count: func(name string, n int64, tags ...string) { count(ctx, name, n, tags...) },
+			Log:   activity.GetLogger(ctx),
+		}}
 }
 
 // body reads a page's body by its reference.
@@ -337,17 +91,4 @@ func (p *Processor) storeText(ctx context.Context, text []byte) (string, func(co
 		return key, nil, err
 	}
 	return p.Texts.Add(text)
-}
-
-// robotsSignal names where a page's robots directives came from, for operators:
-// "x-robots-tag: noindex; meta: nofollow".
-func robotsSignal(header, meta robots.Directives) string {
-	var parts []string
-	if header.Any() {
-		parts = append(parts, "x-robots-tag: "+header.String())
-	}
-	if meta.Any() {
-		parts = append(parts, "meta: "+meta.String())
-	}
-	return strings.Join(parts, "; ")
 }

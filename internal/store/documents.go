@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/dedup"
 )
 
@@ -229,6 +230,25 @@ type FetchedPage struct {
 	// changed (nil: first fetch), the recrawl interval before it and the sitemap hint, seconds.
 	Changed         *bool
 	RecrawlS, HintS int
+}
+
+// PageRefs are fetched pages as processing takes them.
+func PageRefs(pages []FetchedPage) []crawl.PageRef {
+	var out []crawl.PageRef
+	for _, p := range pages {
+		change := crawl.FirstFetch
+		switch {
+		case p.Changed == nil:
+		case *p.Changed:
+			change = crawl.Changed
+		default:
+			change = crawl.Unchanged
+		}
+		out = append(out, crawl.PageRef{CrawlID: p.CrawlID, Hash: p.Hash, URL: p.URL, FinalURL: p.FinalURL,
+			BodyKey: p.BodyKey, ContentType: p.ContentType, RobotsTag: p.RobotsTag, ContentHash: p.ContentHash, Depth: p.Depth, Size: p.Size,
+			Change: change, RecrawlS: p.RecrawlS, HintS: p.HintS})
+	}
+	return out
 }
 
 func scanFetchedPage(r pgx.CollectableRow) (FetchedPage, error) {

@@ -1,19 +1,17 @@
-package activities
+package processing
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"time"
 
-	"go.temporal.io/sdk/activity"
-	"go.temporal.io/sdk/temporal"
-
 	"github.com/trawlerdev/trawler/internal/crawl"
-	"github.com/trawlerdev/trawler/internal/failpoint"
+	"github.com/trawlerdev/trawler/internal/store"
 )
 
-// The processing of a crawl is a few long activities per crawl,
-// each the one activity of a processing child of the crawl workflow: it claims the crawl's
+// The processing of a crawl is a few long runs per crawl, each the one activity of a
+// processing child of the crawl workflow: it claims the crawl's
 // fetched pages a few hundred at a time, whatever their host, and processes each claim as
 // one batch (one document transaction, one admission per crawl, one finish). A host then
 // pays no processing child of its own, and a page's share of the processing's transactions
@@ -31,18 +29,16 @@ const (
 	crawlPollMax = time.Second
 )
 
-// ProcessCrawl is the activity of a crawl's processing child (CrawlProcessingWorkflow).
-func (p *Processor) ProcessCrawl(ctx context.Context, cp crawl.CrawlProcessing) (crawl.ProcessResult, error) {
-	failpoint.Hit(failpoint.ProcessStarted)
-	return p.processCrawl(ctx, cp)
-}
+// ErrStopping is what a crawl's processing returns when its worker begins to stop: it hands
+// itself on (the caller makes it a retryable failure, retried on a live worker in seconds)
+// instead of waiting out the stop timeout and then its heartbeat timeout.
+var ErrStopping = errors.New("process worker stopping: the processing goes on elsewhere")
 
-// processCrawl processes a crawl's fetched pages for up to cp.For (see above), and ends sooner
-// once the crawl is over (done or stopped, or gone) and nothing is left to process.
-func (p *Processor) processCrawl(ctx context.Context, cp crawl.CrawlProcessing) (crawl.ProcessResult, error) {
+// Crawl processes a crawl's fetched pages for up to cp.For (see above), and ends sooner once
+// the crawl is over (done or stopped, or gone) and nothing is left to process. done counts
+// the pages it processed (the caller's heartbeat).
+func (p *Stage) Crawl(ctx context.Context, cp crawl.CrawlProcessing, done *atomic.Int64) (crawl.ProcessResult, error) {
 	var total crawl.ProcessResult
-	var done atomic.Int64
-	defer keepAlive(ctx, func() any { return done.Load() })()
 	began, poll := time.Now(), crawlPollMin
 	for first := true; time.Since(began) < cp.For; first = false {
 		claim, err := p.Store.ClaimFetched(ctx, cp.CrawlID, cp.Owner, crawlProcessBatch, crawlProcessHold, first)
@@ -50,7 +46,7 @@ func (p *Processor) processCrawl(ctx context.Context, cp crawl.CrawlProcessing) 
 			return total, err
 		}
 		if len(claim.Pages) > 0 {
-			res, err := p.processPages(ctx, "", pageRefs(claim.Pages), &done)
+			res, err := p.Pages(ctx, "", store.PageRefs(claim.Pages), done)
 			if err != nil {
 				return total, err
 			}
@@ -69,7 +65,7 @@ func (p *Processor) processCrawl(ctx context.Context, cp crawl.CrawlProcessing) 
 			poll = min(2*poll, crawlPollMax)
 		}
 	}
-	activity.GetLogger(ctx).Info("processed a crawl's pages", "crawl", cp.CrawlID, "owner", cp.Owner,
+	p.Hooks.log().Info("processed a crawl's pages", "crawl", cp.CrawlID, "owner", cp.Owner,
 		"pages", done.Load(), "documents", total.Documents, "admitted", total.Admitted)
 	return total, nil
 }
@@ -79,17 +75,15 @@ func over(state crawl.CrawlState) bool {
 	return state == "" || state == crawl.CrawlDone || state == crawl.CrawlStopped
 }
 
-// sleep waits d, unless the activity is cancelled or this worker begins to stop: then the
-// processing hands itself on (a retryable failure, retried on a live worker in seconds)
-// instead of waiting out the stop timeout and then its heartbeat timeout.
-func (p *Processor) sleep(ctx context.Context, d time.Duration) error {
+// sleep waits d, unless ctx ends or this worker begins to stop (ErrStopping).
+func (p *Stage) sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-p.Stopping:
-		return temporal.NewApplicationError("process worker stopping: the processing goes on elsewhere", "WorkerStopping")
+		return ErrStopping
 	case <-t.C:
 		return nil
 	}

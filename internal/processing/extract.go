@@ -1,4 +1,4 @@
-package activities
+package processing
 
 import (
 	"context"
@@ -34,7 +34,7 @@ var errNotRead = errors.New("not read")
 // extract reads a body by what it is (content.Sniff: the bytes win where the header lies),
 // keeping at most maxLinks links; token is the crawl's robots product token. An error wrapping
 // errNotRead fails that document only; others are ours (retry).
-func (p *Processor) extract(ctx context.Context, body []byte, contentType string, pu *url.URL, maxLinks int, token string) (*extracted, error) {
+func (p *Stage) extract(ctx context.Context, body []byte, contentType string, pu *url.URL, maxLinks int, token string) (*extracted, error) {
 	kind := content.Sniff(contentType, body)
 	ex := &extracted{kind: kind, base: pu, source: crawl.SourceLink}
 	switch kind {
@@ -80,7 +80,7 @@ func (p *Processor) extract(ctx context.Context, body []byte, contentType string
 	return ex, nil
 }
 
-func (p *Processor) pdfLimits() content.PDFLimits {
+func (p *Stage) pdfLimits() content.PDFLimits {
 	if p.PDF.Pages > 0 {
 		return p.PDF
 	}

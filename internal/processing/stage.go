@@ -1,0 +1,86 @@
+package processing
+
+import (
+	"context"
+	"time"
+
+	"github.com/trawlerdev/trawler/internal/admit"
+	"github.com/trawlerdev/trawler/internal/content"
+	"github.com/trawlerdev/trawler/internal/dedup"
+	"github.com/trawlerdev/trawler/internal/store"
+)
+
+// Store is what the process stage reads and writes of the crawl's records.
+type Store interface {
+	// ClaimFetched claims up to limit of a crawl's fetched pages for owner, held for hold.
+	ClaimFetched(ctx context.Context, crawlID, owner string, limit int, hold time.Duration, reclaim bool) (store.ProcessingClaim, error)
+	// SaveDocuments saves documents and their links in one transaction.
+	SaveDocuments(ctx context.Context, saves []store.DocumentSave) ([]*store.Dup, error)
+	// SaveDocument saves one (when the batch holds what Postgres refuses).
+	SaveDocument(ctx context.Context, d store.Document, links []store.Link, det *dedup.Detector) (*store.Dup, error)
+	// MarkDone sets a page aside as done, with the reason.
+	MarkDone(ctx context.Context, crawlID string, hash []byte, reason string) error
+	// QueueRenders queues pages for the crawl's render runs.
+	QueueRenders(ctx context.Context, crawlID string, hashes [][]byte) error
+	// FinishProcessed marks saved documents' pages done.
+	FinishProcessed(ctx context.Context, docs []store.Document) error
+}
+
+// Logger is where the stage logs (the activity's logger in a worker).
+type Logger interface {
+	Info(msg string, keyvals ...any)
+	Warn(msg string, keyvals ...any)
+}
+
+// Hooks are told of the stage's progress (nil: not told).
+type Hooks struct {
+	Beat  func(done int64)                           // after each page: a heartbeat
+	Count func(name string, n int64, tags ...string) // a metric series
+	Log   Logger
+}
+
+func (h Hooks) beat(done int64) {
+	if h.Beat != nil {
+		h.Beat(done)
+	}
+}
+
+func (h Hooks) count(name string, n int64, tags ...string) {
+	if h.Count != nil && n != 0 {
+		h.Count(name, n, tags...)
+	}
+}
+
+func (h Hooks) log() Logger {
+	if h.Log != nil {
+		return h.Log
+	}
+	return nopLogger{}
+}
+
+type nopLogger struct{}
+
+func (nopLogger) Info(string, ...any) {}
+func (nopLogger) Warn(string, ...any) {}
+
+// Stage processes fetched pages: parse, store text and documents, record links, admit new
+// URLs (waking their hosts) and queue renders.
+type Stage struct {
+	Store  Store
+	Crawls *admit.Crawls // each crawl's rules (their specs cached; Put fills it without a store)
+	// Admit admits a discovered batch of a crawl (admit.Admitter.AdmitDiscovered in a worker).
+	Admit func(ctx context.Context, ci *admit.Crawl, d *admit.Discovery) (admit.AdmitStats, error)
+	// Body reads a page's body by reference, at most limit bytes.
+	Body func(ctx context.Context, ref string, limit int64) ([]byte, error)
+	// StoreText stores a page's text and returns its reference and the wait for it to be
+	// stored (nil: stored already).
+	StoreText func(ctx context.Context, text []byte) (string, func(context.Context) error, error)
+	// Gate bounds the batches parsed at once in this process (nil: no bound).
+	Gate chan struct{}
+	// PDF bounds the reading of one PDF (zero: content.DefaultPDFLimits).
+	PDF content.PDFLimits
+	// Stopping is closed when this worker begins to stop: a crawl's processing returns
+	// ErrStopping instead of waiting for more pages.
+	Stopping <-chan struct{}
+	Hooks    Hooks
+}
