@@ -26,7 +26,7 @@ type fakeStore struct {
 	finished []store.Document
 	claims   [][]store.FetchedPage
 	state    crawl.CrawlState
-	batchErr error           // what SaveDocuments fails with
+	batchErr error                     // what SaveDocuments fails with
 	badDoc   func(store.Document) bool // SaveDocument refuses these as data errors
 }
 
