@@ -2,30 +2,27 @@ package activities
 
 import (
 	"context"
-	"errors"
-	"strings"
 	"time"
 
 	"go.temporal.io/sdk/activity"
 
 	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/blob"
-	"github.com/trawlerdev/trawler/internal/clock"
-	"github.com/trawlerdev/trawler/internal/crawl"
-	"github.com/trawlerdev/trawler/internal/failpoint"
 	"github.com/trawlerdev/trawler/internal/fetch"
-	"github.com/trawlerdev/trawler/internal/metrics"
+	"github.com/trawlerdev/trawler/internal/fetching"
 	"github.com/trawlerdev/trawler/internal/netguard"
-	"github.com/trawlerdev/trawler/internal/robots"
 	"github.com/trawlerdev/trawler/internal/segment"
 	"github.com/trawlerdev/trawler/internal/store"
 )
 
-// MaxRedirects is how many redirect hops lead to a URL at most.
-const MaxRedirects = 5
+// FetchLeaseInput and FetchLeaseResult are a fetch lease's input and result, as histories hold them.
+type (
+	FetchLeaseInput  = fetching.LeaseInput
+	FetchLeaseResult = fetching.LeaseResult
+)
 
-// Fetcher runs on the fetch task queue: each fetch lease fetches one host's URLs, spacing request
-// starts by the host's delay, and stores bodies in MinIO and outcomes in Postgres.
+// Fetcher runs on the fetch task queue: the fetch stage (internal/fetching) with Temporal's
+// heartbeats, metrics and logger.
 type Fetcher struct {
 	Store    *store.Store
 	Blob     *blob.Store
@@ -33,314 +30,50 @@ type Fetcher struct {
 	Client   *fetch.Client
 	Crawls   *admit.Crawls
 	Admitter *admit.Admitter
-	// Per-IP politeness: request starts to one address at least IPGap apart across all its
-	// hosts, booked in Postgres so every worker counts them (0: off). Connect-to targets are
-	// included only with IPGapOverride.
-	Dialer *netguard.Dialer
+	Dialer   *netguard.Dialer // judges hosts' addresses (nil: any may be dialed)
 	// Control tells of crawl controls (pause, stop, block) as they commit, so the URL states
 	// a window of requests read stay good until one comes (nil: every request reads them).
-	Control       *store.ControlWatch
-	IPGap         time.Duration
-	IPGapOverride bool
+	Control *store.ControlWatch
+	IP      fetching.IPLimit // per-IP politeness (zero: off)
 	// Stopping is closed when this worker begins to stop: a running lease ends early (as if
 	// its time were up), so the host's next lease starts on a live worker at once.
 	Stopping <-chan struct{}
 }
 
-// FetchBatchInput is one fetch lease of a host: its pacing and how it claims. (The JSON
-// names of renamed fields are kept for leases scheduled before the rename.)
-type FetchLeaseInput struct {
-	Host          string        `json:"host"`
-	Delay         time.Duration `json:"delay"`         // between request starts, before robots.txt's Crawl-delay
-	MaxCrawlDelay time.Duration `json:"maxCrawlDelay"` // cap on Crawl-delay
-	NotBefore     time.Time     `json:"notBefore"`     // no request starts earlier
-	Concurrency   int           `json:"concurrency"`   // requests in flight at most (default 1)
-	// Chunk is how many due URLs the lease claims at a time, each claim held for ClaimTTL.
-	Chunk    int           `json:"topUp,omitempty"`
-	ClaimTTL time.Duration `json:"lease,omitempty"`
-	// Owner names the lease: its first and last claims are made as Owner, those between as
-	// crawl.ChunkOwner(Owner), so whoever outlives the lease finds what it holds by owner.
-	Owner string `json:"owner,omitempty"`
-	// LeaseFor is how long the lease holds its host at most (see fetch_lease.go).
-	LeaseFor time.Duration `json:"leaseFor,omitempty"`
-}
-
-// FetchBatchResult is small: counts, pacing facts and page references, never bodies. It is
-// also the heartbeat detail, so a retried activity resumes with the URLs it finished.
-type FetchLeaseResult struct {
-	Finished          []bool          `json:"finished"`        // by index in Chunk
-	Chunk             []crawl.Claimed `json:"topUp,omitempty"` // the URLs the lease is at (a retry resumes them)
-	Done              int             `json:"done"`
-	Fetched           int             `json:"fetched"`
-	NotModified       int             `json:"notModified"`
-	Errors            int             `json:"errors"`
-	Skipped           int             `json:"skipped"`
-	Deferred          int             `json:"deferred"`
-	Requests          int             `json:"requests"`
-	LateSlots         int             `json:"lateSlots,omitempty"`      // slots given up because this process woke too late
-	LateDepartures    int             `json:"lateDepartures,omitempty"` // requests that left late: the next slot moved out
-	PeakInFlight      int             `json:"peakInFlight"`
-	LastRequestAt     time.Time       `json:"lastRequestAt"`
-	CrawlDelay        time.Duration   `json:"crawlDelay"` // from robots.txt, capped
-	CrawlDelayCapped  bool            `json:"crawlDelayCapped"`
-	DeferUntil        time.Time       `json:"deferUntil"` // the host asked us to wait (Retry-After)
-	ConsecutiveErrors int             `json:"consecutiveErrors"`
-	LastError         string          `json:"lastError,omitempty"`
-	Answered          bool            `json:"answered,omitempty"` // the host answered a request sensibly
-	Gone              string          `json:"gone,omitempty"`     // why the host may be dead
-	Retired           bool            `json:"retired,omitempty"`  // the host was retired (dead-site cleanup)
-	// Dry: the lease ended because the host has no URL due, and its last claim
-	// left the host waiting for the next admission; NextDue is when its next URL is due.
-	Dry     bool       `json:"dry,omitempty"`
-	NextDue *time.Time `json:"nextDue,omitempty"`
-}
-
-// flushWhenStopped stores the current body segment at once if the lease is stopped (a pause
-// or throttle cancels it): the outcomes of its last requests wait for that segment, and the
-// host should not wait a segment's age for its new pacing. A lease that ends by itself does
-// not: its pages share the segment with every other lease's. Call the result when done.
-func (f *Fetcher) flushWhenStopped(ctx context.Context) func() {
-	if f.Bodies == nil {
-		return func() {}
-	}
-	done := make(chan struct{})
-	go func() {
-		select {
-		case <-ctx.Done():
-			f.Bodies.Flush()
-		case <-done:
-		}
-	}()
-	return func() { close(done) }
-}
-
 // FetchBatch runs one fetch lease (the activity keeps the name it had when leases were
-// batches: histories schedule it by name): it claims the host's due URLs a chunk at a time and fetches
-// them, at most in.Concurrency at a time, request starts at least the delay apart, until the
-// lease is up or the host runs dry (fetch_lease.go). robots.txt comes first when its cache has
-// expired (itself requested under the same schedule). A URL robots.txt forbids is skipped
-// without a request. After a Retry-After the rest of the chunk goes back to the queue for
-// later. Fetched pages are left for the crawl's processing, which claims them.
+// batches: histories schedule it by name). A retry resumes from the last progress it
+// heartbeated.
 func (f *Fetcher) FetchBatch(ctx context.Context, in FetchLeaseInput) (FetchLeaseResult, error) {
-	b := &leaseRun{f: f, in: in, next: in.NotBefore, began: f.clock().Now()}
+	var resumed FetchLeaseResult
 	if activity.HasHeartbeatDetails(ctx) {
-		_ = activity.GetHeartbeatDetails(ctx, &b.res)
+		_ = activity.GetHeartbeatDetails(ctx, &resumed)
 	}
-	b.urls = b.res.Chunk // resumed: the chunk the last attempt was at
-	if len(b.res.Finished) != len(b.urls) {
-		b.res.Finished, b.res.Chunk, b.urls = nil, nil, nil
+	return f.stage(ctx).Lease(ctx, in, resumed, int(activity.GetInfo(ctx).Attempt))
+}
+
+// stage is the fetch stage over this worker's stores, reporting to ctx's activity.
+func (f *Fetcher) stage(ctx context.Context) *fetching.Stage {
+	s := &fetching.Stage{Store: f.Store, Client: f.Client, Crawls: f.Crawls, Admit: f.Admitter.AdmitDiscovered,
+		StoreBody: f.storeBody, Dialer: f.Dialer, Control: f.Control, IP: f.IP, Stopping: f.Stopping,
+		Hooks: fetching.Hooks{
+			Beat:  func(r fetching.LeaseResult) { activity.RecordHeartbeat(ctx, r) },
+			Count: func(name string, n int64, tags ...string) { count(ctx, name, n, tags...) },
+			Time:  func(name string, d time.Duration) { activity.GetMetricsHandler(ctx).Timer(name).Record(d) },
+			Log:   activity.GetLogger(ctx),
+		}}
+	if f.Bodies != nil {
+		s.Flush = f.Bodies.Flush
 	}
-	defer keepAlive(ctx, func() any { return b.result() })()
-	defer f.flushWhenStopped(ctx)()
-	if len(b.urls) == 0 {
-		if more, err := b.claimChunk(ctx, b.in.Owner); err != nil || !more {
-			return b.result(), err
-		}
+	return s
+}
+
+// storeBody puts a body into the fetch worker's current segment (one PUT for every body its
+// leases fetch in a few seconds) and returns its reference and the wait for the segment to be
+// stored. Without a segment writer it stores the body alone, content-addressed.
+func (f *Fetcher) storeBody(ctx context.Context, body []byte) (string, func(context.Context) error, error) {
+	if f.Bodies == nil {
+		key, err := f.Blob.PutBody(ctx, body)
+		return key, nil, err
 	}
-	first := b.urls
-	if err := b.pace(ctx, b.urls); err != nil {
-		return FetchLeaseResult{}, err
-	}
-	in = b.in
-	if activity.GetInfo(ctx).Attempt > 1 {
-		// A previous attempt may have sent a request after its last delivered heartbeat:
-		// start a full delay from now, which is after all of them.
-		b.next = clock.Later(b.next, f.clock().Now().Add(max(in.Delay, b.res.CrawlDelay)))
-	} else if !b.res.LastRequestAt.IsZero() {
-		b.next = clock.Later(b.next, b.res.LastRequestAt.Add(b.delay()))
-	}
-	if why := f.refusedHost(ctx, in.Host); why != "" {
-		// Every address of the host is forbidden (loopback, private, link-local, metadata…):
-		// not even robots.txt is requested.
-		for i, u := range b.urls {
-			if b.res.Finished[i] {
-				continue
-			}
-			o := store.FetchOutcome{CrawlID: u.CrawlID, Hash: u.Hash, URL: u.URL, Attempts: u.Attempts,
-				State: store.StateSkipped, SkipReason: "blocked address", Err: why}
-			if err := f.record(ctx, in.Host, o); err != nil {
-				return b.result(), err
-			}
-			count(ctx, metrics.Refused, 1)
-			b.mu.Lock()
-			b.res.Skipped++
-			b.mu.Unlock()
-			b.finish(ctx, i)
-		}
-		return b.result(), b.end(ctx)
-	}
-	b.ip = f.limitedIP(ctx, in.Host)
-	n := max(in.Concurrency, 1)
-	sem := make(chan struct{}, n)
-	errs := make(chan error, 1) // the first failure on our side stops the lease (leaseRun.fail)
-	// robots.txt is per scheme (RFC 9309 §2.3): a cached file and its parsed rules for each
-	// scheme, the rules also per product token (crawls may name different ones).
-	type rulesKey struct{ scheme, token string }
-	rulesOf := map[rulesKey]*robots.Rules{}
-	cachedOf := map[string]*store.Robots{}
-	sitemapsChecked := map[string]bool{} // crawls whose sitemap discovery on this host is settled
-	for i := 0; ; i++ {
-		if i == len(b.urls) {
-			if n > 1 {
-				break // concurrent requests: one chunk a lease (the next claim would wait for them all)
-			}
-			more, err := b.nextChunk(ctx, sem)
-			if err != nil {
-				return b.wait(sem, errs, err)
-			}
-			if !more {
-				break
-			}
-			i = 0 // the chunk replaced the finished one
-		}
-		u := b.urls[i]
-		if b.res.Finished[i] {
-			continue
-		}
-		select {
-		case err := <-errs: // a request of this lease failed on our side: stop, retry the activity
-			return b.wait(sem, nil, err)
-		default:
-		}
-		ci, err := f.Crawls.Get(ctx, u.CrawlID)
-		if err != nil {
-			return b.wait(sem, errs, err)
-		}
-		scheme := schemeOf(u.URL)
-		rules := rulesOf[rulesKey{scheme, ci.Token}]
-		cached := cachedOf[scheme]
-		if rules == nil {
-			if cached == nil || f.clock().Now().After(cached.ExpiresAt) {
-				b.drain(sem) // robots.txt alone, before any page of its scheme
-				b.mu.Lock()
-				b.cursor = i
-				b.mu.Unlock()
-				if cached, err = f.robots(ctx, b, u.URL, ci); err != nil {
-					return b.result(), err
-				}
-				cachedOf[scheme] = cached
-			}
-			rules = robots.FromStatus(cached.Status, []byte(cached.Body), ci.Token)
-			rulesOf[rulesKey{scheme, ci.Token}] = rules
-			if d := rules.CrawlDelay; d > 0 {
-				// One server answers both schemes: the larger Crawl-delay paces them all.
-				b.mu.Lock()
-				if d := crawl.CrawlDelayPace(d, in.MaxCrawlDelay).Delay; d > b.res.CrawlDelay {
-					b.res.CrawlDelay = d
-				}
-				b.res.CrawlDelayCapped = b.res.CrawlDelayCapped || rules.CrawlDelay > in.MaxCrawlDelay
-				b.delayRaisedLocked()
-				b.mu.Unlock()
-			}
-		}
-		if !sitemapsChecked[ci.ID] {
-			sitemapsChecked[ci.ID] = true
-			if err := f.discoverSitemaps(ctx, ci, in.Host, cached, u.URL); err != nil {
-				return b.wait(sem, errs, err)
-			}
-		}
-		if err := b.repace(ctx); err != nil { // a crawl's throttle, or its end, mid-chunk
-			return b.wait(sem, errs, err)
-		}
-		// Acquire a place first: a response that arrives meanwhile (a Retry-After) can still
-		// keep this URL from being requested.
-		sem <- struct{}{}
-		o, skip := b.withoutRequest(ci, u, rules)
-		var start time.Time
-		var slot store.Slot
-		if !skip {
-			slot, err = b.takeFor(ctx, i)
-			start = slot.Start
-			if errors.Is(err, errDeferred) {
-				o, skip = b.withoutRequest(ci, u, rules)
-			} else if err != nil {
-				<-sem
-				return b.wait(sem, errs, err)
-			}
-		}
-		if !skip {
-			// The crawl may have been stopped, or the URL blocked, since the lease claimed it; or
-			// an attempt of this lease that died fetched it already (its page waits for the
-			// crawl's processing). Read with the slot's booking, in the same round trip.
-			state, crawlState := slot.URLState, slot.CrawlState
-			if state == store.StateClaimed && crawlState == crawl.CrawlPaused {
-				// Paused since the claim: this and the crawl's other URLs of the lease go back
-				// to the queue now, not one slot at a time.
-				b.endRequest()
-				<-sem
-				if err := b.releaseCrawl(ctx, u.CrawlID); err != nil {
-					return b.wait(sem, errs, err)
-				}
-				continue
-			}
-			if state != store.StateClaimed {
-				b.endRequest()
-				<-sem
-				b.finish(ctx, i)
-				continue
-			}
-		}
-		if skip {
-			<-sem
-			if err := f.record(ctx, in.Host, o); err != nil {
-				return b.wait(sem, errs, err)
-			}
-			if o.State == store.StateSkipped && strings.HasPrefix(o.SkipReason, "robots.txt") {
-				count(ctx, metrics.RobotsBlocked, 1)
-			}
-			b.finish(ctx, i)
-			continue
-		}
-		b.recording.Add(1)
-		go func() {
-			defer b.recording.Done()
-			o, eff, err := f.fetchOne(ctx, ci, u, start, b.sent(ctx, start))
-			if err != nil {
-				<-sem
-				b.endRequest()
-				b.fail(errs, err)
-				return
-			}
-			// The response's effect on the host's pacing (a Retry-After) counts at once, and the
-			// request's place is free: the next request need not wait for this one's body to
-			// be stored. Its outcome is recorded once it is, even if the lease is being stopped.
-			b.apply(eff)
-			<-sem
-			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-			defer cancel()
-			if eff.stored != nil {
-				err = eff.stored(rctx)
-			}
-			if err == nil {
-				err = f.record(rctx, in.Host, o)
-			}
-			if err != nil {
-				b.fail(errs, err)
-				return
-			}
-			failpoint.Hit(failpoint.FetchRecorded)
-			observeFetch(ctx, o)
-			b.finish(ctx, i)
-			if o.Err != "" {
-				activity.GetLogger(ctx).Debug("fetch failed", "crawl", u.CrawlID, "host", in.Host, "url", u.URL, "error", o.Err, "state", o.State)
-			}
-		}()
-	}
-	res, err := b.wait(sem, errs, nil)
-	if err != nil {
-		return res, err
-	}
-	ci, cerr := f.Crawls.Get(ctx, first[0].CrawlID)
-	if cerr != nil {
-		return res, cerr
-	}
-	res.Retired, err = f.hostHealth(ctx, in.Host, res, ci.Spec.RetireAfter.D(), b.knownHealthy())
-	if err == nil {
-		err = b.end(ctx)
-	}
-	failpoint.Hit(failpoint.BatchFetched)
-	activity.GetLogger(ctx).Info("fetch lease done", "host", in.Host, "crawl", ci.ID, "chunk", len(b.urls),
-		"requests", res.Requests, "fetched", res.Fetched, "notModified", res.NotModified, "errors", res.Errors,
-		"skipped", res.Skipped, "deferred", res.Deferred, "lastError", res.LastError)
-	return res, err
+	return f.Bodies.Add(body)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/trawlerdev/trawler/internal/clock"
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/fetch"
+	"github.com/trawlerdev/trawler/internal/fetching"
 	"github.com/trawlerdev/trawler/internal/parse"
 	"github.com/trawlerdev/trawler/internal/render"
 	"github.com/trawlerdev/trawler/internal/robots"
@@ -34,8 +35,8 @@ type Renderer struct {
 	Crawls   *admit.Crawls
 	Admitter *admit.Admitter
 	Browser  *render.Browser
-	Client   *fetch.Client // for the pages' own subresources
-	IP       IPLimit       // per-IP politeness of those requests, as for fetch leases
+	Client   *fetch.Client    // for the pages' own subresources
+	IP       fetching.IPLimit // per-IP politeness of those requests, as for fetch leases
 	Stopping <-chan struct{}
 }
 
@@ -84,7 +85,7 @@ func (r *Renderer) RenderPages(ctx context.Context, in RenderInput) (RenderResul
 			return res, err
 		}
 		if len(jobs) == 0 {
-			if err := sleepUntil(ctx, clock.Clock{}, time.Now().Add(time.Second)); err != nil {
+			if err := clock.SleepUntil(ctx, clock.Clock{}, time.Now().Add(time.Second)); err != nil {
 				return res, err
 			}
 			activity.RecordHeartbeat(ctx, res)

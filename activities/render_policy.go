@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/trawlerdev/trawler/internal/admit"
+	"github.com/trawlerdev/trawler/internal/clock"
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/fetch"
 	"github.com/trawlerdev/trawler/internal/render"
@@ -54,7 +55,7 @@ func (r *Renderer) newPagePolicy(ctx context.Context, ci *admit.Crawl, j store.R
 	}
 	delay := crawl.Slowest(spec.Pace(), crawl.CrawlDelayPace(crawlDelay, spec.MaxCrawlDelay.D())).Delay
 	return &pagePolicy{r: r, ci: ci, j: j, page: pu.String(), scheme: pu.Scheme, body: body, rules: rules,
-		gap: delay + jitterMargin(delay), ip: r.IP.Of(ctx, j.Host)}, nil
+		gap: delay + crawl.GapMargin(delay), ip: r.IP.Of(ctx, j.Host)}, nil
 }
 
 // answer is the page's render.Policy.
@@ -88,7 +89,7 @@ func (p *pagePolicy) fetch(ctx context.Context, rawURL string) render.Answer {
 	if !ok {
 		deadline = p.r.Store.Clock().Now().Add(time.Minute)
 	}
-	slot, err := p.r.Store.BookRenderSlot(ctx, p.j.Host, p.j.CrawlID, p.gap, p.ip, p.r.IP.Gap+jitterMargin(p.r.IP.Gap), deadline)
+	slot, err := p.r.Store.BookRenderSlot(ctx, p.j.Host, p.j.CrawlID, p.gap, p.ip, p.r.IP.Gap+crawl.GapMargin(p.r.IP.Gap), deadline)
 	switch {
 	case err != nil:
 		return render.Answer{Block: "no slot: " + err.Error()}
@@ -99,7 +100,7 @@ func (p *pagePolicy) fetch(ctx context.Context, rawURL string) render.Answer {
 		p.stopped = "host's next start past the page's deadline"
 		return render.Answer{Block: p.stopped}
 	}
-	if err := sleepUntil(ctx, p.r.Store.Clock(), slot.Start); err != nil {
+	if err := clock.SleepUntil(ctx, p.r.Store.Clock(), slot.Start); err != nil {
 		// The page ended while it waited: its slot goes back to the host.
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()

@@ -21,7 +21,7 @@ const (
 	inLeaseWait = 5 * time.Second
 	// fetchHeartbeatTimeout is how long a fetch lease may go without a heartbeat before
 	// Temporal retries it elsewhere: leases heartbeat every few seconds whatever they are doing
-	// (activities.heartbeatEvery), so a dead fetch worker's hosts move on within this.
+	// (crawl.HeartbeatEvery), so a dead fetch worker's hosts move on within this.
 	fetchHeartbeatTimeout = 20 * time.Second
 )
 

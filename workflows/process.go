@@ -12,7 +12,7 @@ import (
 
 // processHeartbeatTimeout is how long a processing batch may go without a heartbeat before
 // Temporal retries it elsewhere: it heartbeats after every page and every few seconds
-// (activities.heartbeatEvery), so a dead process worker's batches move on within this.
+// (crawl.HeartbeatEvery), so a dead process worker's batches move on within this.
 const processHeartbeatTimeout = 20 * time.Second
 
 // ProcessPageWorkflow processes a batch of pages the crawl's sweep found unprocessed (a

@@ -3,7 +3,10 @@
 // a test sets one off by a skew to play a worker whose clock runs wrong.
 package clock
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // Clock is the machine's clock set off by Skew (zero: the machine's clock as it is).
 type Clock struct {
@@ -31,3 +34,39 @@ func Later(a, b time.Time) time.Time {
 // Of is what this clock read when the machine's clock read t (a time.Now() taken by code that
 // does not know this clock, such as an HTTP trace hook).
 func (c Clock) Of(t time.Time) time.Time { return t.Add(c.Skew) }
+
+// SleepUntil waits until t on c, or until ctx ends (its error).
+func SleepUntil(ctx context.Context, c Clock, t time.Time) error {
+	d := c.Until(t)
+	if d <= 0 {
+		return nil
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		return nil
+	}
+}
+
+// Every calls fn every d until the returned stop is called or ctx ends.
+func Every(ctx context.Context, d time.Duration, fn func()) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(d)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				fn()
+			}
+		}
+	}()
+	return func() { close(done) }
+}

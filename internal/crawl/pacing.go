@@ -28,3 +28,8 @@ func Slowest(paces ...Pace) Pace {
 func CrawlDelayPace(crawlDelay, maxCrawlDelay time.Duration) Pace {
 	return Pace{Delay: min(crawlDelay, maxCrawlDelay)}
 }
+
+// GapMargin is added to a host's delay when its next slot is booked: connection set-up and
+// scheduling on either side can bring two requests closer at the server than they left here,
+// and the delay is a floor the server must see. A fifth of the delay, at most 50 ms.
+func GapMargin(delay time.Duration) time.Duration { return min(delay/5, 50*time.Millisecond) }

@@ -21,6 +21,7 @@ import (
 	"github.com/trawlerdev/trawler/internal/blob"
 	"github.com/trawlerdev/trawler/internal/config"
 	"github.com/trawlerdev/trawler/internal/fetch"
+	"github.com/trawlerdev/trawler/internal/fetching"
 	"github.com/trawlerdev/trawler/internal/netguard"
 	"github.com/trawlerdev/trawler/internal/render"
 	"github.com/trawlerdev/trawler/internal/seen"
@@ -89,7 +90,8 @@ func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 			bodies := segment.NewWriter(deps.Blob, segment.Options{Prefix: "segments/bodies", Name: processName(),
 				MaxAge: cfg.SegmentMaxAge, MaxBytes: cfg.SegmentMaxBytes})
 			w.RegisterActivity(&activities.Fetcher{Store: st, Blob: deps.Blob, Bodies: bodies, Client: fetch.New(fetch.Options{Dialer: dialer, RootCAs: cfg.RootCAs}),
-				Crawls: crawls, Admitter: admitter, Dialer: dialer, IPGap: cfg.IPGap, IPGapOverride: cfg.IPGapOverride, Stopping: r.stopping,
+				Crawls: crawls, Admitter: admitter, Dialer: dialer, Stopping: r.stopping,
+				IP:      fetching.IPLimit{Dialer: dialer, Gap: cfg.IPGap, Override: cfg.IPGapOverride},
 				Control: st.WatchControl(watchCtx)})
 		case config.RoleProcess:
 			// A lease's processing holds its activity slot for the whole lease, mostly waiting for
@@ -120,7 +122,7 @@ func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 				DOMs: segment.NewWriter(deps.Blob, segment.Options{Prefix: "segments/dom", Name: processName(),
 					MaxAge: cfg.SegmentMaxAge, MaxBytes: cfg.SegmentMaxBytes}),
 				Crawls: crawls, Admitter: admitter, Browser: browser, Stopping: r.stopping,
-				IP:     activities.IPLimit{Dialer: dialer, Gap: cfg.IPGap, Override: cfg.IPGapOverride},
+				IP:     fetching.IPLimit{Dialer: dialer, Gap: cfg.IPGap, Override: cfg.IPGapOverride},
 				Client: fetch.New(fetch.Options{Dialer: dialer, RootCAs: cfg.RootCAs})})
 		default:
 			r.Stop()

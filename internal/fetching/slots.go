@@ -1,4 +1,4 @@
-package activities
+package fetching
 
 import (
 	"context"
@@ -6,18 +6,11 @@ import (
 	"maps"
 	"time"
 
-	"go.temporal.io/sdk/activity"
-
 	"github.com/trawlerdev/trawler/internal/clock"
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/store"
 	"github.com/trawlerdev/trawler/internal/urlnorm"
 )
-
-// jitterMargin is added to a host's delay when its next slot is booked: connection set-up and
-// scheduling on either side can bring two requests closer at the server than they left here,
-// and the delay is a floor the server must see. A fifth of the delay, at most 50 ms.
-func jitterMargin(delay time.Duration) time.Duration { return min(delay/5, 50*time.Millisecond) }
 
 // maxLateSlots is how many slots in a row one request gives up for waking too late.
 const maxLateSlots = 3
@@ -35,7 +28,7 @@ var errWindowLater = errors.New("window starts later")
 // lease that dies holds its host's time (one that ends gives the rest back: unused), and what
 // waits behind it (a redirect from another host). stateFresh bounds how old a URL's state
 // read at a claim or a booking may be when its request leaves: controls (pause, stop, block)
-// are told at once (Fetcher.Control); what remains is a stale attempt fetching a URL too.
+// are told at once (Stage.Control); what remains is a stale attempt fetching a URL too.
 const (
 	windowAhead = 20 * time.Second
 	windowSlots = 8
@@ -63,7 +56,7 @@ func (b *leaseRun) takeFor(ctx context.Context, i int) (store.Slot, error) {
 		}
 		// The margin here too: when robots.txt's Crawl-delay raises the delay mid-lease, the
 		// slot booked before it knew is closer than the new delay plus margin.
-		gap := b.delay() + jitterMargin(b.delay())
+		gap := b.delay() + crawl.GapMargin(b.delay())
 		wait := b.f.clock().Until(b.nextStartLocked())
 		if wait <= 0 {
 			// The host's time is booked in Postgres — its schedule, and its address's when the
@@ -73,7 +66,7 @@ func (b *leaseRun) takeFor(ctx context.Context, i int) (store.Slot, error) {
 			slot, err := b.book(ctx, i, url, gap)
 			if errors.Is(err, errWindowLater) {
 				b.mu.Unlock()
-				if err := sleepUntil(ctx, b.f.clock(), slot.Start); err != nil {
+				if err := clock.SleepUntil(ctx, b.f.clock(), slot.Start); err != nil {
 					return store.Slot{}, err
 				}
 				continue
@@ -89,7 +82,7 @@ func (b *leaseRun) takeFor(ctx context.Context, i int) (store.Slot, error) {
 			b.inFlight++
 			b.res.PeakInFlight = max(b.res.PeakInFlight, b.inFlight)
 			b.mu.Unlock()
-			if err := sleepUntil(ctx, b.f.clock(), start); err != nil {
+			if err := clock.SleepUntil(ctx, b.f.clock(), start); err != nil {
 				b.endRequest()
 				return store.Slot{}, err
 			}
@@ -129,7 +122,7 @@ func (b *leaseRun) takeFor(ctx context.Context, i int) (store.Slot, error) {
 func (b *leaseRun) book(ctx context.Context, i int, url *store.URLKey, gap time.Duration) (store.Slot, error) {
 	now := b.f.clock().Now()
 	if b.ip.IsValid() {
-		return b.f.Store.BookSlotFor(ctx, b.in.Host, gap, b.ip, b.f.IPGap+jitterMargin(b.f.IPGap), now, url)
+		return b.f.Store.BookSlotFor(ctx, b.in.Host, gap, b.ip, b.f.IP.Gap+crawl.GapMargin(b.f.IP.Gap), now, url)
 	}
 	w := &b.window
 	st, known := store.WindowState{}, url == nil
@@ -250,15 +243,15 @@ func (b *leaseRun) settle() (end, next time.Time, ok bool) {
 // nextStartLocked is the earliest start of the lease's next request: its own pacing (b.next),
 // and a delay as it is now, plus the margin, after its last request left. Callers hold b.mu.
 func (b *leaseRun) nextStartLocked() time.Time {
-	return clock.Later(b.next, b.res.LastRequestAt.Add(b.delay()+jitterMargin(b.delay())))
+	return clock.Later(b.next, b.res.LastRequestAt.Add(b.delay()+crawl.GapMargin(b.delay())))
 }
 
 // tolerance is how late after its slot a request may leave: half the margin slots are booked
 // apart by.
 func (b *leaseRun) tolerance() time.Duration {
-	t := jitterMargin(b.delay()) / 2
+	t := crawl.GapMargin(b.delay()) / 2
 	if b.ip.IsValid() {
-		t = min(t, jitterMargin(b.f.IPGap)/2)
+		t = min(t, crawl.GapMargin(b.f.IP.Gap)/2)
 	}
 	return t
 }
@@ -277,8 +270,8 @@ func (b *leaseRun) sent(ctx context.Context, start time.Time) func(time.Time) {
 			return
 		}
 		b.res.LateDepartures++
-		b.next = clock.Later(b.next, at.Add(d+jitterMargin(d)))
-		hostNext, ipNext := at.Add(d+jitterMargin(d)), at.Add(b.f.IPGap+jitterMargin(b.f.IPGap))
+		b.next = clock.Later(b.next, at.Add(d+crawl.GapMargin(d)))
+		hostNext, ipNext := at.Add(d+crawl.GapMargin(d)), at.Add(b.f.IP.Gap+crawl.GapMargin(b.f.IP.Gap))
 		// Within the lease's window, whoever books next starts at its end already.
 		inWindow := !b.ip.IsValid() && !hostNext.After(b.window.End)
 		b.mu.Unlock()
@@ -289,14 +282,14 @@ func (b *leaseRun) sent(ctx context.Context, start time.Time) func(time.Time) {
 			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 			defer cancel()
 			if err := b.f.Store.PushSlot(ctx, b.in.Host, hostNext, b.ip, ipNext); err != nil {
-				activity.GetLogger(ctx).Warn("push a late request's next slot", "host", b.in.Host, "error", err)
+				b.f.Hooks.log().Warn("push a late request's next slot", "host", b.in.Host, "error", err)
 			}
 		}()
 	}
 }
 
 // otherHost is the authority of target when it is not host's ("" when it is, or cannot say).
-func (f *Fetcher) otherHost(host, target string) string {
+func (f *Stage) otherHost(host, target string) string {
 	n, err := f.Crawls.Norm.Normalize(target)
 	if err != nil {
 		return ""
@@ -309,36 +302,11 @@ func (f *Fetcher) otherHost(host, target string) string {
 
 // takeOtherHost books the next request slot of another host, a delay after its last request
 // start whoever made it, and waits for it.
-func (f *Fetcher) takeOtherHost(ctx context.Context, host string, delay time.Duration) (time.Time, error) {
-	gap := delay + jitterMargin(delay)
-	start, err := f.Store.BookSlot(ctx, host, gap, f.limitedIP(ctx, host), f.IPGap+jitterMargin(f.IPGap), f.clock().Now())
+func (f *Stage) takeOtherHost(ctx context.Context, host string, delay time.Duration) (time.Time, error) {
+	gap := delay + crawl.GapMargin(delay)
+	start, err := f.Store.BookSlot(ctx, host, gap, f.limitedIP(ctx, host), f.IP.Gap+crawl.GapMargin(f.IP.Gap), f.clock().Now())
 	if err != nil {
 		return time.Time{}, err
 	}
-	return start, sleepUntil(ctx, f.clock(), start)
-}
-
-// clock is the worker's clock: the one its store converts the host's bookings with (the
-// machine's, unless a test sets it off).
-func (f *Fetcher) clock() clock.Clock {
-	if f == nil || f.Store == nil { // a lease's pure parts under unit test
-		return clock.Clock{}
-	}
-	return f.Store.Clock()
-}
-
-// sleepUntil waits until t on clock c, or until ctx ends.
-func sleepUntil(ctx context.Context, c clock.Clock, t time.Time) error {
-	d := c.Until(t)
-	if d <= 0 {
-		return nil
-	}
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-timer.C:
-		return nil
-	}
+	return start, clock.SleepUntil(ctx, f.clock(), start)
 }

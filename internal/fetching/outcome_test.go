@@ -1,4 +1,4 @@
-package activities
+package fetching
 
 import (
 	"testing"
@@ -46,7 +46,7 @@ func TestRetryAfterFailure(t *testing.T) {
 // A redirect is followed for at most MaxRedirects (5) hops: the sixth is refused with the
 // reason, before any admission; a redirect without a Location is refused too.
 func TestRedirectHopsAreCapped(t *testing.T) {
-	f := &Fetcher{} // no store or admission: a refused redirect needs neither
+	f := &Stage{} // no store or admission: a refused redirect needs neither
 	if got := f.followRedirect(t.Context(), nil, crawl.Claimed{URL: "http://a.test/5", Hops: MaxRedirects}, "/6"); got != "more than 5 redirects" {
 		t.Errorf("the sixth hop: %q", got)
 	}

@@ -1,11 +1,9 @@
-package activities
+package fetching
 
 import (
 	"context"
 	"net/url"
 	"time"
-
-	"go.temporal.io/sdk/activity"
 
 	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/crawl"
@@ -15,7 +13,7 @@ import (
 
 // discoverSitemaps admits, once per crawl and host, the sitemaps robots.txt names (or
 // /sitemap.xml when it names none), whichever crawl fetched that robots.txt.
-func (f *Fetcher) discoverSitemaps(ctx context.Context, ci *admit.Crawl, host string, r *store.Robots, pageURL string) error {
+func (f *Stage) discoverSitemaps(ctx context.Context, ci *admit.Crawl, host string, r *store.Robots, pageURL string) error {
 	if r == nil || r.Status < 200 || r.Status >= 500 { // unreachable robots.txt: look again later
 		return nil
 	}
@@ -40,18 +38,18 @@ const MaxSitemapNesting = 3
 
 // admitSitemaps admits sitemap files (from robots.txt or an index) as URLs of their hosts: they
 // are fetched under politeness like pages, and read when they arrive.
-func (f *Fetcher) admitSitemaps(ctx context.Context, ci *admit.Crawl, base *url.URL, locs []string, depth, nesting int) {
+func (f *Stage) admitSitemaps(ctx context.Context, ci *admit.Crawl, base *url.URL, locs []string, depth, nesting int) {
 	found := f.Crawls.Discover(ci, base, admit.From{Depth: depth, Hops: nesting, Source: crawl.SourceSitemapFile}, 0)
 	for _, loc := range locs {
 		found.Add(admit.Found{Href: loc}) // the same rules as links: scope, deny and block patterns, traps
 	}
-	if _, err := f.Admitter.AdmitDiscovered(ctx, ci, found); err != nil {
-		activity.GetLogger(ctx).Warn("admitting sitemaps failed", "crawl", ci.ID, "error", err)
+	if _, err := f.Admit(ctx, ci, found); err != nil {
+		f.Hooks.log().Warn("admitting sitemaps failed", "crawl", ci.ID, "error", err)
 	}
 }
 
 // readSitemap admits what a fetched sitemap lists: pages, or (for an index) more sitemaps.
-func (f *Fetcher) readSitemap(ctx context.Context, ci *admit.Crawl, u crawl.Claimed, body []byte) string {
+func (f *Stage) readSitemap(ctx context.Context, ci *admit.Crawl, u crawl.Claimed, body []byte) string {
 	sm, err := sitemap.Parse(body)
 	if err != nil {
 		return err.Error()
@@ -79,7 +77,7 @@ func (f *Fetcher) readSitemap(ctx context.Context, ci *admit.Crawl, u crawl.Clai
 			}
 		}})
 	}
-	if _, err := f.Admitter.AdmitDiscovered(ctx, ci, found); err != nil {
+	if _, err := f.Admit(ctx, ci, found); err != nil {
 		return "admit sitemap entries: " + err.Error()
 	}
 	if sm.Truncated {

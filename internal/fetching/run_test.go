@@ -1,4 +1,4 @@
-package activities
+package fetching
 
 import (
 	"testing"
@@ -8,7 +8,7 @@ import (
 // A Crawl-delay learnt from robots.txt spaces the next request a whole new delay after
 // robots.txt's answer, not only after its slot.
 func TestRaisedDelayCountsFromTheLastAnswer(t *testing.T) {
-	b := &leaseRun{in: FetchLeaseInput{Delay: time.Second, Concurrency: 1}}
+	b := &leaseRun{in: LeaseInput{Delay: time.Second, Concurrency: 1}}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.respondedLocked()
@@ -22,7 +22,7 @@ func TestRaisedDelayCountsFromTheLastAnswer(t *testing.T) {
 		t.Fatalf("after Crawl-delay 2 s, next is %s after the last answer; want 2s", got)
 	}
 	// A batch with no answer yet keeps its schedule.
-	fresh := &leaseRun{in: FetchLeaseInput{Delay: time.Second}}
+	fresh := &leaseRun{in: LeaseInput{Delay: time.Second}}
 	fresh.res.CrawlDelay = 2 * time.Second
 	fresh.delayRaisedLocked()
 	if !fresh.next.IsZero() {

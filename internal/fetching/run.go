@@ -1,4 +1,4 @@
-package activities
+package fetching
 
 import (
 	"context"
@@ -6,8 +6,6 @@ import (
 	"net/url"
 	"sync"
 	"time"
-
-	"go.temporal.io/sdk/activity"
 
 	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/clock"
@@ -19,11 +17,11 @@ import (
 // batch is one running fetch lease (FetchBatch): the chunk of URLs it is at, its result under a
 // lock, and the host's request schedule.
 type leaseRun struct {
-	f        *Fetcher
-	in       FetchLeaseInput
+	f        *Stage
+	in       LeaseInput
 	urls     []crawl.Claimed // the chunk (res.Finished by index)
 	mu       sync.Mutex
-	res      FetchLeaseResult
+	res      LeaseResult
 	inFlight int
 	// recording counts requests whose outcome is not recorded yet (their bodies wait for
 	// their segment to be stored).
@@ -245,20 +243,20 @@ func (b *leaseRun) releaseCrawl(ctx context.Context, crawlID string) error {
 	return nil
 }
 
-// heartbeat records the lease's progress, from heartbeatGrace into the lease on. The SDK
+// heartbeat records the lease's progress, from crawl.LeaseHeartbeatGrace into the lease on. The SDK
 // sends an activity's first heartbeat at once, and each heartbeat that reaches the server is
 // a write to the host workflow's state: most leases of a real web's small hosts are over
 // within the grace, and so cost none. A retry of a lease that died before its first
 // heartbeat finds what it did from its URLs' states (a fetched URL is not fetched again);
-// its liveness still shows within the heartbeat timeout (keepAlive).
+// its liveness still shows within the heartbeat timeout (crawl.HeartbeatEvery).
 func (b *leaseRun) heartbeat(ctx context.Context) {
-	if b.f.clock().Since(b.began) < heartbeatGrace {
+	if b.f.clock().Since(b.began) < crawl.LeaseHeartbeatGrace {
 		return
 	}
-	activity.RecordHeartbeat(ctx, b.result())
+	b.f.Hooks.beat(b.result())
 }
 
-func (b *leaseRun) result() FetchLeaseResult {
+func (b *leaseRun) result() LeaseResult {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	r := b.res
@@ -288,7 +286,7 @@ func (b *leaseRun) fail(errs chan error, err error) {
 }
 
 // wait lets the requests in flight finish and returns the result, or the first error.
-func (b *leaseRun) wait(sem chan struct{}, errs chan error, err error) (FetchLeaseResult, error) {
+func (b *leaseRun) wait(sem chan struct{}, errs chan error, err error) (LeaseResult, error) {
 	b.drain(sem)
 	if err == nil && errs != nil {
 		select {

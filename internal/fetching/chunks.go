@@ -1,9 +1,10 @@
-package activities
+package fetching
 
 import (
 	"context"
 	"time"
 
+	"github.com/trawlerdev/trawler/internal/clock"
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/failpoint"
 )
@@ -21,7 +22,7 @@ const (
 	// new due URLs; each look finding none doubles the wait, up to leaseRecheckMax. Most
 	// pages are processed within a second or two (their links come soon), the rest can take
 	// many: a fixed second cost a Postgres round trip a second per waiting lease, more than
-	// one per page fetched. While the fetcher hears of admissions (Fetcher.Control), they wake
+	// one per page fetched. While the fetcher hears of admissions (Stage.Control), they wake
 	// a waiting lease, which then looks only every leaseRecheckMax.
 	leaseRecheck    = time.Second
 	leaseRecheckMax = 4 * time.Second
@@ -159,7 +160,7 @@ func (b *leaseRun) nearSlot(ctx context.Context) bool {
 	if limit := c.Now().Add(inLeaseWait); at.After(limit) {
 		at = limit
 	}
-	return sleepUntil(ctx, c, at) == nil
+	return clock.SleepUntil(ctx, c, at) == nil
 }
 
 // claimChunk is a lease's claim of its first chunk (under the lease's owner, so

@@ -1,4 +1,4 @@
-package activities
+package fetching
 
 import (
 	"context"
@@ -19,7 +19,7 @@ func isNoSuchHost(err error) bool {
 // hostHealth keeps the dead-site clock: a sensible answer stops it, a DNS "no such host" or a
 // front page answering 404/410 starts it, and a host failing longer than retireAfter is retired.
 // A host known to be healthy when the lease began (healthy) has no clock to stop: no write.
-func (f *Fetcher) hostHealth(ctx context.Context, host string, res FetchLeaseResult, retireAfter time.Duration, healthy bool) (bool, error) {
+func (f *Stage) hostHealth(ctx context.Context, host string, res LeaseResult, retireAfter time.Duration, healthy bool) (bool, error) {
 	switch {
 	case res.Gone == "front page gone" || (res.Gone != "" && !res.Answered):
 		if err := f.Store.HostFailing(ctx, host, res.Gone); err != nil {
@@ -33,7 +33,7 @@ func (f *Fetcher) hostHealth(ctx context.Context, host string, res FetchLeaseRes
 }
 
 // refusedHost says why the host's every address is forbidden ("" if it may be dialed).
-func (f *Fetcher) refusedHost(ctx context.Context, authority string) string {
+func (f *Stage) refusedHost(ctx context.Context, authority string) string {
 	if f.Dialer == nil {
 		return ""
 	}
@@ -44,6 +44,6 @@ func (f *Fetcher) refusedHost(ctx context.Context, authority string) string {
 }
 
 // limitedIP is the address per-IP politeness counts the host's requests under (IPLimit).
-func (f *Fetcher) limitedIP(ctx context.Context, authority string) netip.Addr {
-	return IPLimit{Dialer: f.Dialer, Gap: f.IPGap, Override: f.IPGapOverride}.Of(ctx, authority)
+func (f *Stage) limitedIP(ctx context.Context, authority string) netip.Addr {
+	return f.IP.Of(ctx, authority)
 }

@@ -1,4 +1,4 @@
-package activities
+package fetching
 
 import (
 	"bytes"
@@ -9,8 +9,6 @@ import (
 	"net/url"
 	"strings"
 	"time"
-
-	"go.temporal.io/sdk/activity"
 
 	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/blob"
@@ -68,7 +66,7 @@ func retryAfterFailure(spec crawl.Spec, attempts int, start, deferUntil time.Tim
 
 // fetchOne requests one URL (its slot started at start) and decides what becomes of it. An
 // error means our side failed (MinIO): the activity is retried and resumes at this URL.
-func (f *Fetcher) fetchOne(ctx context.Context, ci *admit.Crawl, u crawl.Claimed, start time.Time, sent func(time.Time)) (store.FetchOutcome, effect, error) {
+func (f *Stage) fetchOne(ctx context.Context, ci *admit.Crawl, u crawl.Claimed, start time.Time, sent func(time.Time)) (store.FetchOutcome, effect, error) {
 	spec := ci.Spec
 	var eff effect
 	o := store.FetchOutcome{CrawlID: u.CrawlID, Hash: u.Hash, URL: u.URL, Attempts: u.Attempts,
@@ -121,7 +119,7 @@ func (f *Fetcher) fetchOne(ctx context.Context, ci *admit.Crawl, u crawl.Claimed
 		}
 		// X-Robots-Tag speaks for every content type; what applies to us is kept with the fetch.
 		o.RobotsTag = robots.ParseTag(resp.Header.Values("X-Robots-Tag"), ci.Token).String()
-		key, stored, err := f.storeBody(ctx, resp.Body)
+		key, stored, err := f.StoreBody(ctx, resp.Body)
 		if err != nil {
 			return o, eff, err
 		}
@@ -137,7 +135,7 @@ func (f *Fetcher) fetchOne(ctx context.Context, ci *admit.Crawl, u crawl.Claimed
 		if !kind.Read() {
 			// Stored (the capture) and not read: counted by its type.
 			o.Note = "not read: " + content.MediaType(resp.ContentType, resp.Body)
-			count(ctx, metrics.NotRead, 1, "type", typeFamily(resp.ContentType, resp.Body))
+			f.Hooks.count(metrics.NotRead, 1, "type", typeFamily(resp.ContentType, resp.Body))
 		}
 		if kind.Read() && change != crawl.Unchanged {
 			o.State = store.StateFetched // the crawl's processing claims it
@@ -161,7 +159,7 @@ func (f *Fetcher) fetchOne(ctx context.Context, ci *admit.Crawl, u crawl.Claimed
 			// Held in the host's row too, so its renders (which book the host's schedule, not
 			// this lease's) wait as well. The lease defers by itself either way.
 			if err := f.Store.DeferHost(ctx, urlnorm.Authority(u.URL), until); err != nil {
-				activity.GetLogger(ctx).Warn("defer host", "url", u.URL, "error", err)
+				f.Hooks.log().Warn("defer host", "url", u.URL, "error", err)
 			}
 		}
 		retry(fmt.Sprintf("HTTP %d", s), until)
@@ -185,20 +183,9 @@ func (f *Fetcher) fetchOne(ctx context.Context, ci *admit.Crawl, u crawl.Claimed
 	return o, eff, nil
 }
 
-// storeBody puts a body into the fetch worker's current segment (one PUT for every body its
-// leases fetch in a few seconds) and returns its reference and the wait for the segment to be
-// stored. Without a segment writer it stores the body alone, content-addressed.
-func (f *Fetcher) storeBody(ctx context.Context, body []byte) (string, func(context.Context) error, error) {
-	if f.Bodies == nil {
-		key, err := f.Blob.PutBody(ctx, body)
-		return key, nil, err
-	}
-	return f.Bodies.Add(body)
-}
-
 // followRedirect admits the redirect target as a URL of its own host; it returns why not, if
 // it was not.
-func (f *Fetcher) followRedirect(ctx context.Context, ci *admit.Crawl, u crawl.Claimed, location string) string {
+func (f *Stage) followRedirect(ctx context.Context, ci *admit.Crawl, u crawl.Claimed, location string) string {
 	if location == "" {
 		return "redirect without Location"
 	}
@@ -212,7 +199,7 @@ func (f *Fetcher) followRedirect(ctx context.Context, ci *admit.Crawl, u crawl.C
 	}
 	found := f.Crawls.Discover(ci, base, admit.From{Depth: u.Depth, Hops: u.Hops + 1, Source: source}, 0)
 	c, why := found.Add(admit.Found{Href: location})
-	if _, err := f.Admitter.AdmitDiscovered(ctx, ci, found); err != nil {
+	if _, err := f.Admit(ctx, ci, found); err != nil {
 		return "admit redirect target: " + err.Error()
 	}
 	switch {
@@ -227,13 +214,13 @@ func (f *Fetcher) followRedirect(ctx context.Context, ci *admit.Crawl, u crawl.C
 // record stores an outcome. One that Postgres refuses for its values (what the web sent
 // could not be made storable) is recorded as this URL's skip with the reason, so it costs
 // that URL, never its lease, host or crawl.
-func (f *Fetcher) record(ctx context.Context, host string, o store.FetchOutcome) error {
+func (f *Stage) record(ctx context.Context, host string, o store.FetchOutcome) error {
 	_, err := f.Store.RecordFetchGrouped(ctx, host, o)
 	if err == nil || !store.IsDataError(err) {
 		return err
 	}
-	activity.GetLogger(ctx).Warn("outcome not storable: skipping the URL", "crawl", o.CrawlID, "url", o.URL, "error", err)
-	count(ctx, metrics.Unstorable, 1)
+	f.Hooks.log().Warn("outcome not storable: skipping the URL", "crawl", o.CrawlID, "url", o.URL, "error", err)
+	f.Hooks.count(metrics.Unstorable, 1)
 	bare := store.FetchOutcome{CrawlID: o.CrawlID, Hash: o.Hash, URL: o.URL, FetchKey: o.FetchKey, FetchedAt: o.FetchedAt,
 		Status: o.Status, Duration: o.Duration, Attempts: o.Attempts, State: store.StateSkipped, SkipReason: "unstorable response",
 		Err: err.Error()}

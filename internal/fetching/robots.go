@@ -1,4 +1,4 @@
-package activities
+package fetching
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 
 // robots fetches and caches the host's robots.txt for the page's scheme: http:// and https://
 // of a host have a file each (RFC 9309 §2.3), paced as requests of the one host.
-func (f *Fetcher) robots(ctx context.Context, b *leaseRun, pageURL string, ci *admit.Crawl) (*store.Robots, error) {
+func (f *Stage) robots(ctx context.Context, b *leaseRun, pageURL string, ci *admit.Crawl) (*store.Robots, error) {
 	pu, err := url.Parse(pageURL)
 	if err != nil {
 		return nil, fmt.Errorf("robots.txt for %q: %w", pageURL, err)
@@ -79,7 +79,7 @@ func (f *Fetcher) robots(ctx context.Context, b *leaseRun, pageURL string, ci *a
 	default:
 		r.Status, r.Body = resp.Status, string(resp.Body)
 	}
-	count(ctx, metrics.RobotsFetches, 1, "outcome", robotsOutcome(r.Status))
+	f.Hooks.count(metrics.RobotsFetches, 1, "outcome", robotsOutcome(r.Status))
 	if cached != nil && robots.KeepCached(cached.Status, cached.FetchedAt, r.Status, now) {
 		// Unreachable now, but we hold a good copy: keep obeying it (§2.3.1.4), look again soon.
 		r.Status, r.Body, r.FetchedAt, r.Sitemaps = cached.Status, cached.Body, cached.FetchedAt, cached.Sitemaps

@@ -1,0 +1,153 @@
+package fetching
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"time"
+
+	"github.com/trawlerdev/trawler/internal/admit"
+	"github.com/trawlerdev/trawler/internal/clock"
+	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/fetch"
+	"github.com/trawlerdev/trawler/internal/metrics"
+	"github.com/trawlerdev/trawler/internal/netguard"
+	"github.com/trawlerdev/trawler/internal/store"
+)
+
+// Store is what the fetch stage reads and writes in Postgres.
+type Store interface {
+	// Clock is the clock the store converts bookings with.
+	Clock() clock.Clock
+
+	// Claims (claims.go of the store).
+	ClaimAs(ctx context.Context, host, owner string, limit int, ttl time.Duration, now time.Time) ([]crawl.Claimed, *time.Time, error)
+	ClaimInLease(ctx context.Context, host, owner string, owners []string, limit int, ttl time.Duration, now time.Time, soon time.Duration) (store.LeaseClaim, error)
+	Release(ctx context.Context, claims []crawl.Claimed) error
+	HostDue(ctx context.Context, host string, owners []string) (*time.Time, int, error)
+
+	// Request slots: one host's starts a delay apart, one address's an IP gap apart.
+	BookSlot(ctx context.Context, host string, hostGap time.Duration, ip netip.Addr, ipGap time.Duration, earliest time.Time) (time.Time, error)
+	BookSlotFor(ctx context.Context, host string, hostGap time.Duration, ip netip.Addr, ipGap time.Duration, earliest time.Time, url *store.URLKey) (store.Slot, error)
+	BookWindow(ctx context.Context, host string, gap time.Duration, n int, earliest, own time.Time, urls []store.URLKey, epoch uint64) (store.Window, error)
+	WindowStates(ctx context.Context, urls []store.URLKey, epoch uint64) (map[string]store.WindowState, error)
+	SettleWindow(ctx context.Context, host string, end, next time.Time) error
+	PushSlot(ctx context.Context, host string, hostNext time.Time, ip netip.Addr, ipNext time.Time) error
+	DeferHost(ctx context.Context, host string, until time.Time) error
+
+	// Outcomes, robots.txt and the host's health.
+	RecordFetch(ctx context.Context, host string, o store.FetchOutcome) (bool, error)
+	RecordFetchGrouped(ctx context.Context, host string, o store.FetchOutcome) (bool, error)
+	HostRobotsAndHealth(ctx context.Context, host, scheme string) (*store.Robots, bool, error)
+	SaveRobots(ctx context.Context, host, scheme string, r store.Robots, crawlDelay time.Duration) error
+	StartSitemapDiscovery(ctx context.Context, crawlID, host string) (bool, error)
+	HostFailing(ctx context.Context, host, reason string) error
+	HostHealthy(ctx context.Context, host string) error
+	RetireIfDead(ctx context.Context, host string, after time.Duration) (bool, error)
+}
+
+// Logger is where the stage logs (the activity's logger in a worker).
+type Logger interface {
+	Debug(msg string, keyvals ...any)
+	Info(msg string, keyvals ...any)
+	Warn(msg string, keyvals ...any)
+}
+
+// Hooks are told of a lease's progress (nil: not told).
+type Hooks struct {
+	Beat  func(LeaseResult)                          // the lease's progress: a heartbeat
+	Count func(name string, n int64, tags ...string) // a metric series
+	Time  func(name string, d time.Duration)         // a timer series
+	Log   Logger
+}
+
+func (h Hooks) beat(r LeaseResult) {
+	if h.Beat != nil {
+		h.Beat(r)
+	}
+}
+
+func (h Hooks) count(name string, n int64, tags ...string) {
+	if h.Count != nil && n != 0 {
+		h.Count(name, n, tags...)
+	}
+}
+
+func (h Hooks) time(name string, d time.Duration) {
+	if h.Time != nil {
+		h.Time(name, d)
+	}
+}
+
+func (h Hooks) log() Logger {
+	if h.Log != nil {
+		return h.Log
+	}
+	return nopLogger{}
+}
+
+type nopLogger struct{}
+
+func (nopLogger) Debug(string, ...any) {}
+func (nopLogger) Info(string, ...any)  {}
+func (nopLogger) Warn(string, ...any)  {}
+
+// Stage runs fetch leases: each fetches one host's URLs, spacing request starts by the host's
+// delay, and stores bodies and outcomes.
+type Stage struct {
+	Store  Store
+	Client *fetch.Client
+	Crawls *admit.Crawls
+	// Admit admits what a redirect or a sitemap discovered (the one admission path).
+	Admit func(ctx context.Context, ci *admit.Crawl, d *admit.Discovery) (admit.AdmitStats, error)
+	// StoreBody stores a body and returns its reference and the wait for it to be stored.
+	StoreBody func(ctx context.Context, body []byte) (string, func(context.Context) error, error)
+	// Flush stores the bodies waiting in the current segment at once (nil: none wait).
+	Flush func()
+	// Dialer judges a host's addresses (nil: every address may be dialed).
+	Dialer *netguard.Dialer
+	// Control tells of crawl controls (pause, stop, block) as they commit, so the URL states
+	// a window of requests read stay good until one comes (nil: every request reads them).
+	Control *store.ControlWatch
+	// IP is per-IP politeness across all of an address's hosts.
+	IP IPLimit
+	// Stopping is closed when this worker begins to stop: a running lease ends early (as if
+	// its time were up), so the host's next lease starts on a live worker at once.
+	Stopping <-chan struct{}
+	Hooks    Hooks
+}
+
+// clock is the worker's clock: the one its store converts the host's bookings with (the
+// machine's, unless a test sets it off).
+func (f *Stage) clock() clock.Clock {
+	if f == nil || f.Store == nil { // a lease's pure parts under unit test
+		return clock.Clock{}
+	}
+	return f.Store.Clock()
+}
+
+// observe records one request's outcome in the fetch series.
+func (f *Stage) observe(o store.FetchOutcome) {
+	if o.SkipReason == "blocked address" {
+		f.Hooks.count(metrics.Refused, 1)
+		return
+	}
+	class := "error"
+	if o.Status > 0 {
+		class = fmt.Sprintf("%dxx", o.Status/100)
+	}
+	f.Hooks.count(metrics.Fetches, 1, "status_class", class)
+	f.Hooks.count(metrics.FetchBytes, o.Bytes)
+	if o.Status == 304 {
+		f.Hooks.count(metrics.NotModified, 1)
+	}
+	if o.Status > 0 || o.Err != "" {
+		f.Hooks.time(metrics.FetchLatency, o.Duration)
+	}
+	switch {
+	case o.State == store.StateDead:
+		f.Hooks.count(metrics.DeadLetters, 1)
+	case o.Err != "" && o.State == store.StateQueued:
+		f.Hooks.count(metrics.Retries, 1)
+	}
+}
