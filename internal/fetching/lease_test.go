@@ -1,0 +1,488 @@
+package fetching
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/trawlerdev/trawler/internal/admit"
+	"github.com/trawlerdev/trawler/internal/clock"
+	"github.com/trawlerdev/trawler/internal/config"
+	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/fetch"
+	"github.com/trawlerdev/trawler/internal/netguard"
+	"github.com/trawlerdev/trawler/internal/store"
+	"github.com/trawlerdev/trawler/internal/urlnorm"
+)
+
+// fakeStore is the fetch stage's store in memory: one host's queue of due URLs, its booked
+// time (one schedule, as the hosts row keeps it), the outcomes recorded and the robots.txt
+// cached. It keeps what the lease's correctness rests on: claims, bookings a gap apart, and
+// URL states.
+type fakeStore struct {
+	mu       sync.Mutex
+	queue    []crawl.Claimed     // due, unclaimed
+	states   map[string]string   // URL → state
+	claims   map[string][]string // owner → URLs claimed
+	next     time.Time           // the host's next free start
+	robots   map[string]*store.Robots
+	outcomes []store.FetchOutcome
+	deferred time.Time
+	healthy  int
+	failing  []string
+	settled  int
+}
+
+func newFakeStore(urls ...string) *fakeStore {
+	s := &fakeStore{states: map[string]string{}, claims: map[string][]string{}, robots: map[string]*store.Robots{}}
+	for _, u := range urls {
+		s.queue = append(s.queue, crawl.Claimed{CrawlID: "c", Hash: []byte(u), URL: u})
+		s.states[u] = store.StateQueued
+	}
+	return s
+}
+
+func (s *fakeStore) Clock() clock.Clock { return clock.Clock{} }
+
+func (s *fakeStore) ClaimAs(_ context.Context, _, owner string, limit int, _ time.Duration, _ time.Time) ([]crawl.Claimed, *time.Time, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := min(limit, len(s.queue))
+	got := slices.Clone(s.queue[:n])
+	s.queue = s.queue[n:]
+	for _, u := range got {
+		s.states[u.URL] = store.StateClaimed
+		s.claims[owner] = append(s.claims[owner], u.URL)
+	}
+	return got, nil, nil
+}
+
+func (s *fakeStore) ClaimInLease(ctx context.Context, host, owner string, _ []string, limit int, ttl time.Duration, now time.Time, _ time.Duration) (store.LeaseClaim, error) {
+	got, next, err := s.ClaimAs(ctx, host, owner, limit, ttl, now)
+	return store.LeaseClaim{URLs: got, Next: next}, err
+}
+
+func (s *fakeStore) Release(_ context.Context, claims []crawl.Claimed) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, u := range claims {
+		if s.states[u.URL] == store.StateClaimed {
+			s.states[u.URL] = store.StateQueued
+			s.queue = append(s.queue, u)
+		}
+	}
+	return nil
+}
+
+func (s *fakeStore) HostDue(context.Context, string, []string) (*time.Time, int, error) {
+	return nil, 0, nil
+}
+
+// book takes n gaps of the host's time from earliest or its next free start, whichever is later.
+func (s *fakeStore) book(earliest time.Time, gap time.Duration, n int) time.Time {
+	start := clock.Later(time.Now(), clock.Later(earliest, s.next))
+	s.next = start.Add(time.Duration(n) * gap)
+	return start
+}
+
+func (s *fakeStore) BookSlot(_ context.Context, _ string, gap time.Duration, _ netip.Addr, _ time.Duration, earliest time.Time) (time.Time, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.book(earliest, gap, 1), nil
+}
+
+func (s *fakeStore) BookSlotFor(_ context.Context, _ string, gap time.Duration, _ netip.Addr, _ time.Duration, earliest time.Time, url *store.URLKey) (store.Slot, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	slot := store.Slot{Start: s.book(earliest, gap, 1)}
+	if url != nil {
+		slot.URLState, slot.CrawlState = s.states[string(url.Hash)], crawl.CrawlRunning
+	}
+	return slot, nil
+}
+
+func (s *fakeStore) BookWindow(_ context.Context, _ string, gap time.Duration, n int, earliest, own time.Time, urls []store.URLKey, epoch uint64) (store.Window, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n = max(n, 1)
+	continues := !own.IsZero() && own.Equal(s.next)
+	if continues {
+		s.next = time.Time{} // the caller's own window: it goes on from earliest
+	}
+	start := s.book(earliest, gap, n)
+	return store.Window{Start: start, End: s.next, Mark: s.next, Continues: continues, States: s.statesLocked(urls, epoch)}, nil
+}
+
+func (s *fakeStore) statesLocked(urls []store.URLKey, epoch uint64) map[string]store.WindowState {
+	out := map[string]store.WindowState{}
+	for _, u := range urls {
+		out[store.WindowKey(u)] = store.WindowState{URL: s.states[string(u.Hash)], Crawl: crawl.CrawlRunning, At: time.Now(), Epoch: epoch}
+	}
+	return out
+}
+
+func (s *fakeStore) WindowStates(_ context.Context, urls []store.URLKey, epoch uint64) (map[string]store.WindowState, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.statesLocked(urls, epoch), nil
+}
+
+func (s *fakeStore) SettleWindow(_ context.Context, _ string, end, next time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.settled++
+	if s.next.Equal(end) {
+		s.next = next
+	} else {
+		s.next = clock.Later(s.next, next)
+	}
+	return nil
+}
+
+func (s *fakeStore) PushSlot(_ context.Context, _ string, hostNext time.Time, _ netip.Addr, _ time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.next = clock.Later(s.next, hostNext)
+	return nil
+}
+
+func (s *fakeStore) DeferHost(_ context.Context, _ string, until time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.deferred = until
+	return nil
+}
+
+func (s *fakeStore) RecordFetch(_ context.Context, _ string, o store.FetchOutcome) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.outcomes = append(s.outcomes, o)
+	s.states[o.URL] = o.State
+	return true, nil
+}
+
+func (s *fakeStore) RecordFetchGrouped(ctx context.Context, host string, o store.FetchOutcome) (bool, error) {
+	return s.RecordFetch(ctx, host, o)
+}
+
+func (s *fakeStore) HostRobotsAndHealth(_ context.Context, _, scheme string) (*store.Robots, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.robots[scheme], false, nil
+}
+
+func (s *fakeStore) SaveRobots(_ context.Context, _, scheme string, r store.Robots, _ time.Duration) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.robots[scheme] = &r
+	return nil
+}
+
+func (s *fakeStore) StartSitemapDiscovery(context.Context, string, string) (bool, error) {
+	return false, nil
+}
+
+func (s *fakeStore) HostFailing(_ context.Context, _, reason string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failing = append(s.failing, reason)
+	return nil
+}
+
+func (s *fakeStore) HostHealthy(context.Context, string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.healthy++
+	return nil
+}
+
+func (s *fakeStore) RetireIfDead(context.Context, string, time.Duration) (bool, error) {
+	return false, nil
+}
+
+// outcome is the outcome recorded for url (zero if none).
+func (s *fakeStore) outcome(url string) (store.FetchOutcome, int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var last store.FetchOutcome
+	n := 0
+	for _, o := range s.outcomes {
+		if o.URL == url {
+			last, n = o, n+1
+		}
+	}
+	return last, n
+}
+
+// site is a test host served on loopback: it answers each path with handler and notes when
+// each request arrived.
+type site struct {
+	mu       sync.Mutex
+	arrivals []time.Time
+	paths    []string
+}
+
+func (w *site) seen() ([]string, []time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.paths), slices.Clone(w.arrivals)
+}
+
+// fixture is a fetch stage over a fake store for site.test, served by handler on loopback.
+type fixture struct {
+	st       *fakeStore
+	stage    *Stage
+	site     *site
+	addr     string // the site's address
+	bodies   map[string]string
+	admitted []string
+}
+
+func newFixture(t *testing.T, handler http.HandlerFunc, urls ...string) *fixture {
+	t.Helper()
+	f := &fixture{st: newFakeStore(urls...), site: &site{}, bodies: map[string]string{}}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.site.mu.Lock()
+		f.site.arrivals = append(f.site.arrivals, time.Now())
+		f.site.paths = append(f.site.paths, r.URL.Path)
+		f.site.mu.Unlock()
+		handler(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	f.addr = srv.Listener.Addr().String()
+	dialer := netguard.New(netguard.Options{ConnectTo: []config.ConnectRule{{Pattern: "site.test", Address: f.addr}}})
+	crawls := &admit.Crawls{Norm: urlnorm.New(urlnorm.Default()), DefaultUserAgent: "TrawlerBot/1.0"}
+	crawls.Put("c", crawl.Spec{Name: "c", Seeds: []string{"http://site.test/"}, Scope: crawl.ScopeHost}.WithDefaults())
+	var mu sync.Mutex
+	f.stage = &Stage{Store: f.st, Client: fetch.New(fetch.Options{Dialer: dialer}), Crawls: crawls, Dialer: dialer,
+		Admit: func(_ context.Context, _ *admit.Crawl, d *admit.Discovery) (admit.AdmitStats, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			for _, c := range d.Cands {
+				f.admitted = append(f.admitted, c.URL)
+			}
+			return admit.AdmitStats{New: len(d.Cands)}, nil
+		},
+		StoreBody: func(_ context.Context, body []byte) (string, func(context.Context) error, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			key := "body/" + string(rune('a'+len(f.bodies)))
+			f.bodies[key] = string(body)
+			return key, nil, nil
+		}}
+	return f
+}
+
+// lease runs one lease of site.test with the given delay.
+func (f *fixture) lease(t *testing.T, delay time.Duration, resumed LeaseResult, attempt int) LeaseResult {
+	t.Helper()
+	// The crawl's spec paces the lease too (its delay is the floor): the test's delay.
+	f.stage.Crawls.Put("c", crawl.Spec{Name: "c", Seeds: []string{"http://site.test/"}, Scope: crawl.ScopeHost,
+		Delay: crawl.Duration(delay)}.WithDefaults())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := f.stage.Lease(ctx, LeaseInput{Host: "site.test", Delay: delay, MaxCrawlDelay: 2 * time.Second,
+		Concurrency: 1, Chunk: 10, ClaimTTL: time.Minute, Owner: "lease-1", LeaseFor: 20 * time.Second}, resumed, attempt)
+	if err != nil {
+		t.Fatalf("lease: %v", err)
+	}
+	return res
+}
+
+func pages(n int) []string {
+	var urls []string
+	for i := range n {
+		urls = append(urls, "http://site.test/p"+string(rune('0'+i)))
+	}
+	return urls
+}
+
+func page(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case "/robots.txt":
+		http.NotFound(w, r)
+	default:
+		w.Header().Set("Content-Type", "text/html")
+		_, _ = w.Write([]byte("<html><title>" + r.URL.Path + "</title><p>words</p></html>"))
+	}
+}
+
+// A lease asks for robots.txt first, then fetches every URL it claimed, each request start at
+// least the delay after the one before as the server sees them; each outcome is recorded
+// once, each body stored, and the lease ends dry with its host's time settled.
+func TestALeaseFetchesItsChunkPacedByTheDelay(t *testing.T) {
+	const delay = 150 * time.Millisecond
+	f := newFixture(t, page, pages(4)...)
+	res := f.lease(t, delay, LeaseResult{}, 1)
+
+	paths, arrivals := f.site.seen()
+	if want := []string{"/robots.txt", "/p0", "/p1", "/p2", "/p3"}; !slices.Equal(paths, want) {
+		t.Fatalf("requests %v; want %v", paths, want)
+	}
+	for i := 1; i < len(arrivals); i++ {
+		if gap := arrivals[i].Sub(arrivals[i-1]); gap < delay {
+			t.Errorf("request %d came %s after the one before; the delay is %s", i, gap, delay)
+		}
+	}
+	for _, u := range pages(4) {
+		o, n := f.st.outcome(u)
+		if n != 1 || o.Status != 200 || o.State != store.StateFetched || f.bodies[o.BodyKey] == "" {
+			t.Errorf("%s: %d outcomes, last status %d, state %q, body %q; want one 200, fetched (for processing), its body stored",
+				u, n, o.Status, o.State, o.BodyKey)
+		}
+	}
+	if res.Fetched != 4 || res.Requests != 5 || res.Errors != 0 || !res.Dry {
+		t.Errorf("result %+v; want 4 fetched in 5 requests, no errors, dry", res)
+	}
+	if f.st.robots["http"] == nil || f.st.robots["http"].Status != 404 {
+		t.Errorf("robots.txt cached as %+v; want its 404", f.st.robots["http"])
+	}
+	if f.st.settled != 1 {
+		t.Errorf("the host's window settled %d times; want once, at the end", f.st.settled)
+	}
+}
+
+// robots.txt's rules are kept: a disallowed URL is skipped without a request, its reason
+// recorded, and robots.txt's Crawl-delay (capped by MaxCrawlDelay) spaces the others.
+func TestRobotsTxtSkipsAndPaces(t *testing.T) {
+	f := newFixture(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			_, _ = w.Write([]byte("User-agent: *\nDisallow: /p1\nCrawl-delay: 0.4\n"))
+			return
+		}
+		page(w, r)
+	}, pages(3)...)
+	res := f.lease(t, 10*time.Millisecond, LeaseResult{}, 1)
+
+	paths, arrivals := f.site.seen()
+	if want := []string{"/robots.txt", "/p0", "/p2"}; !slices.Equal(paths, want) {
+		t.Fatalf("requests %v; want %v (p1 is disallowed)", paths, want)
+	}
+	if o, _ := f.st.outcome("http://site.test/p1"); o.State != store.StateSkipped || !strings.HasPrefix(o.SkipReason, "robots.txt") {
+		t.Errorf("p1: state %q, reason %q; want skipped by robots.txt", o.State, o.SkipReason)
+	}
+	if gap := arrivals[2].Sub(arrivals[1]); gap < 400*time.Millisecond {
+		t.Errorf("p2 came %s after p0; robots.txt's Crawl-delay is 400ms", gap)
+	}
+	if res.CrawlDelay != 400*time.Millisecond || res.CrawlDelayCapped || res.Skipped != 1 {
+		t.Errorf("result %+v; want Crawl-delay 400ms, not capped, one skipped", res)
+	}
+}
+
+// A Retry-After stops the lease's requests: the host is deferred until then, and the URLs of
+// the chunk not yet requested go back to the queue for after it, unrequested and with no
+// attempt counted.
+func TestRetryAfterDefersTheHostAndReleasesTheRest(t *testing.T) {
+	f := newFixture(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/p1" {
+			w.Header().Set("Retry-After", "120")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		page(w, r)
+	}, pages(4)...)
+	before := time.Now()
+	res := f.lease(t, 20*time.Millisecond, LeaseResult{}, 1)
+
+	paths, _ := f.site.seen()
+	if want := []string{"/robots.txt", "/p0", "/p1"}; !slices.Equal(paths, want) {
+		t.Fatalf("requests %v; want %v (nothing after the Retry-After)", paths, want)
+	}
+	if res.DeferUntil.Before(before.Add(110*time.Second)) || f.st.deferred.IsZero() {
+		t.Errorf("deferred until %s (store: %s); want about 120 s from the start", res.DeferUntil, f.st.deferred)
+	}
+	for _, u := range []string{"http://site.test/p2", "http://site.test/p3"} {
+		if o, _ := f.st.outcome(u); o.State != store.StateQueued || o.NextFetchAt.Before(res.DeferUntil) || o.Attempts != 0 || o.Status != 0 {
+			t.Errorf("%s: state %q, next fetch %s, attempts %d, status %d; want queued for after %s, no attempt, no answer",
+				u, o.State, o.NextFetchAt, o.Attempts, o.Status, res.DeferUntil)
+		}
+	}
+	if o, _ := f.st.outcome("http://site.test/p1"); o.State != store.StateQueued || o.Status != 503 || !o.NextFetchAt.After(before.Add(110*time.Second)) {
+		t.Errorf("p1: state %q, status %d, next fetch %s; want a 503 queued for after the Retry-After", o.State, o.Status, o.NextFetchAt)
+	}
+}
+
+// A retried lease resumes from what its last attempt reported: the URLs it finished are not
+// requested again, and its first request waits a full delay (the dead attempt may have sent
+// one after its last heartbeat).
+func TestARetriedLeaseResumesWithoutRefetching(t *testing.T) {
+	const delay = 200 * time.Millisecond
+	f := newFixture(t, page)
+	claimed := []crawl.Claimed{}
+	for _, u := range pages(3) {
+		claimed = append(claimed, crawl.Claimed{CrawlID: "c", Hash: []byte(u), URL: u})
+		f.st.states[u] = store.StateClaimed
+	}
+	f.st.states[pages(3)[0]] = store.StateFetched // the dead attempt fetched it
+	f.st.robots["http"] = &store.Robots{Status: 404, FetchedAt: time.Now(), ExpiresAt: time.Now().Add(time.Hour)}
+	resumed := LeaseResult{Chunk: claimed, Finished: []bool{true, false, false}, Done: 1, Fetched: 1, Requests: 1}
+	began := time.Now()
+	res := f.lease(t, delay, resumed, 2)
+
+	paths, arrivals := f.site.seen()
+	if want := []string{"/p1", "/p2"}; !slices.Equal(paths, want) {
+		t.Fatalf("requests %v; want %v (p0 was finished, robots.txt cached)", paths, want)
+	}
+	if wait := arrivals[0].Sub(began); wait < delay {
+		t.Errorf("the retry's first request left %s after it began; want a full delay (%s)", wait, delay)
+	}
+	if res.Fetched != 3 || res.Done != 3 {
+		t.Errorf("result %+v; want 3 fetched and done, counting the attempt before", res)
+	}
+}
+
+// A redirect is not followed in the lease: its target goes through the one admission path, and
+// the URL is done with its status and target recorded.
+func TestARedirectTargetIsAdmittedNotFollowed(t *testing.T) {
+	f := newFixture(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/p0" {
+			http.Redirect(w, r, "/moved/here", http.StatusMovedPermanently)
+			return
+		}
+		page(w, r)
+	}, pages(1)...)
+	f.lease(t, 10*time.Millisecond, LeaseResult{}, 1)
+
+	paths, _ := f.site.seen()
+	if slices.Contains(paths, "/moved/here") {
+		t.Errorf("requests %v: the lease followed the redirect itself", paths)
+	}
+	if !slices.Equal(f.admitted, []string{"http://site.test/moved/here"}) {
+		t.Errorf("admitted %v; want the redirect target", f.admitted)
+	}
+	if o, _ := f.st.outcome("http://site.test/p0"); o.Status != 301 || o.State != store.StateDone {
+		t.Errorf("p0: status %d, state %q; want 301, done", o.Status, o.State)
+	}
+}
+
+// A host whose every address is forbidden (here loopback, with no connect-to rule or allowed
+// network naming it) is not asked anything, not even robots.txt: each URL is skipped as a
+// blocked address.
+func TestARefusedHostIsNotRequested(t *testing.T) {
+	f := newFixture(t, page)
+	u := "http://" + f.addr + "/a"
+	f.st.queue = []crawl.Claimed{{CrawlID: "c", Hash: []byte(u), URL: u}}
+	f.stage.Dialer = netguard.New(netguard.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := f.stage.Lease(ctx, LeaseInput{Host: f.addr, Delay: time.Millisecond, Chunk: 5, ClaimTTL: time.Minute,
+		Owner: "l", LeaseFor: 5 * time.Second}, LeaseResult{}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if paths, _ := f.site.seen(); len(paths) != 0 {
+		t.Errorf("requests %v to a refused host", paths)
+	}
+	if o, n := f.st.outcome(u); n != 1 || o.State != store.StateSkipped || o.SkipReason != "blocked address" {
+		t.Errorf("%s: %d outcomes, last state %q, reason %q; want one, skipped as a blocked address", u, n, o.State, o.SkipReason)
+	}
+	if res.Skipped != 1 || res.Requests != 0 {
+		t.Errorf("result %+v; want one skipped, no request", res)
+	}
+}
