@@ -2,32 +2,26 @@ package activities
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"net/url"
-	"sync"
-	"time"
 
 	"go.temporal.io/sdk/activity"
 
 	"github.com/trawlerdev/trawler/internal/admit"
-	"github.com/trawlerdev/trawler/internal/clock"
-	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/fetch"
 	"github.com/trawlerdev/trawler/internal/fetching"
-	"github.com/trawlerdev/trawler/internal/parse"
 	"github.com/trawlerdev/trawler/internal/render"
-	"github.com/trawlerdev/trawler/internal/robots"
+	"github.com/trawlerdev/trawler/internal/rendering"
 	"github.com/trawlerdev/trawler/internal/segment"
 	"github.com/trawlerdev/trawler/internal/store"
 )
 
-// Renderer renders the pages crawls ask for (spec.render) in headless Chromium, on the render
-// task queue, and admits the links of the rendered DOM. Politeness holds while rendering: the
-// page's own document comes from its capture; a subresource of the page's own host and
-// scheme that its robots.txt allows is fetched by the renderer itself, each request booked on
-// the host's schedule like any of the host's requests; every other request (another host, a
-// forbidden path, anything past the byte budget) is blocked.
+// RenderInput and RenderResult are a render run's input and result, as histories hold them.
+type (
+	RenderInput  = rendering.Run
+	RenderResult = rendering.Result
+)
+
+// Renderer runs on the render task queue: the render stage (internal/rendering) with
+// Temporal's heartbeats and logger.
 type Renderer struct {
 	Store    *store.Store
 	Bodies   *segment.Reader // the captures
@@ -40,166 +34,14 @@ type Renderer struct {
 	Stopping <-chan struct{}
 }
 
-// RenderInput is one render run of a crawl: it claims and renders the crawl's queued
-// pages under Owner for up to For, and ends sooner when none are left for a while.
-type RenderInput struct {
-	CrawlID string        `json:"crawlId"`
-	Owner   string        `json:"owner"`
-	For     time.Duration `json:"for"`
-}
-
-// RenderResult counts what a render run did.
-type RenderResult struct {
-	Rendered int `json:"rendered"`
-	Failed   int `json:"failed"`
-	Admitted int `json:"admitted"`
-	// BrowserRestarts counts the browser's deaths (each gives its pages back uncounted).
-	BrowserRestarts int `json:"browserRestarts,omitempty"`
-}
-
-// maxBrowserRestarts is how often the browser may die in one lease before the lease fails
-// (the worker, not the pages, is then what is broken).
-const maxBrowserRestarts = 3
-
-// renderIdle is how long a render run waits for work before it ends.
-const renderIdle = 10 * time.Second
-
-// RenderPages renders the crawl's queued pages until in.For has passed or none came for
-// renderIdle.
+// RenderPages is a crawl's render run: it renders the crawl's queued pages until in.For has
+// passed or none came for a while.
 func (r *Renderer) RenderPages(ctx context.Context, in RenderInput) (RenderResult, error) {
-	var res RenderResult
-	var mu sync.Mutex
-	log := activity.GetLogger(ctx)
-	deadline := time.Now().Add(in.For)
-	idleSince := time.Now()
-	for time.Now().Before(deadline) && time.Since(idleSince) < renderIdle {
-		select {
-		case <-r.Stopping:
-			return res, nil // the crawl starts another lease on a live worker
-		case <-ctx.Done():
-			return res, ctx.Err()
-		default:
-		}
-		jobs, err := r.Store.ClaimRenders(ctx, in.CrawlID, in.Owner, max(r.Browser.Concurrency(), 1), 3*time.Minute)
-		if err != nil {
-			return res, err
-		}
-		if len(jobs) == 0 {
-			if err := clock.SleepUntil(ctx, clock.Clock{}, time.Now().Add(time.Second)); err != nil {
-				return res, err
-			}
-			activity.RecordHeartbeat(ctx, res)
-			continue
-		}
-		idleSince = time.Now()
-		var wg sync.WaitGroup
-		errs := make(chan error, len(jobs))
-		gone := 0
-		for _, j := range jobs {
-			wg.Go(func() {
-				n, err := r.renderOne(ctx, j, in.Owner)
-				mu.Lock()
-				defer mu.Unlock()
-				switch {
-				case errors.Is(err, render.ErrBrowserGone):
-					// Ours, not the page's: its claim goes back uncounted, and the next page
-					// starts a new browser.
-					if rerr := r.Store.ReleaseRender(context.WithoutCancel(ctx), j, in.Owner); rerr != nil {
-						errs <- errors.Join(err, rerr)
-					}
-					gone++
-				case err != nil:
-					errs <- err
-				case n < 0:
-					res.Failed++
-				default:
-					res.Rendered++
-					res.Admitted += n
-				}
-			})
-		}
-		wg.Wait()
-		close(errs)
-		if err := <-errs; err != nil {
-			return res, err
-		}
-		if gone > 0 {
-			res.BrowserRestarts++
-			if res.BrowserRestarts > maxBrowserRestarts {
-				return res, fmt.Errorf("render: the browser died %d times in one render run", res.BrowserRestarts)
-			}
-			log.Warn("the browser died: pages given back, starting another", "pages", gone)
-		}
-		activity.RecordHeartbeat(ctx, res)
-	}
-	return res, nil
-}
-
-// renderOne renders one page and admits its links: the number admitted, or -1 when the page
-// could not be rendered (recorded, tried again later up to a limit). An error is ours.
-func (r *Renderer) renderOne(ctx context.Context, j store.RenderJob, owner string) (int, error) {
-	log := activity.GetLogger(ctx)
-	ci, err := r.Crawls.Get(ctx, j.CrawlID)
-	if err != nil {
-		return 0, err
-	}
-	spec := ci.Spec
-	pu, err := url.Parse(j.URL)
-	if err != nil {
-		return -1, r.Store.FinishRender(ctx, j, owner, store.RenderOutcome{Err: "unparseable page URL"})
-	}
-	body, err := r.Bodies.Get(ctx, j.BodyKey, spec.MaxBodyBytes+1)
-	if err != nil {
-		return 0, err
-	}
-	policy, err := r.newPagePolicy(ctx, ci, j, pu, body)
-	if err != nil {
-		return 0, err
-	}
-	out, err := r.Browser.Render(ctx, j.URL, policy.answer) // (no policy call outlives Render)
-	if err != nil {
-		if ctx.Err() != nil {
-			return 0, ctx.Err()
-		}
-		if errors.Is(err, render.ErrBrowserGone) {
-			return 0, err
-		}
-		log.Warn("render failed", "url", j.URL, "error", err)
-		return -1, r.Store.FinishRender(ctx, j, owner, store.RenderOutcome{Err: err.Error()})
-	}
-	o := store.RenderOutcome{DOMBytes: len(out.DOM), Requests: out.Requests}
-	for _, n := range out.Blocked {
-		o.Blocked += n
-	}
-	key, stored, err := r.DOMs.Add([]byte(out.DOM))
-	if err != nil {
-		return 0, err
-	}
-	o.DOMKey = key
-	parsed, err := parse.Parse([]byte(out.DOM), "text/html; charset=utf-8", pu, spec.MaxOutlinks*4, ci.Token)
-	admitted := 0
-	if err == nil && !parsed.Binary && !parsed.Meta.NoFollow && !robots.ParseList(j.RobotsTag).NoFollow {
-		found := r.Crawls.Discover(ci, parsed.Base, admit.From{Depth: j.Depth + 1, Source: crawl.SourceLink}, spec.MaxOutlinks)
-		for _, l := range parsed.Links {
-			found.Add(admit.Found{Href: l.Href, NoFollow: l.NoFollow})
-		}
-		// Where the page tried to send its main frame is a link it gives, like an <a>.
-		for _, nav := range out.Navigations {
-			found.Add(admit.Found{Href: nav})
-		}
-		o.Links = len(found.Cands)
-		st, err := r.Admitter.AdmitDiscovered(ctx, ci, found)
-		if err != nil {
-			return 0, err
-		}
-		admitted = st.New
-	}
-	if stored != nil {
-		if err := stored(ctx); err != nil {
-			return 0, err
-		}
-	}
-	log.Info("rendered", "url", j.URL, "requests", out.Requests, "blocked", out.Blocked, "domBytes", len(out.DOM),
-		"links", o.Links, "admitted", admitted, "dialogs", out.Dialogs, "errors", out.Errors)
-	return admitted, r.Store.FinishRender(ctx, j, owner, o)
+	s := &rendering.Stage{Store: r.Store, Browser: r.Browser, Crawls: r.Crawls, Admit: r.Admitter.AdmitDiscovered,
+		Body: r.Bodies.Get, StoreDOM: func(_ context.Context, dom []byte) (string, func(context.Context) error, error) {
+			return r.DOMs.Add(dom)
+		},
+		Client: r.Client, IP: r.IP, Stopping: r.Stopping,
+		Hooks: rendering.Hooks{Beat: func(res RenderResult) { activity.RecordHeartbeat(ctx, res) }, Log: activity.GetLogger(ctx)}}
+	return s.Render(ctx, in)
 }

@@ -128,7 +128,7 @@ func (f *Stage) Lease(ctx context.Context, in LeaseInput, resumed LeaseResult, a
 			if err := f.record(ctx, in.Host, o); err != nil {
 				return b.result(), err
 			}
-			f.Hooks.count(metrics.Refused, 1)
+			f.Hooks.Count.Add(metrics.Refused, 1)
 			b.mu.Lock()
 			b.res.Skipped++
 			b.mu.Unlock()
@@ -253,7 +253,7 @@ func (f *Stage) Lease(ctx context.Context, in LeaseInput, resumed LeaseResult, a
 				return b.wait(sem, errs, err)
 			}
 			if o.State == store.StateSkipped && strings.HasPrefix(o.SkipReason, "robots.txt") {
-				f.Hooks.count(metrics.RobotsBlocked, 1)
+				f.Hooks.Count.Add(metrics.RobotsBlocked, 1)
 			}
 			b.finish(ctx, i)
 			continue

@@ -135,7 +135,7 @@ func (f *Stage) fetchOne(ctx context.Context, ci *admit.Crawl, u crawl.Claimed, 
 		if !kind.Read() {
 			// Stored (the capture) and not read: counted by its type.
 			o.Note = "not read: " + content.MediaType(resp.ContentType, resp.Body)
-			f.Hooks.count(metrics.NotRead, 1, "type", typeFamily(resp.ContentType, resp.Body))
+			f.Hooks.Count.Add(metrics.NotRead, 1, "type", typeFamily(resp.ContentType, resp.Body))
 		}
 		if kind.Read() && change != crawl.Unchanged {
 			o.State = store.StateFetched // the crawl's processing claims it
@@ -220,7 +220,7 @@ func (f *Stage) record(ctx context.Context, host string, o store.FetchOutcome) e
 		return err
 	}
 	f.Hooks.log().Warn("outcome not storable: skipping the URL", "crawl", o.CrawlID, "url", o.URL, "error", err)
-	f.Hooks.count(metrics.Unstorable, 1)
+	f.Hooks.Count.Add(metrics.Unstorable, 1)
 	bare := store.FetchOutcome{CrawlID: o.CrawlID, Hash: o.Hash, URL: o.URL, FetchKey: o.FetchKey, FetchedAt: o.FetchedAt,
 		Status: o.Status, Duration: o.Duration, Attempts: o.Attempts, State: store.StateSkipped, SkipReason: "unstorable response",
 		Err: err.Error()}

@@ -79,7 +79,7 @@ func (f *Stage) robots(ctx context.Context, b *leaseRun, pageURL string, ci *adm
 	default:
 		r.Status, r.Body = resp.Status, string(resp.Body)
 	}
-	f.Hooks.count(metrics.RobotsFetches, 1, "outcome", robotsOutcome(r.Status))
+	f.Hooks.Count.Add(metrics.RobotsFetches, 1, "outcome", robotsOutcome(r.Status))
 	if cached != nil && robots.KeepCached(cached.Status, cached.FetchedAt, r.Status, now) {
 		// Unreachable now, but we hold a good copy: keep obeying it (§2.3.1.4), look again soon.
 		r.Status, r.Body, r.FetchedAt, r.Sitemaps = cached.Status, cached.Body, cached.FetchedAt, cached.Sitemaps

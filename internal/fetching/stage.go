@@ -10,6 +10,7 @@ import (
 	"github.com/trawlerdev/trawler/internal/clock"
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/fetch"
+	"github.com/trawlerdev/trawler/internal/hooks"
 	"github.com/trawlerdev/trawler/internal/metrics"
 	"github.com/trawlerdev/trawler/internal/netguard"
 	"github.com/trawlerdev/trawler/internal/store"
@@ -46,30 +47,17 @@ type Store interface {
 	RetireIfDead(ctx context.Context, host string, after time.Duration) (bool, error)
 }
 
-// Logger is where the stage logs (the activity's logger in a worker).
-type Logger interface {
-	Debug(msg string, keyvals ...any)
-	Info(msg string, keyvals ...any)
-	Warn(msg string, keyvals ...any)
-}
-
 // Hooks are told of a lease's progress (nil: not told).
 type Hooks struct {
-	Beat  func(LeaseResult)                          // the lease's progress: a heartbeat
-	Count func(name string, n int64, tags ...string) // a metric series
-	Time  func(name string, d time.Duration)         // a timer series
-	Log   Logger
+	Beat  func(LeaseResult)                  // the lease's progress: a heartbeat
+	Count hooks.Counter                      // a metric series
+	Time  func(name string, d time.Duration) // a timer series
+	Log   hooks.Logger
 }
 
 func (h Hooks) beat(r LeaseResult) {
 	if h.Beat != nil {
 		h.Beat(r)
-	}
-}
-
-func (h Hooks) count(name string, n int64, tags ...string) {
-	if h.Count != nil && n != 0 {
-		h.Count(name, n, tags...)
 	}
 }
 
@@ -79,18 +67,7 @@ func (h Hooks) time(name string, d time.Duration) {
 	}
 }
 
-func (h Hooks) log() Logger {
-	if h.Log != nil {
-		return h.Log
-	}
-	return nopLogger{}
-}
-
-type nopLogger struct{}
-
-func (nopLogger) Debug(string, ...any) {}
-func (nopLogger) Info(string, ...any)  {}
-func (nopLogger) Warn(string, ...any)  {}
+func (h Hooks) log() hooks.Logger { return hooks.Log(h.Log) }
 
 // Stage runs fetch leases: each fetches one host's URLs, spacing request starts by the host's
 // delay, and stores bodies and outcomes.
@@ -129,25 +106,25 @@ func (f *Stage) clock() clock.Clock {
 // observe records one request's outcome in the fetch series.
 func (f *Stage) observe(o store.FetchOutcome) {
 	if o.SkipReason == "blocked address" {
-		f.Hooks.count(metrics.Refused, 1)
+		f.Hooks.Count.Add(metrics.Refused, 1)
 		return
 	}
 	class := "error"
 	if o.Status > 0 {
 		class = fmt.Sprintf("%dxx", o.Status/100)
 	}
-	f.Hooks.count(metrics.Fetches, 1, "status_class", class)
-	f.Hooks.count(metrics.FetchBytes, o.Bytes)
+	f.Hooks.Count.Add(metrics.Fetches, 1, "status_class", class)
+	f.Hooks.Count.Add(metrics.FetchBytes, o.Bytes)
 	if o.Status == 304 {
-		f.Hooks.count(metrics.NotModified, 1)
+		f.Hooks.Count.Add(metrics.NotModified, 1)
 	}
 	if o.Status > 0 || o.Err != "" {
 		f.Hooks.time(metrics.FetchLatency, o.Duration)
 	}
 	switch {
 	case o.State == store.StateDead:
-		f.Hooks.count(metrics.DeadLetters, 1)
+		f.Hooks.Count.Add(metrics.DeadLetters, 1)
 	case o.Err != "" && o.State == store.StateQueued:
-		f.Hooks.count(metrics.Retries, 1)
+		f.Hooks.Count.Add(metrics.Retries, 1)
 	}
 }

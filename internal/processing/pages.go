@@ -85,11 +85,11 @@ func (p *Stage) Pages(ctx context.Context, host string, pages []crawl.PageRef, d
 		res.Admitted += st.New
 		res.Duplicates += st.Duplicates
 		res.Rejected += st.OverBudget
-		p.Hooks.count(metrics.LinksAdmitted, int64(st.New))
-		p.Hooks.count(metrics.LinksSeen, int64(st.Duplicates))
-		p.Hooks.count(metrics.LinksRejected, int64(st.OverBudget), "reason", "budget")
+		p.Hooks.Count.Add(metrics.LinksAdmitted, int64(st.New))
+		p.Hooks.Count.Add(metrics.LinksSeen, int64(st.Duplicates))
+		p.Hooks.Count.Add(metrics.LinksRejected, int64(st.OverBudget), "reason", "budget")
 		for reason, n := range cb.found.Rejected {
-			p.Hooks.count(metrics.LinksRejected, int64(n), "reason", reason)
+			p.Hooks.Count.Add(metrics.LinksRejected, int64(n), "reason", reason)
 		}
 	}
 	// The pages are done only once their links are admitted: until then a crash leaves them
@@ -254,7 +254,7 @@ func (p *Stage) saveAll(ctx context.Context, preps []*prepared, res *crawl.Proce
 		dup, err := p.Store.SaveDocument(ctx, pp.doc, pp.links, pp.ci.Dedup)
 		if store.IsDataError(err) { // what the page holds cannot be stored: this page only, not the batch
 			p.Hooks.log().Warn("document not storable: marking the page done", "crawl", pp.page.CrawlID, "url", pp.page.URL, "error", err)
-			p.Hooks.count(metrics.Unstorable, 1)
+			p.Hooks.Count.Add(metrics.Unstorable, 1)
 			res.Failed++
 			if err := p.Store.MarkDone(ctx, pp.page.CrawlID, pp.page.Hash, "unstorable document: "+err.Error()); err != nil {
 				return nil, err
@@ -275,9 +275,9 @@ func (p *Stage) counted(ctx context.Context, pp *prepared, dup *store.Dup, res *
 	failpoint.Hit(failpoint.DocumentSaved)
 	res.Documents++
 	res.Links += len(pp.links)
-	p.Hooks.count(metrics.Documents, 1)
+	p.Hooks.Count.Add(metrics.Documents, 1)
 	if dup != nil {
-		p.Hooks.count(metrics.Duplicates, 1, "kind", dup.Kind)
+		p.Hooks.Count.Add(metrics.Duplicates, 1, "kind", dup.Kind)
 		res.DuplicateDocs++
 		if dup.Kind != dedup.KindExact {
 			res.NearDuplicates++

@@ -7,6 +7,7 @@ import (
 	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/content"
 	"github.com/trawlerdev/trawler/internal/dedup"
+	"github.com/trawlerdev/trawler/internal/hooks"
 	"github.com/trawlerdev/trawler/internal/store"
 )
 
@@ -26,17 +27,11 @@ type Store interface {
 	FinishProcessed(ctx context.Context, docs []store.Document) error
 }
 
-// Logger is where the stage logs (the activity's logger in a worker).
-type Logger interface {
-	Info(msg string, keyvals ...any)
-	Warn(msg string, keyvals ...any)
-}
-
 // Hooks are told of the stage's progress (nil: not told).
 type Hooks struct {
-	Beat  func(done int64)                           // after each page: a heartbeat
-	Count func(name string, n int64, tags ...string) // a metric series
-	Log   Logger
+	Beat  func(done int64) // after each page: a heartbeat
+	Count hooks.Counter    // a metric series
+	Log   hooks.Logger
 }
 
 func (h Hooks) beat(done int64) {
@@ -45,23 +40,7 @@ func (h Hooks) beat(done int64) {
 	}
 }
 
-func (h Hooks) count(name string, n int64, tags ...string) {
-	if h.Count != nil && n != 0 {
-		h.Count(name, n, tags...)
-	}
-}
-
-func (h Hooks) log() Logger {
-	if h.Log != nil {
-		return h.Log
-	}
-	return nopLogger{}
-}
-
-type nopLogger struct{}
-
-func (nopLogger) Info(string, ...any) {}
-func (nopLogger) Warn(string, ...any) {}
+func (h Hooks) log() hooks.Logger { return hooks.Log(h.Log) }
 
 // Stage processes fetched pages: parse, store text and documents, record links, admit new
 // URLs (waking their hosts) and queue renders.

@@ -1,9 +1,8 @@
-package activities
+package rendering
 
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"net/netip"
 	"net/url"
 	"sync"
@@ -26,7 +25,7 @@ import (
 // else. Once the crawl is paused or stopped, the host asks to slow down (429/503), or its
 // next start is past the deadline, the page's same-host requests stop.
 type pagePolicy struct {
-	r       *Renderer
+	r       *Stage
 	ci      *admit.Crawl
 	j       store.RenderJob
 	page    string // the page's URL as requested
@@ -39,7 +38,7 @@ type pagePolicy struct {
 	stopped string     // under fetchMu: why the page's same-host requests stop ("": they don't)
 }
 
-func (r *Renderer) newPagePolicy(ctx context.Context, ci *admit.Crawl, j store.RenderJob, pu *url.URL, body []byte) (*pagePolicy, error) {
+func (r *Stage) newPagePolicy(ctx context.Context, ci *admit.Crawl, j store.RenderJob, pu *url.URL, body []byte) (*pagePolicy, error) {
 	spec := ci.Spec
 	cached, err := r.Store.HostRobots(ctx, j.Host, pu.Scheme)
 	if err != nil {
@@ -105,7 +104,7 @@ func (p *pagePolicy) fetch(ctx context.Context, rawURL string) render.Answer {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		if err := p.r.Store.ReleaseRenderSlot(rctx, slot); err != nil {
-			slog.Warn("render: give back an unused slot", "host", p.j.Host, "error", err)
+			p.r.Hooks.log().Warn("render: give back an unused slot", "host", p.j.Host, "error", err)
 		}
 		p.stopped = "page ended"
 		return render.Answer{Block: p.stopped}
@@ -127,7 +126,7 @@ func (p *pagePolicy) fetch(ctx context.Context, rawURL string) render.Answer {
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		if err := p.r.Store.DeferHost(dctx, p.j.Host, p.r.Store.Clock().Now().Add(wait)); err != nil {
-			slog.Warn("render: defer the host", "host", p.j.Host, "error", err)
+			p.r.Hooks.log().Warn("render: defer the host", "host", p.j.Host, "error", err)
 		}
 		p.stopped = fmt.Sprintf("host answered HTTP %d", resp.Status)
 	}
