@@ -37,7 +37,7 @@ type Crawl struct {
 // Crawls caches each crawl's rules per process, for crawlCacheTTL (a block or added seeds
 // change a crawl's spec; the process that makes the change forgets its copy at once).
 type Crawls struct {
-	Store            *store.Store
+	Store            Specs // where specs are read (nil: only what Put gave is known)
 	Norm             *urlnorm.Normalizer
 	DefaultUserAgent string
 	Ports            []int // ports crawled URLs may name (empty: any)
@@ -46,17 +46,26 @@ type Crawls struct {
 	m  map[string]*Crawl
 }
 
+// Specs reads a crawl's recorded spec (store.Store in a worker).
+type Specs interface {
+	CrawlSpec(ctx context.Context, id string, dst any) error
+}
+
 // crawlCacheTTL is short so a live change to a crawl (a block signal) reaches every worker within seconds.
 const crawlCacheTTL = 5 * time.Second
 
-// Get is a crawl's rules, from the cache or from its recorded spec.
+// Get is a crawl's rules, from the cache or from its recorded spec (without a Store, what Put
+// gave, however old).
 func (c *Crawls) Get(ctx context.Context, id string) (*Crawl, error) {
 	c.mu.Lock()
-	if ci, ok := c.m[id]; ok && time.Since(ci.loaded) < crawlCacheTTL {
+	if ci, ok := c.m[id]; ok && (c.Store == nil || time.Since(ci.loaded) < crawlCacheTTL) {
 		c.mu.Unlock()
 		return ci, nil
 	}
 	c.mu.Unlock()
+	if c.Store == nil {
+		return nil, fmt.Errorf("admit: crawl %s: no spec known", id)
+	}
 	var spec crawl.Spec
 	if err := c.Store.CrawlSpec(ctx, id, &spec); err != nil {
 		return nil, err

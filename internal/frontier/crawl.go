@@ -1,0 +1,71 @@
+package frontier
+
+import (
+	"context"
+
+	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/failpoint"
+	"github.com/trawlerdev/trawler/internal/metrics"
+	"github.com/trawlerdev/trawler/internal/store"
+)
+
+// StartCrawlInput creates a crawl and admits its seeds.
+type StartCrawlInput struct {
+	CrawlID string     `json:"crawlId"`
+	Spec    crawl.Spec `json:"spec"`
+}
+
+// StartCrawlResult says what became of the seeds.
+type StartCrawlResult struct {
+	Admitted int               `json:"admitted"`
+	Hosts    int               `json:"hosts"`
+	Invalid  []crawl.SeedError `json:"invalid,omitempty"`
+	// ProcessQueue is where the crawl's processing and archiving activities run.
+	ProcessQueue string `json:"processQueue,omitempty"`
+	// RenderQueue is where its render runs go (spec.render).
+	RenderQueue string `json:"renderQueue,omitempty"`
+}
+
+// StartCrawl records the crawl (keeping an existing record) and admits the valid seeds; the
+// invalid ones come back with their reasons.
+func (f *Frontier) StartCrawl(ctx context.Context, in StartCrawlInput) (StartCrawlResult, error) {
+	out := StartCrawlResult{ProcessQueue: f.ProcessQueue, RenderQueue: f.RenderQueue}
+	// The workflow applied the spec's defaults and checked it; the crawl is built from the
+	// record the creation returns, not read back.
+	spec, err := f.Store.CreateCrawl(ctx, in.CrawlID, in.Spec)
+	if err != nil {
+		return out, err
+	}
+	ci := f.Crawls.Put(in.CrawlID, spec)
+	cands, invalid := f.Crawls.SeedCandidates(ci, in.Spec.Seeds)
+	out.Invalid = invalid
+	st, err := f.AdmitSeeds(ctx, ci, cands)
+	if err != nil {
+		return out, err
+	}
+	out.Admitted, out.Hosts = st.New, st.Hosts
+	return out, nil
+}
+
+// Progress reads a crawl's progress, and sets the frontier's gauges from it.
+func (f *Frontier) Progress(ctx context.Context, crawlID string) (crawl.CrawlProgress, error) {
+	p, err := f.Store.CrawlProgress(ctx, crawlID)
+	if err != nil {
+		return crawl.CrawlProgress{}, err
+	}
+	failpoint.Hit(failpoint.ProgressRead)
+	for _, state := range []string{store.StateQueued, store.StateClaimed, store.StateFetched} {
+		f.gauge(metrics.FrontierURLs, float64(p.ByState[state]), map[string]string{"crawl": crawlID, "state": state})
+	}
+	tags := map[string]string{"crawl": crawlID}
+	f.gauge(metrics.ExpiredClaims, float64(p.Waiting.ExpiredClaims), tags)
+	f.gauge(metrics.OldestUnprocessed, p.Waiting.OldestFetchS, tags)
+	f.gauge(metrics.OldestDue, p.Waiting.OldestDueS, tags)
+	p.UpdatedAt, p.PagesPerSec = f.now(), p.AvgPagesPerSec()
+	return p, nil
+}
+
+// SetCrawlState moves a crawl to running, paused, stopped or done.
+func (f *Frontier) SetCrawlState(ctx context.Context, crawlID string, state crawl.CrawlState) error {
+	return f.Store.SetCrawlState(ctx, crawlID, state)
+}

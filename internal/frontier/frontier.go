@@ -1,0 +1,53 @@
+package frontier
+
+import (
+	"context"
+	"time"
+
+	"github.com/trawlerdev/trawler/internal/admit"
+	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/store"
+)
+
+// Store is what the frontier stage reads and writes in Postgres.
+type Store interface {
+	CreateCrawl(ctx context.Context, id string, spec crawl.Spec) (crawl.Spec, error)
+	CrawlProgress(ctx context.Context, id string) (crawl.CrawlProgress, error)
+	SetCrawlState(ctx context.Context, id string, state crawl.CrawlState) error
+	StaleHosts(ctx context.Context, crawlID string, before time.Time, limit int) ([]string, error)
+	StaleFetched(ctx context.Context, crawlID string, before time.Time, limit int) ([]store.FetchedPage, error)
+	ReleaseOwned(ctx context.Context, host string, owners []string) error
+}
+
+// Gauge sets a gauge series with tags.
+type Gauge func(name string, v float64, tags map[string]string)
+
+// Frontier runs the frontier's steps.
+type Frontier struct {
+	Store  Store
+	Crawls *admit.Crawls
+	// AdmitSeeds admits a crawl's seeds and wakes their hosts (admit.Admitter.AdmitSeeds).
+	AdmitSeeds func(ctx context.Context, ci *admit.Crawl, cands []store.Candidate) (admit.AdmitStats, error)
+	// Wake starts or signals the host workflows of a crawl's hosts (admit.Waker.Wake).
+	Wake func(ctx context.Context, crawlID string, cfg crawl.HostConfig, hosts []string) error
+	// Behind says Temporal is behind: the sweep wakes nobody then (nil: never behind).
+	Behind       func(ctx context.Context) bool
+	ProcessQueue string // where unprocessed pages found by the sweep go
+	RenderQueue  string // where the crawl's render runs go
+	Gauge        Gauge  // the frontier's gauges (nil: none)
+	// Now is the clock the sweep's ages count on (nil: time.Now).
+	Now func() time.Time
+}
+
+func (f *Frontier) now() time.Time {
+	if f.Now != nil {
+		return f.Now()
+	}
+	return time.Now()
+}
+
+func (f *Frontier) gauge(name string, v float64, tags map[string]string) {
+	if f.Gauge != nil {
+		f.Gauge(name, v, tags)
+	}
+}
