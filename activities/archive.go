@@ -38,8 +38,12 @@ type ArchiveResult = archiving.Result
 // WriteWARC writes the crawl's unarchived captures (none when its spec turns WARC off).
 func (a *Archiver) WriteWARC(ctx context.Context, in ArchiveInput) (ArchiveResult, error) {
 	ci, err := a.Crawls.Get(ctx, in.CrawlID)
-	if err != nil || ci.Spec.WARC.Off {
+	if err != nil {
 		return ArchiveResult{}, err
+	}
+	job, ok := archiving.JobFor(in.CrawlID, in.Final, ci.Spec)
+	if !ok {
+		return ArchiveResult{}, nil
 	}
 	w := archiving.Writer{Store: a.Store, Blobs: a.Blob, Body: a.body, Software: a.Software, TempDir: a.TempDir,
 		Hooks: archiving.Hooks{
@@ -50,7 +54,7 @@ func (a *Archiver) WriteWARC(ctx context.Context, in ArchiveInput) (ArchiveResul
 				activity.GetLogger(ctx).Info("wrote WARC file", "crawl", in.CrawlID, "file", file, "records", records, "bytes", bytes)
 			},
 		}}
-	return w.Write(ctx, archiving.Job{CrawlID: in.CrawlID, Final: in.Final, MaxBytes: ci.Spec.WARC.MaxBytes, MaxAge: ci.Spec.WARC.MaxAge.D()})
+	return w.Write(ctx, job)
 }
 
 // body reads a stored body (or DOM) by reference.

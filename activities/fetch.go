@@ -53,7 +53,7 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchLeaseInput) (FetchLeas
 
 // stage is the fetch stage over this worker's stores, reporting to ctx's activity.
 func (f *Fetcher) stage(ctx context.Context) *fetching.Stage {
-	s := &fetching.Stage{Store: f.Store, Client: f.Client, Crawls: f.Crawls, Admit: f.Admitter.AdmitDiscovered,
+	s := &fetching.Stage{Store: f.Store, Client: f.Client, Crawls: f.Crawls, Admit: admitDiscovered(ctx, f.Admitter),
 		StoreBody: f.storeBody, Dialer: f.Dialer, Control: f.Control, IP: f.IP, Stopping: f.Stopping,
 		Hooks: fetching.Hooks{
 			Beat:  func(r fetching.LeaseResult) { activity.RecordHeartbeat(ctx, r) },

@@ -4,6 +4,9 @@ import (
 	"context"
 
 	"go.temporal.io/sdk/activity"
+
+	"github.com/trawlerdev/trawler/internal/admit"
+	"github.com/trawlerdev/trawler/internal/metrics"
 )
 
 // count adds n to a counter series with the given tags (key, value, key, value …).
@@ -20,4 +23,23 @@ func count(ctx context.Context, name string, n int64, tags ...string) {
 		h = h.WithTags(m)
 	}
 	h.Counter(name).Inc(n)
+}
+
+// admitDiscovered is the one admission path as every stage calls it (links, redirects,
+// sitemaps, feeds, renders): admit.Admitter.AdmitDiscovered, counted in the links series
+// (admitted, already seen, rejected by reason) of ctx's activity.
+func admitDiscovered(ctx context.Context, a *admit.Admitter) func(context.Context, *admit.Crawl, *admit.Discovery) (admit.AdmitStats, error) {
+	return func(actx context.Context, ci *admit.Crawl, d *admit.Discovery) (admit.AdmitStats, error) {
+		st, err := a.AdmitDiscovered(actx, ci, d)
+		if err != nil {
+			return st, err
+		}
+		count(ctx, metrics.LinksAdmitted, int64(st.New))
+		count(ctx, metrics.LinksSeen, int64(st.Duplicates))
+		count(ctx, metrics.LinksRejected, int64(st.OverBudget), "reason", "budget")
+		for reason, n := range d.Rejected {
+			count(ctx, metrics.LinksRejected, int64(n), "reason", reason)
+		}
+		return st, nil
+	}
 }

@@ -51,11 +51,11 @@ func (p *Processor) ProcessCrawl(ctx context.Context, cp crawl.CrawlProcessing) 
 	return res, err
 }
 
-// Process processes a batch of pages the crawl's sweep found unprocessed. (A crawl's
-// processing child of revision 4 also runs it, with in.Crawl set.)
+// Process processes a batch of pages the crawl's sweep found unprocessed (or, for a
+// processing child of revision 4, its crawl's pages: process_rev4.go).
 func (p *Processor) Process(ctx context.Context, in crawl.ProcessInput) (crawl.ProcessResult, error) {
-	if in.Crawl != nil {
-		return p.ProcessCrawl(ctx, *in.Crawl)
+	if res, ok, err := p.rev4Process(ctx, in); ok {
+		return res, err
 	}
 	failpoint.Hit(failpoint.ProcessStarted)
 	var done atomic.Int64
@@ -65,7 +65,7 @@ func (p *Processor) Process(ctx context.Context, in crawl.ProcessInput) (crawl.P
 
 // stage is the process stage over this worker's stores, reporting to ctx's activity.
 func (p *Processor) stage(ctx context.Context) *processing.Stage {
-	return &processing.Stage{Store: p.Store, Crawls: p.Crawls, Admit: p.Admitter.AdmitDiscovered,
+	return &processing.Stage{Store: p.Store, Crawls: p.Crawls, Admit: admitDiscovered(ctx, p.Admitter),
 		Body: p.body, StoreText: p.storeText, Gate: p.Gate, PDF: p.PDF, Stopping: p.Stopping,
 		Hooks: processing.Hooks{
 			Beat:  func(done int64) { activity.RecordHeartbeat(ctx, done) },

@@ -37,7 +37,7 @@ type Renderer struct {
 // RenderPages is a crawl's render run: it renders the crawl's queued pages until in.For has
 // passed or none came for a while.
 func (r *Renderer) RenderPages(ctx context.Context, in RenderInput) (RenderResult, error) {
-	s := &rendering.Stage{Store: r.Store, Browser: r.Browser, Crawls: r.Crawls, Admit: r.Admitter.AdmitDiscovered,
+	s := &rendering.Stage{Store: r.Store, Browser: r.Browser, Crawls: r.Crawls, Admit: admitDiscovered(ctx, r.Admitter),
 		Body: r.Bodies.Get, StoreDOM: func(_ context.Context, dom []byte) (string, func(context.Context) error, error) {
 			return r.DOMs.Add(dom)
 		},

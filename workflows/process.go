@@ -42,11 +42,11 @@ func processOptions(queue string, timeout time.Duration) workflow.ActivityOption
 	}
 }
 
-// processTimeout bounds one processing attempt: a crawl's processing time and its last
-// batch, or 30 s a page of a sweep's batch.
+// processTimeout bounds one processing attempt: 30 s a page of a sweep's batch (or as
+// revision 4 bounded its crawl's processing).
 func processTimeout(in crawl.ProcessInput) time.Duration {
-	if in.Crawl != nil {
-		return in.Crawl.For + 10*time.Minute
+	if d, ok := rev4ProcessTimeout(in); ok {
+		return d
 	}
 	return time.Duration(len(in.Pages))*30*time.Second + time.Minute
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/store"
 )
 
@@ -55,6 +56,14 @@ type Job struct {
 	Final    bool
 	MaxBytes int64
 	MaxAge   time.Duration
+}
+
+// JobFor is a crawl's job as its spec sets it; ok is false when the spec turns WARC off.
+func JobFor(crawlID string, final bool, spec crawl.Spec) (job Job, ok bool) {
+	if spec.WARC.Off {
+		return Job{}, false
+	}
+	return Job{CrawlID: crawlID, Final: final, MaxBytes: spec.WARC.MaxBytes, MaxAge: spec.WARC.MaxAge.D()}, true
 }
 
 // Result says what was written.

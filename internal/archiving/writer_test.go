@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/store"
 )
 
@@ -258,5 +259,19 @@ func TestBusyCrawlAndUnreadableBody(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(dir); len(left) != 0 {
 		t.Errorf("left %d temporary files behind", len(left))
+	}
+}
+
+// A crawl's job follows its spec: its file size and age as set (defaults applied), and no job
+// at all when the spec turns WARC off.
+func TestJobFollowsTheSpec(t *testing.T) {
+	spec := crawl.Spec{Name: "c", Seeds: []string{"http://a.test/"}}.WithDefaults()
+	job, ok := JobFor("c", true, spec)
+	if !ok || job.CrawlID != "c" || !job.Final || job.MaxBytes != spec.WARC.MaxBytes || job.MaxBytes <= 0 || job.MaxAge != spec.WARC.MaxAge.D() {
+		t.Errorf("job %+v (%v); want crawl c, final, the spec's size %d and age %s", job, ok, spec.WARC.MaxBytes, spec.WARC.MaxAge.D())
+	}
+	spec.WARC.Off = true
+	if _, ok := JobFor("c", true, spec); ok {
+		t.Error("a job for a crawl whose spec turns WARC off")
 	}
 }

@@ -110,9 +110,10 @@ func HostWorkflowID(prefix, host string) string { return prefix + "host/" + host
 func HostOf(workflowID string) (string, bool) { return after(workflowID, "host/") }
 
 // Claim owners name who holds a claim on frontier rows (urls, renders): a retry of the same
-// batch or lease builds the same owner, and so takes its own claims back.
+// fetch lease, processing child or render run builds the same owner, and so takes its own
+// claims back.
 
-// BatchOwner owns the first and last claims of the n-th fetch lease of a host workflow's run.
+// LeaseOwner owns the first and last claims of the n-th fetch lease of a host workflow's run.
 func LeaseOwner(runID string, n int) string { return fmt.Sprintf("host:%s/%d", runID, n) }
 
 // ChunkOwner owns the claims a fetch lease makes between its first and last ("/top-up": the
@@ -130,6 +131,16 @@ func RenderOwner(runID string, tick int) string { return fmt.Sprintf("%s/render/
 // retried activity reuses it, so the fetch is recorded once, and WARC record IDs derive from it.
 func FetchKey(crawlID string, hash []byte, fetchCount, attempt int) string {
 	return fmt.Sprintf("%s/%x/%d/%d", crawlID, hash, fetchCount, attempt)
+}
+
+// DeadLetterKey names a URL's dead letter: the fetch key of the attempt that killed it, or,
+// when no request was made (robots.txt unreachable, a refused address), the URL and its
+// attempts, so a retried activity records the dead letter once.
+func DeadLetterKey(fetchKey, crawlID string, hash []byte, attempts int) string {
+	if fetchKey != "" {
+		return fetchKey
+	}
+	return fmt.Sprintf("%s/%x/%d", crawlID, hash, attempts)
 }
 
 // CrawlProcessID is the ID of the seq-th processing child of a crawl workflow's run.

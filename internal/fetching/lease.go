@@ -31,7 +31,7 @@ type LeaseInput struct {
 	// Owner names the lease: its first and last claims are made as Owner, those between as
 	// crawl.ChunkOwner(Owner), so whoever outlives the lease finds what it holds by owner.
 	Owner string `json:"owner,omitempty"`
-	// LeaseFor is how long the lease holds its host at most (see fetch_lease.go).
+	// LeaseFor is how long the lease holds its host at most (see chunks.go).
 	LeaseFor time.Duration `json:"leaseFor,omitempty"`
 }
 
@@ -86,7 +86,7 @@ func (f *Stage) flushWhenStopped(ctx context.Context) func() {
 
 // Lease runs one fetch lease: it claims the host's due URLs a chunk at a time and fetches
 // them, at most in.Concurrency at a time, request starts at least the delay apart, until the
-// lease is up or the host runs dry (fetch_lease.go). robots.txt comes first when its cache has
+// lease is up or the host runs dry (chunks.go). robots.txt comes first when its cache has
 // expired (itself requested under the same schedule). A URL robots.txt forbids is skipped
 // without a request. After a Retry-After the rest of the chunk goes back to the queue for
 // later. Fetched pages are left for the crawl's processing, which claims them.

@@ -14,7 +14,7 @@ import (
 	"github.com/trawlerdev/trawler/internal/store"
 )
 
-// batch is one running fetch lease (FetchBatch): the chunk of URLs it is at, its result under a
+// leaseRun is one running fetch lease (FetchBatch): the chunk of URLs it is at, its result under a
 // lock, and the host's request schedule.
 type leaseRun struct {
 	f        *Stage

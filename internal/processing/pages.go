@@ -85,12 +85,6 @@ func (p *Stage) Pages(ctx context.Context, host string, pages []crawl.PageRef, d
 		res.Admitted += st.New
 		res.Duplicates += st.Duplicates
 		res.Rejected += st.OverBudget
-		p.Hooks.Count.Add(metrics.LinksAdmitted, int64(st.New))
-		p.Hooks.Count.Add(metrics.LinksSeen, int64(st.Duplicates))
-		p.Hooks.Count.Add(metrics.LinksRejected, int64(st.OverBudget), "reason", "budget")
-		for reason, n := range cb.found.Rejected {
-			p.Hooks.Count.Add(metrics.LinksRejected, int64(n), "reason", reason)
-		}
 	}
 	// The pages are done only once their links are admitted: until then a crash leaves them
 	// fetched, and their retry saves their documents again.

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/trawlerdev/trawler/internal/crawl"
 )
 
 // URL states after a fetch attempt.
@@ -66,10 +68,7 @@ func (s *Store) RecordFetch(ctx context.Context, host string, o FetchOutcome) (b
 			if err := recordFetches(ctx, tx, []*groupedFetch{p}); err != nil || !p.recorded {
 				return err
 			}
-			key := o.FetchKey
-			if key == "" {
-				key = fmt.Sprintf("%s/%x/%d", o.CrawlID, o.Hash, o.Attempts)
-			}
+			key := crawl.DeadLetterKey(o.FetchKey, o.CrawlID, o.Hash, o.Attempts)
 			_, err := tx.Exec(ctx, `INSERT INTO dead_letters (crawl_id, url_hash, url, host, reason, attempts, dl_key)
 				SELECT $1, $2, $3, $4, $5, coalesce(jsonb_agg(jsonb_build_object('at', fetched_at, 'status', status, 'error', error,
 					'durationMs', duration_ms) ORDER BY fetched_at), '[]'), $6
