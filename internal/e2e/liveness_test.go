@@ -19,7 +19,9 @@ import (
 )
 
 // recoveryBound is the README's promise (Resilience), with room for a slow box: after a worker
-// dies, what it held is fetched or processed again, and its hosts are awake, within this time.
+// dies, what it held (claimed or fetched URLs) is fetched or processed again within this
+// time. That its hosts wake again shows as both crawls finishing with nothing pending; the
+// samples log any host sitting on due URLs, for a reader of a slow run.
 // killGap spaces the test's deaths by about one recovery (a 20 s heartbeat timeout, a 2 s
 // retry), so each death is recovered from before the next.
 const (
