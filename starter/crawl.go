@@ -29,9 +29,11 @@ func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 
 func runCrawl(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("trawler crawl", flag.ContinueOnError)
-	var seeds, allow stringList
+	var seeds, allow, allowPatterns, headers stringList
 	fs.Var(&seeds, "seeds", "a seed URL, or a file of seed URLs (one per line, # comments); repeatable; positional arguments are seeds too")
 	fs.Var(&allow, "allow-domain", "with --scope list: a domain to crawl (and its subdomains); repeatable")
+	fs.Var(&allowPatterns, "allow-pattern", "a Go regexp on the normalized URL; when any are given, a discovered link must match one (seeds are always crawled); repeatable")
+	fs.Var(&headers, "header", `a header sent with every request of the crawl, "Name: value" (e.g. "Accept-Language: de"); repeatable`)
 	name := fs.String("name", "", "crawl name (workflow ID crawl/NAME); default crawl-<time>")
 	scope := fs.String("scope", crawl.ScopeDomain, "which links to follow: host, domain, list or any")
 	// Deliberately not the spec's default (unlimited): a crawl typed at a shell with one seed
@@ -59,6 +61,9 @@ func runCrawl(ctx context.Context, args []string, stdout io.Writer) error {
 		if err := json.Unmarshal(raw, &spec); err != nil {
 			return fmt.Errorf("%s: %w", *specFile, err)
 		}
+		if err := crawl.CheckFields(spec.UnknownFields()); err != nil {
+			return fmt.Errorf("%s: %w", *specFile, err)
+		}
 	}
 	all, err := readSeeds(append(seeds, fs.Args()...))
 	if err != nil {
@@ -75,6 +80,17 @@ func runCrawl(ctx context.Context, args []string, stdout io.Writer) error {
 	setIf(*name != "", func() { spec.Name = *name })
 	setIf(visited["scope"] || spec.Scope == "", func() { spec.Scope = *scope })
 	setIf(len(allow) > 0, func() { spec.AllowDomains = allow })
+	setIf(len(allowPatterns) > 0, func() { spec.AllowPatterns = allowPatterns })
+	for _, h := range headers {
+		hname, hvalue, ok := strings.Cut(h, ":")
+		if !ok {
+			return fmt.Errorf("--header %q: give \"Name: value\"", h)
+		}
+		if spec.Headers == nil {
+			spec.Headers = map[string]string{}
+		}
+		spec.Headers[strings.TrimSpace(hname)] = strings.TrimSpace(hvalue)
+	}
 	setIf(visited["max-pages"] || spec.MaxPages == 0, func() { spec.MaxPages = *maxPages })
 	setIf(*maxDepth > 0, func() { spec.MaxDepth = *maxDepth })
 	setIf(*perHost > 0, func() { spec.MaxPagesPerHost = *perHost })

@@ -16,6 +16,8 @@ func TestBadInputIsRefusedClearly(t *testing.T) {
 	t.Setenv("DATABASE_URL", "postgres://nobody@127.0.0.1:1/none")
 	bad := filepath.Join(t.TempDir(), "bad.json")
 	_ = os.WriteFile(bad, []byte(`{"seeds": [`), 0o644)
+	typo := filepath.Join(t.TempDir(), "typo.json")
+	_ = os.WriteFile(typo, []byte(`{"seeds": ["http://a.test/"], "maxpages": 10}`), 0o644)
 	for _, c := range []struct {
 		args []string
 		want string
@@ -27,6 +29,11 @@ func TestBadInputIsRefusedClearly(t *testing.T) {
 		{[]string{"crawl", "--spec", bad}, bad},
 		{[]string{"crawl", "--spec", filepath.Join(t.TempDir(), "missing.json")}, "missing.json"},
 		{[]string{"crawl", "--scope", "galaxy", "http://a.test/"}, `scope: "galaxy"`},
+		{[]string{"crawl", "--spec", typo}, "maxpages: unknown field; did you mean maxPages?"},
+		{[]string{"crawl", "--allow-pattern", "/docs/(", "http://a.test/"}, `allowPatterns: "/docs/("`},
+		{[]string{"crawl", "--header", "Accept-Language de", "http://a.test/"}, `give "Name: value"`},
+		{[]string{"crawl", "--header", "Cookie: session=1", "http://a.test/"}, "headers: Cookie may not be set"},
+		{[]string{"crawl", "--header", "X-Key: a\nb", "http://a.test/"}, "headers: X-Key: the value"},
 		{[]string{"dlq"}, "usage: trawler dlq list|replay"},
 		{[]string{"warc"}, "--crawl is required"},
 		{[]string{"warc", "--crawl", "c", "--url", "http://a.test/", "--at", "yesterday"}, "want RFC 3339"},

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -17,6 +18,19 @@ import (
 type CrawlInput struct {
 	crawl.Spec
 	Run *CrawlCarry `json:"_run,omitempty"`
+}
+
+// UnmarshalJSON decodes the spec and the carried state side by side (Spec's own decoder would
+// otherwise take the whole object, "_run" as an unknown field of the spec).
+func (in *CrawlInput) UnmarshalJSON(data []byte) error {
+	var run struct {
+		Run *CrawlCarry `json:"_run"`
+	}
+	if err := json.Unmarshal(data, &run); err != nil {
+		return err
+	}
+	in.Run = run.Run
+	return in.Spec.DecodeJSON(data, "_run")
 }
 
 // CrawlCarry is what CrawlWorkflow carries across Continue-As-New (in its input as "_run";
@@ -156,7 +170,8 @@ func (c *crawlRun) setup() error {
 	}
 	if !c.carry.Started {
 		var started activities.StartCrawlResult
-		if err := workflow.ExecuteLocalActivity(c.lctx, c.f.StartCrawl, activities.StartCrawlInput{CrawlID: c.crawlID, Spec: c.spec}).Get(ctx, &started); err != nil {
+		if err := workflow.ExecuteLocalActivity(c.lctx, c.f.StartCrawl, activities.StartCrawlInput{CrawlID: c.crawlID, Spec: c.spec,
+			Unknown: c.in.Spec.UnknownFields()}).Get(ctx, &started); err != nil {
 			return err
 		}
 		c.carry.Started, c.carry.Invalid, c.carry.ProcessQueue = true, started.Invalid, started.ProcessQueue

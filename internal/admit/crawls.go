@@ -3,6 +3,7 @@ package admit
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
@@ -25,6 +26,7 @@ type Crawl struct {
 	Spec      crawl.Spec
 	UserAgent string
 	Token     string          // robots.txt product token
+	Header    http.Header     // the spec's own headers, sent with every request (nil: none)
 	Dedup     *dedup.Detector // nil: near-duplicate detection is off
 
 	scope  *scope.Scope
@@ -112,7 +114,7 @@ func (c *Crawls) build(id string, spec crawl.Spec) *Crawl {
 	ci := &Crawl{ID: id, Spec: spec, scope: scope.New(spec, hosts), UserAgent: ua, Dedup: det, ports: c.Ports,
 		traps: traps.Rules{MaxPathDepth: spec.Traps.MaxPathDepth, MaxRepeats: spec.Traps.MaxSegmentRepeats,
 			CalendarYears: spec.Traps.CalendarYears},
-		Token: robots.ProductToken(ua), loaded: time.Now()}
+		Token: robots.ProductToken(ua), Header: spec.Header(), loaded: time.Now()}
 	if r := spec.Render; r != nil {
 		ci.render = scope.NewMatcher(r.Hosts, r.Patterns)
 	}
@@ -186,12 +188,13 @@ func errorf(format string, args ...any) error { return fmt.Errorf("admit: "+form
 
 // Reasons a discovered link is not admitted (besides the trap rules' own).
 const (
-	RejectScope    = "out of scope"
-	RejectDenied   = "denied by the crawl's deny list"
-	RejectDepth    = "too many link hops from a seed"
-	RejectOutlinks = "over the page's outlink cap"
-	RejectBadURL   = "malformed URL"
-	RejectPort     = "port not allowed"
+	RejectScope      = "out of scope"
+	RejectDenied     = "denied by the crawl's deny list"
+	RejectDepth      = "too many link hops from a seed"
+	RejectOutlinks   = "over the page's outlink cap"
+	RejectBadURL     = "malformed URL"
+	RejectPort       = "port not allowed"
+	RejectNotAllowed = "matches none of the crawl's allow patterns"
 )
 
 // Admissible says why a candidate may not enter the crawl's frontier, or "".

@@ -85,6 +85,9 @@ func (d *Discovery) Add(f Found) (store.Candidate, string) {
 		return c, FoundNoFollow
 	}
 	why := d.ci.Admissible(c)
+	if why == "" && !d.ci.scope.IncludesURL(c.Key) {
+		why = RejectNotAllowed // (seeds are not discovered: they are always crawled)
+	}
 	if why == "" && d.max > 0 && len(d.Cands) >= d.max {
 		why = RejectOutlinks
 	}

@@ -54,3 +54,30 @@ func TestDiscoverJudgesEveryFoundURLOneWay(t *testing.T) {
 		t.Errorf("a found URL past the depth: %q", why)
 	}
 }
+
+// With allow patterns, a found URL must match one, whatever found it; the deny list and scope
+// still come first; without any, every URL in scope passes.
+func TestAllowPatternsIncludeOnlyWhatTheyMatch(t *testing.T) {
+	c := &Crawls{Norm: urlnorm.New(urlnorm.Default())}
+	ci := c.build("c", crawl.Spec{Seeds: []string{"http://a.test/"}, Scope: crawl.ScopeHost,
+		AllowPatterns: []string{`^http://a\.test/(docs|blog)/`}, DenyPatterns: []string{`/docs/old/`}}.WithDefaults())
+	for _, src := range []crawl.Source{crawl.SourceLink, crawl.SourceRedirect, crawl.SourceSitemap} {
+		d := c.Discover(ci, nil, From{Depth: 1, Source: src}, 0)
+		for href, want := range map[string]string{
+			"http://a.test/docs/intro":   "",
+			"http://a.test/blog/2026/x":  "",
+			"http://a.test/shop/cart":    RejectNotAllowed,
+			"http://a.test/docs/old/v1":  RejectDenied,
+			"http://b.test/docs/intro":   RejectScope,
+			"http://a.test/about?docs/1": RejectNotAllowed,
+		} {
+			if _, why := d.Add(Found{Href: href}); why != want {
+				t.Errorf("%s found by %s: %q, want %q", href, src, why, want)
+			}
+		}
+	}
+	open := c.build("o", crawl.Spec{Seeds: []string{"http://a.test/"}, Scope: crawl.ScopeHost}.WithDefaults())
+	if _, why := c.Discover(open, nil, From{Depth: 1}, 0).Add(Found{Href: "http://a.test/shop/cart"}); why != "" {
+		t.Errorf("without allow patterns: %q", why)
+	}
+}

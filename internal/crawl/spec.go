@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"sort"
 	"strings"
 	"time"
 )
@@ -24,12 +25,16 @@ const (
 // Spec is a crawl's definition: the JSON input of CrawlWorkflow. Zero fields take the
 // defaults of WithDefaults.
 type Spec struct {
-	Name            string   `json:"name,omitempty"`
-	Seeds           []string `json:"seeds"`
-	Scope           string   `json:"scope,omitempty"`
-	AllowDomains    []string `json:"allowDomains,omitempty"`
-	DenyHosts       []string `json:"denyHosts,omitempty"`       // never crawled: "example.com" (and its subdomains)
-	DenyPatterns    []string `json:"denyPatterns,omitempty"`    // Go regexps; a matching normalized URL is refused
+	Name         string   `json:"name,omitempty"`
+	Seeds        []string `json:"seeds"`
+	Scope        string   `json:"scope,omitempty"`
+	AllowDomains []string `json:"allowDomains,omitempty"`
+	DenyHosts    []string `json:"denyHosts,omitempty"`    // never crawled: "example.com" (and its subdomains)
+	DenyPatterns []string `json:"denyPatterns,omitempty"` // Go regexps; a matching normalized URL is refused
+	// AllowPatterns are Go regexps on the normalized URL: when any are given, a discovered URL
+	// (link, redirect, sitemap entry, feed item, rendered link) must match one. Seeds are
+	// always crawled.
+	AllowPatterns   []string `json:"allowPatterns,omitempty"`
 	MaxPages        int      `json:"maxPages,omitempty"`        // admitted URLs; 0 = unlimited
 	MaxDepth        int      `json:"maxDepth,omitempty"`        // link hops from a seed
 	MaxPagesPerHost int      `json:"maxPagesPerHost,omitempty"` // 0 = unlimited
@@ -40,12 +45,16 @@ type Spec struct {
 	Concurrency   int      `json:"concurrency,omitempty"`   // requests in flight per host
 	// Throttle is set by the crawl's throttle signal (never by its author): a slower pacing
 	// for all its hosts at once, on top of Delay and Concurrency, until a reset.
-	Throttle       *Throttle `json:"throttle,omitempty"`
-	UserAgent      string    `json:"userAgent,omitempty"` // default: the worker's TRAWLER_USER_AGENT
-	RequestTimeout Duration  `json:"requestTimeout,omitempty"`
-	MaxBodyBytes   int64     `json:"maxBodyBytes,omitempty"`
-	MaxAttempts    int       `json:"maxAttempts,omitempty"` // tries before a URL is dead-lettered
-	RetryBase      Duration  `json:"retryBase,omitempty"`   // first retry delay; doubles each time
+	Throttle  *Throttle `json:"throttle,omitempty"`
+	UserAgent string    `json:"userAgent,omitempty"` // default: the worker's TRAWLER_USER_AGENT
+	// Headers are sent with every request of the crawl (pages, robots.txt, sitemaps, a rendered
+	// page's subresources), e.g. Accept-Language or an API key. Headers Trawler sets itself or
+	// that belong to a connection are refused (CheckHeader).
+	Headers        map[string]string `json:"headers,omitempty"`
+	RequestTimeout Duration          `json:"requestTimeout,omitempty"`
+	MaxBodyBytes   int64             `json:"maxBodyBytes,omitempty"`
+	MaxAttempts    int               `json:"maxAttempts,omitempty"` // tries before a URL is dead-lettered
+	RetryBase      Duration          `json:"retryBase,omitempty"`   // first retry delay; doubles each time
 
 	BatchWindow      Duration `json:"batchWindow,omitempty"` // host time one claim of a fetch lease covers (window ÷ delay URLs)
 	FetchLease       Duration `json:"fetchLease,omitempty"`  // how long one fetch activity holds its host at most
@@ -62,6 +71,8 @@ type Spec struct {
 	// links of the rendered DOM are admitted too.
 	Render *Render `json:"render,omitempty"`
 	WARC   WARC    `json:"warc,omitempty"`
+
+	unknown []UnknownField // fields its JSON named that Spec does not know (fields.go)
 }
 
 // Render names the pages a crawl renders: those of Hosts (and their subdomains), and those
@@ -157,6 +168,21 @@ func (s Spec) Validate() error {
 	for _, p := range s.DenyPatterns {
 		if _, err := regexp.Compile(p); err != nil {
 			errs = append(errs, fmt.Errorf("denyPatterns: %q: %v", p, err))
+		}
+	}
+	for _, p := range s.AllowPatterns {
+		if _, err := regexp.Compile(p); err != nil {
+			errs = append(errs, fmt.Errorf("allowPatterns: %q: %v", p, err))
+		}
+	}
+	names := make([]string, 0, len(s.Headers))
+	for name := range s.Headers {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if err := CheckHeader(name, s.Headers[name]); err != nil {
+			errs = append(errs, fmt.Errorf("headers: %w", err))
 		}
 	}
 	if r := s.Render; r != nil {

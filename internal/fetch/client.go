@@ -93,6 +93,9 @@ type Request struct {
 	MaxBytes     int64  // decoded body cap
 	Timeout      time.Duration
 	Robots       bool // follow redirects (robots.txt only)
+	// Header holds the crawl's own headers (its spec's, checked by crawl.CheckHeader): sent
+	// with the request, an Accept among them replacing Trawler's.
+	Header http.Header
 	// Sent, if set, is called with the time the request was written to the connection: the
 	// moment politeness is measured from, which a slow dial or a descheduled process can put
 	// well after the slot the request was booked for.
@@ -135,8 +138,13 @@ func (c *Client) Get(ctx context.Context, r Request) (*Response, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fetch %s: %w", r.URL, err)
 	}
+	for name, values := range r.Header {
+		req.Header[name] = values
+	}
 	req.Header.Set("User-Agent", r.UserAgent)
-	req.Header.Set("Accept", "text/html,application/xhtml+xml,application/xml;q=0.9,text/plain;q=0.8,*/*;q=0.5")
+	if req.Header.Get("Accept") == "" {
+		req.Header.Set("Accept", "text/html,application/xhtml+xml,application/xml;q=0.9,text/plain;q=0.8,*/*;q=0.5")
+	}
 	req.Header.Set("Accept-Encoding", "gzip, br, deflate")
 	if r.ETag != "" {
 		req.Header.Set("If-None-Match", r.ETag)

@@ -226,6 +226,7 @@ type site struct {
 	mu       sync.Mutex
 	arrivals []time.Time
 	paths    []string
+	headers  []http.Header
 }
 
 func (w *site) seen() ([]string, []time.Time) {
@@ -239,7 +240,8 @@ type fixture struct {
 	st       *fakeStore
 	stage    *Stage
 	site     *site
-	addr     string // the site's address
+	addr     string            // the site's address
+	tune     func(*crawl.Spec) // the crawl's spec, as a test sets it
 	bodies   map[string]string
 	admitted []string
 }
@@ -251,6 +253,7 @@ func newFixture(t *testing.T, handler http.HandlerFunc, urls ...string) *fixture
 		f.site.mu.Lock()
 		f.site.arrivals = append(f.site.arrivals, time.Now())
 		f.site.paths = append(f.site.paths, r.URL.Path)
+		f.site.headers = append(f.site.headers, r.Header.Clone())
 		f.site.mu.Unlock()
 		handler(w, r)
 	}))
@@ -283,8 +286,11 @@ func newFixture(t *testing.T, handler http.HandlerFunc, urls ...string) *fixture
 func (f *fixture) lease(t *testing.T, delay time.Duration, resumed LeaseResult, attempt int) LeaseResult {
 	t.Helper()
 	// The crawl's spec paces the lease too (its delay is the floor): the test's delay.
-	f.stage.Crawls.Put("c", crawl.Spec{Name: "c", Seeds: []string{"http://site.test/"}, Scope: crawl.ScopeHost,
-		Delay: crawl.Duration(delay)}.WithDefaults())
+	spec := crawl.Spec{Name: "c", Seeds: []string{"http://site.test/"}, Scope: crawl.ScopeHost, Delay: crawl.Duration(delay)}
+	if f.tune != nil {
+		f.tune(&spec)
+	}
+	f.stage.Crawls.Put("c", spec.WithDefaults())
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	res, err := f.stage.Lease(ctx, LeaseInput{Host: "site.test", Delay: delay, MaxCrawlDelay: 2 * time.Second,
@@ -484,5 +490,27 @@ func TestARefusedHostIsNotRequested(t *testing.T) {
 	}
 	if res.Skipped != 1 || res.Requests != 0 {
 		t.Errorf("result %+v; want one skipped, no request", res)
+	}
+}
+
+// The spec's headers go with every request of the crawl, robots.txt's included, beside
+// Trawler's own; an Accept among them replaces Trawler's.
+func TestTheSpecsHeadersAreSent(t *testing.T) {
+	f := newFixture(t, page, pages(1)...)
+	f.tune = func(s *crawl.Spec) {
+		s.Headers = map[string]string{"Accept-Language": "de", "x-api-key": "k1", "Accept": "text/html"}
+	}
+	f.lease(t, 10*time.Millisecond, LeaseResult{}, 1)
+
+	f.site.mu.Lock()
+	defer f.site.mu.Unlock()
+	if len(f.site.headers) != 2 {
+		t.Fatalf("%d requests; want robots.txt and p0", len(f.site.headers))
+	}
+	for i, h := range f.site.headers {
+		if h.Get("Accept-Language") != "de" || h.Get("X-Api-Key") != "k1" || h.Get("Accept") != "text/html" ||
+			h.Get("User-Agent") != "TrawlerBot/1.0" || h.Get("Accept-Encoding") == "" {
+			t.Errorf("request %d (%s) carried %v; want the spec's headers and Trawler's User-Agent and Accept-Encoding", i, f.site.paths[i], h)
+		}
 	}
 }

@@ -3,6 +3,8 @@ package frontier
 import (
 	"context"
 
+	"go.temporal.io/sdk/temporal"
+
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/failpoint"
 	"github.com/trawlerdev/trawler/internal/metrics"
@@ -13,6 +15,9 @@ import (
 type StartCrawlInput struct {
 	CrawlID string     `json:"crawlId"`
 	Spec    crawl.Spec `json:"spec"`
+	// Unknown are the fields the crawl's spec named that Trawler does not know: the crawl is
+	// refused (crawl.CheckFields) before anything is recorded.
+	Unknown []crawl.UnknownField `json:"unknownFields,omitempty"`
 }
 
 // StartCrawlResult says what became of the seeds.
@@ -30,6 +35,9 @@ type StartCrawlResult struct {
 // invalid ones come back with their reasons.
 func (f *Frontier) StartCrawl(ctx context.Context, in StartCrawlInput) (StartCrawlResult, error) {
 	out := StartCrawlResult{ProcessQueue: f.ProcessQueue, RenderQueue: f.RenderQueue}
+	if err := crawl.CheckFields(in.Unknown); err != nil {
+		return out, temporal.NewNonRetryableApplicationError("invalid crawl spec: "+err.Error(), "InvalidSpec", err)
+	}
 	// The workflow applied the spec's defaults and checked it; the crawl is built from the
 	// record the creation returns, not read back.
 	spec, err := f.Store.CreateCrawl(ctx, in.CrawlID, in.Spec)

@@ -19,11 +19,15 @@ type Scope struct {
 	hosts map[string]bool // exact hosts (scope host)
 	roots []string        // domains whose subdomains are in (scope domain and list)
 	deny  *Matcher        // denied domains (and their subdomains) and URL patterns
+	allow *Matcher        // URL patterns a discovered URL must match (nil: any URL)
 }
 
 // New builds the scope of spec from its normalized seed URLs' hosts.
 func New(spec crawl.Spec, seedHosts []string) *Scope {
 	s := &Scope{kind: spec.Scope, hosts: map[string]bool{}, deny: NewMatcher(spec.DenyHosts, spec.DenyPatterns)}
+	if len(spec.AllowPatterns) > 0 {
+		s.allow = NewMatcher(nil, spec.AllowPatterns)
+	}
 	switch spec.Scope {
 	case crawl.ScopeHost:
 		for _, h := range seedHosts {
@@ -60,6 +64,10 @@ func (s *Scope) Allows(authority string) bool {
 	}
 	return false
 }
+
+// IncludesURL reports whether a normalized URL matches one of the allow patterns (true when
+// the crawl gives none).
+func (s *Scope) IncludesURL(u string) bool { return s.allow == nil || s.allow.MatchURL(u) }
 
 // DeniesURL reports whether a normalized URL matches one of the deny patterns.
 func (s *Scope) DeniesURL(u string) bool { return s.deny.MatchURL(u) }
