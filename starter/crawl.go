@@ -40,6 +40,8 @@ func runCrawl(ctx context.Context, args []string, stdout io.Writer) error {
 	// stops at a thousand URLs unless told otherwise; a spec file or --max-pages 0 lifts it.
 	maxPages := fs.Int("max-pages", 1000, "URLs admitted at most (0: unlimited). The command line's default is 1000, as a safety net; the spec's (JSON, as temporal workflow start takes it) is unlimited, with --spec, the file's maxPages is kept when it sets one and this flag is not given")
 	maxDepth := fs.Int("max-depth", 0, "link hops from a seed (default 20)")
+	maxDuration := fs.Duration("max-duration", 0, "stop the crawl after this long, e.g. 2h (0: no time budget)")
+	maxBytes := fs.Int64("max-bytes", 0, "stop the crawl after fetching this many body bytes (0: no byte budget)")
 	perHost := fs.Int("max-pages-per-host", 0, "URLs admitted per host at most (0: unlimited)")
 	delay := fs.Duration("delay", 0, "gap between requests to one host (default 1s; robots.txt Crawl-delay can raise it)")
 	userAgent := fs.String("crawl-user-agent", "", "User-Agent for this crawl (default: TRAWLER_USER_AGENT)")
@@ -93,6 +95,8 @@ func runCrawl(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	setIf(visited["max-pages"] || spec.MaxPages == 0, func() { spec.MaxPages = *maxPages })
 	setIf(*maxDepth > 0, func() { spec.MaxDepth = *maxDepth })
+	setIf(visited["max-duration"], func() { spec.MaxDuration = crawl.Duration(*maxDuration) })
+	setIf(visited["max-bytes"], func() { spec.MaxBytes = *maxBytes })
 	setIf(*perHost > 0, func() { spec.MaxPagesPerHost = *perHost })
 	setIf(*delay > 0, func() { spec.Delay = crawl.Duration(*delay) })
 	setIf(*userAgent != "", func() { spec.UserAgent = *userAgent })

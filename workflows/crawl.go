@@ -45,6 +45,11 @@ type CrawlCarry struct {
 	RenderQueue string `json:"renderQueue,omitempty"`
 	// Controls are the latest control results (at most maxControls), for the progress query.
 	Controls []crawl.ControlResult `json:"controls,omitempty"`
+	// StartedAt is when the crawl's first run began (workflow time): its maxDuration counts
+	// from here, paused time included.
+	StartedAt time.Time `json:"startedAt,omitempty"`
+	// StopReason says why the crawl stopped before it was drained (crawl.StopBy*).
+	StopReason string `json:"stopReason,omitempty"`
 }
 
 const maxControls = 10
@@ -169,6 +174,7 @@ func (c *crawlRun) setup() error {
 		return err
 	}
 	if !c.carry.Started {
+		c.carry.StartedAt = workflow.Now(ctx)
 		var started activities.StartCrawlResult
 		if err := workflow.ExecuteLocalActivity(c.lctx, c.f.StartCrawl, activities.StartCrawlInput{CrawlID: c.crawlID, Spec: c.spec,
 			Unknown: c.in.Spec.UnknownFields()}).Get(ctx, &started); err != nil {
@@ -229,7 +235,7 @@ func (c *crawlRun) wait() error {
 	tctx, cancel := workflow.WithCancel(ctx)
 	defer cancel()
 	sel := workflow.NewSelector(ctx)
-	sel.AddFuture(workflow.NewTimer(tctx, c.spec.ProgressInterval.D()), func(workflow.Future) {})
+	sel.AddFuture(workflow.NewTimer(tctx, c.nextLook()), func(workflow.Future) {})
 	if !c.stopped {
 		c.procs.keep(ctx)
 		c.procs.addTo(ctx, sel)
@@ -245,6 +251,7 @@ func (c *crawlRun) wait() error {
 	})
 	sel.AddReceive(c.stop, func(ch workflow.ReceiveChannel, _ bool) {
 		ch.Receive(ctx, nil)
+		c.carry.StopReason = crawl.StopBySignal
 		c.stopped, sigErr = true, c.setState(crawl.CrawlStopped)
 	})
 	sel.AddReceive(c.seeds, func(ch workflow.ReceiveChannel, _ bool) {
@@ -276,6 +283,12 @@ func (c *crawlRun) wait() error {
 // on due URLs and hand out pages whose processing never finished.
 func (c *crawlRun) act(tick int) (done bool, err error) {
 	ctx := c.ctx
+	if why := c.overBudget(); why != "" && !c.stopped && c.progress.State != crawl.CrawlStopped {
+		c.carry.StopReason, c.progress.StopReason, c.stopped = why, why, true
+		if err := c.setState(crawl.CrawlStopped); err != nil {
+			return true, err
+		}
+	}
 	if c.stopped || c.progress.State == crawl.CrawlStopped {
 		// No request starts after the stop (a lease checks its claim before each one), but
 		// those already sent still record their fetches: let them land, so the final WARC
@@ -341,7 +354,7 @@ func (c *crawlRun) refresh() error {
 	if err := workflow.ExecuteLocalActivity(c.lctx, c.f.Progress, c.crawlID).Get(c.ctx, &p); err != nil {
 		return err
 	}
-	p.InvalidSeed, p.Controls = c.carry.Invalid, c.carry.Controls
+	p.InvalidSeed, p.Controls, p.StopReason = c.carry.Invalid, c.carry.Controls, c.carry.StopReason
 	c.progress = p
 	c.describe()
 	return nil
@@ -351,8 +364,12 @@ func (c *crawlRun) refresh() error {
 // history: no command, so it never affects replay).
 func (c *crawlRun) describe() {
 	p := c.progress
+	state := string(p.State)
+	if p.StopReason != "" {
+		state += " (" + p.StopReason + ")"
+	}
 	workflow.SetCurrentDetails(c.ctx, fmt.Sprintf("**%s** · %d of %d URLs fetched · %d pages · %d pending · %d errors · %d dead · %.1f pages/s",
-		p.State, p.Fetched, p.Admitted, p.Pages, p.Pending, p.Errors, p.Dead, p.PagesPerSec))
+		state, p.Fetched, p.Admitted, p.Pages, p.Pending, p.Errors, p.Dead, p.PagesPerSec))
 }
 
 // setState moves the crawl to s in Postgres, where its hosts' claims read it.

@@ -29,6 +29,8 @@ type crawlEnv struct {
 	wakes    []time.Duration // each WakeStale's staleFor
 	archives []bool          // each WriteWARC's Final
 	finalAt  time.Duration   // since start, when the final WARC write began
+	stateAt  []time.Duration // since start, when each state was set
+	byteRate int64           // body bytes the crawl fetches a second (its progress's Bytes)
 }
 
 func newCrawlEnv(t *testing.T, drainAt time.Duration) *crawlEnv {
@@ -45,7 +47,8 @@ func newCrawlEnv(t *testing.T, drainAt time.Duration) *crawlEnv {
 		}).Maybe()
 	e.OnActivity(e.frontier.Progress, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, id string) (crawl.CrawlProgress, error) {
-			p := crawl.CrawlProgress{CrawlID: id, State: state, Admitted: 10, Pending: 5}
+			p := crawl.CrawlProgress{CrawlID: id, State: state, Admitted: 10, Pending: 5,
+				Bytes: int64(e.Now().Sub(e.start)/time.Second) * e.byteRate}
 			if e.Now().Sub(e.start) >= e.drainAt {
 				p.Pending = 0
 			}
@@ -54,6 +57,7 @@ func newCrawlEnv(t *testing.T, drainAt time.Duration) *crawlEnv {
 	e.OnActivity(e.frontier.SetCrawlState, mock.Anything, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, _ string, s crawl.CrawlState) error {
 			e.states, state = append(e.states, s), s
+			e.stateAt = append(e.stateAt, e.Now().Sub(e.start))
 			return nil
 		}).Maybe()
 	e.OnActivity(e.frontier.WakeStale, mock.Anything, mock.Anything, mock.Anything).Return(
@@ -123,8 +127,8 @@ func TestCrawlStopEndsItBeforeItDrains(t *testing.T) {
 	e.RegisterDelayedCallback(func() { e.SignalWorkflow(crawl.SignalStop, nil) }, 3*time.Second)
 	e.ExecuteWorkflow(CrawlWorkflow, CrawlInput{Spec: crawl.Spec{Name: "c", Seeds: []string{"http://a.test/"}, RequestTimeout: crawl.Duration(10 * time.Second)}})
 	p := e.result(t)
-	if !slices.Equal(e.states, []crawl.CrawlState{crawl.CrawlStopped}) || p.State != crawl.CrawlStopped {
-		t.Errorf("states set %v, ended %q: want stopped", e.states, p.State)
+	if !slices.Equal(e.states, []crawl.CrawlState{crawl.CrawlStopped}) || p.State != crawl.CrawlStopped || p.StopReason != crawl.StopBySignal {
+		t.Errorf("states set %v, ended %q (%q): want stopped by the signal", e.states, p.State, p.StopReason)
 	}
 	if !slices.Equal(e.archives, []bool{true}) {
 		t.Errorf("WARC writes %v, want one final", e.archives)
@@ -180,5 +184,32 @@ func TestCrawlThrottleIsOneControlForEveryHost(t *testing.T) {
 	}
 	if n := len(p.Controls); n != 2 || p.Controls[0].Signal != crawl.SignalThrottle {
 		t.Errorf("progress controls %+v", p.Controls)
+	}
+}
+
+// A crawl's budgets stop it as the stop signal does, its reason in its progress: its time at
+// the moment it is spent (not a progress look later), its bytes at the first look after.
+func TestCrawlBudgetsStopIt(t *testing.T) {
+	e := newCrawlEnv(t, 24*time.Hour)
+	e.ExecuteWorkflow(CrawlWorkflow, CrawlInput{Spec: crawl.Spec{Name: "c", Seeds: []string{"http://a.test/"},
+		MaxDuration: crawl.Duration(17 * time.Second), RequestTimeout: crawl.Duration(time.Second)}})
+	p := e.result(t)
+	if p.State != crawl.CrawlStopped || p.StopReason != crawl.StopByDuration || !slices.Equal(e.states, []crawl.CrawlState{crawl.CrawlStopped}) {
+		t.Fatalf("ended %q (%q), states %v; want stopped by its time budget", p.State, p.StopReason, e.states)
+	}
+	if at := e.stateAt[0]; at < 17*time.Second || at > 18*time.Second {
+		t.Errorf("stopped %v after the start; want at its 17 s budget", at)
+	}
+
+	e = newCrawlEnv(t, 24*time.Hour)
+	e.byteRate = 1000
+	e.ExecuteWorkflow(CrawlWorkflow, CrawlInput{Spec: crawl.Spec{Name: "c", Seeds: []string{"http://a.test/"},
+		MaxBytes: 12_000, RequestTimeout: crawl.Duration(time.Second)}})
+	p = e.result(t)
+	if p.State != crawl.CrawlStopped || p.StopReason != crawl.StopByBytes {
+		t.Fatalf("ended %q (%q); want stopped by its byte budget", p.State, p.StopReason)
+	}
+	if at := e.stateAt[0]; at < 12*time.Second || at > 17*time.Second {
+		t.Errorf("stopped %v after the start; want at the first look past 12,000 bytes (12 s)", at)
 	}
 }

@@ -176,3 +176,10 @@ func HostsInPhaseQuery(taskQueue string, phase HostPhase) string {
 	return fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running' AND TaskQueue = '%s' AND %s = '%s'",
 		HostWorkflowName, taskQueue, SearchHostState.GetName(), phase)
 }
+
+// Why a crawl stopped before it was drained (CrawlProgress.StopReason).
+const (
+	StopBySignal   = "stop signal"
+	StopByDuration = "maxDuration reached"
+	StopByBytes    = "maxBytes reached"
+)

@@ -31,7 +31,8 @@ type CrawlProgress struct {
 	Waiting *Waiting `json:"waiting,omitempty"`
 	// Set by the crawl workflow.
 	InvalidSeed []SeedError     `json:"invalidSeeds,omitempty"`
-	Controls    []ControlResult `json:"controls,omitempty"` // the latest add-seeds, replay and block results
+	StopReason  string          `json:"stopReason,omitempty"` // why it stopped before it was drained (StopBy*)
+	Controls    []ControlResult `json:"controls,omitempty"`   // the latest add-seeds, replay and block results
 	UpdatedAt   time.Time       `json:"updatedAt"`
 	// Set by the API's statistics (store.CrawlStats).
 	Duplicates     int64       `json:"duplicates,omitempty"`     // documents duplicating an earlier one

@@ -39,6 +39,10 @@ type Spec struct {
 	MaxDepth        int      `json:"maxDepth,omitempty"`        // link hops from a seed
 	MaxPagesPerHost int      `json:"maxPagesPerHost,omitempty"` // 0 = unlimited
 	MaxOutlinks     int      `json:"maxOutlinks,omitempty"`     // links followed per page
+	// Budgets: the crawl stops (as by the stop signal, its reason in its progress) once it has
+	// run this long since it started, paused time included, or fetched this many body bytes.
+	MaxDuration Duration `json:"maxDuration,omitempty"`
+	MaxBytes    int64    `json:"maxBytes,omitempty"`
 
 	Delay         Duration `json:"delay,omitempty"`         // between request starts on a host
 	MaxCrawlDelay Duration `json:"maxCrawlDelay,omitempty"` // cap on robots.txt Crawl-delay
@@ -208,7 +212,7 @@ func (s Spec) Validate() error {
 		v    int64
 	}{{"maxPages", int64(s.MaxPages)}, {"maxDepth", int64(s.MaxDepth)}, {"maxPagesPerHost", int64(s.MaxPagesPerHost)},
 		{"maxOutlinks", int64(s.MaxOutlinks)}, {"concurrency", int64(s.Concurrency)}, {"maxBodyBytes", s.MaxBodyBytes},
-		{"maxAttempts", int64(s.MaxAttempts)}, {"maxBatch", int64(s.MaxBatch)}} {
+		{"maxAttempts", int64(s.MaxAttempts)}, {"maxBatch", int64(s.MaxBatch)}, {"maxBytes", s.MaxBytes}} {
 		if c.v < 0 {
 			errs = append(errs, fmt.Errorf("%s: must not be negative (got %d)", c.name, c.v))
 		}
@@ -219,7 +223,7 @@ func (s Spec) Validate() error {
 	for _, d := range []struct {
 		name string
 		v    Duration
-	}{{"delay", s.Delay}, {"maxCrawlDelay", s.MaxCrawlDelay}, {"requestTimeout", s.RequestTimeout}, {"retryBase", s.RetryBase},
+	}{{"delay", s.Delay}, {"maxDuration", s.MaxDuration}, {"maxCrawlDelay", s.MaxCrawlDelay}, {"requestTimeout", s.RequestTimeout}, {"retryBase", s.RetryBase},
 		{"batchWindow", s.BatchWindow}, {"fetchLease", s.FetchLease}, {"hostIdleTimeout", s.HostIdleTimeout}, {"progressInterval", s.ProgressInterval},
 		{"recrawl.interval", s.Recrawl.Interval}, {"recrawl.minInterval", s.Recrawl.MinInterval},
 		{"recrawl.maxInterval", s.Recrawl.MaxInterval}, {"warc.maxAge", s.WARC.MaxAge}} {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/trawlerdev/trawler/internal/admit"
+	"github.com/trawlerdev/trawler/internal/clock"
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/testenv"
 	"github.com/trawlerdev/trawler/internal/testweb"
@@ -94,5 +95,46 @@ func TestAnUnknownSpecFieldRefusesTheCrawl(t *testing.T) {
 	}
 	if reqs := s.web.Audit().Requests(s.web.HostName(0)); len(reqs) != 0 {
 		t.Errorf("%d requests for a refused crawl", len(reqs))
+	}
+}
+
+// A crawl's time and byte budgets end it cleanly, with the reason in its progress: no request
+// starts more than 5 s after its time is up, and it fetches at most 1 MB past its bytes.
+func TestBudgetsEndACrawl(t *testing.T) {
+	wc := testweb.DefaultConfig()
+	wc.Hosts, wc.Pages, wc.Specials = 3, 400, false
+	wc.DefaultDelay = 100 * time.Millisecond
+	s := newStack(t, wc)
+	seeds := []string{"http://" + s.web.HostName(0) + "/", "http://" + s.web.HostName(1) + "/", "http://" + s.web.HostName(2) + "/"}
+	spec := crawl.Spec{Seeds: seeds, Scope: crawl.ScopeHost, Delay: crawl.Duration(wc.DefaultDelay), MaxPages: 5000,
+		RequestTimeout: crawl.Duration(5 * time.Second), ProgressInterval: crawl.Duration(time.Second)}
+
+	timed := spec
+	timed.MaxDuration = crawl.Duration(8 * time.Second)
+	began := time.Now()
+	p := s.crawl(timed, 2*time.Minute)
+	var last time.Time
+	for h := range 3 {
+		for _, r := range s.web.Audit().Requests(s.web.HostName(h)) {
+			last = clock.Later(last, r.Start)
+		}
+	}
+	t.Logf("time budget: %d pages, last request %s after the start, %+v", p.Pages, last.Sub(began).Round(time.Millisecond), p.StopReason)
+	if p.State != crawl.CrawlStopped || p.StopReason != crawl.StopByDuration || p.Pages == 0 {
+		t.Errorf("ended %q (%q) with %d pages; want stopped by its time budget, after some pages", p.State, p.StopReason, p.Pages)
+	}
+	if over := last.Sub(began.Add(timed.MaxDuration.D())); over > 5*time.Second {
+		t.Errorf("a request started %s after the time budget ran out; want within 5 s", over)
+	}
+
+	sized := spec
+	sized.Name, sized.MaxBytes = testenv.Unique("bytes"), 200_000
+	p = s.crawl(sized, 2*time.Minute)
+	t.Logf("byte budget: %d pages, %d bytes", p.Pages, p.Bytes)
+	if p.State != crawl.CrawlStopped || p.StopReason != crawl.StopByBytes || p.Bytes < sized.MaxBytes {
+		t.Errorf("ended %q (%q) at %d bytes; want stopped by its byte budget of %d", p.State, p.StopReason, p.Bytes, sized.MaxBytes)
+	}
+	if p.Bytes > sized.MaxBytes+1<<20 {
+		t.Errorf("fetched %d bytes, over 1 MB past the budget of %d", p.Bytes, sized.MaxBytes)
 	}
 }

@@ -26,7 +26,22 @@ const MaxTextBytes = 1 << 20
 type Link struct {
 	Href     string
 	NoFollow bool
+	Kind     string // how the page links it (Link*; "" is LinkAnchor)
 }
+
+// How a page links a URL, as the link table records it: every kind is a link a browser
+// follows or a crawler should, and goes through the one admission path.
+const (
+	LinkAnchor    = "a"         // <a href>, <area href>
+	LinkIframe    = "iframe"    // <iframe src>
+	LinkFrame     = "frame"     // <frame src>
+	LinkRefresh   = "refresh"   // <meta http-equiv="refresh" content="0; url=…">
+	LinkNext      = "next"      // <link rel="next">
+	LinkPrev      = "prev"      // <link rel="prev">
+	LinkHreflang  = "hreflang"  // <link rel="alternate" hreflang="…">
+	LinkCanonical = "canonical" // <link rel="canonical">
+	LinkFeedItem  = "feed"      // an RSS or Atom item
+)
 
 // Page is what a document yields.
 type Page struct {
@@ -85,6 +100,7 @@ func Parse(body []byte, contentType string, pageURL *url.URL, maxLinks int, toke
 			p.Canonical = c.String()
 		}
 	}
+	p.Links = append(p.Links, browserLinks(doc, maxLinks)...)
 	doc.Find("a[href], area[href]").EachWithBreak(func(_ int, a *goquery.Selection) bool {
 		if len(p.Links) >= maxLinks {
 			return false
@@ -95,7 +111,7 @@ func Parse(body []byte, contentType string, pageURL *url.URL, maxLinks int, toke
 		}
 		rel := " " + strings.ToLower(a.AttrOr("rel", "")) + " "
 		nofollow := strings.Contains(rel, " nofollow ") || strings.Contains(rel, " ugc ") || strings.Contains(rel, " sponsored ")
-		p.Links = append(p.Links, Link{Href: href, NoFollow: nofollow})
+		p.Links = append(p.Links, Link{Href: href, NoFollow: nofollow, Kind: LinkAnchor})
 		return true
 	})
 	if p.Lang == "" {

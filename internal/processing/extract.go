@@ -57,7 +57,7 @@ func (p *Stage) extract(ctx context.Context, body []byte, contentType string, pu
 		}
 		ex.title, ex.source = feed.Title, crawl.SourceFeed
 		for _, it := range feed.Items {
-			ex.links = append(ex.links, parse.Link{Href: it.URL})
+			ex.links = append(ex.links, parse.Link{Href: it.URL, Kind: parse.LinkFeedItem})
 			ex.dates = append(ex.dates, it.Date)
 		}
 	case content.PDF:
@@ -71,7 +71,7 @@ func (p *Stage) extract(ctx context.Context, body []byte, contentType string, pu
 		ex.title, ex.text = doc.Title, doc.Text
 		for _, l := range doc.Links {
 			if len(ex.links) < maxLinks {
-				ex.links = append(ex.links, parse.Link{Href: l})
+				ex.links = append(ex.links, parse.Link{Href: l, Kind: parse.LinkAnchor})
 			}
 		}
 	default:

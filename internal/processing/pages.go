@@ -1,6 +1,7 @@
 package processing
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net/url"
@@ -14,6 +15,7 @@ import (
 	"github.com/trawlerdev/trawler/internal/dedup"
 	"github.com/trawlerdev/trawler/internal/failpoint"
 	"github.com/trawlerdev/trawler/internal/metrics"
+	"github.com/trawlerdev/trawler/internal/parse"
 	"github.com/trawlerdev/trawler/internal/robots"
 	"github.com/trawlerdev/trawler/internal/store"
 )
@@ -178,11 +180,11 @@ func (p *Stage) preparePage(ctx context.Context, ci *admit.Crawl, page crawl.Pag
 	}
 	var links []store.Link
 	found := p.Crawls.Discover(ci, ex.base, admit.From{Depth: page.Depth + 1, Source: ex.source}, spec.MaxOutlinks)
-	follow := func(raw string, nofollow bool, published time.Time) {
-		nofollow = nofollow || doc.NoFollow
-		c, why := found.Add(admit.Found{Href: raw, NoFollow: nofollow, Published: published})
+	follow := func(l parse.Link, published time.Time) {
+		nofollow := l.NoFollow || doc.NoFollow
+		c, why := found.Add(admit.Found{Href: l.Href, NoFollow: nofollow, Published: published})
 		if c.Key != "" && why != admit.FoundAgain { // the graph has one link per page to each key, however spelled
-			links = append(links, store.Link{From: page.Hash, To: c.Hash, NoFollow: nofollow})
+			links = append(links, store.Link{From: page.Hash, To: c.Hash, NoFollow: nofollow, Kind: cmp.Or(l.Kind, parse.LinkAnchor)})
 		}
 	}
 	for i, l := range ex.links {
@@ -190,12 +192,12 @@ func (p *Stage) preparePage(ctx context.Context, ci *admit.Crawl, page crawl.Pag
 		if i < len(ex.dates) {
 			published = ex.dates[i]
 		}
-		follow(l.Href, l.NoFollow, published)
+		follow(l, published)
 	}
 	if ex.canonical != "" {
 		if n, err := p.Crawls.Norm.Normalize(ex.canonical); err == nil {
-			doc.Canonical = n                        // recorded by its key
-			follow(ex.canonical, false, time.Time{}) // and crawled like a link, as written
+			doc.Canonical = n // recorded by its key, and crawled like a link, as written
+			follow(parse.Link{Href: ex.canonical, Kind: parse.LinkCanonical}, time.Time{})
 		}
 	}
 	res.Rejected += found.Refused()

@@ -22,6 +22,7 @@ type fakeStore struct {
 	steps    []string // "save", "admit", "finish", "done:<url hash>", "renders"
 	docs     []store.Document
 	links    int
+	kinds    map[string]int    // links saved, by kind
 	done     map[string]string // reason by page hash
 	finished []store.Document
 	claims   [][]store.FetchedPage
@@ -46,6 +47,12 @@ func (s *fakeStore) SaveDocuments(_ context.Context, saves []store.DocumentSave)
 	s.steps = append(s.steps, "save")
 	for _, sv := range saves {
 		s.docs, s.links = append(s.docs, sv.Doc), s.links+len(sv.Links)
+		for _, l := range sv.Links {
+			if s.kinds == nil {
+				s.kinds = map[string]int{}
+			}
+			s.kinds[l.Kind]++
+		}
 	}
 	return make([]*store.Dup, len(saves)), nil
 }
@@ -208,5 +215,34 @@ func TestCrawlProcessingEndsWithTheCrawlOrHandsItselfOn(t *testing.T) {
 	f.stage.Stopping = stopping
 	if _, err := f.stage.Crawl(context.Background(), crawl.CrawlProcessing{CrawlID: "c", Owner: "o", For: time.Minute}, &done); err != ErrStopping {
 		t.Errorf("a stopping worker's processing returned %v, want ErrStopping", err)
+	}
+}
+
+// Links a browser follows beyond anchors (an iframe, a meta refresh, rel=next, an hreflang
+// alternate) are admitted through the one path and recorded with their kind, as is the
+// canonical link.
+func TestEveryLinkKindIsAdmittedAndRecorded(t *testing.T) {
+	f := newFixture(t)
+	body := `<html><head><title>kinds</title><meta http-equiv="refresh" content="0; url=/moved">
+<link rel="next" href="/p2"><link rel="alternate" hreflang="fr" href="/fr/"><link rel="canonical" href="/canon">
+</head><body><p>Enough words about link kinds to make a page of its own here.</p>
+<iframe src="/frame"></iframe><a href="/anchor">a</a></body></html>`
+	var done atomic.Int64
+	if _, err := f.stage.Pages(context.Background(), "a.test", []crawl.PageRef{f.page("k", "http://a.test/", "text/html", body)}, &done); err != nil {
+		t.Fatal(err)
+	}
+	var admitted []string
+	for _, c := range f.admitted {
+		admitted = append(admitted, c.URL)
+	}
+	slices.Sort(admitted)
+	want := []string{"http://a.test/anchor", "http://a.test/canon", "http://a.test/fr/", "http://a.test/frame", "http://a.test/moved", "http://a.test/p2"}
+	if !slices.Equal(admitted, want) {
+		t.Errorf("admitted %v; want %v", admitted, want)
+	}
+	for _, kind := range []string{"a", "iframe", "refresh", "next", "hreflang", "canonical"} {
+		if f.st.kinds[kind] != 1 {
+			t.Errorf("links saved by kind %v: want one %q", f.st.kinds, kind)
+		}
 	}
 }

@@ -48,6 +48,7 @@ type Dup struct {
 type Link struct {
 	From, To []byte
 	NoFollow bool
+	Kind     string // how the page links it (parse.Link*: a, iframe, refresh, next, hreflang …)
 }
 
 // SaveDocument stores a processed page, decides whether it duplicates an earlier document of

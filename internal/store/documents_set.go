@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
@@ -199,6 +200,7 @@ func saveRun(ctx context.Context, tx pgx.Tx, preps []docPrep, saves []DocumentSa
 	var lC []string
 	var lFrom, lTo [][]byte
 	var lNF []bool
+	var lKind []string
 	for i, p := range preps {
 		var of []byte
 		var kind *string
@@ -209,6 +211,7 @@ func saveRun(ctx context.Context, tx pgx.Tx, preps []docPrep, saves []DocumentSa
 		vC, vH, vOf, vKind, vScore = append(vC, p.d.CrawlID), append(vH, p.d.Hash), append(vOf, of), append(vKind, kind), append(vScore, score)
 		for _, l := range saves[i].Links {
 			lC, lFrom, lTo, lNF = append(lC, p.d.CrawlID), append(lFrom, p.d.Hash), append(lTo, l.To), append(lNF, l.NoFollow)
+			lKind = append(lKind, cmp.Or(l.Kind, "a"))
 		}
 	}
 	b = &pgx.Batch{}
@@ -222,9 +225,9 @@ func saveRun(ctx context.Context, tx pgx.Tx, preps []docPrep, saves []DocumentSa
 			WHERE d.crawl_id = t.c AND d.url_hash = t.h`, vC, vH, vOf, vKind, vScore)
 	}
 	if len(lTo) > 0 {
-		b.Queue(`INSERT INTO links (crawl_id, from_hash, to_hash, nofollow)
-			SELECT c, f, t, n FROM unnest($1::text[], $2::bytea[], $3::bytea[], $4::bool[]) AS x(c, f, t, n) ON CONFLICT DO NOTHING`,
-			lC, lFrom, lTo, lNF)
+		b.Queue(`INSERT INTO links (crawl_id, from_hash, to_hash, nofollow, kind)
+			SELECT c, f, t, n, k FROM unnest($1::text[], $2::bytea[], $3::bytea[], $4::bool[], $5::text[]) AS x(c, f, t, n, k) ON CONFLICT DO NOTHING`,
+			lC, lFrom, lTo, lNF, lKind)
 	}
 	if b.Len() == 0 {
 		return nil
