@@ -47,6 +47,11 @@ type Spec struct {
 	Delay         Duration `json:"delay,omitempty"`         // between request starts on a host
 	MaxCrawlDelay Duration `json:"maxCrawlDelay,omitempty"` // cap on robots.txt Crawl-delay
 	Concurrency   int      `json:"concurrency,omitempty"`   // requests in flight per host
+	// AutoThrottle (k, 0: off) raises a host's gap to k × its recent response time, as
+	// Scrapy's AutoThrottle and Heritrix's delay factor do: a struggling server gets room
+	// before it fails. Never below Delay (nor robots.txt's Crawl-delay), never above
+	// MaxCrawlDelay; it falls again as the server recovers.
+	AutoThrottle float64 `json:"autoThrottle,omitempty"`
 	// Throttle is set by the crawl's throttle signal (never by its author): a slower pacing
 	// for all its hosts at once, on top of Delay and Concurrency, until a reset.
 	Throttle  *Throttle `json:"throttle,omitempty"`
@@ -216,6 +221,9 @@ func (s Spec) Validate() error {
 		if c.v < 0 {
 			errs = append(errs, fmt.Errorf("%s: must not be negative (got %d)", c.name, c.v))
 		}
+	}
+	if k := s.AutoThrottle; k < 0 || k > 100 {
+		errs = append(errs, fmt.Errorf("autoThrottle: %v is outside 0–100 (the gap as a multiple of the response time; 0 is off)", k))
 	}
 	if s.Concurrency > 64 {
 		errs = append(errs, fmt.Errorf("concurrency: %d requests in flight per host is impolite; at most 64", s.Concurrency))

@@ -53,7 +53,8 @@ type LeaseResult struct {
 	LastRequestAt     time.Time       `json:"lastRequestAt"`
 	CrawlDelay        time.Duration   `json:"crawlDelay"` // from robots.txt, capped
 	CrawlDelayCapped  bool            `json:"crawlDelayCapped"`
-	DeferUntil        time.Time       `json:"deferUntil"` // the host asked us to wait (Retry-After)
+	AutoDelay         time.Duration   `json:"autoDelay,omitempty"` // the gap the host's response times ask for (spec.autoThrottle)
+	DeferUntil        time.Time       `json:"deferUntil"`          // the host asked us to wait (Retry-After)
 	ConsecutiveErrors int             `json:"consecutiveErrors"`
 	LastError         string          `json:"lastError,omitempty"`
 	Answered          bool            `json:"answered,omitempty"` // the host answered a request sensibly

@@ -514,3 +514,54 @@ func TestTheSpecsHeadersAreSent(t *testing.T) {
 		}
 	}
 }
+
+// With autoThrottle, a host whose answers slow down is asked less often: its gaps grow with
+// its response time (k × the recent one) and shrink again as it recovers, never below the
+// configured delay.
+func TestAutoThrottleFollowsTheResponseTime(t *testing.T) {
+	const delay = 30 * time.Millisecond
+	slow := map[string]bool{"/p4": true, "/p5": true, "/p6": true, "/p7": true}
+	urls := pages(10)
+	for i := 10; i < 14; i++ {
+		urls = append(urls, "http://site.test/q"+string(rune('0'+i-10)))
+	}
+	f := newFixture(t, func(w http.ResponseWriter, r *http.Request) {
+		if slow[r.URL.Path] {
+			time.Sleep(300 * time.Millisecond)
+		} else {
+			time.Sleep(10 * time.Millisecond)
+		}
+		page(w, r)
+	}, urls...)
+	f.tune = func(s *crawl.Spec) { s.AutoThrottle = 2 }
+	res := f.lease(t, delay, LeaseResult{}, 1)
+
+	paths, arrivals := f.site.seen()
+	if len(paths) != 15 {
+		t.Fatalf("requests %v", paths)
+	}
+	gap := func(i int) time.Duration { return arrivals[i].Sub(arrivals[i-1]) }
+	var before, peak time.Duration
+	for i := 2; i <= 5; i++ { // p1..p4 came after fast answers
+		before = max(before, gap(i))
+	}
+	for i := 6; i <= 10; i++ {
+		peak = max(peak, gap(i))
+	}
+	last := gap(len(arrivals) - 1)
+	t.Logf("gaps: before %s, peak %s, last %s; auto delay at the end %s", before, peak, last, res.AutoDelay)
+	if peak < 3*before || peak < 500*time.Millisecond {
+		t.Errorf("the gap grew to %s under 300 ms answers (before: %s); want k × the response time on top", peak, before)
+	}
+	if last > peak/2 {
+		t.Errorf("the gap was still %s after the host recovered (peak %s); want it to shrink", last, peak)
+	}
+	for i := 1; i < len(arrivals); i++ {
+		if gap(i) < delay {
+			t.Errorf("gap %d: %s, below the configured delay %s", i, gap(i), delay)
+		}
+	}
+	if res.AutoDelay <= 0 || res.AutoDelay > 2*time.Second {
+		t.Errorf("auto delay %s reported; want a positive one within the cap", res.AutoDelay)
+	}
+}

@@ -104,6 +104,7 @@ func (f *Stage) fetchOne(ctx context.Context, ci *admit.Crawl, u crawl.Claimed, 
 		return o, eff, nil
 	}
 	o.Status, o.ContentType, o.FinalURL, o.Truncated = resp.Status, resp.ContentType, resp.FinalURL, resp.Truncated
+	eff.latency = o.Duration
 	o.Bytes, o.ETag, o.LastModified = int64(len(resp.Body)), resp.ETag, resp.LastModified
 	o.RequestHead, o.ResponseHead = resp.RequestHead, resp.ResponseHead
 	switch s := resp.Status; classify(s) {

@@ -40,6 +40,10 @@ type leaseRun struct {
 	baseDelay time.Duration
 	crawls    map[string]bool
 	pacedAt   time.Time
+	// autoK is the largest autoThrottle of the lease's crawls (0: off), latency the host's
+	// recent response time (an exponentially weighted mean).
+	autoK   float64
+	latency time.Duration
 }
 
 // repaceEvery is how often a lease reads its crawls' pacing again between chunks (a chunk can
@@ -61,7 +65,7 @@ func (b *leaseRun) knownHealthy() bool {
 	return b.healthKnown && !b.failing
 }
 
-func (b *leaseRun) delay() time.Duration { return max(b.in.Delay, b.res.CrawlDelay) }
+func (b *leaseRun) delay() time.Duration { return max(b.in.Delay, b.res.CrawlDelay, b.res.AutoDelay) }
 
 // pace applies the pacing of the crawls urls belong to. Crawls sharing a host each set their
 // own, and a busy host is not signalled when another crawl adds URLs to it: the lease keeps
@@ -77,12 +81,14 @@ func (b *leaseRun) pace(ctx context.Context, urls []crawl.Claimed) error {
 		b.crawls[u.CrawlID] = true
 	}
 	pace := crawl.Pace{Delay: b.baseDelay}
+	var autoK float64
 	for id := range b.crawls {
 		ci, err := b.f.Crawls.Get(ctx, id)
 		if err != nil {
 			return err
 		}
 		pace = crawl.Slowest(pace, ci.Spec.Pace())
+		autoK = max(autoK, ci.Spec.AutoThrottle)
 	}
 	delay := pace.Delay
 	b.mu.Lock()
@@ -91,6 +97,7 @@ func (b *leaseRun) pace(ctx context.Context, urls []crawl.Claimed) error {
 	}
 	b.mu.Unlock()
 	b.mu.Lock()
+	b.autoK = autoK
 	raised := delay > b.in.Delay
 	b.in.Delay = delay // (lower too, when a throttle ended: the next start keeps the new gap)
 	if raised {
@@ -178,7 +185,8 @@ type effect struct {
 	failed, succeeded                     bool
 	deferUntil                            time.Time
 	lastError                             string
-	gone                                  string // "dns" or "front page gone": the host may be dead
+	gone                                  string        // "dns" or "front page gone": the host may be dead
+	latency                               time.Duration // from the request's start to its answer (0: no answer)
 	// stored, when set, returns once the response's body is stored (its segment written):
 	// the outcome, which refers to it, is recorded only then.
 	stored func(context.Context) error
@@ -188,6 +196,7 @@ func (b *leaseRun) apply(e effect) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.inFlight--
+	b.autoThrottleLocked(e.latency)
 	b.respondedLocked()
 	r := &b.res
 	if e.gone != "" {
@@ -295,4 +304,28 @@ func (b *leaseRun) wait(sem chan struct{}, errs chan error, err error) (LeaseRes
 		}
 	}
 	return b.result(), err
+}
+
+// latencyWeight is how much one response time moves the host's recent response time: about
+// the last five answers count.
+const latencyWeight = 0.3
+
+// autoThrottleLocked learns the host's response time from one answer and, with autoThrottle
+// on, sets the gap it asks for: k × the recent response time, at most the crawl's cap on
+// delays. delay() keeps the larger of it and the configured delay, so the gap grows as the
+// server slows and falls back to the configured delay as it recovers. Callers hold b.mu.
+func (b *leaseRun) autoThrottleLocked(latency time.Duration) {
+	if b.autoK <= 0 || latency <= 0 {
+		return
+	}
+	if b.latency == 0 {
+		b.latency = latency
+	} else {
+		b.latency = time.Duration(latencyWeight*float64(latency) + (1-latencyWeight)*float64(b.latency))
+	}
+	auto := time.Duration(b.autoK * float64(b.latency))
+	if limit := b.in.MaxCrawlDelay; limit > 0 {
+		auto = min(auto, limit)
+	}
+	b.res.AutoDelay = auto
 }
