@@ -29,11 +29,12 @@ type Crawl struct {
 	Header    http.Header     // the spec's own headers, sent with every request (nil: none)
 	Dedup     *dedup.Detector // nil: near-duplicate detection is off
 
-	scope  *scope.Scope
-	render *scope.Matcher // nil: the crawl renders nothing
-	traps  traps.Rules
-	ports  []int // ports URLs may name (empty: any)
-	loaded time.Time
+	scope     *scope.Scope
+	render    *scope.Matcher // nil: the crawl renders nothing
+	robotsOff *scope.Matcher // hosts whose robots.txt the crawl does not obey (nil: none)
+	traps     traps.Rules
+	ports     []int // ports URLs may name (empty: any)
+	loaded    time.Time
 }
 
 // Crawls caches each crawl's rules per process, for crawlCacheTTL (a block or added seeds
@@ -118,7 +119,16 @@ func (c *Crawls) build(id string, spec crawl.Spec) *Crawl {
 	if r := spec.Render; r != nil {
 		ci.render = scope.NewMatcher(r.Hosts, r.Patterns)
 	}
+	if len(spec.RobotsOverride) > 0 {
+		ci.robotsOff = scope.NewMatcher(spec.RobotsOverride, nil)
+	}
 	return ci
+}
+
+// ObeysRobots says whether the crawl obeys the robots.txt of host (an authority): false only
+// for the hosts its robotsOverride names.
+func (ci *Crawl) ObeysRobots(host string) bool {
+	return ci.robotsOff == nil || !ci.robotsOff.MatchHost(host)
 }
 
 // Renders says whether the crawl renders the page at the normalized URL u.

@@ -29,8 +29,12 @@ type Spec struct {
 	Seeds        []string `json:"seeds"`
 	Scope        string   `json:"scope,omitempty"`
 	AllowDomains []string `json:"allowDomains,omitempty"`
-	DenyHosts    []string `json:"denyHosts,omitempty"`    // never crawled: "example.com" (and its subdomains)
-	DenyPatterns []string `json:"denyPatterns,omitempty"` // Go regexps; a matching normalized URL is refused
+	DenyHosts    []string `json:"denyHosts,omitempty"` // never crawled: "example.com" (and its subdomains)
+	// RobotsOverride names hosts (and their subdomains) whose robots.txt the crawl does not
+	// obey: the operator's own sites. Still paced by the crawl's delay; every such request is
+	// counted (trawler_robots_overridden) and each lease logs it. Off unless hosts are named.
+	RobotsOverride []string `json:"robotsOverride,omitempty"`
+	DenyPatterns   []string `json:"denyPatterns,omitempty"` // Go regexps; a matching normalized URL is refused
 	// AllowPatterns are Go regexps on the normalized URL: when any are given, a discovered URL
 	// (link, redirect, sitemap entry, feed item, rendered link) must match one. Seeds are
 	// always crawled.
@@ -177,6 +181,11 @@ func (s Spec) Validate() error {
 	for _, p := range s.DenyPatterns {
 		if _, err := regexp.Compile(p); err != nil {
 			errs = append(errs, fmt.Errorf("denyPatterns: %q: %v", p, err))
+		}
+	}
+	for _, h := range s.RobotsOverride {
+		if h = strings.TrimPrefix(strings.TrimSpace(h), "*."); h == "" || strings.ContainsAny(h, "/ :@") {
+			errs = append(errs, fmt.Errorf("robotsOverride: %q is not a host name", h))
 		}
 	}
 	for _, p := range s.AllowPatterns {

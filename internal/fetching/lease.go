@@ -3,6 +3,7 @@ package fetching
 import (
 	"context"
 	"errors"
+	"net/http"
 	"strings"
 	"time"
 
@@ -177,6 +178,14 @@ func (f *Stage) Lease(ctx context.Context, in LeaseInput, resumed LeaseResult, a
 		scheme := schemeOf(u.URL)
 		rules := rulesOf[rulesKey{scheme, ci.Token}]
 		cached := cachedOf[scheme]
+		obeys := ci.ObeysRobots(in.Host)
+		if rules == nil && !obeys {
+			// The crawl's robotsOverride names this host (the operator's own site): robots.txt
+			// is neither requested nor obeyed; the delay still paces every request.
+			rules = robots.FromStatus(http.StatusNotFound, nil, ci.Token) // allows all
+			rulesOf[rulesKey{scheme, ci.Token}] = rules
+			f.Hooks.log().Warn("robots.txt not obeyed: the crawl's robotsOverride names the host", "crawl", ci.ID, "host", in.Host)
+		}
 		if rules == nil {
 			if cached == nil || f.clock().Now().After(cached.ExpiresAt) {
 				b.drain(sem) // robots.txt alone, before any page of its scheme
@@ -258,6 +267,9 @@ func (f *Stage) Lease(ctx context.Context, in LeaseInput, resumed LeaseResult, a
 			}
 			b.finish(ctx, i)
 			continue
+		}
+		if !obeys {
+			f.Hooks.Count.Add(metrics.RobotsOverridden, 1)
 		}
 		b.recording.Add(1)
 		go func() {

@@ -16,6 +16,7 @@ import (
 	"github.com/trawlerdev/trawler/internal/config"
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/fetch"
+	"github.com/trawlerdev/trawler/internal/metrics"
 	"github.com/trawlerdev/trawler/internal/netguard"
 	"github.com/trawlerdev/trawler/internal/store"
 	"github.com/trawlerdev/trawler/internal/urlnorm"
@@ -563,5 +564,35 @@ func TestAutoThrottleFollowsTheResponseTime(t *testing.T) {
 	}
 	if res.AutoDelay <= 0 || res.AutoDelay > 2*time.Second {
 		t.Errorf("auto delay %s reported; want a positive one within the cap", res.AutoDelay)
+	}
+}
+
+// On a host the crawl's robotsOverride names, robots.txt is neither requested nor obeyed: a
+// path it disallows is fetched, still paced by the delay, and every such request is counted.
+func TestRobotsOverrideSetsRobotsTxtAsideStillPaced(t *testing.T) {
+	const delay = 100 * time.Millisecond
+	f := newFixture(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			_, _ = w.Write([]byte("User-agent: *\nDisallow: /\n"))
+			return
+		}
+		page(w, r)
+	}, pages(3)...)
+	f.tune = func(s *crawl.Spec) { s.RobotsOverride = []string{"site.test"} }
+	counted := map[string]int64{}
+	f.stage.Hooks.Count = func(name string, n int64, _ ...string) { counted[name] += n }
+	res := f.lease(t, delay, LeaseResult{}, 1)
+
+	paths, arrivals := f.site.seen()
+	if want := []string{"/p0", "/p1", "/p2"}; !slices.Equal(paths, want) {
+		t.Fatalf("requests %v; want %v (no robots.txt, nothing skipped)", paths, want)
+	}
+	for i := 1; i < len(arrivals); i++ {
+		if gap := arrivals[i].Sub(arrivals[i-1]); gap < delay {
+			t.Errorf("request %d came %s after the one before; the delay is %s", i, gap, delay)
+		}
+	}
+	if res.Fetched != 3 || counted[metrics.RobotsOverridden] != 3 || counted[metrics.RobotsBlocked] != 0 {
+		t.Errorf("fetched %d, counted %v; want 3 fetched, 3 counted as overridden", res.Fetched, counted)
 	}
 }

@@ -28,24 +28,25 @@ import (
 // Trawler's series, exposed under exactly these names (with the SDK's tags — namespace,
 // task_queue, activity_type or workflow_type — added to the ones listed).
 const (
-	Fetches       = "trawler_fetches"          // counter; tag status_class: 2xx 3xx 4xx 5xx error (no answer)
-	Refused       = "trawler_fetches_refused"  // counter: requests not sent, the address being forbidden (SSRF guard)
-	FetchBytes    = "trawler_fetch_bytes"      // counter: body bytes kept
-	FetchLatency  = "trawler_fetch_latency"    // histogram (seconds), request start to body read
-	NotModified   = "trawler_not_modified"     // counter: 304 answers to conditional requests
-	Retries       = "trawler_retries"          // counter: URL attempts that failed and were rescheduled
-	DeadLetters   = "trawler_dead_letters"     // counter: URLs that failed for good
-	RobotsFetches = "trawler_robots_fetches"   // counter; tag outcome: rules allow_all unreachable
-	RobotsBlocked = "trawler_robots_blocked"   // counter: URLs robots.txt forbids
-	HostBackoffs  = "trawler_host_backoffs"    // counter: host workflows entering backoff
-	Documents     = "trawler_documents"        // counter: pages processed and stored
-	NotRead       = "trawler_content_not_read" // counter; tag type (image, audio, video, font, application, text, other): bodies stored but not read
-	Duplicates    = "trawler_duplicates"       // counter; tag kind: exact simhash minhash
-	LinksAdmitted = "trawler_links_admitted"   // counter: new URLs entering the frontier
-	LinksSeen     = "trawler_links_seen"       // counter: links to URLs already known
-	LinksRejected = "trawler_links_rejected"   // counter; tag reason
-	FrontierURLs  = "trawler_frontier_urls"    // gauge; tags crawl, state: queued claimed fetched
-	Unstorable    = "trawler_unstorable"       // counter: fetch outcomes or documents Postgres refused for their values (that URL set aside)
+	Fetches          = "trawler_fetches"           // counter; tag status_class: 2xx 3xx 4xx 5xx error (no answer)
+	Refused          = "trawler_fetches_refused"   // counter: requests not sent, the address being forbidden (SSRF guard)
+	FetchBytes       = "trawler_fetch_bytes"       // counter: body bytes kept
+	FetchLatency     = "trawler_fetch_latency"     // histogram (seconds), request start to body read
+	NotModified      = "trawler_not_modified"      // counter: 304 answers to conditional requests
+	Retries          = "trawler_retries"           // counter: URL attempts that failed and were rescheduled
+	DeadLetters      = "trawler_dead_letters"      // counter: URLs that failed for good
+	RobotsFetches    = "trawler_robots_fetches"    // counter; tag outcome: rules allow_all unreachable
+	RobotsBlocked    = "trawler_robots_blocked"    // counter: URLs robots.txt forbids
+	RobotsOverridden = "trawler_robots_overridden" // counter: requests to hosts whose robots.txt a crawl's robotsOverride sets aside
+	HostBackoffs     = "trawler_host_backoffs"     // counter: host workflows entering backoff
+	Documents        = "trawler_documents"         // counter: pages processed and stored
+	NotRead          = "trawler_content_not_read"  // counter; tag type (image, audio, video, font, application, text, other): bodies stored but not read
+	Duplicates       = "trawler_duplicates"        // counter; tag kind: exact simhash minhash
+	LinksAdmitted    = "trawler_links_admitted"    // counter: new URLs entering the frontier
+	LinksSeen        = "trawler_links_seen"        // counter: links to URLs already known
+	LinksRejected    = "trawler_links_rejected"    // counter; tag reason
+	FrontierURLs     = "trawler_frontier_urls"     // gauge; tags crawl, state: queued claimed fetched
+	Unstorable       = "trawler_unstorable"        // counter: fetch outcomes or documents Postgres refused for their values (that URL set aside)
 	// What a crawl waits on (gauges; tag crawl): claims past their lease, seconds since the
 	// oldest page awaiting processing was fetched, seconds the longest-due URL has waited.
 	ExpiredClaims     = "trawler_expired_claims"

@@ -3,6 +3,7 @@ package rendering
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/netip"
 	"net/url"
 	"sync"
@@ -45,7 +46,10 @@ func (r *Stage) newPagePolicy(ctx context.Context, ci *admit.Crawl, j store.Rend
 		return nil, err
 	}
 	rules := robots.FromStatus(0, nil, ci.Token) // unknown: nothing allowed
-	if cached != nil {
+	switch {
+	case !ci.ObeysRobots(j.Host):
+		rules = robots.FromStatus(http.StatusNotFound, nil, ci.Token) // robotsOverride: all allowed
+	case cached != nil:
 		rules = robots.FromStatus(cached.Status, []byte(cached.Body), ci.Token)
 	}
 	crawlDelay, err := r.Store.HostCrawlDelay(ctx, j.Host)

@@ -30,6 +30,7 @@ type Config struct {
 	Bytes        bool   // serve bytes.test (legacy charsets, header bytes >= 0x80, …), linked from nowhere: seed it
 	Formats      bool   // serve formats.test (PDF, feeds, text, sniffing, hostile PDFs), linked from nowhere: seed it
 	GreedyDelay  bool   // serve slowpoke.test, whose robots.txt asks for a day between requests (linked from nowhere: seed it)
+	Sluggish     bool   // serve sluggish.test, whose answers slow from 10 ms to 800 ms and recover (linked from nowhere: seed it)
 	Scripts      bool   // serve js.test (links only its scripts add), tracker.test and jsbad.test (attacks on a renderer), linked from nowhere: seed them
 	Signals      bool   // serve signals.test (per-scheme robots.txt, X-Robots-Tag, meta robots), linked from nowhere: seed it
 	ProductToken string // the crawler's robots.txt product token, lower case
@@ -153,6 +154,10 @@ func New(cfg Config) (*Web, error) {
 	}
 	if cfg.GreedyDelay {
 		s := &slowpokeSite{w: w}
+		w.sites[s.host()] = s
+	}
+	if cfg.Sluggish {
+		s := &sluggishSite{w: w}
 		w.sites[s.host()] = s
 	}
 	if cfg.Scripts {
