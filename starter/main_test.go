@@ -33,6 +33,7 @@ func TestBadInputIsRefusedClearly(t *testing.T) {
 		{[]string{"crawl", "--max-duration", "-1h", "http://a.test/"}, "maxDuration: must not be negative"},
 		{[]string{"crawl", "--max-bytes", "-5", "http://a.test/"}, "maxBytes: must not be negative"},
 		{[]string{"crawl", "--auto-throttle", "-1", "http://a.test/"}, "autoThrottle: -1 is outside 0–100"},
+		{[]string{"crawl", "--politeness-key", "ip", "http://a.test/"}, `politenessKey: "ip" is not host or domain`},
 		{[]string{"crawl", "--robots-override", "http://a.test/", "http://a.test/"}, `robotsOverride: "http://a.test/" is not a host name`},
 		{[]string{"crawl", "--allow-pattern", "/docs/(", "http://a.test/"}, `allowPatterns: "/docs/("`},
 		{[]string{"crawl", "--header", "Accept-Language de", "http://a.test/"}, `give "Name: value"`},

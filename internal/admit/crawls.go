@@ -125,6 +125,15 @@ func (c *Crawls) build(id string, spec crawl.Spec) *Crawl {
 	return ci
 }
 
+// SlotKey names the schedule a request to host (an authority) is booked on: the host's own,
+// or with politenessKey "domain" its registrable domain's, shared by all its subdomains.
+func (ci *Crawl) SlotKey(host string) string {
+	if ci.Spec.PolitenessKey == crawl.PolitenessDomain {
+		return "domain:" + scope.Registrable(urlnorm.Hostname(host))
+	}
+	return host
+}
+
 // ObeysRobots says whether the crawl obeys the robots.txt of host (an authority): false only
 // for the hosts its robotsOverride names.
 func (ci *Crawl) ObeysRobots(host string) bool {

@@ -14,6 +14,12 @@ import (
 	"time"
 )
 
+// Politeness keys: what one schedule of request starts paces (Spec.PolitenessKey).
+const (
+	PolitenessHost   = "host"
+	PolitenessDomain = "domain"
+)
+
 // Scopes: which discovered links a crawl follows.
 const (
 	ScopeHost   = "host"   // the seeds' hosts only
@@ -51,6 +57,10 @@ type Spec struct {
 	Delay         Duration `json:"delay,omitempty"`         // between request starts on a host
 	MaxCrawlDelay Duration `json:"maxCrawlDelay,omitempty"` // cap on robots.txt Crawl-delay
 	Concurrency   int      `json:"concurrency,omitempty"`   // requests in flight per host
+	// PolitenessKey is what one schedule of request starts paces: each "host" (the default), or
+	// each registrable "domain", for sites that spread one server over many subdomains
+	// (a.example.com and b.example.com then keep one delay between them).
+	PolitenessKey string `json:"politenessKey,omitempty"`
 	// AutoThrottle (k, 0: off) raises a host's gap to k × its recent response time, as
 	// Scrapy's AutoThrottle and Heritrix's delay factor do: a struggling server gets room
 	// before it fails. Never below Delay (nor robots.txt's Crawl-delay), never above
@@ -230,6 +240,11 @@ func (s Spec) Validate() error {
 		if c.v < 0 {
 			errs = append(errs, fmt.Errorf("%s: must not be negative (got %d)", c.name, c.v))
 		}
+	}
+	switch s.PolitenessKey {
+	case "", PolitenessHost, PolitenessDomain:
+	default:
+		errs = append(errs, fmt.Errorf("politenessKey: %q is not host or domain", s.PolitenessKey))
 	}
 	if k := s.AutoThrottle; k < 0 || k > 100 {
 		errs = append(errs, fmt.Errorf("autoThrottle: %v is outside 0–100 (the gap as a multiple of the response time; 0 is off)", k))

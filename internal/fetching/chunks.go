@@ -205,7 +205,7 @@ const inLeaseWait = 5 * time.Second
 // end settles the lease's window of the host's time (settle), when it booked one.
 func (b *leaseRun) end(ctx context.Context) error {
 	if end, next, settle := b.settle(); settle {
-		return b.f.Store.SettleWindow(ctx, b.in.Host, end, next)
+		return b.f.Store.SettleWindow(ctx, b.slot(), end, next)
 	}
 	return nil
 }

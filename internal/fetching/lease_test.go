@@ -28,20 +28,21 @@ import (
 // URL states.
 type fakeStore struct {
 	mu       sync.Mutex
-	queue    []crawl.Claimed     // due, unclaimed
-	states   map[string]string   // URL → state
-	claims   map[string][]string // owner → URLs claimed
-	next     time.Time           // the host's next free start
+	queue    []crawl.Claimed      // due, unclaimed
+	states   map[string]string    // URL → state
+	claims   map[string][]string  // owner → URLs claimed
+	next     map[string]time.Time // each schedule's next free start, by the key it is booked on
 	robots   map[string]*store.Robots
 	outcomes []store.FetchOutcome
 	deferred time.Time
 	healthy  int
 	failing  []string
 	settled  int
+	keys     []string // the schedules booked on, in order
 }
 
 func newFakeStore(urls ...string) *fakeStore {
-	s := &fakeStore{states: map[string]string{}, claims: map[string][]string{}, robots: map[string]*store.Robots{}}
+	s := &fakeStore{states: map[string]string{}, claims: map[string][]string{}, robots: map[string]*store.Robots{}, next: map[string]time.Time{}}
 	for _, u := range urls {
 		s.queue = append(s.queue, crawl.Claimed{CrawlID: "c", Hash: []byte(u), URL: u})
 		s.states[u] = store.StateQueued
@@ -51,12 +52,18 @@ func newFakeStore(urls ...string) *fakeStore {
 
 func (s *fakeStore) Clock() clock.Clock { return clock.Clock{} }
 
-func (s *fakeStore) ClaimAs(_ context.Context, _, owner string, limit int, _ time.Duration, _ time.Time) ([]crawl.Claimed, *time.Time, error) {
+func (s *fakeStore) ClaimAs(_ context.Context, host, owner string, limit int, _ time.Duration, _ time.Time) ([]crawl.Claimed, *time.Time, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n := min(limit, len(s.queue))
-	got := slices.Clone(s.queue[:n])
-	s.queue = s.queue[n:]
+	var got, rest []crawl.Claimed
+	for _, u := range s.queue {
+		if len(got) < limit && urlnorm.Authority(u.URL) == host {
+			got = append(got, u)
+		} else {
+			rest = append(rest, u)
+		}
+	}
+	s.queue = rest
 	for _, u := range got {
 		s.states[u.URL] = store.StateClaimed
 		s.claims[owner] = append(s.claims[owner], u.URL)
@@ -85,39 +92,40 @@ func (s *fakeStore) HostDue(context.Context, string, []string) (*time.Time, int,
 	return nil, 0, nil
 }
 
-// book takes n gaps of the host's time from earliest or its next free start, whichever is later.
-func (s *fakeStore) book(earliest time.Time, gap time.Duration, n int) time.Time {
-	start := clock.Later(time.Now(), clock.Later(earliest, s.next))
-	s.next = start.Add(time.Duration(n) * gap)
+// book takes n gaps of key's time from earliest or its next free start, whichever is later.
+func (s *fakeStore) book(key string, earliest time.Time, gap time.Duration, n int) time.Time {
+	start := clock.Later(time.Now(), clock.Later(earliest, s.next[key]))
+	s.next[key] = start.Add(time.Duration(n) * gap)
+	s.keys = append(s.keys, key)
 	return start
 }
 
-func (s *fakeStore) BookSlot(_ context.Context, _ string, gap time.Duration, _ netip.Addr, _ time.Duration, earliest time.Time) (time.Time, error) {
+func (s *fakeStore) BookSlot(_ context.Context, host string, gap time.Duration, _ netip.Addr, _ time.Duration, earliest time.Time) (time.Time, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.book(earliest, gap, 1), nil
+	return s.book(host, earliest, gap, 1), nil
 }
 
-func (s *fakeStore) BookSlotFor(_ context.Context, _ string, gap time.Duration, _ netip.Addr, _ time.Duration, earliest time.Time, url *store.URLKey) (store.Slot, error) {
+func (s *fakeStore) BookSlotFor(_ context.Context, host string, gap time.Duration, _ netip.Addr, _ time.Duration, earliest time.Time, url *store.URLKey) (store.Slot, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	slot := store.Slot{Start: s.book(earliest, gap, 1)}
+	slot := store.Slot{Start: s.book(host, earliest, gap, 1)}
 	if url != nil {
 		slot.URLState, slot.CrawlState = s.states[string(url.Hash)], crawl.CrawlRunning
 	}
 	return slot, nil
 }
 
-func (s *fakeStore) BookWindow(_ context.Context, _ string, gap time.Duration, n int, earliest, own time.Time, urls []store.URLKey, epoch uint64) (store.Window, error) {
+func (s *fakeStore) BookWindow(_ context.Context, host string, gap time.Duration, n int, earliest, own time.Time, urls []store.URLKey, epoch uint64) (store.Window, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n = max(n, 1)
-	continues := !own.IsZero() && own.Equal(s.next)
+	continues := !own.IsZero() && own.Equal(s.next[host])
 	if continues {
-		s.next = time.Time{} // the caller's own window: it goes on from earliest
+		s.next[host] = time.Time{} // the caller's own window: it goes on from earliest
 	}
-	start := s.book(earliest, gap, n)
-	return store.Window{Start: start, End: s.next, Mark: s.next, Continues: continues, States: s.statesLocked(urls, epoch)}, nil
+	start := s.book(host, earliest, gap, n)
+	return store.Window{Start: start, End: s.next[host], Mark: s.next[host], Continues: continues, States: s.statesLocked(urls, epoch)}, nil
 }
 
 func (s *fakeStore) statesLocked(urls []store.URLKey, epoch uint64) map[string]store.WindowState {
@@ -134,22 +142,22 @@ func (s *fakeStore) WindowStates(_ context.Context, urls []store.URLKey, epoch u
 	return s.statesLocked(urls, epoch), nil
 }
 
-func (s *fakeStore) SettleWindow(_ context.Context, _ string, end, next time.Time) error {
+func (s *fakeStore) SettleWindow(_ context.Context, host string, end, next time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.settled++
-	if s.next.Equal(end) {
-		s.next = next
+	if s.next[host].Equal(end) {
+		s.next[host] = next
 	} else {
-		s.next = clock.Later(s.next, next)
+		s.next[host] = clock.Later(s.next[host], next)
 	}
 	return nil
 }
 
-func (s *fakeStore) PushSlot(_ context.Context, _ string, hostNext time.Time, _ netip.Addr, _ time.Time) error {
+func (s *fakeStore) PushSlot(_ context.Context, host string, hostNext time.Time, _ netip.Addr, _ time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.next = clock.Later(s.next, hostNext)
+	s.next[host] = clock.Later(s.next[host], hostNext)
 	return nil
 }
 
@@ -172,16 +180,19 @@ func (s *fakeStore) RecordFetchGrouped(ctx context.Context, host string, o store
 	return s.RecordFetch(ctx, host, o)
 }
 
-func (s *fakeStore) HostRobotsAndHealth(_ context.Context, _, scheme string) (*store.Robots, bool, error) {
+func (s *fakeStore) HostRobotsAndHealth(_ context.Context, host, scheme string) (*store.Robots, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.robots[scheme], false, nil
+	if r := s.robots[host+" "+scheme]; r != nil {
+		return r, false, nil
+	}
+	return s.robots[scheme], false, nil // what a test cached for every host
 }
 
-func (s *fakeStore) SaveRobots(_ context.Context, _, scheme string, r store.Robots, _ time.Duration) error {
+func (s *fakeStore) SaveRobots(_ context.Context, host, scheme string, r store.Robots, _ time.Duration) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.robots[scheme] = &r
+	s.robots[host+" "+scheme] = &r
 	return nil
 }
 
@@ -227,6 +238,7 @@ type site struct {
 	mu       sync.Mutex
 	arrivals []time.Time
 	paths    []string
+	hosts    []string // the Host each request named
 	headers  []http.Header
 }
 
@@ -254,13 +266,15 @@ func newFixture(t *testing.T, handler http.HandlerFunc, urls ...string) *fixture
 		f.site.mu.Lock()
 		f.site.arrivals = append(f.site.arrivals, time.Now())
 		f.site.paths = append(f.site.paths, r.URL.Path)
+		f.site.hosts = append(f.site.hosts, r.Host)
 		f.site.headers = append(f.site.headers, r.Header.Clone())
 		f.site.mu.Unlock()
 		handler(w, r)
 	}))
 	t.Cleanup(srv.Close)
 	f.addr = srv.Listener.Addr().String()
-	dialer := netguard.New(netguard.Options{ConnectTo: []config.ConnectRule{{Pattern: "site.test", Address: f.addr}}})
+	dialer := netguard.New(netguard.Options{ConnectTo: []config.ConnectRule{{Pattern: "site.test", Address: f.addr},
+		{Pattern: "*.x.test", Address: f.addr}}})
 	crawls := &admit.Crawls{Norm: urlnorm.New(urlnorm.Default()), DefaultUserAgent: "TrawlerBot/1.0"}
 	crawls.Put("c", crawl.Spec{Name: "c", Seeds: []string{"http://site.test/"}, Scope: crawl.ScopeHost}.WithDefaults())
 	var mu sync.Mutex
@@ -347,8 +361,8 @@ func TestALeaseFetchesItsChunkPacedByTheDelay(t *testing.T) {
 	if res.Fetched != 4 || res.Requests != 5 || res.Errors != 0 || !res.Dry {
 		t.Errorf("result %+v; want 4 fetched in 5 requests, no errors, dry", res)
 	}
-	if f.st.robots["http"] == nil || f.st.robots["http"].Status != 404 {
-		t.Errorf("robots.txt cached as %+v; want its 404", f.st.robots["http"])
+	if r := f.st.robots["site.test http"]; r == nil || r.Status != 404 {
+		t.Errorf("robots.txt cached as %+v; want its 404", r)
 	}
 	if f.st.settled != 1 {
 		t.Errorf("the host's window settled %d times; want once, at the end", f.st.settled)
@@ -594,5 +608,63 @@ func TestRobotsOverrideSetsRobotsTxtAsideStillPaced(t *testing.T) {
 	}
 	if res.Fetched != 3 || counted[metrics.RobotsOverridden] != 3 || counted[metrics.RobotsBlocked] != 0 {
 		t.Errorf("fetched %d, counted %v; want 3 fetched, 3 counted as overridden", res.Fetched, counted)
+	}
+}
+
+// With politenessKey "domain", two subdomains of one registrable domain keep one schedule:
+// their leases, running at once, never start requests closer than the delay, whichever host
+// they are for. With the default key each host has its own schedule, and theirs overlap.
+func TestDomainKeyedPolitenessSharesOneGap(t *testing.T) {
+	const delay = 200 * time.Millisecond
+	run := func(key string) (*fixture, []time.Time) {
+		var urls []string
+		for _, h := range []string{"a.x.test", "b.x.test"} {
+			for i := range 3 {
+				urls = append(urls, "http://"+h+"/p"+string(rune('0'+i)))
+			}
+		}
+		f := newFixture(t, page, urls...)
+		f.stage.Crawls.Put("c", crawl.Spec{Name: "c", Seeds: []string{"http://a.x.test/"}, Delay: crawl.Duration(delay),
+			PolitenessKey: key}.WithDefaults())
+		var wg sync.WaitGroup
+		for _, h := range []string{"a.x.test", "b.x.test"} {
+			wg.Go(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				if _, err := f.stage.Lease(ctx, LeaseInput{Host: h, Delay: delay, MaxCrawlDelay: time.Second, Concurrency: 1,
+					Chunk: 10, ClaimTTL: time.Minute, Owner: "lease-" + h, LeaseFor: 20 * time.Second}, LeaseResult{}, 1); err != nil {
+					t.Errorf("lease of %s: %v", h, err)
+				}
+			})
+		}
+		wg.Wait()
+		_, arrivals := f.site.seen()
+		slices.SortFunc(arrivals, func(a, b time.Time) int { return a.Compare(b) })
+		return f, arrivals
+	}
+	minGap := func(arrivals []time.Time) time.Duration {
+		m := time.Hour
+		for i := 1; i < len(arrivals); i++ {
+			m = min(m, arrivals[i].Sub(arrivals[i-1]))
+		}
+		return m
+	}
+
+	f, arrivals := run(crawl.PolitenessDomain)
+	if len(arrivals) != 8 { // robots.txt and three pages on each host
+		t.Fatalf("%d requests (%v on %v); want 8", len(arrivals), f.site.paths, f.site.hosts)
+	}
+	if g := minGap(arrivals); g < delay {
+		t.Errorf("keyed by domain, two requests to x.test came %s apart; the delay is %s", g, delay)
+	}
+	for _, k := range f.st.keys {
+		if k != "domain:x.test" {
+			t.Errorf("booked on %q; want the domain's schedule", k)
+		}
+	}
+
+	_, arrivals = run("")
+	if g := minGap(arrivals); g >= delay {
+		t.Errorf("keyed by host, the two hosts' requests were never closer than %s: the test cannot tell the keys apart", g)
 	}
 }

@@ -44,6 +44,9 @@ type leaseRun struct {
 	// recent response time (an exponentially weighted mean).
 	autoK   float64
 	latency time.Duration
+	// slotKey names the schedule the lease books its requests on: its host's, or its
+	// registrable domain's (politenessKey "domain"), set by its first chunk's crawls.
+	slotKey string
 }
 
 // repaceEvery is how often a lease reads its crawls' pacing again between chunks (a chunk can
@@ -82,6 +85,7 @@ func (b *leaseRun) pace(ctx context.Context, urls []crawl.Claimed) error {
 	}
 	pace := crawl.Pace{Delay: b.baseDelay}
 	var autoK float64
+	key := b.in.Host
 	for id := range b.crawls {
 		ci, err := b.f.Crawls.Get(ctx, id)
 		if err != nil {
@@ -89,6 +93,9 @@ func (b *leaseRun) pace(ctx context.Context, urls []crawl.Claimed) error {
 		}
 		pace = crawl.Slowest(pace, ci.Spec.Pace())
 		autoK = max(autoK, ci.Spec.AutoThrottle)
+		if k := ci.SlotKey(b.in.Host); k != b.in.Host {
+			key = k
+		}
 	}
 	delay := pace.Delay
 	b.mu.Lock()
@@ -98,6 +105,11 @@ func (b *leaseRun) pace(ctx context.Context, urls []crawl.Claimed) error {
 	b.mu.Unlock()
 	b.mu.Lock()
 	b.autoK = autoK
+	if b.slotKey == "" {
+		// The first chunk's crawls decide, before the lease's first request: its window is
+		// booked on the key, which stays for the lease.
+		b.slotKey = key
+	}
 	raised := delay > b.in.Delay
 	b.in.Delay = delay // (lower too, when a throttle ended: the next start keeps the new gap)
 	if raised {

@@ -122,7 +122,7 @@ func (b *leaseRun) takeFor(ctx context.Context, i int) (store.Slot, error) {
 func (b *leaseRun) book(ctx context.Context, i int, url *store.URLKey, gap time.Duration) (store.Slot, error) {
 	now := b.f.clock().Now()
 	if b.ip.IsValid() {
-		return b.f.Store.BookSlotFor(ctx, b.in.Host, gap, b.ip, b.f.IP.Gap+crawl.GapMargin(b.f.IP.Gap), now, url)
+		return b.f.Store.BookSlotFor(ctx, b.slot(), gap, b.ip, b.f.IP.Gap+crawl.GapMargin(b.f.IP.Gap), now, url)
 	}
 	w := &b.window
 	st, known := store.WindowState{}, url == nil
@@ -157,7 +157,7 @@ func (b *leaseRun) book(ctx context.Context, i int, url *store.URLKey, gap time.
 		urls := b.ahead(i)
 		n := min(windowSlots, max(int(windowAhead/gap), 1))
 		epoch, _ := b.f.Control.Epoch()
-		nw, err := b.f.Store.BookWindow(ctx, b.in.Host, gap, n, now, w.Mark, urls, epoch)
+		nw, err := b.f.Store.BookWindow(ctx, b.slot(), gap, n, now, w.Mark, urls, epoch)
 		if err != nil {
 			return store.Slot{}, err
 		}
@@ -281,7 +281,7 @@ func (b *leaseRun) sent(ctx context.Context, start time.Time) func(time.Time) {
 		go func() {
 			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 			defer cancel()
-			if err := b.f.Store.PushSlot(ctx, b.in.Host, hostNext, b.ip, ipNext); err != nil {
+			if err := b.f.Store.PushSlot(ctx, b.slot(), hostNext, b.ip, ipNext); err != nil {
 				b.f.Hooks.log().Warn("push a late request's next slot", "host", b.in.Host, "error", err)
 			}
 		}()
@@ -309,4 +309,13 @@ func (f *Stage) takeOtherHost(ctx context.Context, host string, delay time.Durat
 		return time.Time{}, err
 	}
 	return start, clock.SleepUntil(ctx, f.clock(), start)
+}
+
+// slot is the name of the schedule the lease books on (slotKey; its host before its first
+// chunk is paced).
+func (b *leaseRun) slot() string {
+	if b.slotKey == "" {
+		return b.in.Host
+	}
+	return b.slotKey
 }

@@ -92,7 +92,7 @@ func (p *pagePolicy) fetch(ctx context.Context, rawURL string) render.Answer {
 	if !ok {
 		deadline = p.r.Store.Clock().Now().Add(time.Minute)
 	}
-	slot, err := p.r.Store.BookRenderSlot(ctx, p.j.Host, p.j.CrawlID, p.gap, p.ip, p.r.IP.Gap+crawl.GapMargin(p.r.IP.Gap), deadline)
+	slot, err := p.r.Store.BookRenderSlot(ctx, p.ci.SlotKey(p.j.Host), p.j.CrawlID, p.gap, p.ip, p.r.IP.Gap+crawl.GapMargin(p.r.IP.Gap), deadline)
 	switch {
 	case err != nil:
 		return render.Answer{Block: "no slot: " + err.Error()}
