@@ -34,6 +34,8 @@ func TestBadInputIsRefusedClearly(t *testing.T) {
 		{[]string{"crawl", "--max-bytes", "-5", "http://a.test/"}, "maxBytes: must not be negative"},
 		{[]string{"crawl", "--auto-throttle", "-1", "http://a.test/"}, "autoThrottle: -1 is outside 0–100"},
 		{[]string{"crawl", "--politeness-key", "ip", "http://a.test/"}, `politenessKey: "ip" is not host or domain`},
+		{[]string{"crawl", "--crawl-proxy", "ftp://p.test:21", "http://a.test/"}, "proxy: \"ftp://p.test:21\": the scheme must be http, https or socks5"},
+		{[]string{"crawl", "--crawl-proxy", "http://p.test", "http://a.test/"}, "name the proxy's host and port"},
 		{[]string{"crawl", "--robots-override", "http://a.test/", "http://a.test/"}, `robotsOverride: "http://a.test/" is not a host name`},
 		{[]string{"crawl", "--allow-pattern", "/docs/(", "http://a.test/"}, `allowPatterns: "/docs/("`},
 		{[]string{"crawl", "--header", "Accept-Language de", "http://a.test/"}, `give "Name: value"`},

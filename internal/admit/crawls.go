@@ -1,6 +1,7 @@
 package admit
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -27,6 +28,7 @@ type Crawl struct {
 	UserAgent string
 	Token     string          // robots.txt product token
 	Header    http.Header     // the spec's own headers, sent with every request (nil: none)
+	Proxy     *url.URL        // the outbound proxy its requests go through (nil: direct)
 	Dedup     *dedup.Detector // nil: near-duplicate detection is off
 
 	scope     *scope.Scope
@@ -43,7 +45,8 @@ type Crawls struct {
 	Store            Specs // where specs are read (nil: only what Put gave is known)
 	Norm             *urlnorm.Normalizer
 	DefaultUserAgent string
-	Ports            []int // ports crawled URLs may name (empty: any)
+	DefaultProxy     string // the worker's outbound proxy for crawls that name none ("": direct)
+	Ports            []int  // ports crawled URLs may name (empty: any)
 
 	mu sync.Mutex
 	m  map[string]*Crawl
@@ -116,6 +119,9 @@ func (c *Crawls) build(id string, spec crawl.Spec) *Crawl {
 		traps: traps.Rules{MaxPathDepth: spec.Traps.MaxPathDepth, MaxRepeats: spec.Traps.MaxSegmentRepeats,
 			CalendarYears: spec.Traps.CalendarYears},
 		Token: robots.ProductToken(ua), Header: spec.Header(), loaded: time.Now()}
+	if p := cmp.Or(spec.Proxy, c.DefaultProxy); p != "" {
+		ci.Proxy, _ = crawl.ParseProxy(p) // checked with the spec, and with the worker's settings
+	}
 	if r := spec.Render; r != nil {
 		ci.render = scope.NewMatcher(r.Hosts, r.Patterns)
 	}

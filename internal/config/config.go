@@ -42,6 +42,7 @@ type Config struct {
 	S3UseSSL    bool
 
 	UserAgent     string
+	Proxy         string // outbound proxy URL for crawls that name none ("": direct)
 	ConnectTo     []ConnectRule
 	AllowNetworks []netip.Prefix
 	AllowPorts    []int          // ports crawled URLs may name

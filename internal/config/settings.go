@@ -79,6 +79,18 @@ var settings = []setting{
 		}},
 	{Flag: "user-agent", Env: "TRAWLER_USER_AGENT", Default: "TrawlerBot/0.1 (+https://github.com/trawlerdev/trawler)", Usage: "User-Agent sent with every request; its first token is the robots.txt product token",
 		set: func(c *Config, v string) error { return nonEmpty(&c.UserAgent, v) }},
+	{Flag: "proxy", Env: "TRAWLER_PROXY", Default: "", Usage: "outbound proxy for every crawl that names none: http://, https:// or socks5://[user:pass@]host:port (default: direct)",
+		set: func(c *Config, v string) error {
+			if v == "" {
+				c.Proxy = ""
+				return nil
+			}
+			if _, err := crawl.ParseProxy(v); err != nil {
+				return err
+			}
+			c.Proxy = v
+			return nil
+		}},
 	{Flag: "connect-to", Env: "TRAWLER_CONNECT_TO", Default: "", Usage: "dial overrides PATTERN=HOST:PORT[,...] like curl --connect-to, e.g. '*.test=127.0.0.1:18080'; also opts those targets out of the private-address guard",
 		set: func(c *Config, v string) error {
 			rules, err := ParseConnectTo(v)

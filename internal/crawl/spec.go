@@ -73,11 +73,15 @@ type Spec struct {
 	// Headers are sent with every request of the crawl (pages, robots.txt, sitemaps, a rendered
 	// page's subresources), e.g. Accept-Language or an API key. Headers Trawler sets itself or
 	// that belong to a connection are refused (CheckHeader).
-	Headers        map[string]string `json:"headers,omitempty"`
-	RequestTimeout Duration          `json:"requestTimeout,omitempty"`
-	MaxBodyBytes   int64             `json:"maxBodyBytes,omitempty"`
-	MaxAttempts    int               `json:"maxAttempts,omitempty"` // tries before a URL is dead-lettered
-	RetryBase      Duration          `json:"retryBase,omitempty"`   // first retry delay; doubles each time
+	Headers map[string]string `json:"headers,omitempty"`
+	// Proxy is the outbound proxy every request of the crawl goes through, robots.txt's
+	// included (http://, https:// or socks5:// URL; "": the worker's TRAWLER_PROXY, or direct).
+	// The address guard still judges each target host.
+	Proxy          string   `json:"proxy,omitempty"`
+	RequestTimeout Duration `json:"requestTimeout,omitempty"`
+	MaxBodyBytes   int64    `json:"maxBodyBytes,omitempty"`
+	MaxAttempts    int      `json:"maxAttempts,omitempty"` // tries before a URL is dead-lettered
+	RetryBase      Duration `json:"retryBase,omitempty"`   // first retry delay; doubles each time
 
 	BatchWindow      Duration `json:"batchWindow,omitempty"` // host time one claim of a fetch lease covers (window ÷ delay URLs)
 	FetchLease       Duration `json:"fetchLease,omitempty"`  // how long one fetch activity holds its host at most
@@ -239,6 +243,11 @@ func (s Spec) Validate() error {
 		{"maxAttempts", int64(s.MaxAttempts)}, {"maxBatch", int64(s.MaxBatch)}, {"maxBytes", s.MaxBytes}} {
 		if c.v < 0 {
 			errs = append(errs, fmt.Errorf("%s: must not be negative (got %d)", c.name, c.v))
+		}
+	}
+	if s.Proxy != "" {
+		if _, err := ParseProxy(s.Proxy); err != nil {
+			errs = append(errs, fmt.Errorf("proxy: %w", err))
 		}
 	}
 	switch s.PolitenessKey {

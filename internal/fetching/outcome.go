@@ -71,7 +71,7 @@ func (f *Stage) fetchOne(ctx context.Context, ci *admit.Crawl, u crawl.Claimed, 
 	var eff effect
 	o := store.FetchOutcome{CrawlID: u.CrawlID, Hash: u.Hash, URL: u.URL, Attempts: u.Attempts,
 		FetchKey: crawl.FetchKey(u.CrawlID, u.Hash, u.FetchCount, u.Attempts)}
-	resp, err := f.Client.Get(ctx, fetch.Request{URL: u.URL, UserAgent: ci.UserAgent, Header: ci.Header, ETag: u.ETag, LastModified: u.LastModified,
+	resp, err := f.Client.Get(ctx, fetch.Request{URL: u.URL, UserAgent: ci.UserAgent, Header: ci.Header, Proxy: ci.Proxy, ETag: u.ETag, LastModified: u.LastModified,
 		MaxBytes: spec.MaxBodyBytes, Timeout: spec.RequestTimeout.D(), Sent: sent})
 	o.FetchedAt, o.Duration = start, f.clock().Since(start)
 	// schedule finishes the URL, or queues its recrawl after an interval adapted to what this

@@ -53,7 +53,7 @@ func (f *Stage) robots(ctx context.Context, b *leaseRun, pageURL string, ci *adm
 			}
 			sent = b.sent(ctx, start)
 		}
-		resp, err = f.Client.Get(ctx, fetch.Request{URL: target, UserAgent: ci.UserAgent, Header: ci.Header, MaxBytes: robots.MaxBytes,
+		resp, err = f.Client.Get(ctx, fetch.Request{URL: target, UserAgent: ci.UserAgent, Header: ci.Header, Proxy: ci.Proxy, MaxBytes: robots.MaxBytes,
 			Timeout: ci.Spec.RequestTimeout.D(), Sent: sent})
 		if other == "" {
 			b.endResponse()

@@ -114,7 +114,7 @@ func (p *pagePolicy) fetch(ctx context.Context, rawURL string) render.Answer {
 		return render.Answer{Block: p.stopped}
 	}
 	spec := p.ci.Spec
-	resp, err := p.r.Client.Get(ctx, fetch.Request{URL: rawURL, UserAgent: p.ci.UserAgent, Header: p.ci.Header, MaxBytes: spec.MaxBodyBytes,
+	resp, err := p.r.Client.Get(ctx, fetch.Request{URL: rawURL, UserAgent: p.ci.UserAgent, Header: p.ci.Header, Proxy: p.ci.Proxy, MaxBytes: spec.MaxBodyBytes,
 		Timeout: spec.RequestTimeout.D()})
 	if err != nil {
 		return render.Answer{Block: "fetch: " + err.Error()}

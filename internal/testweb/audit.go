@@ -19,6 +19,7 @@ type Request struct {
 	Status      int       `json:"status"`
 	Bytes       int64     `json:"bytes"`
 	Conditional bool      `json:"conditional,omitempty"`
+	Proxied     bool      `json:"proxied,omitempty"` // it came through the test proxy (ProxyVia)
 }
 
 // HostReport is the audit of one host.
@@ -146,13 +147,15 @@ type auditToken struct {
 	start time.Time
 	cond  bool
 	robot bool
+	proxy bool
 }
 
 func (a *Audit) begin(host string, r *http.Request) auditToken {
 	now := time.Now()
 	path := r.URL.RequestURI()
 	tok := auditToken{host: host, path: path, start: now,
-		cond: r.Header.Get("If-None-Match") != "" || r.Header.Get("If-Modified-Since") != ""}
+		cond:  r.Header.Get("If-None-Match") != "" || r.Header.Get("If-Modified-Since") != "",
+		proxy: strings.Contains(r.Header.Get("Via"), ProxyVia)}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	h := a.hosts[host]
@@ -237,7 +240,7 @@ func (a *Audit) end(tok auditToken, rec *recorder) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.ring[a.next] = Request{Host: tok.host, Path: tok.path, Start: tok.start, End: now, Status: status,
-		Bytes: rec.bytes, Conditional: tok.cond}
+		Bytes: rec.bytes, Conditional: tok.cond, Proxied: tok.proxy}
 	a.next++
 	if a.next == len(a.ring) {
 		a.next, a.full = 0, true

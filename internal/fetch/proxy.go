@@ -1,0 +1,76 @@
+package fetch
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"time"
+
+	"golang.org/x/net/proxy"
+
+	"github.com/trawlerdev/trawler/internal/netguard"
+)
+
+// A crawl may send its requests through an outbound proxy (spec.proxy, or the worker's
+// TRAWLER_PROXY): an HTTP(S) proxy, or SOCKS5. The proxy, not this process, then connects to
+// the target, so the address guard cannot judge the dial: it judges the target host before
+// the request is sent (and each redirect robots.txt follows), as it would judge the dial.
+
+// proxyConnectTimeout bounds connecting to the proxy itself.
+const proxyConnectTimeout = 10 * time.Second
+
+// through is the client that sends requests through the proxy p, built once per proxy.
+func (c *Client) through(p *url.URL) (*Client, error) {
+	key := p.String()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if pc, ok := c.proxied[key]; ok {
+		return pc, nil
+	}
+	direct := &net.Dialer{Timeout: proxyConnectTimeout} // the operator's proxy: not judged by the guard
+	var tr *http.Transport
+	switch p.Scheme {
+	case "http", "https":
+		tr = transport(c.opts, direct.DialContext)
+		tr.Proxy = http.ProxyURL(p)
+	case "socks5", "socks5h":
+		var auth *proxy.Auth
+		if u := p.User; u != nil {
+			pw, _ := u.Password()
+			auth = &proxy.Auth{User: u.Username(), Password: pw}
+		}
+		d, err := proxy.SOCKS5("tcp", p.Host, auth, direct)
+		if err != nil {
+			return nil, fmt.Errorf("proxy %s: %w", p.Redacted(), err)
+		}
+		cd, ok := d.(proxy.ContextDialer)
+		if !ok {
+			return nil, fmt.Errorf("proxy %s: no context dialer", p.Redacted())
+		}
+		tr = transport(c.opts, cd.DialContext)
+	default:
+		return nil, fmt.Errorf("proxy %s: the scheme must be http, https or socks5", p.Redacted())
+	}
+	pc := newClient(c.opts, tr, nil)
+	pc.robots.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if len(via) > 5 {
+			return fmt.Errorf("more than 5 redirects")
+		}
+		return pc.judge(req)
+	}
+	if c.proxied == nil {
+		c.proxied = map[string]*Client{}
+	}
+	c.proxied[key] = pc
+	return pc, nil
+}
+
+// judge refuses a request whose target host resolves only to addresses the guard forbids
+// (loopback, private, link-local, metadata…), as a direct dial would be refused.
+func (c *Client) judge(req *http.Request) error {
+	if why := c.opts.Dialer.Refuses(req.Context(), req.URL.Hostname()); why != "" {
+		return fmt.Errorf("%s (%s) through a proxy: %w", req.URL.Hostname(), why, netguard.ErrBlocked)
+	}
+	return nil
+}

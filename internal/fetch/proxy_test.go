@@ -1,0 +1,52 @@
+package fetch
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/trawlerdev/trawler/internal/netguard"
+	"github.com/trawlerdev/trawler/internal/testenv"
+	"github.com/trawlerdev/trawler/internal/testweb"
+)
+
+// Through a proxy, a request reaches its target only by the proxy (this process dials the
+// proxy alone: the test hosts have no address here), robots.txt's redirects too; and the
+// address guard still refuses a target it would not dial, before the proxy sees it.
+func TestRequestsGoThroughTheProxyAndTheGuardStillJudges(t *testing.T) {
+	cfg := testweb.DefaultConfig()
+	cfg.Hosts, cfg.Pages = 2, 3
+	srv, _ := testenv.TestWeb(t, cfg)
+	px, err := testweb.StartProxy(srv.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = px.Close() })
+	proxyURL, _ := url.Parse(px.URL())
+	c := New(Options{Dialer: netguard.New(netguard.Options{})}) // no connect-to: *.test cannot be dialed directly
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+
+	host := "http://" + srv.Web.HostName(0)
+	resp, err := c.Get(ctx, Request{URL: host + "/", UserAgent: "TrawlerBot/test", Proxy: proxyURL})
+	if err != nil || resp.Status != 200 || len(resp.Body) == 0 {
+		t.Fatalf("through the proxy: %v %+v", err, resp)
+	}
+	if _, err := c.Get(ctx, Request{URL: host + "/", UserAgent: "TrawlerBot/test"}); err == nil {
+		t.Fatal("a direct request to a test host succeeded: the test cannot tell the proxy was used")
+	}
+	if _, err := c.Get(ctx, Request{URL: host + "/robots.txt", UserAgent: "TrawlerBot/test", Robots: true, Proxy: proxyURL}); err != nil {
+		t.Fatalf("robots.txt through the proxy: %v", err)
+	}
+	reqs := srv.Web.Audit().Requests(srv.Web.HostName(0))
+	if len(reqs) != 2 || !reqs[0].Proxied || !reqs[1].Proxied {
+		t.Errorf("the test web saw %+v; want two requests, both through the proxy", reqs)
+	}
+	before := px.Forwarded()
+	_, err = c.Get(ctx, Request{URL: "http://127.0.0.1:9/secret", UserAgent: "TrawlerBot/test", Proxy: proxyURL})
+	if !errors.Is(err, netguard.ErrBlocked) || px.Forwarded() != before {
+		t.Errorf("a loopback target through the proxy: %v, %d forwarded; want refused by the guard before the proxy", err, px.Forwarded()-before)
+	}
+}
