@@ -29,7 +29,7 @@ func TestTheReadmesCombinedSpecIsValid(t *testing.T) {
 	if err := s.WithDefaults().Validate(); err != nil {
 		t.Error(err)
 	}
-	if s.Proxy == "" || len(s.AllowPatterns) == 0 || len(s.Headers) == 0 || s.MaxDuration == 0 || s.MaxBytes == 0 ||
+	if s.Proxy == "" || !s.Cookies || len(s.AllowPatterns) == 0 || len(s.Headers) == 0 || s.MaxDuration == 0 || s.MaxBytes == 0 ||
 		s.AutoThrottle == 0 || s.PolitenessKey != PolitenessDomain || len(s.RobotsOverride) == 0 {
 		t.Errorf("the example leaves an option out: %+v", s)
 	}

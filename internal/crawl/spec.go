@@ -74,6 +74,10 @@ type Spec struct {
 	// page's subresources), e.g. Accept-Language or an API key. Headers Trawler sets itself or
 	// that belong to a connection are refused (CheckHeader).
 	Headers map[string]string `json:"headers,omitempty"`
+	// Cookies keeps the cookies each host sets (RFC 6265) and sends them back to it: a jar
+	// per crawl and host, kept in Postgres so it survives a worker's death and follows the host
+	// to any worker, capped, never sent to another host. Off by default.
+	Cookies bool `json:"cookies,omitempty"`
 	// Proxy is the outbound proxy every request of the crawl goes through, robots.txt's
 	// included (http://, https:// or socks5:// URL; "": the worker's TRAWLER_PROXY, or direct).
 	// The address guard still judges each target host.

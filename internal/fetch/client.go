@@ -117,6 +117,8 @@ type Request struct {
 	// Proxy is the outbound proxy the request goes through (nil: direct). The address guard
 	// still judges the target host, and the proxy itself is dialed as the operator named it.
 	Proxy *url.URL
+	// Cookies are sent with the request (the crawl's jar for its host, spec.cookies).
+	Cookies []*http.Cookie
 	// Header holds the crawl's own headers (its spec's, checked by crawl.CheckHeader): sent
 	// with the request, an Accept among them replacing Trawler's.
 	Header http.Header
@@ -164,6 +166,9 @@ func (c *Client) Get(ctx context.Context, r Request) (*Response, error) {
 	}
 	for name, values := range r.Header {
 		req.Header[name] = values
+	}
+	for _, ck := range r.Cookies {
+		req.AddCookie(ck)
 	}
 	req.Header.Set("User-Agent", r.UserAgent)
 	if req.Header.Get("Accept") == "" {

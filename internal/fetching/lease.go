@@ -219,6 +219,10 @@ func (f *Stage) Lease(ctx context.Context, in LeaseInput, resumed LeaseResult, a
 		if err := b.repace(ctx); err != nil { // a crawl's throttle, or its end, mid-chunk
 			return b.wait(sem, errs, err)
 		}
+		jar, err := b.cookies(ctx, ci) // (read before the slot is booked: the request leaves on time)
+		if err != nil {
+			return b.wait(sem, errs, err)
+		}
 		// Acquire a place first: a response that arrives meanwhile (a Retry-After) can still
 		// keep this URL from being requested.
 		sem <- struct{}{}
@@ -274,7 +278,7 @@ func (f *Stage) Lease(ctx context.Context, in LeaseInput, resumed LeaseResult, a
 		b.recording.Add(1)
 		go func() {
 			defer b.recording.Done()
-			o, eff, err := f.fetchOne(ctx, ci, u, start, b.sent(ctx, start))
+			o, eff, err := f.fetchOne(ctx, ci, u, start, b.sent(ctx, start), jar)
 			if err != nil {
 				<-sem
 				b.endRequest()

@@ -39,6 +39,7 @@ type fakeStore struct {
 	failing  []string
 	settled  int
 	keys     []string // the schedules booked on, in order
+	jars     map[string][]store.SetCookie
 }
 
 func newFakeStore(urls ...string) *fakeStore {
@@ -218,6 +219,22 @@ func (s *fakeStore) RetireIfDead(context.Context, string, time.Duration) (bool, 
 	return false, nil
 }
 
+func (s *fakeStore) CookieJar(_ context.Context, crawlID, host string) ([]store.SetCookie, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.jars[crawlID+" "+host]), nil
+}
+
+func (s *fakeStore) SaveCookies(_ context.Context, crawlID, host string, cookies []store.SetCookie) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.jars == nil {
+		s.jars = map[string][]store.SetCookie{}
+	}
+	s.jars[crawlID+" "+host] = slices.Clone(cookies)
+	return nil
+}
+
 // outcome is the outcome recorded for url (zero if none).
 func (s *fakeStore) outcome(url string) (store.FetchOutcome, int) {
 	s.mu.Lock()
@@ -240,6 +257,7 @@ type site struct {
 	paths    []string
 	hosts    []string // the Host each request named
 	headers  []http.Header
+	cookies  []string // the Cookie header of each request
 }
 
 func (w *site) seen() ([]string, []time.Time) {
@@ -268,6 +286,7 @@ func newFixture(t *testing.T, handler http.HandlerFunc, urls ...string) *fixture
 		f.site.paths = append(f.site.paths, r.URL.Path)
 		f.site.hosts = append(f.site.hosts, r.Host)
 		f.site.headers = append(f.site.headers, r.Header.Clone())
+		f.site.cookies = append(f.site.cookies, r.Header.Get("Cookie"))
 		f.site.mu.Unlock()
 		handler(w, r)
 	}))
@@ -666,5 +685,51 @@ func TestDomainKeyedPolitenessSharesOneGap(t *testing.T) {
 	_, arrivals = run("")
 	if g := minGap(arrivals); g >= delay {
 		t.Errorf("keyed by host, the two hosts' requests were never closer than %s: the test cannot tell the keys apart", g)
+	}
+}
+
+// With cookies on, a cookie one page sets is sent with the next — also by another worker's
+// lease, which rebuilds the jar from the store — and expires when it says; never with cookies
+// off.
+func TestCookiesFollowTheHostAcrossLeases(t *testing.T) {
+	site := func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/p0":
+			http.SetCookie(w, &http.Cookie{Name: "session", Value: "s1", Path: "/"})
+			http.SetCookie(w, &http.Cookie{Name: "brief", Value: "b", Path: "/", MaxAge: 1})
+		case "/p1":
+			http.SetCookie(w, &http.Cookie{Name: "page", Value: "2", Path: "/p2"})
+		}
+		page(w, r)
+	}
+	f := newFixture(t, site, pages(2)...)
+	f.tune = func(s *crawl.Spec) { s.Cookies = true }
+	f.lease(t, 10*time.Millisecond, LeaseResult{}, 1)
+	f.site.mu.Lock()
+	got := slices.Clone(f.site.cookies)
+	f.site.mu.Unlock()
+	if want := []string{"", "", "session=s1; brief=b"}; !slices.Equal(got, want) {
+		t.Errorf("Cookie headers %q; want %q (robots.txt, p0, p1)", got, want)
+	}
+
+	// Another worker: a new stage over the same store, its memory empty; "brief" has expired.
+	time.Sleep(1100 * time.Millisecond)
+	g := newFixture(t, site, "http://site.test/p2", "http://site.test/p3")
+	g.st.jars, g.st.robots = f.st.jars, f.st.robots
+	g.tune = f.tune
+	g.lease(t, 10*time.Millisecond, LeaseResult{}, 1)
+	g.site.mu.Lock()
+	got = slices.Clone(g.site.cookies)
+	g.site.mu.Unlock()
+	if want := []string{"page=2; session=s1", "session=s1"}; !slices.Equal(got, want) { // longer paths first (RFC 6265 §5.4)
+		t.Errorf("the next worker sent %q; want %q (the jar rebuilt, brief expired, page only under /p2)", got, want)
+	}
+
+	off := newFixture(t, site, pages(2)...)
+	off.lease(t, 10*time.Millisecond, LeaseResult{}, 1)
+	for _, c := range off.site.cookies {
+		if c != "" {
+			t.Errorf("with cookies off a request carried %q", c)
+		}
 	}
 }

@@ -66,12 +66,12 @@ func retryAfterFailure(spec crawl.Spec, attempts int, start, deferUntil time.Tim
 
 // fetchOne requests one URL (its slot started at start) and decides what becomes of it. An
 // error means our side failed (MinIO): the activity is retried and resumes at this URL.
-func (f *Stage) fetchOne(ctx context.Context, ci *admit.Crawl, u crawl.Claimed, start time.Time, sent func(time.Time)) (store.FetchOutcome, effect, error) {
+func (f *Stage) fetchOne(ctx context.Context, ci *admit.Crawl, u crawl.Claimed, start time.Time, sent func(time.Time), jar *cookieJar) (store.FetchOutcome, effect, error) {
 	spec := ci.Spec
 	var eff effect
 	o := store.FetchOutcome{CrawlID: u.CrawlID, Hash: u.Hash, URL: u.URL, Attempts: u.Attempts,
 		FetchKey: crawl.FetchKey(u.CrawlID, u.Hash, u.FetchCount, u.Attempts)}
-	resp, err := f.Client.Get(ctx, fetch.Request{URL: u.URL, UserAgent: ci.UserAgent, Header: ci.Header, Proxy: ci.Proxy, ETag: u.ETag, LastModified: u.LastModified,
+	resp, err := f.Client.Get(ctx, fetch.Request{URL: u.URL, UserAgent: ci.UserAgent, Header: ci.Header, Proxy: ci.Proxy, Cookies: jar.send(u.URL), ETag: u.ETag, LastModified: u.LastModified,
 		MaxBytes: spec.MaxBodyBytes, Timeout: spec.RequestTimeout.D(), Sent: sent})
 	o.FetchedAt, o.Duration = start, f.clock().Since(start)
 	// schedule finishes the URL, or queues its recrawl after an interval adapted to what this
@@ -102,6 +102,13 @@ func (f *Stage) fetchOne(ctx context.Context, ci *admit.Crawl, u crawl.Claimed, 
 		}
 		retry(err.Error(), time.Time{})
 		return o, eff, nil
+	}
+	if keep := jar.took(u.URL, resp.Header.Values("Set-Cookie"), time.Now()); keep != nil {
+		// Saved before the outcome is recorded: the next page's request, on whichever worker,
+		// finds the cookie (a failure here is ours: the lease is retried).
+		if err := f.Store.SaveCookies(ctx, jar.crawlID, jar.host, keep); err != nil {
+			return o, eff, err
+		}
 	}
 	o.Status, o.ContentType, o.FinalURL, o.Truncated = resp.Status, resp.ContentType, resp.FinalURL, resp.Truncated
 	eff.latency = o.Duration

@@ -47,6 +47,8 @@ type leaseRun struct {
 	// slotKey names the schedule the lease books its requests on: its host's, or its
 	// registrable domain's (politenessKey "domain"), set by its first chunk's crawls.
 	slotKey string
+	// jars are the cookie jars of the lease's crawls that keep cookies, by crawl (cookies.go).
+	jars map[string]*cookieJar
 }
 
 // repaceEvery is how often a lease reads its crawls' pacing again between chunks (a chunk can

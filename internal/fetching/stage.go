@@ -45,6 +45,10 @@ type Store interface {
 	HostFailing(ctx context.Context, host, reason string) error
 	HostHealthy(ctx context.Context, host string) error
 	RetireIfDead(ctx context.Context, host string, after time.Duration) (bool, error)
+
+	// A crawl's cookies per host (spec.cookies).
+	CookieJar(ctx context.Context, crawlID, host string) ([]store.SetCookie, error)
+	SaveCookies(ctx context.Context, crawlID, host string, cookies []store.SetCookie) error
 }
 
 // Hooks are told of a lease's progress (nil: not told).

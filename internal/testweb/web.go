@@ -31,6 +31,7 @@ type Config struct {
 	Formats      bool   // serve formats.test (PDF, feeds, text, sniffing, hostile PDFs), linked from nowhere: seed it
 	GreedyDelay  bool   // serve slowpoke.test, whose robots.txt asks for a day between requests (linked from nowhere: seed it)
 	Sluggish     bool   // serve sluggish.test, whose answers slow from 10 ms to 800 ms and recover (linked from nowhere: seed it)
+	Cookies      bool   // serve cookie.test, which sets a session cookie and counts the pages requested with it (linked from nowhere: seed it)
 	Scripts      bool   // serve js.test (links only its scripts add), tracker.test and jsbad.test (attacks on a renderer), linked from nowhere: seed them
 	Signals      bool   // serve signals.test (per-scheme robots.txt, X-Robots-Tag, meta robots), linked from nowhere: seed it
 	ProductToken string // the crawler's robots.txt product token, lower case
@@ -158,6 +159,10 @@ func New(cfg Config) (*Web, error) {
 	}
 	if cfg.Sluggish {
 		s := &sluggishSite{w: w}
+		w.sites[s.host()] = s
+	}
+	if cfg.Cookies {
+		s := &cookieSite{w: w}
 		w.sites[s.host()] = s
 	}
 	if cfg.Scripts {
