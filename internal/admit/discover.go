@@ -85,8 +85,8 @@ func (d *Discovery) Add(f Found) (store.Candidate, string) {
 		return c, FoundNoFollow
 	}
 	why := d.ci.Admissible(c)
-	if why == "" && !d.ci.scope.IncludesURL(c.Key) {
-		why = RejectNotAllowed // (seeds are not discovered: they are always crawled)
+	if why == "" && !d.includes(c) {
+		why = RejectNotAllowed
 	}
 	if why == "" && d.max > 0 && len(d.Cands) >= d.max {
 		why = RejectOutlinks
@@ -97,6 +97,20 @@ func (d *Discovery) Add(f Found) (store.Candidate, string) {
 	}
 	d.Cands = append(d.Cands, c)
 	return c, ""
+}
+
+// includes says whether the crawl's allow patterns take c in. Seeds are always crawled (they
+// are not discovered), and so are where a seed redirects to (http to https, / to /home) and
+// sitemap files (read for the pages they list, which the patterns judge; never stored as
+// pages).
+func (d *Discovery) includes(c store.Candidate) bool {
+	switch {
+	case d.from.Source == crawl.SourceSitemapFile:
+		return true
+	case d.from.Source == crawl.SourceRedirect && d.from.Depth == 0:
+		return true
+	}
+	return d.ci.scope.IncludesURL(c.Key)
 }
 
 // Refused is how many found URLs the crawl's rules refused.

@@ -76,6 +76,14 @@ func TestAllowPatternsIncludeOnlyWhatTheyMatch(t *testing.T) {
 			}
 		}
 	}
+	// A seed's redirect (depth 0) and sitemap files are taken in: the seed is crawled, and a
+	// sitemap is read for the pages it lists, which the patterns judge.
+	if _, why := c.Discover(ci, nil, From{Depth: 0, Hops: 1, Source: crawl.SourceRedirect}, 0).Add(Found{Href: "http://a.test/home"}); why != "" {
+		t.Errorf("a seed's redirect: %q", why)
+	}
+	if _, why := c.Discover(ci, nil, From{Source: crawl.SourceSitemapFile}, 0).Add(Found{Href: "http://a.test/sitemap.xml"}); why != "" {
+		t.Errorf("a sitemap file: %q", why)
+	}
 	open := c.build("o", crawl.Spec{Seeds: []string{"http://a.test/"}, Scope: crawl.ScopeHost}.WithDefaults())
 	if _, why := c.Discover(open, nil, From{Depth: 1}, 0).Add(Found{Href: "http://a.test/shop/cart"}); why != "" {
 		t.Errorf("without allow patterns: %q", why)

@@ -79,7 +79,7 @@ var settings = []setting{
 		}},
 	{Flag: "user-agent", Env: "TRAWLER_USER_AGENT", Default: "TrawlerBot/0.1 (+https://github.com/trawlerdev/trawler)", Usage: "User-Agent sent with every request; its first token is the robots.txt product token",
 		set: func(c *Config, v string) error { return nonEmpty(&c.UserAgent, v) }},
-	{Flag: "proxy", Env: "TRAWLER_PROXY", Default: "", Usage: "outbound proxy for every crawl that names none: http://, https:// or socks5://[user:pass@]host:port (default: direct)",
+	{Flag: "proxy", Env: "TRAWLER_PROXY", Default: "", Secret: true, Usage: "outbound proxy for every crawl that names none: http://, https:// or socks5://[user:pass@]host:port (default: direct)",
 		set: func(c *Config, v string) error {
 			if v == "" {
 				c.Proxy = ""

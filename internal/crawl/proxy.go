@@ -10,7 +10,7 @@ import (
 func ParseProxy(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return nil, fmt.Errorf("%q is not a URL: %v", raw, err)
+		return nil, fmt.Errorf("not a URL (%s)", "its text is not repeated: it may hold a password")
 	}
 	switch u.Scheme {
 	case "http", "https", "socks5", "socks5h":

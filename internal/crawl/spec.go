@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"golang.org/x/net/publicsuffix"
 )
 
 // Politeness keys: what one schedule of request starts paces (Spec.PolitenessKey).
@@ -202,8 +204,12 @@ func (s Spec) Validate() error {
 		}
 	}
 	for _, h := range s.RobotsOverride {
-		if h = strings.TrimPrefix(strings.TrimSpace(h), "*."); h == "" || strings.ContainsAny(h, "/ :@") {
+		h = strings.ToLower(strings.TrimPrefix(strings.TrimSpace(h), "*."))
+		switch suffix, _ := publicsuffix.PublicSuffix(h); {
+		case h == "" || strings.ContainsAny(h, "/ :@"):
 			errs = append(errs, fmt.Errorf("robotsOverride: %q is not a host name", h))
+		case suffix == h:
+			errs = append(errs, fmt.Errorf("robotsOverride: %q is a public suffix: name your own hosts", h))
 		}
 	}
 	for _, p := range s.AllowPatterns {
@@ -216,10 +222,15 @@ func (s Spec) Validate() error {
 		names = append(names, name)
 	}
 	sort.Strings(names)
+	canonical := map[string]string{}
 	for _, name := range names {
 		if err := CheckHeader(name, s.Headers[name]); err != nil {
 			errs = append(errs, fmt.Errorf("headers: %w", err))
 		}
+		if other, ok := canonical[strings.ToLower(name)]; ok {
+			errs = append(errs, fmt.Errorf("headers: %q and %q name one header", other, name))
+		}
+		canonical[strings.ToLower(name)] = name
 	}
 	if r := s.Render; r != nil {
 		if len(r.Hosts) == 0 && len(r.Patterns) == 0 {

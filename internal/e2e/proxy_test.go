@@ -15,12 +15,16 @@ func TestACrawlThroughAProxyReachesItsPagesOnlyThroughIt(t *testing.T) {
 	wc := testweb.DefaultConfig()
 	wc.Hosts, wc.Pages, wc.Specials = 2, 10, false
 	wc.DefaultDelay = 100 * time.Millisecond
-	s := newStack(t, wc)
+	s := newStackWithoutWorkers(t, wc)
 	px, err := testweb.StartProxy(s.srv.Addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = px.Close() })
+	// The worker's own proxy (TRAWLER_PROXY), which the spec names too: a proxy on loopback is
+	// trusted only as the worker's.
+	s.cfg.Proxy = px.URL()
+	s.startWorkers(s.cfg)
 	p := s.crawl(crawl.Spec{Seeds: []string{"http://" + s.web.HostName(0) + "/"}, Scope: crawl.ScopeAny,
 		Delay: crawl.Duration(wc.DefaultDelay), Proxy: px.URL(), ProgressInterval: crawl.Duration(time.Second)}, 3*time.Minute)
 	if p.State != "done" || p.Pages < 10 {

@@ -40,6 +40,9 @@ type Options struct {
 	// RootCAs, if set, are the certificate authorities https:// answers are checked against
 	// (the system's and any extra ones an operator names); nil means the system's.
 	RootCAs *x509.CertPool
+	// TrustedProxy is the worker's own outbound proxy (TRAWLER_PROXY, as a URL): dialed as
+	// named, where a proxy a crawl's spec names is dialed through the guard (proxy.go).
+	TrustedProxy string
 }
 
 // Client fetches pages.
@@ -85,6 +88,24 @@ func transport(o Options, dial func(ctx context.Context, network, addr string) (
 	}
 }
 
+// crawlHeadersKey carries a request's crawl headers (Request.Header) to its redirects.
+type crawlHeadersKey struct{}
+
+// keepOwnHeaders drops the crawl's own headers (an API key…) from a redirect of robots.txt to
+// another host: they were meant for the host the crawl asked (net/http already drops
+// Authorization and Cookie there).
+func keepOwnHeaders(req, first *http.Request) {
+	if req.URL.Hostname() == first.URL.Hostname() {
+		return
+	}
+	own, _ := req.Context().Value(crawlHeadersKey{}).(http.Header)
+	for name := range own {
+		if name != "Accept" {
+			req.Header.Del(name)
+		}
+	}
+}
+
 // newClient builds the pair of HTTP clients over tr; guard, when set, judges each redirect
 // hop robots.txt follows (through a proxy, where no dial of ours sees the target).
 func newClient(o Options, tr *http.Transport, guard func(*http.Request) error) *Client {
@@ -97,6 +118,7 @@ func newClient(o Options, tr *http.Transport, guard func(*http.Request) error) *
 			if len(via) > 5 {
 				return errors.New("more than 5 redirects")
 			}
+			keepOwnHeaders(req, via[0])
 			if guard != nil {
 				return guard(req)
 			}
@@ -159,6 +181,9 @@ func (c *Client) Get(ctx context.Context, r Request) (*Response, error) {
 	defer cancel()
 	if r.Sent != nil {
 		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { r.Sent(time.Now()) }})
+	}
+	if len(r.Header) > 0 {
+		ctx = context.WithValue(ctx, crawlHeadersKey{}, r.Header)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.URL, nil)
 	if err != nil {

@@ -1,6 +1,7 @@
 package fetch
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -28,11 +29,20 @@ func (c *Client) through(p *url.URL) (*Client, error) {
 	if pc, ok := c.proxied[key]; ok {
 		return pc, nil
 	}
-	direct := &net.Dialer{Timeout: proxyConnectTimeout} // the operator's proxy: not judged by the guard
+	// The worker's own proxy (TRAWLER_PROXY) is the operator's: dialed as named. One a crawl's
+	// spec names is dialed through the guard like any target, so a spec cannot point the
+	// worker at an internal service that answers as a "proxy" (a private proxy must be the
+	// worker's, or within TRAWLER_ALLOW_NETWORKS).
+	var dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	if c.opts.TrustedProxy != "" && key == c.opts.TrustedProxy {
+		dial = (&net.Dialer{Timeout: proxyConnectTimeout}).DialContext
+	} else {
+		dial = c.opts.Dialer.DialContext
+	}
 	var tr *http.Transport
 	switch p.Scheme {
 	case "http", "https":
-		tr = transport(c.opts, direct.DialContext)
+		tr = transport(c.opts, dial)
 		tr.Proxy = http.ProxyURL(p)
 	case "socks5", "socks5h":
 		var auth *proxy.Auth
@@ -40,7 +50,7 @@ func (c *Client) through(p *url.URL) (*Client, error) {
 			pw, _ := u.Password()
 			auth = &proxy.Auth{User: u.Username(), Password: pw}
 		}
-		d, err := proxy.SOCKS5("tcp", p.Host, auth, direct)
+		d, err := proxy.SOCKS5("tcp", p.Host, auth, dialerFunc(dial))
 		if err != nil {
 			return nil, fmt.Errorf("proxy %s: %w", p.Redacted(), err)
 		}
@@ -57,6 +67,7 @@ func (c *Client) through(p *url.URL) (*Client, error) {
 		if len(via) > 5 {
 			return fmt.Errorf("more than 5 redirects")
 		}
+		keepOwnHeaders(req, via[0])
 		return pc.judge(req)
 	}
 	if c.proxied == nil {
@@ -66,10 +77,21 @@ func (c *Client) through(p *url.URL) (*Client, error) {
 	return pc, nil
 }
 
+// dialerFunc makes a dial function a proxy.Dialer for the SOCKS5 client.
+type dialerFunc func(ctx context.Context, network, addr string) (net.Conn, error)
+
+func (f dialerFunc) Dial(network, addr string) (net.Conn, error) {
+	return f(context.Background(), network, addr)
+}
+
+func (f dialerFunc) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	return f(ctx, network, addr)
+}
+
 // judge refuses a request whose target host resolves only to addresses the guard forbids
 // (loopback, private, link-local, metadata…), as a direct dial would be refused.
 func (c *Client) judge(req *http.Request) error {
-	if why := c.opts.Dialer.Refuses(req.Context(), req.URL.Hostname()); why != "" {
+	if why := c.opts.Dialer.RefusesBehindProxy(req.Context(), req.URL.Hostname()); why != "" {
 		return fmt.Errorf("%s (%s) through a proxy: %w", req.URL.Hostname(), why, netguard.ErrBlocked)
 	}
 	return nil

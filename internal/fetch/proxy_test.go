@@ -3,6 +3,7 @@ package fetch
 import (
 	"context"
 	"errors"
+	"net/netip"
 	"net/url"
 	"testing"
 	"time"
@@ -25,7 +26,8 @@ func TestRequestsGoThroughTheProxyAndTheGuardStillJudges(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = px.Close() })
 	proxyURL, _ := url.Parse(px.URL())
-	c := New(Options{Dialer: netguard.New(netguard.Options{})}) // no connect-to: *.test cannot be dialed directly
+	// The worker's own proxy (trusted), and no connect-to: *.test cannot be dialed directly.
+	c := New(Options{Dialer: netguard.New(netguard.Options{}), TrustedProxy: proxyURL.String()})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 
@@ -45,8 +47,23 @@ func TestRequestsGoThroughTheProxyAndTheGuardStillJudges(t *testing.T) {
 		t.Errorf("the test web saw %+v; want two requests, both through the proxy", reqs)
 	}
 	before := px.Forwarded()
-	_, err = c.Get(ctx, Request{URL: "http://127.0.0.1:9/secret", UserAgent: "TrawlerBot/test", Proxy: proxyURL})
-	if !errors.Is(err, netguard.ErrBlocked) || px.Forwarded() != before {
-		t.Errorf("a loopback target through the proxy: %v, %d forwarded; want refused by the guard before the proxy", err, px.Forwarded()-before)
+	for _, target := range []string{"http://127.0.0.1:9/secret", "http://10.1.2.3/", "http://metadata.google.internal/computeMetadata/v1/", "http://intranet/"} {
+		_, err = c.Get(ctx, Request{URL: target, UserAgent: "TrawlerBot/test", Proxy: proxyURL})
+		if !errors.Is(err, netguard.ErrBlocked) {
+			t.Errorf("%s through the proxy: %v; want refused by the guard", target, err)
+		}
+	}
+	if px.Forwarded() != before {
+		t.Errorf("the proxy forwarded %d refused requests", px.Forwarded()-before)
+	}
+	// A proxy a crawl's spec names (not the worker's) is dialed through the guard: one on a
+	// loopback address is refused, unless the operator allows its network.
+	spec := New(Options{Dialer: netguard.New(netguard.Options{})})
+	if _, err := spec.Get(ctx, Request{URL: host + "/", UserAgent: "TrawlerBot/test", Proxy: proxyURL}); !errors.Is(err, netguard.ErrBlocked) {
+		t.Errorf("a spec's loopback proxy: %v; want refused by the guard", err)
+	}
+	allowed := New(Options{Dialer: netguard.New(netguard.Options{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}})})
+	if resp, err := allowed.Get(ctx, Request{URL: host + "/", UserAgent: "TrawlerBot/test", Proxy: proxyURL}); err != nil || resp.Status != 200 {
+		t.Errorf("a spec's proxy in an allowed network: %v", err)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -31,6 +33,7 @@ const (
 // cookieJar is one crawl's jar for the lease's host.
 type cookieJar struct {
 	crawlID, host string
+	saveMu        sync.Mutex // held from a change to its save, so saves land in order
 	mu            sync.Mutex
 	jar           *cookiejar.Jar
 	lines         []store.SetCookie
@@ -85,7 +88,8 @@ func (j *cookieJar) apply(sc store.SetCookie) {
 		return // a malformed header sets nothing, as in a browser
 	}
 	if c.MaxAge > 0 {
-		c.Expires, c.MaxAge = sc.At.Add(time.Duration(c.MaxAge)*time.Second), 0
+		age := min(time.Duration(min(c.MaxAge, int(maxCookieAge/time.Second)))*time.Second, maxCookieAge)
+		c.Expires, c.MaxAge = sc.At.Add(age), 0
 	}
 	j.jar.SetCookies(u, []*http.Cookie{c})
 }
@@ -104,18 +108,44 @@ func (j *cookieJar) send(rawURL string) []*http.Cookie {
 	return j.jar.Cookies(u)
 }
 
-// took keeps the Set-Cookie headers of an answer from rawURL and returns the jar to save
-// (nil when there were none), newest kept within the caps.
-func (j *cookieJar) took(rawURL string, lines []string, at time.Time) []store.SetCookie {
+// maxCookieAge caps how long a kept cookie lives (RFC 6265bis: 400 days).
+const maxCookieAge = 400 * 24 * time.Hour
+
+// record keeps the Set-Cookie headers of an answer from rawURL and saves the jar when it
+// changed: one line per cookie (its name, domain and path), a deleted or malformed one kept
+// nowhere, the newest within the caps. Saves go in the order the jar changed.
+func (j *cookieJar) record(ctx context.Context, rawURL string, lines []string, at time.Time,
+	save func(context.Context, []store.SetCookie) error) error {
 	if j == nil || len(lines) == 0 {
 		return nil
 	}
+	j.saveMu.Lock()
+	defer j.saveMu.Unlock()
 	j.mu.Lock()
-	defer j.mu.Unlock()
+	changed := false
 	for _, l := range lines {
+		c, err := http.ParseSetCookie(l)
+		if err != nil {
+			continue // a malformed header sets nothing, as in a browser
+		}
 		sc := store.SetCookie{URL: rawURL, Line: l, At: at}
+		id := cookieID(c, rawURL)
+		i := slices.IndexFunc(j.lines, func(o store.SetCookie) bool { return savedID(o) == id })
+		if i >= 0 && j.lines[i].Line == l && c.MaxAge == 0 {
+			// The same cookie set again (a session cookie on every page): the same jar, nothing
+			// to save; but it is fresh, so it moves to the newest end, past the caps' reach.
+			kept := j.lines[i]
+			j.lines = append(slices.Delete(j.lines, i, i+1), kept)
+			continue
+		}
 		j.apply(sc)
-		j.lines = append(j.lines, sc)
+		if i >= 0 {
+			j.lines = slices.Delete(j.lines, i, i+1)
+		}
+		if !(c.MaxAge < 0 || (!c.Expires.IsZero() && c.Expires.Before(at))) { // a deletion keeps nothing
+			j.lines = append(j.lines, sc)
+		}
+		changed = true
 	}
 	size := 0
 	for _, l := range j.lines {
@@ -125,5 +155,38 @@ func (j *cookieJar) took(rawURL string, lines []string, at time.Time) []store.Se
 		size -= len(j.lines[0].Line) + len(j.lines[0].URL)
 		j.lines = j.lines[1:]
 	}
-	return append([]store.SetCookie(nil), j.lines...)
+	keep := append([]store.SetCookie{}, j.lines...)
+	j.mu.Unlock()
+	if !changed {
+		return nil
+	}
+	return save(ctx, keep)
+}
+
+// cookieID names a cookie as a jar does: its name, domain and path (RFC 6265 §5.3), the
+// defaults taken from the URL that set it.
+func cookieID(c *http.Cookie, rawURL string) string {
+	u, _ := url.Parse(rawURL)
+	domain := strings.TrimPrefix(strings.ToLower(c.Domain), ".")
+	if domain == "" && u != nil {
+		domain = u.Hostname()
+	}
+	path := c.Path
+	if path == "" || !strings.HasPrefix(path, "/") {
+		path = "/"
+		if u != nil {
+			if i := strings.LastIndex(u.Path, "/"); i > 0 {
+				path = u.Path[:i]
+			}
+		}
+	}
+	return c.Name + "\x00" + domain + "\x00" + path
+}
+
+func savedID(sc store.SetCookie) string {
+	c, err := http.ParseSetCookie(sc.Line)
+	if err != nil {
+		return ""
+	}
+	return cookieID(c, sc.URL)
 }

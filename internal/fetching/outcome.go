@@ -100,15 +100,18 @@ func (f *Stage) fetchOne(ctx context.Context, ci *admit.Crawl, u crawl.Claimed, 
 		if isNoSuchHost(err) {
 			eff.gone = "dns"
 		}
+		if errors.Is(err, fetch.ErrTimeout) {
+			eff.latency = spec.RequestTimeout.D() // no answer in time: as slow as a server may be
+		}
 		retry(err.Error(), time.Time{})
 		return o, eff, nil
 	}
-	if keep := jar.took(u.URL, resp.Header.Values("Set-Cookie"), time.Now()); keep != nil {
-		// Saved before the outcome is recorded: the next page's request, on whichever worker,
-		// finds the cookie (a failure here is ours: the lease is retried).
-		if err := f.Store.SaveCookies(ctx, jar.crawlID, jar.host, keep); err != nil {
-			return o, eff, err
-		}
+	// Saved before the outcome is recorded: the next page's request, on whichever worker,
+	// finds the cookie (a failure here is ours: the lease is retried).
+	if err := jar.record(ctx, u.URL, resp.Header.Values("Set-Cookie"), time.Now(), func(ctx context.Context, keep []store.SetCookie) error {
+		return f.Store.SaveCookies(ctx, jar.crawlID, jar.host, keep)
+	}); err != nil {
+		return o, eff, err
 	}
 	o.Status, o.ContentType, o.FinalURL, o.Truncated = resp.Status, resp.ContentType, resp.FinalURL, resp.Truncated
 	eff.latency = o.Duration

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"strings"
 	"syscall"
 	"time"
 
@@ -156,6 +157,50 @@ func (d *Dialer) Target(ctx context.Context, host string) (netip.Addr, bool, err
 		}
 	}
 	return ips[0], false, nil
+}
+
+// RefusesBehindProxy says why a request for host must not go through an outbound proxy ("":
+// it may). The proxy, not this process, dials the target, so no dial of ours has the last word:
+// a connect-to rule routes the host, or every address it resolves to must be allowed (one
+// forbidden address is enough to refuse: mixed records, a rebinding answer); a name that does
+// not resolve here passes only when it is no internal name (.internal, .local, a single label…),
+// since the proxy may resolve what this process cannot. The proxy must still filter its own
+// egress: a public name may resolve to a private address there.
+func (d *Dialer) RefusesBehindProxy(ctx context.Context, host string) string {
+	if _, ok := d.Override(host); ok {
+		return ""
+	}
+	if ip, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
+		return d.refuse(ip)
+	}
+	ips, err := d.resolver.Lookup(ctx, host)
+	if err != nil || len(ips) == 0 {
+		if internalName(host) {
+			return "an internal name"
+		}
+		return ""
+	}
+	for _, ip := range ips {
+		if why := d.refuse(ip); why != "" {
+			return why
+		}
+	}
+	return ""
+}
+
+// internalName says whether host is a name only a private network resolves: one label, or
+// under a suffix reserved or used for internal names.
+func internalName(host string) bool {
+	h := strings.TrimSuffix(strings.ToLower(host), ".")
+	if !strings.Contains(h, ".") {
+		return true
+	}
+	for _, suffix := range []string{".internal", ".local", ".localhost", ".lan", ".home.arpa", ".intranet", ".corp", ".private", ".svc", ".cluster.local"} {
+		if strings.HasSuffix(h, suffix) {
+			return true
+		}
+	}
+	return false
 }
 
 // Refuses says why every address host resolves to is forbidden, or "" when one is allowed, a

@@ -20,6 +20,7 @@ import (
 	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/blob"
 	"github.com/trawlerdev/trawler/internal/config"
+	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/fetch"
 	"github.com/trawlerdev/trawler/internal/fetching"
 	"github.com/trawlerdev/trawler/internal/netguard"
@@ -89,7 +90,7 @@ func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 			dialer := netguard.New(netguard.Options{ConnectTo: cfg.ConnectTo, Allow: cfg.AllowNetworks})
 			bodies := segment.NewWriter(deps.Blob, segment.Options{Prefix: "segments/bodies", Name: processName(),
 				MaxAge: cfg.SegmentMaxAge, MaxBytes: cfg.SegmentMaxBytes})
-			w.RegisterActivity(&activities.Fetcher{Store: st, Blob: deps.Blob, Bodies: bodies, Client: fetch.New(fetch.Options{Dialer: dialer, RootCAs: cfg.RootCAs}),
+			w.RegisterActivity(&activities.Fetcher{Store: st, Blob: deps.Blob, Bodies: bodies, Client: fetch.New(fetch.Options{Dialer: dialer, RootCAs: cfg.RootCAs, TrustedProxy: trustedProxy(cfg.Proxy)}),
 				Crawls: crawls, Admitter: admitter, Dialer: dialer, Stopping: r.stopping,
 				IP:      fetching.IPLimit{Dialer: dialer, Gap: cfg.IPGap, Override: cfg.IPGapOverride},
 				Control: st.WatchControl(watchCtx)})
@@ -123,7 +124,7 @@ func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 					MaxAge: cfg.SegmentMaxAge, MaxBytes: cfg.SegmentMaxBytes}),
 				Crawls: crawls, Admitter: admitter, Browser: browser, Stopping: r.stopping,
 				IP:     fetching.IPLimit{Dialer: dialer, Gap: cfg.IPGap, Override: cfg.IPGapOverride},
-				Client: fetch.New(fetch.Options{Dialer: dialer, RootCAs: cfg.RootCAs})})
+				Client: fetch.New(fetch.Options{Dialer: dialer, RootCAs: cfg.RootCAs, TrustedProxy: trustedProxy(cfg.Proxy)})})
 		default:
 			r.Stop()
 			return nil, fmt.Errorf("runner: unknown role %q", role)
@@ -162,4 +163,16 @@ func (r *Runner) Stop() {
 		c()
 	}
 	r.closers = nil
+}
+
+// trustedProxy is the worker's own proxy as the fetch client compares proxies ("": none).
+func trustedProxy(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	u, err := crawl.ParseProxy(raw) // (checked when the setting was read)
+	if err != nil {
+		return ""
+	}
+	return u.String()
 }
