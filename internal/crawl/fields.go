@@ -2,6 +2,7 @@ package crawl
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"sort"
@@ -56,7 +57,7 @@ func CheckFields(unknown []UnknownField) error {
 	for i, u := range unknown {
 		msgs[i] = u.String()
 	}
-	return fmt.Errorf("%s", strings.Join(msgs, "; "))
+	return errors.New(strings.Join(msgs, "; "))
 }
 
 // unknownFields lists the keys of the JSON object data that t's fields do not name, and those

@@ -62,14 +62,7 @@ func (c *Client) through(p *url.URL) (*Client, error) {
 	default:
 		return nil, fmt.Errorf("proxy %s: the scheme must be http, https or socks5", p.Redacted())
 	}
-	pc := newClient(c.opts, tr, nil)
-	pc.robots.CheckRedirect = func(req *http.Request, via []*http.Request) error {
-		if len(via) > 5 {
-			return fmt.Errorf("more than 5 redirects")
-		}
-		keepOwnHeaders(req, via[0])
-		return pc.judge(req)
-	}
+	pc := newClient(c.opts, tr, c.judge) // (the same options: the same guard)
 	if c.proxied == nil {
 		c.proxied = map[string]*Client{}
 	}
@@ -88,8 +81,8 @@ func (f dialerFunc) DialContext(ctx context.Context, network, addr string) (net.
 	return f(ctx, network, addr)
 }
 
-// judge refuses a request whose target host resolves only to addresses the guard forbids
-// (loopback, private, link-local, metadata…), as a direct dial would be refused.
+// judge refuses a request for a target the guard would not let a proxy reach
+// (netguard.RefusesBehindProxy: a forbidden address among its own, an internal name).
 func (c *Client) judge(req *http.Request) error {
 	if why := c.opts.Dialer.RefusesBehindProxy(req.Context(), req.URL.Hostname()); why != "" {
 		return fmt.Errorf("%s (%s) through a proxy: %w", req.URL.Hostname(), why, netguard.ErrBlocked)
