@@ -70,10 +70,10 @@ func (f *Fetcher) stage(ctx context.Context) *fetching.Stage {
 // storeBody puts a body into the fetch worker's current segment (one PUT for every body its
 // leases fetch in a few seconds) and returns its reference and the wait for the segment to be
 // stored. Without a segment writer it stores the body alone, content-addressed.
-func (f *Fetcher) storeBody(ctx context.Context, body []byte) (string, func(context.Context) error, error) {
+func (f *Fetcher) storeBody(ctx context.Context, crawlID string, body []byte) (string, func(context.Context) error, error) {
 	if f.Bodies == nil {
 		key, err := f.Blob.PutBody(ctx, body)
 		return key, nil, err
 	}
-	return f.Bodies.Add(body)
+	return f.Bodies.Add(crawlID, body)
 }

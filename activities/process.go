@@ -85,10 +85,10 @@ func (p *Processor) body(ctx context.Context, ref string, limit int64) ([]byte, 
 // storeText puts a page's text into the process worker's current text segment (one PUT for
 // every text it extracts in a few seconds) and returns its reference and the wait for the
 // segment to be stored. Without a segment writer it stores the text alone.
-func (p *Processor) storeText(ctx context.Context, text []byte) (string, func(context.Context) error, error) {
+func (p *Processor) storeText(ctx context.Context, crawlID string, text []byte) (string, func(context.Context) error, error) {
 	if p.Texts == nil {
 		key, err := p.Blob.PutText(ctx, text)
 		return key, nil, err
 	}
-	return p.Texts.Add(text)
+	return p.Texts.Add(crawlID, text)
 }

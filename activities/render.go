@@ -38,8 +38,8 @@ type Renderer struct {
 // passed or none came for a while.
 func (r *Renderer) RenderPages(ctx context.Context, in RenderInput) (RenderResult, error) {
 	s := &rendering.Stage{Store: r.Store, Browser: r.Browser, Crawls: r.Crawls, Admit: admitDiscovered(ctx, r.Admitter),
-		Body: r.Bodies.Get, StoreDOM: func(_ context.Context, dom []byte) (string, func(context.Context) error, error) {
-			return r.DOMs.Add(dom)
+		Body: r.Bodies.Get, StoreDOM: func(_ context.Context, crawlID string, dom []byte) (string, func(context.Context) error, error) {
+			return r.DOMs.Add(crawlID, dom)
 		},
 		Client: r.Client, IP: r.IP, Stopping: r.Stopping,
 		Hooks: rendering.Hooks{Beat: func(res RenderResult) { activity.RecordHeartbeat(ctx, res) }, Log: activity.GetLogger(ctx)}}

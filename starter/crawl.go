@@ -29,9 +29,10 @@ func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 
 func runCrawl(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("trawler crawl", flag.ContinueOnError)
-	var seeds, allow, allowPatterns, headers, robotsOverride stringList
+	var seeds, allow, allowPatterns, headers, robotsOverride, dedupAgainst stringList
 	fs.Var(&seeds, "seeds", "a seed URL, or a file of seed URLs (one per line, # comments); repeatable; positional arguments are seeds too")
 	fs.Var(&allow, "allow-domain", "with --scope list: a domain to crawl (and its subdomains); repeatable")
+	fs.Var(&dedupAgainst, "dedup-against", `an earlier crawl whose stored bodies this one reuses (revisit records, no second copy); "*" for every crawl's; repeatable`)
 	fs.Var(&allowPatterns, "allow-pattern", "a Go regexp on the normalized URL; when any are given, a discovered link must match one (seeds are always crawled); repeatable")
 	fs.Var(&robotsOverride, "robots-override", "a host (and its subdomains) whose robots.txt this crawl does not obey: your own sites only; still paced; repeatable")
 	fs.Var(&headers, "header", `a header sent with every request of the crawl, "Name: value" (e.g. "Accept-Language: de"); repeatable`)
@@ -88,6 +89,7 @@ func runCrawl(ctx context.Context, args []string, stdout io.Writer) error {
 	setIf(visited["scope"] || spec.Scope == "", func() { spec.Scope = *scope })
 	setIf(len(allow) > 0, func() { spec.AllowDomains = allow })
 	setIf(len(allowPatterns) > 0, func() { spec.AllowPatterns = allowPatterns })
+	setIf(len(dedupAgainst) > 0, func() { spec.DedupAgainst = dedupAgainst })
 	setIf(len(robotsOverride) > 0, func() { spec.RobotsOverride = robotsOverride })
 	for _, h := range headers {
 		hname, hvalue, ok := strings.Cut(h, ":")

@@ -73,7 +73,7 @@ func (w *Writer) captureRecord(ctx context.Context, c store.Capture, id string) 
 		head = fmt.Sprintf("HTTP/1.1 %d %s\r\nContent-Type: %s\r\n\r\n", c.Status, http.StatusText(c.Status), c.ContentType)
 	}
 	rec := warc.Record{ID: id, Date: c.FetchedAt, TargetURI: c.URL, ContentType: "application/http;msgtype=response"}
-	if c.RefersToID > 0 && (c.Status == http.StatusNotModified || c.BodyKey != "") {
+	if c.RefersToURL != "" && (c.Status == http.StatusNotModified || c.BodyKey != "") {
 		rec.Type, rec.Profile = warc.TypeRevisit, warc.ProfileIdenticalDigest
 		if c.Status == http.StatusNotModified {
 			rec.Profile = warc.ProfileNotModified

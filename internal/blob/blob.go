@@ -203,6 +203,21 @@ func (s *Store) List(ctx context.Context, prefix string) ([]string, error) {
 	return keys, nil
 }
 
+// Delete removes keys (a missing key is no error), many per request.
+func (s *Store) Delete(ctx context.Context, keys []string) error {
+	objs := make(chan minio.ObjectInfo, len(keys))
+	for _, k := range keys {
+		objs <- minio.ObjectInfo{Key: k}
+	}
+	close(objs)
+	for e := range s.client.RemoveObjects(ctx, s.bucket, objs, minio.RemoveObjectsOptions{}) {
+		if e.Err != nil {
+			return fmt.Errorf("blob: delete %s: %w", e.ObjectName, e.Err)
+		}
+	}
+	return nil
+}
+
 // Exists reports whether key is stored.
 func (s *Store) Exists(ctx context.Context, key string) (bool, error) {
 	_, err := s.client.StatObject(ctx, s.bucket, key, minio.StatObjectOptions{})

@@ -87,4 +87,6 @@ type Claimed struct {
 	RecrawlS     int    `json:"recrawlS,omitempty"`    // current recrawl interval, seconds
 	HintS        int    `json:"hintS,omitempty"`       // sitemap changefreq interval, seconds
 	GoneCount    int    `json:"goneCount,omitempty"`   // consecutive 404/410 answers
+	// BodyKey is where the last 2xx body is stored: an unchanged body points there again.
+	BodyKey string `json:"bodyKey,omitempty"`
 }

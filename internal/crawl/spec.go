@@ -104,6 +104,12 @@ type Spec struct {
 	// links of the rendered DOM are admitted too.
 	Render *Render `json:"render,omitempty"`
 	WARC   WARC    `json:"warc,omitempty"`
+	// DedupAgainst names earlier crawls whose stored bodies this crawl reuses ("*": every
+	// crawl's, through the store-wide payload index): a body one of them, or this crawl,
+	// already stored is not stored again, and its capture is written to WARC as a revisit
+	// (identical-payload-digest) of the first. Without it a crawl still reuses the body of an
+	// unchanged recrawl. Costs one Postgres round trip per new body.
+	DedupAgainst []string `json:"dedupAgainst,omitempty"`
 
 	unknown []UnknownField // fields its JSON named that Spec does not know (fields.go)
 }
@@ -245,6 +251,11 @@ func (s Spec) Validate() error {
 			if strings.TrimSpace(h) == "" || strings.ContainsAny(h, "/ ") {
 				errs = append(errs, fmt.Errorf("render.hosts: %q is not a host name", h))
 			}
+		}
+	}
+	for _, c := range s.DedupAgainst {
+		if c == "" || (c != "*" && (strings.ContainsAny(c, " /\t\n") || len(c) > 200)) {
+			errs = append(errs, fmt.Errorf("dedupAgainst: %q is not a crawl name (or \"*\" for every crawl)", c))
 		}
 	}
 	if s.Name != "" && (strings.ContainsAny(s.Name, " /\t\n") || len(s.Name) > 200) {

@@ -40,6 +40,8 @@ type fakeStore struct {
 	settled  int
 	keys     []string // the schedules booked on, in order
 	jars     map[string][]store.SetCookie
+	payloads map[string]store.Payload // by digest, as stored
+	asked    [][]string               // the crawls each FindPayload looked in
 }
 
 func newFakeStore(urls ...string) *fakeStore {
@@ -225,6 +227,14 @@ func (s *fakeStore) CookieJar(_ context.Context, crawlID, host string) ([]store.
 	return slices.Clone(s.jars[crawlID+" "+host]), nil
 }
 
+func (s *fakeStore) FindPayload(_ context.Context, _ string, from []string, hash []byte) (store.Payload, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.asked = append(s.asked, from)
+	p, ok := s.payloads[string(hash)]
+	return p, ok, nil
+}
+
 func (s *fakeStore) SaveCookies(_ context.Context, crawlID, host string, cookies []store.SetCookie) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -306,7 +316,7 @@ func newFixture(t *testing.T, handler http.HandlerFunc, urls ...string) *fixture
 			}
 			return admit.AdmitStats{New: len(d.Cands)}, nil
 		},
-		StoreBody: func(_ context.Context, body []byte) (string, func(context.Context) error, error) {
+		StoreBody: func(_ context.Context, _ string, body []byte) (string, func(context.Context) error, error) {
 			mu.Lock()
 			defer mu.Unlock()
 			key := "body/" + string(rune('a'+len(f.bodies)))

@@ -130,7 +130,7 @@ func (f *Stage) fetchOne(ctx context.Context, ci *admit.Crawl, u crawl.Claimed, 
 		}
 		// X-Robots-Tag speaks for every content type; what applies to us is kept with the fetch.
 		o.RobotsTag = robots.ParseTag(resp.Header.Values("X-Robots-Tag"), ci.Token).String()
-		key, stored, err := f.StoreBody(ctx, resp.Body)
+		key, stored, err := f.keepBody(ctx, ci, u, h, change, resp.Body)
 		if err != nil {
 			return o, eff, err
 		}

@@ -49,6 +49,9 @@ type Store interface {
 	// A crawl's cookies per host (spec.cookies).
 	CookieJar(ctx context.Context, crawlID, host string) ([]store.SetCookie, error)
 	SaveCookies(ctx context.Context, crawlID, host string, cookies []store.SetCookie) error
+
+	// Stored bodies by digest (spec.dedupAgainst).
+	FindPayload(ctx context.Context, crawlID string, from []string, hash []byte) (store.Payload, bool, error)
 }
 
 // Hooks are told of a lease's progress (nil: not told).
@@ -82,7 +85,7 @@ type Stage struct {
 	// Admit admits what a redirect or a sitemap discovered (the one admission path).
 	Admit func(ctx context.Context, ci *admit.Crawl, d *admit.Discovery) (admit.AdmitStats, error)
 	// StoreBody stores a body and returns its reference and the wait for it to be stored.
-	StoreBody func(ctx context.Context, body []byte) (string, func(context.Context) error, error)
+	StoreBody func(ctx context.Context, crawlID string, body []byte) (string, func(context.Context) error, error)
 	// Flush stores the bodies waiting in the current segment at once (nil: none wait).
 	Flush func()
 	// Dialer judges a host's addresses (nil: every address may be dialed).

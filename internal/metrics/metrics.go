@@ -38,6 +38,7 @@ const (
 	RobotsFetches    = "trawler_robots_fetches"    // counter; tag outcome: rules allow_all unreachable
 	RobotsBlocked    = "trawler_robots_blocked"    // counter: URLs robots.txt forbids
 	RobotsOverridden = "trawler_robots_overridden" // counter: requests to hosts whose robots.txt a crawl's robotsOverride sets aside
+	BodiesReused     = "trawler_bodies_reused"     // counter; tag from: recrawl crawl "earlier crawl": 2xx bodies not stored again, their digest being stored
 	HostBackoffs     = "trawler_host_backoffs"     // counter: host workflows entering backoff
 	Documents        = "trawler_documents"         // counter: pages processed and stored
 	NotRead          = "trawler_content_not_read"  // counter; tag type (image, audio, video, font, application, text, other): bodies stored but not read

@@ -170,7 +170,7 @@ func (p *Stage) preparePage(ctx context.Context, ci *admit.Crawl, page crawl.Pag
 	doc.NoIndex, doc.NoFollow, doc.RobotsSignal = directives.NoIndex, directives.NoFollow, robotsSignal(header, ex.meta)
 	var stored func(context.Context) error
 	if !doc.NoIndex && ex.text != "" {
-		if doc.TextKey, stored, err = p.StoreText(ctx, []byte(ex.text)); err != nil {
+		if doc.TextKey, stored, err = p.StoreText(ctx, page.CrawlID, []byte(ex.text)); err != nil {
 			return nil, err
 		}
 	}

@@ -53,7 +53,7 @@ type Stage struct {
 	Body func(ctx context.Context, ref string, limit int64) ([]byte, error)
 	// StoreText stores a page's text and returns its reference and the wait for it to be
 	// stored (nil: stored already).
-	StoreText func(ctx context.Context, text []byte) (string, func(context.Context) error, error)
+	StoreText func(ctx context.Context, crawlID string, text []byte) (string, func(context.Context) error, error)
 	// Gate bounds the batches parsed at once in this process (nil: no bound).
 	Gate chan struct{}
 	// PDF bounds the reading of one PDF (zero: content.DefaultPDFLimits).

@@ -114,7 +114,7 @@ func newFixture(t *testing.T) *fixture {
 			return admit.AdmitStats{New: len(d.Cands)}, nil
 		},
 		Body: func(_ context.Context, ref string, _ int64) ([]byte, error) { return []byte(f.bodies[ref]), nil },
-		StoreText: func(_ context.Context, text []byte) (string, func(context.Context) error, error) {
+		StoreText: func(_ context.Context, _ string, text []byte) (string, func(context.Context) error, error) {
 			f.texts = append(f.texts, string(text))
 			key := "text/" + string(rune('0'+len(f.texts)))
 			return key, func(context.Context) error { f.st.steps = append(f.st.steps, "text stored"); return nil }, nil

@@ -130,7 +130,7 @@ func (r *Stage) renderOne(ctx context.Context, j store.RenderJob, owner string) 
 	for _, n := range out.Blocked {
 		o.Blocked += n
 	}
-	key, stored, err := r.StoreDOM(ctx, []byte(out.DOM))
+	key, stored, err := r.StoreDOM(ctx, j.CrawlID, []byte(out.DOM))
 	if err != nil {
 		return 0, err
 	}

@@ -59,7 +59,7 @@ type Stage struct {
 	// Body reads a page's capture by reference, limit bytes at most.
 	Body func(ctx context.Context, key string, limit int64) ([]byte, error)
 	// StoreDOM stores a rendered DOM and returns its reference and the wait for it to be stored.
-	StoreDOM func(ctx context.Context, dom []byte) (string, func(context.Context) error, error)
+	StoreDOM func(ctx context.Context, crawlID string, dom []byte) (string, func(context.Context) error, error)
 	Client   *fetch.Client    // for the pages' own subresources
 	IP       fetching.IPLimit // per-IP politeness of those requests, as for fetch leases
 	// Stopping is closed when this worker begins to stop: a run ends (the crawl starts another

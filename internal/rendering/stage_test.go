@@ -181,7 +181,7 @@ func newFixture(t *testing.T, site http.HandlerFunc) *fixture {
 			return admit.AdmitStats{New: len(d.Cands)}, nil
 		},
 		Body: func(context.Context, string, int64) ([]byte, error) { return []byte("<html>the capture</html>"), nil },
-		StoreDOM: func(_ context.Context, dom []byte) (string, func(context.Context) error, error) {
+		StoreDOM: func(_ context.Context, _ string, dom []byte) (string, func(context.Context) error, error) {
 			f.mu.Lock()
 			defer f.mu.Unlock()
 			f.doms = append(f.doms, string(dom))

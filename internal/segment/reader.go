@@ -19,10 +19,11 @@ func Ref(key string, offset, length int64) string {
 
 // ParseRef splits a reference; ok is false for a plain object key.
 func ParseRef(ref string) (key string, offset, length int64, ok bool) {
-	key, span, found := strings.Cut(ref, "#")
-	if !found {
+	i := strings.LastIndexByte(ref, '#') // a crawl's name, in the key, may hold one
+	if i < 0 {
 		return ref, 0, 0, false
 	}
+	key, span := ref[:i], ref[i+1:]
 	o, l, found := strings.Cut(span, "+")
 	if !found {
 		return ref, 0, 0, false

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -25,7 +26,7 @@ func TestItemsShareOneSegmentAndOneGet(t *testing.T) {
 	var waits []func(context.Context) error
 	for i := 0; i < 50; i++ {
 		item := bytes.Repeat([]byte(fmt.Sprintf("<p>page %d</p>", i)), 100+i)
-		ref, wait, err := w.Add(item)
+		ref, wait, err := w.Add("crawl-1", item)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -69,7 +70,7 @@ func TestItemsShareOneSegmentAndOneGet(t *testing.T) {
 	}
 	// A full segment is stored at once, without waiting out MaxAge.
 	big := segment.NewWriter(b, segment.Options{Prefix: "segments/test", Name: "big", MaxAge: time.Hour, MaxBytes: 1})
-	_, wait, _ := big.Add([]byte("x"))
+	_, wait, _ := big.Add("crawl-1", []byte("x"))
 	done := make(chan error)
 	go func() { done <- wait(ctx) }()
 	select {
@@ -90,5 +91,48 @@ func TestParseRefRefusesMalformedReferences(t *testing.T) {
 	}
 	if k, o, n, ok := segment.ParseRef(segment.Ref("a/b.gz", 10, 20)); !ok || k != "a/b.gz" || o != 10 || n != 20 {
 		t.Errorf("round trip: %q %d %d %v", k, o, n, ok)
+	}
+}
+
+// Items of two groups (crawls) never share a segment, each group's segments lie under its own
+// prefix, and a crawl name holding '#' still gives references that parse back.
+func TestGroupsKeepSegmentsApart(t *testing.T) {
+	b := testenv.Blob(t)
+	ctx := context.Background()
+	w := segment.NewWriter(b, segment.Options{Prefix: "segments/test", Name: "t", MaxAge: time.Minute})
+	refA, waitA, err := w.Add("a#1", []byte("from crawl a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	refB, waitB, err := w.Add("b", []byte("from crawl b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := w.Add("x/y", []byte("no")); err == nil {
+		t.Fatal("a group with a slash was taken")
+	}
+	w.Flush()
+	if err := waitA(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := waitB(ctx); err != nil {
+		t.Fatal(err)
+	}
+	keyA, _, _, okA := segment.ParseRef(refA)
+	keyB, _, _, okB := segment.ParseRef(refB)
+	if !okA || !okB || keyA == keyB {
+		t.Fatalf("refs %q and %q: want two segments", refA, refB)
+	}
+	if !strings.HasPrefix(keyA, segment.GroupPrefix("segments/test", "a#1")) || !strings.HasPrefix(keyB, segment.GroupPrefix("segments/test", "b")) {
+		t.Fatalf("segments %q, %q are not under their groups' prefixes", keyA, keyB)
+	}
+	r := segment.NewReader(b, 1<<20)
+	got, err := r.Get(ctx, refA, 1<<20)
+	if err != nil || string(got) != "from crawl a" {
+		t.Fatalf("read back %q, %v", got, err)
+	}
+	listed, err := b.List(ctx, segment.GroupPrefix("segments/test", "b"))
+	if err != nil || len(listed) != 1 || listed[0] != keyB {
+		t.Fatalf("group b lists %v, %v; want [%s]", listed, err, keyB)
 	}
 }

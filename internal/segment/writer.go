@@ -7,12 +7,16 @@
 // Each item is its own gzip member, so a segment is a valid gzip stream and an item can be
 // read alone from its offset. A reference is the string "<key>#<offset>+<length>"; any other
 // string is a plain object key (content-addressed bodies stored before segments).
+//
+// A segment holds the items of one group — one crawl — under "<prefix>/<group>/": deleting a
+// crawl deletes its segments whole, and never touches another crawl's items.
 package segment
 
 import (
 	"bytes"
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -33,15 +37,16 @@ type Writer struct {
 	o    Options
 
 	mu      sync.Mutex
-	buf     bytes.Buffer
-	cur     *pending // the segment being filled
+	cur     map[string]*pending // the segment being filled, per group
 	seq     int64
 	started string // the writer's start, in keys: names never repeat across restarts
 }
 
 // pending is a segment being filled or stored; done is closed once it is stored (err says how).
 type pending struct {
+	group string
 	key   string
+	buf   bytes.Buffer
 	done  chan struct{}
 	err   error
 	timer *time.Timer
@@ -55,28 +60,31 @@ func NewWriter(b *blob.Store, o Options) *Writer {
 	if o.MaxBytes <= 0 {
 		o.MaxBytes = 8 << 20
 	}
-	return &Writer{blob: b, o: o, started: time.Now().UTC().Format("20060102T150405.000000000")}
+	return &Writer{blob: b, o: o, cur: map[string]*pending{}, started: time.Now().UTC().Format("20060102T150405.000000000")}
 }
 
-// Add compresses data into the current segment and returns its reference and a wait that
-// returns once the segment holding it is stored (or failed to be). Nothing may refer to the
-// item durably — a database row — before wait returns nil.
-func (w *Writer) Add(data []byte) (ref string, wait func(context.Context) error, err error) {
+// Add compresses data into group's current segment and returns its reference and a wait
+// that returns once the segment holding it is stored (or failed to be). Nothing may refer to
+// the item durably — a database row — before wait returns nil.
+func (w *Writer) Add(group string, data []byte) (ref string, wait func(context.Context) error, err error) {
+	if strings.Contains(group, "/") {
+		return "", nil, fmt.Errorf("segment: group %q holds a slash", group)
+	}
 	member, err := blob.Gzip(data)
 	if err != nil {
 		return "", nil, fmt.Errorf("segment: compress: %w", err)
 	}
 	w.mu.Lock()
-	if w.cur == nil {
+	p := w.cur[group]
+	if p == nil {
 		w.seq++
-		p := &pending{key: fmt.Sprintf("%s/%s/%s-%s-%06d.gz", w.o.Prefix, w.started[:8], w.o.Name, w.started, w.seq), done: make(chan struct{})}
-		w.cur = p
+		p = &pending{group: group, key: w.key(group), done: make(chan struct{})}
+		w.cur[group] = p
 		p.timer = time.AfterFunc(w.o.MaxAge, func() { w.flush(p) })
 	}
-	p := w.cur
-	off := w.buf.Len()
-	w.buf.Write(member)
-	full := w.buf.Len() >= w.o.MaxBytes
+	off := p.buf.Len()
+	p.buf.Write(member)
+	full := p.buf.Len() >= w.o.MaxBytes
 	w.mu.Unlock()
 	if full {
 		go w.flush(p)
@@ -92,30 +100,46 @@ func (w *Writer) Add(data []byte) (ref string, wait func(context.Context) error,
 	}, nil
 }
 
+// key names the next segment of group (w.mu held).
+func (w *Writer) key(group string) string {
+	dir := w.o.Prefix
+	if group != "" {
+		dir += "/" + group
+	}
+	return fmt.Sprintf("%s/%s/%s-%s-%06d.gz", dir, w.started[:8], w.o.Name, w.started, w.seq)
+}
+
+// GroupPrefix is where a writer with prefix stores group's segments: everything under it
+// belongs to that group alone.
+func GroupPrefix(prefix, group string) string { return prefix + "/" + group + "/" }
+
 // flush stores segment p if it is still the one being filled.
 func (w *Writer) flush(p *pending) {
 	w.mu.Lock()
-	if w.cur != p {
+	if w.cur[p.group] != p {
 		w.mu.Unlock()
 		return
 	}
 	p.timer.Stop()
-	data := append([]byte(nil), w.buf.Bytes()...)
-	w.buf.Reset()
-	w.cur = nil
+	delete(w.cur, p.group)
+	data := p.buf.Bytes()
 	w.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	p.err = w.blob.Put(ctx, p.key, data, "application/gzip")
+	p.buf = bytes.Buffer{}
 	close(p.done)
 }
 
-// Flush stores the segment being filled now (at shutdown, or in tests).
+// Flush stores the segments being filled now (at shutdown, or in tests).
 func (w *Writer) Flush() {
 	w.mu.Lock()
-	p := w.cur
+	ps := make([]*pending, 0, len(w.cur))
+	for _, p := range w.cur {
+		ps = append(ps, p)
+	}
 	w.mu.Unlock()
-	if p != nil {
+	for _, p := range ps {
 		w.flush(p)
 		<-p.done
 	}

@@ -105,7 +105,7 @@ func (s *Store) claim(ctx context.Context, host, owner string, limit int, ttl ti
 			UPDATE urls u SET state = 'claimed', claimed_until = $2::timestamptz + $4::interval, claimed_by = nullif($5, ''), updated_at = now()
 			FROM c WHERE u.crawl_id = c.crawl_id AND u.url_hash = c.url_hash
 			RETURNING u.crawl_id, u.url_hash, u.url, u.depth, u.hops, u.attempts, u.fetch_count, coalesce(u.etag, ''), coalesce(u.last_modified, ''), u.source,
-				u.content_hash, coalesce(u.recrawl_s, 0), coalesce(u.change_hint_s, 0), u.gone_count),
+				u.content_hash, coalesce(u.recrawl_s, 0), coalesce(u.change_hint_s, 0), u.gone_count, coalesce(u.body_key, '')),
 		waiting AS (UPDATE hosts SET waiting = `+waiting+` WHERE host = $1)
 		SELECT * FROM claimed`, args...)
 	b.Queue(after, afterArgs...)
@@ -125,7 +125,7 @@ func (s *Store) claim(ctx context.Context, host, owner string, limit int, ttl ti
 		claimed, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (crawl.Claimed, error) {
 			var c crawl.Claimed
 			err := r.Scan(&c.CrawlID, &c.Hash, &c.URL, &c.Depth, &c.Hops, &c.Attempts, &c.FetchCount, &c.ETag, &c.LastModified, &c.Source,
-				&c.ContentHash, &c.RecrawlS, &c.HintS, &c.GoneCount)
+				&c.ContentHash, &c.RecrawlS, &c.HintS, &c.GoneCount, &c.BodyKey)
 			return c, err
 		})
 		if err != nil {

@@ -15,15 +15,16 @@ import (
 // statement on urls and fetches also runs the progress counters' triggers once (schema 0016),
 // so a group of n outcomes costs three writes and their triggers, not n of each. It returns,
 // in the group's order, whether each outcome was recorded now. The group must not name a
-// fetch key or a URL twice (distinctRuns).
+// fetch key or a URL twice (distinctRuns). A new body is filed under its digest in the crawl's
+// payloads (the first capture of those bytes in the crawl stays the one a revisit refers to).
 const recordFetchesSQL = `WITH t AS (
 		SELECT * FROM unnest($1::text[], $2::bytea[], $3::text[], $4::timestamptz[], $5::int[], $6::bigint[], $7::bigint[],
 			$8::bool[], $9::text[], $10::bytea[], $11::text[], $12::text[], $13::text[], $14::bytea[], $15::bytea[], $16::bool[],
 			$17::text[], $18::text[], $19::int[], $20::timestamptz[], $21::text[], $22::text[], $23::text[], $24::int[],
-			$25::int[], $26::text[], $27::int[], $28::text[])
+			$25::int[], $26::text[], $27::int[], $28::text[], $29::text[])
 			WITH ORDINALITY AS t(crawl_id, url_hash, fetch_key, fetched_at, status, duration_ms, bytes, truncated, content_type,
 				content_hash, body_key, final_url, error, request_head, response_head, changed, state, skip_reason, attempts,
-				next_fetch_at, last_error, etag, last_modified, recrawl_s, gone_count, host, failed, robots_tag, ord)),
+				next_fetch_at, last_error, etag, last_modified, recrawl_s, gone_count, host, failed, robots_tag, url, ord)),
 	f AS (
 		INSERT INTO fetches (crawl_id, url_hash, fetch_key, fetched_at, status, duration_ms,
 			bytes, truncated, content_type, content_hash, body_key, final_url, error, request_head, response_head, changed, robots_tag)
@@ -44,12 +45,18 @@ const recordFetchesSQL = `WITH t AS (
 			last_error = nullif(r.last_error, ''),
 			etag = CASE WHEN r.status BETWEEN 200 AND 299 THEN nullif(r.etag, '') ELSE urls.etag END,
 			last_modified = CASE WHEN r.status BETWEEN 200 AND 299 THEN nullif(r.last_modified, '') ELSE urls.last_modified END,
-			content_hash = coalesce(r.content_hash, urls.content_hash), recrawl_s = coalesce(nullif(r.recrawl_s, 0), urls.recrawl_s),
+			content_hash = coalesce(r.content_hash, urls.content_hash), body_key = coalesce(nullif(r.body_key, ''), urls.body_key), recrawl_s = coalesce(nullif(r.recrawl_s, 0), urls.recrawl_s),
 			gone_count = CASE WHEN r.status = 0 THEN urls.gone_count ELSE r.gone_count END,
 			change_count = urls.change_count + CASE WHEN r.changed THEN 1 ELSE 0 END,
 			unchanged_count = urls.unchanged_count + CASE WHEN NOT r.changed THEN 1 ELSE 0 END, updated_at = now()
 		FROM rec r
 		WHERE urls.crawl_id = r.crawl_id AND urls.url_hash = r.url_hash AND urls.state IN ('claimed', 'queued') AND r.ok),
+	p AS (
+		INSERT INTO payloads (content_hash, crawl_id, owner_crawl, body_key, url, fetched_at)
+		SELECT DISTINCT ON (content_hash, crawl_id) content_hash, crawl_id, crawl_id, body_key, url, fetched_at
+		FROM rec WHERE fetched_now AND body_key <> '' AND content_hash IS NOT NULL
+		ORDER BY content_hash, crawl_id, ord
+		ON CONFLICT (content_hash, crawl_id) DO NOTHING),
 	h AS (
 		INSERT INTO hosts AS h (host, fetched, errors, bytes, last_error)
 		SELECT host, sum(1 - failed), sum(failed), sum(bytes), (array_agg(error ORDER BY ord DESC) FILTER (WHERE error <> ''))[1]
@@ -76,6 +83,7 @@ func recordFetches(ctx context.Context, q querier, batch []*groupedFetch) error 
 		status, attempts, recrawl, gone, failed    = make([]int32, n), make([]int32, n), make([]int32, n), make([]int32, n), make([]int32, n)
 		durations, sizes                           = make([]int64, n), make([]int64, n)
 		truncated                                  = make([]bool, n)
+		urls                                       = make([]string, n)
 		changed                                    = make([]*bool, n)
 	)
 	for i, p := range batch {
@@ -87,11 +95,11 @@ func recordFetches(ctx context.Context, q querier, batch []*groupedFetch) error 
 		reqHeads[i], respHeads[i], changed[i] = []byte(o.RequestHead), []byte(o.ResponseHead), o.Changed
 		states[i], skips[i], attempts[i], nexts[i], lastErrs[i] = o.State, o.SkipReason, int32(o.Attempts), next, lastErr
 		etags[i], lastMods[i], recrawl[i], gone[i], hosts[i], failed[i] = o.ETag, o.LastModified, int32(o.RecrawlS), int32(o.GoneCount), p.host, int32(fail)
-		tags[i] = o.RobotsTag
+		tags[i], urls[i] = o.RobotsTag, o.URL
 	}
 	rows, err := q.Query(ctx, recordFetchesSQL, crawls, hashes, keys, at, status, durations, sizes, truncated, types,
 		contentHashes, bodies, finals, errs, reqHeads, respHeads, changed, states, skips, attempts, nexts, lastErrs, etags,
-		lastMods, recrawl, gone, hosts, failed, tags)
+		lastMods, recrawl, gone, hosts, failed, tags, urls)
 	if err != nil {
 		return fmt.Errorf("store: record %d fetches: %w", n, err)
 	}

@@ -20,8 +20,10 @@ type Capture struct {
 	ContentHash               []byte
 	Truncated                 bool
 	RequestHead, ResponseHead string
-	// The earlier capture whose payload this one repeats (an identical body fetched before, or
-	// for a 304 the URL's last body): a revisit record refers to it. Zero when none.
+	// The earlier capture whose payload this one repeats (an identical body fetched before, in
+	// this crawl or in one it deduplicates against, or for a 304 the URL's last body): a revisit
+	// record refers to it. RefersToURL is empty when none; RefersToID is zero for another
+	// crawl's capture.
 	RefersToID   int64
 	RefersToURL  string
 	RefersToDate time.Time
@@ -33,13 +35,15 @@ type Capture struct {
 func (s *Store) Unarchived(ctx context.Context, crawlID string, afterID int64, limit int) ([]Capture, error) {
 	rows, err := s.pool.Query(ctx, `SELECT f.id, f.fetch_key, u.url, f.fetched_at, f.status, coalesce(f.content_type, ''),
 			coalesce(f.body_key, ''), f.content_hash, f.truncated, coalesce(f.request_head, ''::bytea), coalesce(f.response_head, ''::bytea),
-			coalesce(r.id, 0), coalesce(r.url, ''), coalesce(r.fetched_at, 'epoch'), r.content_hash
+			coalesce(r.id, 0), coalesce(r.url, x.url, ''), coalesce(r.fetched_at, x.fetched_at, 'epoch'), coalesce(r.content_hash, x.content_hash)
 		FROM fetches f JOIN urls u ON u.crawl_id = f.crawl_id AND u.url_hash = f.url_hash
 		LEFT JOIN LATERAL (
 			SELECT p.id, pu.url, p.fetched_at, p.content_hash FROM fetches p JOIN urls pu ON pu.crawl_id = p.crawl_id AND pu.url_hash = p.url_hash
 			WHERE p.crawl_id = f.crawl_id AND p.body_key IS NOT NULL AND p.id < f.id AND (
 				(f.status = 304 AND p.url_hash = f.url_hash) OR (f.body_key IS NOT NULL AND p.content_hash = f.content_hash))
 			ORDER BY CASE WHEN f.status = 304 THEN -p.id ELSE p.id END LIMIT 1) r ON true
+		LEFT JOIN payloads x ON x.content_hash = f.content_hash AND x.crawl_id = f.crawl_id AND x.owner_crawl <> f.crawl_id
+			AND x.body_key = f.body_key
 		WHERE f.crawl_id = $1 AND f.warc_file IS NULL AND f.status IS NOT NULL AND f.id > $2
 		ORDER BY f.id LIMIT $3`, crawlID, afterID, limit)
 	if err != nil {
