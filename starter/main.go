@@ -36,6 +36,7 @@ var commands = map[string]command{
 	"dlq":      {"dead letters: trawler dlq list|replay --crawl NAME [--host H] [--reason TEXT]", runDLQ},
 	"serve":    {"serve the HTTP API (/api/v1/stats, /urls, /url, /host) on TRAWLER_API_ADDR", runServe},
 	"warc":     {"a crawl's WARC files, or a URL's captures: trawler warc --crawl NAME [--url URL [--at TIME] [--out FILE]]", runWARC},
+	"delete":   {"delete a crawl's rows, segments and WARC files: trawler delete --crawl NAME | --older-than 720h [--dry-run]", runDelete},
 	"throttle": {"slow hosts or a whole crawl: trawler throttle [--crawl NAME] --delay 5s [--concurrency N] [--reset] [HOST...]", hostSignal("throttle")},
 }
 

@@ -61,6 +61,7 @@ type Config struct {
 	ProcessConcurrency int
 	ProcessLeases      int
 	SegmentMaxAge      time.Duration
+	Retention          time.Duration // crawls that ended longer ago are deleted (0: never)
 	SegmentMaxBytes    int
 	SegmentCacheBytes  int
 	PDF                content.PDFLimits // how much of one PDF the process role reads

@@ -3,8 +3,12 @@ package e2e
 import (
 	"context"
 	"crypto/sha256"
+	"os/exec"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/segment"
@@ -14,7 +18,9 @@ import (
 
 // A second crawl of an unchanged web, deduplicating against the first, stores no body: every
 // 200 points at the first crawl's bytes and is written to WARC as a revisit of its first
-// capture, and what it points at reads back as the same bytes.
+// capture, and what it points at reads back as the same bytes. Then `trawler delete` removes
+// the first crawl but the bodies the second points at, and the second with those: no object or
+// row of either is left.
 func TestASecondCrawlOfAnUnchangedWebStoresNoNewBodies(t *testing.T) {
 	wc := testweb.DefaultConfig()
 	wc.Hosts, wc.Pages, wc.Specials = 2, 8, false
@@ -79,6 +85,90 @@ func TestASecondCrawlOfAnUnchangedWebStoresNoNewBodies(t *testing.T) {
 			responses, revisits, pages, answers-pages)
 	}
 	t.Logf("first crawl: %d body segments; second: %d pages, all revisits, 0 bodies stored", len(firstBodies), pages)
+	checkDelete(t, s, pages)
+}
+
+// checkDelete deletes the crawls "first" and "second" of TestASecondCrawlOfAnUnchangedWebStoresNoNewBodies
+// with the CLI: a dry run deletes nothing, a running crawl is refused, the first crawl's
+// delete keeps the body segments the second points at, and once both are gone nothing is left.
+func checkDelete(t *testing.T, s *stack, pages int) {
+	ctx := context.Background()
+	bin := buildBinary(t, "trawler", "./starter")
+	trawler := func(wantOK bool, args ...string) string {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(s.env(), "DATABASE_URL="+s.cfg.DatabaseURL, "TRAWLER_S3_BUCKET="+s.cfg.S3Bucket)
+		out, err := cmd.CombinedOutput()
+		if (err == nil) != wantOK {
+			t.Fatalf("trawler %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	all := func() []string {
+		keys, err := s.blob.List(ctx, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return keys
+	}
+	rowsOf := func(crawlID string) map[string]int64 {
+		rows, err := s.store.CrawlRows(ctx, crawlID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rows
+	}
+	before := all()
+	dry := trawler(true, "delete", "--crawl", "first", "--dry-run")
+	if !strings.Contains(dry, "would delete object warc/first/") || !strings.Contains(dry, "kept object segments/bodies/first/") {
+		t.Errorf("the dry run says:\n%s\nwant the first crawl's WARC files to go and its bodies to stay", dry)
+	}
+	if after := all(); len(after) != len(before) || len(rowsOf("first")) == 0 {
+		t.Fatalf("the dry run deleted something: %d objects before, %d after", len(before), len(after))
+	}
+	if _, err := s.store.CreateCrawl(ctx, "live", crawl.Spec{Name: "live", Seeds: []string{"http://a.test/"}}.WithDefaults()); err != nil {
+		t.Fatal(err)
+	}
+	if out := trawler(false, "delete", "--crawl", "live"); !strings.Contains(out, "stop it first") {
+		t.Errorf("deleting a running crawl said %q; want a refusal", out)
+	}
+
+	trawler(true, "delete", "--crawl", "first")
+	if rows := rowsOf("first"); len(rows) != 0 {
+		t.Errorf("rows of the deleted crawl are left: %v", rows)
+	}
+	for _, k := range all() {
+		if strings.HasPrefix(k, "warc/first/") || strings.HasPrefix(k, "segments/text/first/") {
+			t.Errorf("object %s of the deleted crawl is left", k)
+		}
+	}
+	// The second crawl still reads every body it points at.
+	rows, err := s.store.Pool().Query(ctx, `SELECT body_key FROM fetches WHERE crawl_id = 'second' AND status = 200`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil || len(keys) != pages {
+		t.Fatalf("%d body keys (%v); want %d", len(keys), err, pages)
+	}
+	reader := segment.NewReader(s.blob, 64<<20)
+	for _, k := range keys {
+		if _, err := reader.Get(ctx, k, 64<<20); err != nil {
+			t.Errorf("after the first crawl's delete, the second cannot read %s: %v", k, err)
+		}
+	}
+
+	trawler(true, "delete", "--crawl", "second")
+	if rows := rowsOf("second"); len(rows) != 0 {
+		t.Errorf("rows of the deleted crawl are left: %v", rows)
+	}
+	for _, k := range all() {
+		if strings.Contains(k, "/first/") || strings.Contains(k, "/second/") {
+			t.Errorf("object %s of a deleted crawl is left", k)
+		}
+	}
+	if out := trawler(false, "delete", "--crawl", "second"); !strings.Contains(out, "no such crawl") {
+		t.Errorf("deleting a deleted crawl said %q; want no such crawl", out)
+	}
 }
 
 func sha256sum(b []byte) []byte {

@@ -25,6 +25,7 @@ import (
 	"github.com/trawlerdev/trawler/internal/fetching"
 	"github.com/trawlerdev/trawler/internal/netguard"
 	"github.com/trawlerdev/trawler/internal/render"
+	"github.com/trawlerdev/trawler/internal/retention"
 	"github.com/trawlerdev/trawler/internal/seen"
 	"github.com/trawlerdev/trawler/internal/segment"
 	"github.com/trawlerdev/trawler/internal/store"
@@ -107,6 +108,9 @@ func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 			w.RegisterActivity(&activities.Processor{Store: st, Blob: deps.Blob, Bodies: reader, Texts: texts, Crawls: crawls,
 				Admitter: admitter, Gate: make(chan struct{}, cfg.ProcessConcurrency), Stopping: r.stopping, PDF: cfg.PDF})
 			w.RegisterActivity(&activities.Archiver{Store: st, Blob: deps.Blob, Bodies: reader, Crawls: crawls, Software: "Trawler (" + cfg.UserAgent + ")"})
+			if cfg.Retention > 0 && deps.Blob != nil {
+				go (&retention.Deleter{Store: st, Blob: deps.Blob}).Run(watchCtx, cfg.Retention, retention.SweepEvery, slog.Default())
+			}
 		case config.RoleRender:
 			// Few activities: each is a crawl's render run, the browser's tabs its bound.
 			opts.MaxConcurrentActivityExecutionSize = 16

@@ -1,0 +1,136 @@
+// Package retention deletes crawls — their rows, their segments and their WARC files — and
+// sweeps away the crawls that ended longer ago than the retention setting. It never deletes
+// bytes another crawl still points at: a segment holding a body a later crawl reuses
+// (spec.dedupAgainst) stays until that crawl is deleted too.
+package retention
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/trawlerdev/trawler/internal/blob"
+	"github.com/trawlerdev/trawler/internal/segment"
+	"github.com/trawlerdev/trawler/internal/store"
+)
+
+// Segment prefixes a crawl's stored items lie under (segment.Writer groups by crawl).
+var segmentPrefixes = []string{"segments/bodies", "segments/text", "segments/dom"}
+
+// Plan is what deleting a crawl removes, or removed.
+type Plan struct {
+	Crawl   string           `json:"crawl"`
+	Objects []string         `json:"objects"`          // removed from the bucket
+	Kept    []string         `json:"kept,omitempty"`   // the crawl's segments other crawls point at
+	Rows    map[string]int64 `json:"rows"`             // per table
+	Legacy  int64            `json:"legacy,omitempty"` // items in shared segments from before per-crawl segments: left
+	DryRun  bool             `json:"dryRun,omitempty"`
+}
+
+// Deleter deletes crawls from the store and the bucket.
+type Deleter struct {
+	Store *store.Store
+	Blob  *blob.Store
+}
+
+// ErrNoSuchCrawl is returned for a crawl with neither rows nor objects.
+var ErrNoSuchCrawl = errors.New("no such crawl")
+
+// Delete removes a crawl that is not running: its rows first (in one transaction, which also
+// settles which of its segments other crawls keep), then its objects. A delete cut short is
+// finished by running it again. With dryRun it only says what it would remove.
+func (d *Deleter) Delete(ctx context.Context, crawlID string, dryRun bool) (Plan, error) {
+	p := Plan{Crawl: crawlID, DryRun: dryRun}
+	exists, live, err := d.Store.CrawlLive(ctx, crawlID)
+	if err != nil {
+		return p, err
+	}
+	if live {
+		return p, fmt.Errorf("retention: crawl %s: %w", crawlID, store.ErrCrawlLive)
+	}
+	if p.Legacy, err = d.Store.LegacyRefs(ctx, crawlID, d.prefixes(crawlID)); err != nil {
+		return p, err
+	}
+	var shared, orphaned []string
+	if dryRun {
+		if p.Rows, err = d.Store.CrawlRows(ctx, crawlID); err != nil {
+			return p, err
+		}
+		if shared, err = d.Store.SharedBodies(ctx, crawlID); err != nil {
+			return p, err
+		}
+		if orphaned, err = d.Store.OrphanedBodies(ctx, crawlID); err != nil {
+			return p, err
+		}
+	} else if shared, orphaned, p.Rows, err = d.Store.DeleteCrawlRows(ctx, crawlID); err != nil {
+		return p, err
+	}
+	keep := map[string]bool{}
+	for _, ref := range shared {
+		key, _, _, _ := segment.ParseRef(ref)
+		keep[key] = true
+	}
+	for _, prefix := range d.prefixes(crawlID) {
+		keys, err := d.Blob.List(ctx, prefix)
+		if err != nil {
+			return p, fmt.Errorf("retention: list %s: %w", prefix, err)
+		}
+		for _, k := range keys {
+			if keep[k] {
+				p.Kept = append(p.Kept, k)
+			} else {
+				p.Objects = append(p.Objects, k)
+			}
+		}
+	}
+	for _, ref := range orphaned {
+		key, _, _, _ := segment.ParseRef(ref)
+		if !slices.Contains(p.Objects, key) {
+			p.Objects = append(p.Objects, key)
+		}
+	}
+	if !exists && len(p.Objects) == 0 && len(p.Kept) == 0 && len(p.Rows) == 0 {
+		return p, fmt.Errorf("retention: crawl %s: %w", crawlID, ErrNoSuchCrawl)
+	}
+	if dryRun || len(p.Objects) == 0 {
+		return p, nil
+	}
+	if err := d.Blob.Delete(ctx, p.Objects); err != nil {
+		return p, fmt.Errorf("retention: crawl %s: its rows are deleted, some objects not (run the delete again): %w", crawlID, err)
+	}
+	return p, nil
+}
+
+// prefixes are where a crawl's objects lie: its segments and its WARC files (with indexes).
+func (d *Deleter) prefixes(crawlID string) []string {
+	out := make([]string, 0, len(segmentPrefixes)+1)
+	for _, p := range segmentPrefixes {
+		out = append(out, segment.GroupPrefix(p, crawlID))
+	}
+	return append(out, "warc/"+crawlID+"/")
+}
+
+// Sweep deletes every crawl that ended (done or stopped) more than olderThan before now, oldest
+// first, and returns what each delete removed. One crawl's failure does not stop the others.
+func (d *Deleter) Sweep(ctx context.Context, olderThan time.Duration, now time.Time, dryRun bool) ([]Plan, error) {
+	if olderThan <= 0 {
+		return nil, errors.New("retention: the age must be positive")
+	}
+	ids, err := d.Store.CrawlsFinishedBefore(ctx, now.Add(-olderThan))
+	if err != nil {
+		return nil, err
+	}
+	var plans []Plan
+	var errs []error
+	for _, id := range ids {
+		p, err := d.Delete(ctx, id, dryRun)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		plans = append(plans, p)
+	}
+	return plans, errors.Join(errs...)
+}

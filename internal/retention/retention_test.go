@@ -1,0 +1,73 @@
+package retention_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/retention"
+	"github.com/trawlerdev/trawler/internal/store"
+	"github.com/trawlerdev/trawler/internal/testenv"
+)
+
+// A sweep deletes the crawls that ended before the retention, and only those: a crawl that
+// ended recently and a running one keep their rows and objects.
+func TestASweepDeletesOnlyCrawlsEndedBeforeTheRetention(t *testing.T) {
+	ctx := context.Background()
+	pool, _ := testenv.Postgres(t)
+	b := testenv.Blob(t)
+	st := store.New(pool)
+	for _, c := range []struct {
+		id, state string
+		ended     time.Duration
+	}{{"old", "done", 48 * time.Hour}, {"stopped-old", "stopped", 30 * time.Hour}, {"recent", "done", time.Hour}, {"live", "running", 0}} {
+		if _, err := st.CreateCrawl(ctx, c.id, crawl.Spec{Name: c.id, Seeds: []string{"http://a.test/"}}.WithDefaults()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := pool.Exec(ctx, `UPDATE crawls SET state = $2, finished_at = CASE WHEN $2 = 'running' THEN NULL ELSE now() - $3::interval END WHERE id = $1`,
+			c.id, c.state, c.ended.String()); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []string{"warc/" + c.id + "/a.warc.gz", "segments/bodies/" + c.id + "/20261124/w-1.gz"} {
+			if err := b.Put(ctx, k, []byte("x"), "application/octet-stream"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	d := &retention.Deleter{Store: st, Blob: b}
+	dry, err := d.Sweep(ctx, 24*time.Hour, time.Now(), true)
+	if err != nil || len(dry) != 2 {
+		t.Fatalf("dry sweep: %d plans, %v; want 2", len(dry), err)
+	}
+	if keys, _ := b.List(ctx, ""); len(keys) != 8 {
+		t.Fatalf("a dry sweep left %d of 8 objects", len(keys))
+	}
+	plans, err := d.Sweep(ctx, 24*time.Hour, time.Now(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var deleted []string
+	for _, p := range plans {
+		deleted = append(deleted, p.Crawl)
+		if len(p.Objects) != 2 || p.Rows["crawls"] != 1 {
+			t.Errorf("%s: deleted %v and rows %v; want its 2 objects and its crawl row", p.Crawl, p.Objects, p.Rows)
+		}
+	}
+	if want := []string{"old", "stopped-old"}; !slices.Equal(deleted, want) {
+		t.Errorf("swept %v; want %v", deleted, want)
+	}
+	keys, _ := b.List(ctx, "")
+	for _, id := range []string{"recent", "live"} {
+		if exists, _, _ := st.CrawlLive(ctx, id); !exists {
+			t.Errorf("crawl %s was deleted", id)
+		}
+	}
+	if len(keys) != 4 {
+		t.Errorf("objects left %v; want the 4 of the crawls kept", keys)
+	}
+	if _, err := d.Sweep(ctx, 0, time.Now(), false); err == nil {
+		t.Error("a sweep with no age was taken")
+	}
+}

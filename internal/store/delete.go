@@ -1,0 +1,184 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/trawlerdev/trawler/internal/crawl"
+)
+
+// crawlTables are the tables holding a crawl's rows, children before parents: deleting them in
+// this order never waits on a cascade, and each count is the table's own. crawl_counts comes
+// after urls and fetches, whose triggers keep it.
+var crawlTables = []string{"dedup_keys", "links", "documents", "renders", "fetches", "dead_letters", "payloads",
+	"cookie_jars", "crawl_rejections", "crawl_hosts", "warc_files", "urls", "crawl_counts", "crawls"}
+
+// ErrCrawlLive is returned for a crawl that is still running or paused.
+var ErrCrawlLive = errors.New("the crawl is running or paused: stop it first")
+
+// CrawlRows counts a crawl's rows in each table that holds them (zero counts left out).
+func (s *Store) CrawlRows(ctx context.Context, crawlID string) (map[string]int64, error) {
+	b := &pgx.Batch{}
+	for _, t := range crawlTables {
+		col := "crawl_id"
+		if t == "crawls" {
+			col = "id"
+		}
+		b.Queue(`SELECT count(*) FROM `+t+` WHERE `+col+` = $1`, crawlID)
+	}
+	br := s.pool.SendBatch(ctx, b)
+	defer br.Close()
+	out := map[string]int64{}
+	for _, t := range crawlTables {
+		var n int64
+		if err := br.QueryRow().Scan(&n); err != nil {
+			return nil, fmt.Errorf("store: count %s rows of %s: %w", t, crawlID, err)
+		}
+		if n > 0 {
+			out[t] = n
+		}
+	}
+	return out, br.Close()
+}
+
+const (
+	sharedBodiesSQL = `SELECT DISTINCT body_key FROM payloads WHERE owner_crawl = $1 AND crawl_id <> $1`
+	// orphanedBodiesSQL: borrowed from a deleted owner, and no crawl but this one points there.
+	orphanedBodiesSQL = `SELECT DISTINCT p.body_key FROM payloads p
+		WHERE p.crawl_id = $1 AND p.owner_crawl <> $1 AND NOT EXISTS (SELECT 1 FROM crawls c WHERE c.id = p.owner_crawl)
+		AND NOT EXISTS (SELECT 1 FROM payloads o WHERE o.owner_crawl = p.owner_crawl AND o.crawl_id <> $1
+			AND regexp_replace(o.body_key, '#[0-9]+\+[0-9]+$', '') = regexp_replace(p.body_key, '#[0-9]+\+[0-9]+$', ''))`
+)
+
+// SharedBodies are the body references of a crawl's segments that other crawls point at
+// (through spec.dedupAgainst): their segments stay when the crawl is deleted.
+func (s *Store) SharedBodies(ctx context.Context, crawlID string) ([]string, error) {
+	return s.strings(ctx, sharedBodiesSQL, crawlID)
+}
+
+// OrphanedBodies are the body references a crawl borrowed from crawls already deleted that no
+// other crawl points at: once the crawl goes, nothing holds them.
+func (s *Store) OrphanedBodies(ctx context.Context, crawlID string) ([]string, error) {
+	return s.strings(ctx, orphanedBodiesSQL, crawlID)
+}
+
+// LegacyRefs counts a crawl's stored items kept outside its own prefixes — segments written
+// before segments were per crawl, which other crawls' items share: a delete leaves them.
+func (s *Store) LegacyRefs(ctx context.Context, crawlID string, prefixes []string) (int64, error) {
+	var n int64
+	err := s.pool.QueryRow(ctx, `SELECT
+			(SELECT count(*) FROM fetches WHERE crawl_id = $1 AND body_key IS NOT NULL AND NOT body_key LIKE ANY($2)
+				AND NOT EXISTS (SELECT 1 FROM payloads p WHERE p.crawl_id = $1 AND p.body_key = fetches.body_key AND p.owner_crawl <> $1))
+			+ (SELECT count(*) FROM documents WHERE crawl_id = $1 AND text_key IS NOT NULL AND NOT text_key LIKE ANY($2))
+			+ (SELECT count(*) FROM renders WHERE crawl_id = $1 AND dom_key IS NOT NULL AND NOT dom_key LIKE ANY($2))`,
+		crawlID, likePrefixes(prefixes)).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("store: legacy references of %s: %w", crawlID, err)
+	}
+	return n, nil
+}
+
+// DeleteCrawlRows deletes every row of a crawl that is not running, in one transaction under
+// the payload lock held exclusively, and returns the body references other crawls point at
+// as it commits (their segments must stay) and those it borrowed that nothing holds any more
+// (their segments may go). After it, no fetch can be pointed at the crawl's bodies but the
+// shared ones.
+func (s *Store) DeleteCrawlRows(ctx context.Context, crawlID string) (shared, orphaned []string, rows map[string]int64, err error) {
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, payloadLock); err != nil {
+			return err
+		}
+		var state string
+		switch err := tx.QueryRow(ctx, `SELECT state FROM crawls WHERE id = $1 FOR UPDATE`, crawlID).Scan(&state); {
+		case errors.Is(err, pgx.ErrNoRows): // deleted before, or never: what is left goes
+		case err != nil:
+			return err
+		case state == string(crawl.CrawlRunning) || state == string(crawl.CrawlPaused):
+			return ErrCrawlLive
+		}
+		var err error
+		if shared, err = collectStrings(ctx, tx, sharedBodiesSQL, crawlID); err != nil {
+			return err
+		}
+		if orphaned, err = collectStrings(ctx, tx, orphanedBodiesSQL, crawlID); err != nil {
+			return err
+		}
+		rows = map[string]int64{}
+		for _, t := range crawlTables {
+			col := "crawl_id"
+			if t == "crawls" {
+				col = "id"
+			}
+			tag, err := tx.Exec(ctx, `DELETE FROM `+t+` WHERE `+col+` = $1`, crawlID)
+			if err != nil {
+				return fmt.Errorf("delete from %s: %w", t, err)
+			}
+			if n := tag.RowsAffected(); n > 0 {
+				rows[t] = n
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("store: delete crawl %s: %w", crawlID, err)
+	}
+	return shared, orphaned, rows, nil
+}
+
+// CrawlsFinishedBefore names the crawls that ended (done or stopped) before t, oldest first.
+func (s *Store) CrawlsFinishedBefore(ctx context.Context, t time.Time) ([]string, error) {
+	return s.strings(ctx, `SELECT id FROM crawls WHERE state IN ('done', 'stopped') AND finished_at < $1 ORDER BY finished_at, id`, t)
+}
+
+// CrawlLive reports whether a crawl exists, and whether it is running or paused.
+func (s *Store) CrawlLive(ctx context.Context, crawlID string) (exists, live bool, err error) {
+	var state string
+	err = s.pool.QueryRow(ctx, `SELECT state FROM crawls WHERE id = $1`, crawlID).Scan(&state)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, false, nil
+	}
+	if err != nil {
+		return false, false, fmt.Errorf("store: crawl %s: %w", crawlID, err)
+	}
+	return true, state == string(crawl.CrawlRunning) || state == string(crawl.CrawlPaused), nil
+}
+
+func (s *Store) strings(ctx context.Context, sql string, args ...any) ([]string, error) {
+	out, err := collectStrings(ctx, s.pool, sql, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	return out, nil
+}
+
+func collectStrings(ctx context.Context, q querier, sql string, args ...any) ([]string, error) {
+	rows, err := q.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+// likePrefixes turns key prefixes into LIKE patterns (the prefixes' own % and _ escaped).
+func likePrefixes(prefixes []string) []string {
+	out := make([]string, len(prefixes))
+	for i, p := range prefixes {
+		out[i] = likeEscape(p) + "%"
+	}
+	return out
+}
+
+func likeEscape(s string) string {
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' || s[i] == '_' || s[i] == '\\' {
+			b = append(b, '\\')
+		}
+		b = append(b, s[i])
+	}
+	return string(b)
+}
