@@ -1,0 +1,136 @@
+// Package export writes a crawl's stored pages as records for the next tool — JSON Lines, CSV
+// or Parquet — one record per stored page: its URLs, status, time, type, title, language, main
+// text, out-links, digest, duplicate, and where its WARC record is. It reads the store a page
+// of rows at a time and writes as it reads, so memory stays flat whatever the crawl's size.
+package export
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/trawlerdev/trawler/internal/segment"
+	"github.com/trawlerdev/trawler/internal/store"
+	"github.com/trawlerdev/trawler/internal/warc"
+)
+
+// Record is one exported page. The json names are the field names --fields takes, and the
+// CSV header; Parquet columns take the parquet names.
+type Record struct {
+	URL         string    `json:"url" parquet:"url"`
+	FinalURL    string    `json:"finalUrl" parquet:"final_url"`
+	Status      int32     `json:"status" parquet:"status"`
+	FetchedAt   time.Time `json:"fetchedAt" parquet:"fetched_at,timestamp(millisecond)"`
+	ContentType string    `json:"contentType" parquet:"content_type"`
+	Title       string    `json:"title" parquet:"title"`
+	Lang        string    `json:"lang" parquet:"lang"`
+	Text        string    `json:"text" parquet:"text"`
+	Links       []string  `json:"links" parquet:"links,list"`
+	Digest      string    `json:"digest" parquet:"digest"`
+	DuplicateOf string    `json:"duplicateOf" parquet:"duplicate_of"`
+	WARCFile    string    `json:"warcFile" parquet:"warc_file"`
+	WARCOffset  int64     `json:"warcOffset" parquet:"warc_offset"`
+	WARCLength  int64     `json:"warcLength" parquet:"warc_length"`
+}
+
+// Fields are every field's name, in record order.
+var Fields = fieldNames()
+
+// Formats are the formats Write takes.
+var Formats = []string{"jsonl", "csv", "parquet"}
+
+// Options choose what an export holds.
+type Options struct {
+	Crawl  string
+	Format string    // jsonl, csv or parquet
+	Fields []string  // nil: all
+	Since  time.Time // pages fetched at or after (zero: all)
+	// Progress is told how many records are written, now and then (nil: not told).
+	Progress func(done int64)
+}
+
+// Source is where pages come from: the store's rows and the text segments.
+type Source struct {
+	Store *store.Store
+	Texts *segment.Reader
+}
+
+// pageRows is how many stored pages one query reads.
+const pageRows = 500
+
+// maxText bounds one page's text as read back (processing keeps at most 1 MiB).
+const maxText = 4 << 20
+
+// Check validates the options before anything is read.
+func (o Options) Check() error {
+	if o.Crawl == "" {
+		return errors.New("export: name the crawl")
+	}
+	if !slices.Contains(Formats, o.Format) {
+		return fmt.Errorf("export: format %q: want one of %s", o.Format, strings.Join(Formats, ", "))
+	}
+	for _, f := range o.Fields {
+		if !slices.Contains(Fields, f) {
+			return fmt.Errorf("export: field %q: want some of %s", f, strings.Join(Fields, ","))
+		}
+	}
+	return nil
+}
+
+// Write exports o.Crawl's stored pages to w and returns how many records it wrote.
+func (s *Source) Write(ctx context.Context, w io.Writer, o Options) (int64, error) {
+	if err := o.Check(); err != nil {
+		return 0, err
+	}
+	fields := o.Fields
+	if len(fields) == 0 {
+		fields = Fields
+	}
+	enc, err := newEncoder(o.Format, w, fields)
+	if err != nil {
+		return 0, err
+	}
+	wantText := slices.Contains(fields, "text")
+	var after []byte
+	var n int64
+	for {
+		pages, err := s.Store.StoredPages(ctx, o.Crawl, after, o.Since, pageRows)
+		if err != nil {
+			return n, err
+		}
+		for _, p := range pages {
+			r := Record{URL: p.URL, FinalURL: p.FinalURL, Status: int32(p.Status), FetchedAt: p.FetchedAt.UTC(), ContentType: p.ContentType,
+				Title: p.Title, Lang: p.Lang, Links: p.Links, DuplicateOf: p.DuplicateOf, WARCFile: p.WARCFile,
+				WARCOffset: p.WARCOffset, WARCLength: p.WARCBytes}
+			if len(p.ContentHash) > 0 {
+				r.Digest = warc.DigestOf(p.ContentHash)
+			}
+			if wantText && p.TextKey != "" {
+				text, err := s.Texts.Get(ctx, p.TextKey, maxText)
+				if err != nil {
+					return n, fmt.Errorf("export: text of %s: %w", p.URL, err)
+				}
+				r.Text = string(text)
+			}
+			if err := enc.encode(&r); err != nil {
+				return n, fmt.Errorf("export: write %s: %w", p.URL, err)
+			}
+			n++
+		}
+		if o.Progress != nil {
+			o.Progress(n)
+		}
+		if len(pages) < pageRows {
+			break
+		}
+		after = pages[len(pages)-1].Hash
+	}
+	if err := enc.close(); err != nil {
+		return n, fmt.Errorf("export: finish: %w", err)
+	}
+	return n, nil
+}
