@@ -38,6 +38,7 @@ var commands = map[string]command{
 	"warc":     {"a crawl's WARC files, or a URL's captures: trawler warc --crawl NAME [--url URL [--at TIME] [--out FILE]]", runWARC},
 	"delete":   {"delete a crawl's rows, segments and WARC files: trawler delete --crawl NAME | --older-than 720h [--dry-run]", runDelete},
 	"export":   {"a crawl's stored pages as records: trawler export --crawl NAME --format jsonl|csv|parquet [--fields F,…] [--since T] [--out FILE]", runExport},
+	"report":   {"a crawl's report: trawler report --crawl NAME [--out DIR] writes DIR/NAME.html (charts, opens offline) and DIR/NAME.json", runReport},
 	"throttle": {"slow hosts or a whole crawl: trawler throttle [--crawl NAME] --delay 5s [--concurrency N] [--reset] [HOST...]", hostSignal("throttle")},
 }
 

@@ -53,8 +53,9 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /api/v1/urls", s.submit)
 	mux.HandleFunc("GET /api/v1/url", s.url)
 	mux.HandleFunc("GET /api/v1/host", s.host)
+	mux.HandleFunc("GET /api/v1/report", s.report)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, "no such endpoint: %s %s (see GET /api/v1/stats, POST /api/v1/urls, GET /api/v1/url, GET /api/v1/host)", r.Method, r.URL.Path)
+		writeError(w, http.StatusNotFound, "no such endpoint: %s %s (see GET /api/v1/stats, POST /api/v1/urls, GET /api/v1/url, GET /api/v1/host, GET /api/v1/report)", r.Method, r.URL.Path)
 	})
 	return s.authenticate(mux)
 }

@@ -6,18 +6,26 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/trawlerdev/trawler/internal/api"
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/export"
 	"github.com/trawlerdev/trawler/internal/segment"
+	"github.com/trawlerdev/trawler/internal/store"
+	"github.com/trawlerdev/trawler/internal/testenv"
 	"github.com/trawlerdev/trawler/internal/testweb"
 	"github.com/trawlerdev/trawler/internal/warc"
 )
@@ -53,6 +61,106 @@ func TestACrawlsResultsCanBeExported(t *testing.T) {
 	}
 	r := &resultsStack{stack: s, bin: buildBinary(t, "trawler", "./starter"), dir: t.TempDir()}
 	checkExport(t, r)
+	checkReport(t, r)
+}
+
+// reportCharts are the charts a report draws.
+var reportCharts = []string{"timeline", "statuses", "types", "depths", "duplicates", "topHosts", "errorHosts", "politeness", "reasons"}
+
+// checkReport writes the crawl's report with the CLI, opens the HTML file in headless Chromium
+// (offline: a file, no network) and counts the charts drawn — each a canvas with a chart and
+// ink on it — and reads the JSON and the API's answers.
+func checkReport(t *testing.T, r *resultsStack) {
+	out := strings.Fields(string(r.trawler(t, "report", "--crawl", "results", "--out", r.dir)))
+	if len(out) != 2 || !strings.HasSuffix(out[0], "results.html") || !strings.HasSuffix(out[1], "results.json") {
+		t.Fatalf("trawler report wrote %q", out)
+	}
+	var figures struct {
+		Pages    int64 `json:"pages"`
+		Timeline []struct {
+			Pages int64 `json:"pages"`
+		} `json:"timeline"`
+		Statuses []store.Count `json:"statuses"`
+		Seeds    []store.Seed  `json:"seeds"`
+	}
+	data, err := os.ReadFile(out[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &figures); err != nil {
+		t.Fatal(err)
+	}
+	var timelinePages int64
+	for _, p := range figures.Timeline {
+		timelinePages += p.Pages
+	}
+	var pages int64
+	if err := r.store.Pool().QueryRow(context.Background(), `SELECT count(*) FROM fetches WHERE crawl_id = 'results' AND status BETWEEN 200 AND 299`).Scan(&pages); err != nil {
+		t.Fatal(err)
+	}
+	if figures.Pages != pages || timelinePages < pages || len(figures.Statuses) == 0 || len(figures.Seeds) != len(r.web.Seeds()) {
+		t.Errorf("the report's JSON says %d pages (timeline %d), statuses %v, %d seeds; the store: %d pages, %d seeds",
+			figures.Pages, timelinePages, figures.Statuses, len(figures.Seeds), pages, len(r.web.Seeds()))
+	}
+
+	ctx := testenv.Browser(t)
+	if err := chromedp.Do(ctx, chromedp.Navigate("file://"+out[0]), chromedp.WaitReady(chromedp.CSS("body[data-charts]"))); err != nil {
+		t.Fatalf("open the report in Chromium: %v", err)
+	}
+	drawn, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('canvas')).filter(function (c) {
+			var chart = Chart.getChart(c);
+			if (!chart || c.width === 0 || c.height === 0) return false;
+			var px = c.getContext('2d').getImageData(0, 0, c.width, c.height).data, ink = 0;
+			for (var i = 3; i < px.length; i += 4) if (px[i] > 0) ink++;
+			return ink > 500 && chart.data.datasets.some(function (d) { return d.data.length > 0; });
+		}).map(function (c) { return c.id; })`))
+	if err != nil {
+		t.Fatalf("count the report's charts: %v", err)
+	}
+	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatalf("screenshot the report: %v", err)
+	}
+	missing := []string{}
+	for _, id := range reportCharts {
+		if !slices.Contains(drawn, id) {
+			missing = append(missing, id)
+		}
+	}
+	// A crawl of a clean web may have no errors, skips or duplicates to draw.
+	for _, empty := range []string{"errorHosts", "reasons", "duplicates"} {
+		if i := slices.Index(missing, empty); i >= 0 {
+			missing = slices.Delete(missing, i, i+1)
+		}
+	}
+	if len(missing) > 0 || len(drawn) < 6 {
+		t.Errorf("charts drawn %v; not drawn %v", drawn, missing)
+	}
+	if dir := os.Getenv("SCREENSHOT_DIR"); dir != "" {
+		_ = os.WriteFile(filepath.Join(dir, "report.png"), shot, 0o644)
+	}
+
+	// The API serves the same report.
+	srv := httptest.NewServer((&api.Server{Store: r.store, Temporal: r.tc, IDPrefix: r.cfg.IDPrefix}).Handler())
+	defer srv.Close()
+	for _, c := range []struct{ query, ctype, body string }{
+		{"crawl=results", "text/html", "<canvas id=\"timeline\">"},
+		{"crawl=results&format=json", "application/json", `"timeline"`},
+	} {
+		resp, err := http.Get(srv.URL + "/api/v1/report?" + c.query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), c.ctype) || !strings.Contains(string(body), c.body) {
+			t.Errorf("GET /api/v1/report?%s: %d %s, %d bytes", c.query, resp.StatusCode, resp.Header.Get("Content-Type"), len(body))
+		}
+	}
+	if resp, err := http.Get(srv.URL + "/api/v1/report?crawl=nope"); err != nil || resp.StatusCode != 404 {
+		t.Errorf("the report of an unknown crawl: %v %v", resp, err)
+	}
+	t.Logf("report: %d charts drawn (%v), %d-byte screenshot", len(drawn), drawn, len(shot))
 }
 
 // checkExport exports the crawl "results" in each format and checks that every stored page

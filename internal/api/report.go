@@ -1,0 +1,53 @@
+package api
+
+import (
+	"bytes"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/trawlerdev/trawler/internal/report"
+	"github.com/trawlerdev/trawler/internal/store"
+)
+
+// reportCSP lets the report's own inline script and style run and nothing else load: the page
+// shows hosts and URLs from crawled pages, and must not become a way to run theirs.
+const reportCSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
+
+// report serves a crawl's report: the HTML page, or with format=json its figures.
+func (s *Server) report(w http.ResponseWriter, r *http.Request) {
+	name := strings.TrimSpace(r.URL.Query().Get("crawl"))
+	if name == "" {
+		writeError(w, http.StatusBadRequest, "crawl: required, e.g. /api/v1/report?crawl=NAME (&format=json for the figures)")
+		return
+	}
+	format := r.URL.Query().Get("format")
+	if format != "" && format != "html" && format != "json" {
+		writeError(w, http.StatusBadRequest, "format: %q is not html or json", format)
+		return
+	}
+	figures, err := s.Store.CrawlFigures(r.Context(), name)
+	if errors.Is(err, store.ErrNoCrawl) {
+		writeError(w, http.StatusNotFound, "no crawl %q", name)
+		return
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	rep := report.New(figures, time.Now())
+	var body bytes.Buffer
+	write, ctype := rep.HTML, "text/html; charset=utf-8"
+	if format == "json" {
+		write, ctype = rep.JSON, "application/json"
+	}
+	if err := write(&body); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", ctype)
+	w.Header().Set("Content-Security-Policy", reportCSP)
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	_, _ = w.Write(body.Bytes())
+}

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/trawlerdev/trawler/internal/app"
+	"github.com/trawlerdev/trawler/internal/config"
+	"github.com/trawlerdev/trawler/internal/report"
+	"github.com/trawlerdev/trawler/internal/store"
+)
+
+// runReport writes a crawl's report into a directory: NAME.html, one self-contained page of
+// charts, and NAME.json, the same figures.
+func runReport(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("trawler report", flag.ContinueOnError)
+	crawlName := fs.String("crawl", "", "the crawl (required)")
+	out := fs.String("out", ".", "the directory to write NAME.html and NAME.json into")
+	cfg, err := config.Load(fs, args, os.Getenv)
+	if err != nil {
+		return err
+	}
+	if *crawlName == "" {
+		return errors.New("report: --crawl is required")
+	}
+	if len(fs.Args()) > 0 {
+		return fmt.Errorf("report: unexpected arguments %q", fs.Args())
+	}
+	if st, err := os.Stat(*out); err != nil || !st.IsDir() {
+		return fmt.Errorf("report: --out %q is not a directory", *out)
+	}
+	db, err := app.OpenDB(ctx, cfg, app.NewLogger(cfg))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	figures, err := store.New(db).CrawlFigures(ctx, *crawlName)
+	if err != nil {
+		return err
+	}
+	r := report.New(figures, time.Now())
+	base := filepath.Join(*out, filepath.Base(*crawlName))
+	for _, f := range []struct {
+		path  string
+		write func(io.Writer) error
+	}{{base + ".html", r.HTML}, {base + ".json", r.JSON}} {
+		if err := writeFile(f.path, f.write); err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+		fmt.Fprintln(stdout, f.path)
+	}
+	return nil
+}
+
+// writeFile writes a file whole or not at all (a temporary file renamed into place).
+func writeFile(path string, write func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".report-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if err := write(tmp); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
