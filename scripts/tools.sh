@@ -97,6 +97,31 @@ ensure_npm() {
 
 ensure_npm warcio 2.4.11
 
+# ReplayWeb.page replays our WACZ files in the tests (a real client, served on loopback and
+# opened in headless Chromium). Its package ships bundled ui.js and sw.js, so the tarball is
+# all it needs: `npm pack`, not an install of its dependency tree. AGPL: a test tool here,
+# never part of what we ship.
+ensure_npm_pack() {
+  local name=$1 version=$2
+  local dest="$root/.tools/$name" cached="$cache/npm-pack-$name@$version"
+  if [[ -f "$dest/package.json" && "$(cat "$dest/.version" 2>/dev/null)" == "$version" ]]; then
+    return 0
+  fi
+  if [[ ! -f "$cached/package/package.json" ]]; then
+    echo "tools: fetching $name@$version from npm..." >&2
+    rm -rf "$cached" && mkdir -p "$cached"
+    (cd "$cached" && npm pack --silent "$name@$version" >/dev/null 2>&1 && tar xzf ./*.tgz) || {
+      echo "tools: npm pack $name@$version failed" >&2
+      exit 1
+    }
+  fi
+  rm -rf "$dest"
+  cp -r "$cached/package" "$dest"
+  echo "$version" >"$dest/.version"
+}
+
+ensure_npm_pack replaywebpage 2.5.3
+
 # poppler-utils reads PDFs for the process role (pdftotext, pdfinfo): from Debian when we may
 # install packages; without it PDFs are stored and marked not read, and the PDF tests fail.
 if ! command -v pdftotext >/dev/null 2>&1 || ! command -v pdfinfo >/dev/null 2>&1; then

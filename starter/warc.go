@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/trawlerdev/trawler/internal/app"
 	"github.com/trawlerdev/trawler/internal/config"
 	"github.com/trawlerdev/trawler/internal/store"
 	"github.com/trawlerdev/trawler/internal/urlnorm"
+	"github.com/trawlerdev/trawler/internal/wacz"
 )
 
 // runWARC lists a crawl's WARC files, or finds a URL's captures in them and extracts one.
@@ -22,12 +24,16 @@ func runWARC(ctx context.Context, args []string, stdout io.Writer) error {
 	rawURL := fs.String("url", "", "find this URL's captures (default: list the crawl's WARC files)")
 	at := fs.String("at", "", "with --url: pick the capture nearest this time (RFC 3339); default the latest")
 	out := fs.String("out", "", "with --url: write the picked capture's record (a one-record WARC.gz) to this file")
+	waczOut := fs.String("wacz", "", "package the crawl's WARC files as a WACZ 1.1.1 file (for ReplayWeb.page) at this path")
 	cfg, err := config.Load(fs, args, os.Getenv)
 	if err != nil {
 		return err
 	}
 	if *crawlName == "" {
 		return errors.New("warc: --crawl is required")
+	}
+	if *waczOut != "" && *rawURL != "" {
+		return errors.New("warc: --wacz packages the whole crawl: leave out --url")
 	}
 	var when time.Time
 	if *at != "" {
@@ -41,6 +47,9 @@ func runWARC(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	defer db.Close()
 	st := store.New(db)
+	if *waczOut != "" {
+		return writeWACZ(ctx, cfg, st, *crawlName, *waczOut, stdout)
+	}
 	if *rawURL == "" {
 		files, err := st.WARCFiles(ctx, *crawlName)
 		if err != nil {
@@ -96,4 +105,28 @@ func absDur(d time.Duration) time.Duration {
 		return -d
 	}
 	return d
+}
+
+// writeWACZ packages a crawl's WARC files as a WACZ at path, whole or not at all.
+func writeWACZ(ctx context.Context, cfg *config.Config, st *store.Store, crawlName, path string, stdout io.Writer) error {
+	b, err := app.OpenBlob(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	var pkg *wacz.Package
+	if err := writeFile(path, func(w io.Writer) error {
+		var err error
+		pkg, err = (&wacz.Packer{Store: st, Blob: b, Software: "Trawler (" + cfg.UserAgent + ")"}).Write(ctx, w, crawlName, time.Now())
+		return err
+	}); err != nil {
+		return fmt.Errorf("warc: %w", err)
+	}
+	var warcs int
+	for _, r := range pkg.Resources {
+		if strings.HasPrefix(r.Path, "archive/") {
+			warcs++
+		}
+	}
+	fmt.Fprintf(stdout, "%s: WACZ %s, %d WARC files, %d pages, main page %s\n", path, wacz.Version, warcs, pkg.Pages, pkg.MainPageURL)
+	return nil
 }

@@ -131,6 +131,15 @@ func (s *Store) Put(ctx context.Context, key string, data []byte, contentType st
 	return nil
 }
 
+// Open streams an object (a WARC file of any size), to be closed by the caller.
+func (s *Store) Open(ctx context.Context, key string) (io.ReadCloser, error) {
+	obj, err := s.client.GetObject(ctx, s.bucket, key, minio.GetObjectOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("blob: get %s: %w", key, err)
+	}
+	return obj, nil
+}
+
 // Get reads an object whole, refusing more than limit bytes.
 func (s *Store) Get(ctx context.Context, key string, limit int64) ([]byte, error) {
 	return s.read(ctx, key, limit, false)

@@ -49,8 +49,9 @@ func (r *resultsStack) trawler(t *testing.T, args ...string) []byte {
 	return out
 }
 
-// A user crawls, then exports what was stored for the next tool, as JSON Lines, CSV and Parquet.
-func TestACrawlsResultsCanBeExported(t *testing.T) {
+// A user crawls, then exports what was stored for the next tool (JSON Lines, CSV, Parquet),
+// looks at the report, and packages the crawl as WACZ that ReplayWeb.page replays.
+func TestACrawlsResultsCanBeExportedReportedAndPackaged(t *testing.T) {
 	wc := testweb.DefaultConfig()
 	wc.Hosts, wc.Pages, wc.Specials = 3, 12, false
 	s := newStack(t, wc)
@@ -62,6 +63,7 @@ func TestACrawlsResultsCanBeExported(t *testing.T) {
 	r := &resultsStack{stack: s, bin: buildBinary(t, "trawler", "./starter"), dir: t.TempDir()}
 	checkExport(t, r)
 	checkReport(t, r)
+	checkWACZ(t, r)
 }
 
 // reportCharts are the charts a report draws.

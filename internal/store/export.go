@@ -79,3 +79,16 @@ func (s *Store) CountStoredPages(ctx context.Context, crawlID string, since time
 	}
 	return n, nil
 }
+
+// SeedURLs are a crawl's seed URLs, as a set.
+func (s *Store) SeedURLs(ctx context.Context, crawlID string) (map[string]bool, error) {
+	urls, err := s.strings(ctx, `SELECT url FROM urls WHERE crawl_id = $1 AND source = 'seed'`, crawlID)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]bool, len(urls))
+	for _, u := range urls {
+		out[u] = true
+	}
+	return out, nil
+}

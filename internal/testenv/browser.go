@@ -21,7 +21,7 @@ func Browser(t testing.TB) context.Context {
 	}
 	flags := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
 		chromedp.Flag("disable-dev-shm-usage", true), chromedp.WindowSize(1400, 1000),
-		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND, EXCLUDE localhost"))
+		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1"))
 	actx, acancel := chromedp.NewExecAllocator(context.Background(), flags...)
 	ctx, cancel := chromedp.NewContext(actx)
 	ctx, tcancel := context.WithTimeout(ctx, 3*time.Minute)

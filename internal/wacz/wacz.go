@@ -1,0 +1,239 @@
+// Package wacz packages a crawl's WARC files as a WACZ 1.1.1 file (Webrecorder's Web Archive
+// Collection Zipped, what ReplayWeb.page and Browsertrix users open): the WARC files under
+// archive/ stored uncompressed in the zip (they are gzip already, and a reader seeks into
+// them), one sorted CDXJ index naming them, pages/pages.jsonl listing the crawl's HTML pages,
+// and datapackage.json with each file's size and SHA-256, itself digested in
+// datapackage-digest.json.
+package wacz
+
+import (
+	"archive/zip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/trawlerdev/trawler/internal/blob"
+	"github.com/trawlerdev/trawler/internal/store"
+	"github.com/trawlerdev/trawler/internal/warc"
+)
+
+// Version is the WACZ version written.
+const Version = "1.1.1"
+
+// Packer writes WACZ files from the store's WARC files.
+type Packer struct {
+	Store    *store.Store
+	Blob     *blob.Store
+	Software string
+}
+
+// Resource is one file of the package, as datapackage.json lists it.
+type Resource struct {
+	Name  string `json:"name"`
+	Path  string `json:"path"`
+	Hash  string `json:"hash"`
+	Bytes int64  `json:"bytes"`
+}
+
+// Package is what datapackage.json says of the WACZ.
+type Package struct {
+	Profile      string     `json:"profile"`
+	WACZVersion  string     `json:"wacz_version"`
+	Title        string     `json:"title"`
+	Description  string     `json:"description,omitempty"`
+	Created      string     `json:"created"`
+	Modified     string     `json:"modified"`
+	Software     string     `json:"software"`
+	MainPageURL  string     `json:"mainPageUrl,omitempty"`
+	MainPageDate string     `json:"mainPageDate,omitempty"`
+	Resources    []Resource `json:"resources"`
+	Pages        int        `json:"-"`
+}
+
+// ErrNoWARC is returned for a crawl without WARC files.
+var ErrNoWARC = errors.New("the crawl has no WARC files (yet)")
+
+// Write packages crawlID's WARC files into w as a WACZ.
+func (p *Packer) Write(ctx context.Context, w io.Writer, crawlID string, now time.Time) (*Package, error) {
+	files, err := p.Store.WARCFiles(ctx, crawlID)
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("wacz: crawl %s: %w", crawlID, ErrNoWARC)
+	}
+	pkg := &Package{Profile: "data-package", WACZVersion: Version, Title: "Trawler crawl " + crawlID,
+		Created: now.UTC().Format(time.RFC3339), Modified: now.UTC().Format(time.RFC3339), Software: p.Software}
+	zw := zip.NewWriter(w)
+	add := func(name string, method uint16, write func(io.Writer) error) error {
+		fw, err := zw.CreateHeader(&zip.FileHeader{Name: name, Method: method, Modified: now})
+		if err != nil {
+			return err
+		}
+		cw := &counted{h: sha256.New()}
+		if err := write(io.MultiWriter(fw, cw)); err != nil {
+			return fmt.Errorf("wacz: %s: %w", name, err)
+		}
+		pkg.Resources = append(pkg.Resources, Resource{Name: path.Base(name), Path: name, Hash: "sha256:" + hex.EncodeToString(cw.h.Sum(nil)), Bytes: cw.n})
+		return nil
+	}
+	var index []string
+	for _, f := range files {
+		// Each WARC file goes in as it is stored: gzip members a reader seeks to by offset, so
+		// the zip must not compress them again (STORE).
+		if err := add("archive/"+path.Base(f.Name), zip.Store, func(dst io.Writer) error {
+			r, err := p.Blob.Open(ctx, f.Name)
+			if err != nil {
+				return err
+			}
+			defer r.Close()
+			_, err = io.Copy(dst, r)
+			return err
+		}); err != nil {
+			return nil, err
+		}
+		lines, err := p.indexOf(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		index = append(index, lines...)
+	}
+	warc.SortLines(index)
+	if err := add("indexes/index.cdxj", zip.Deflate, func(dst io.Writer) error {
+		for _, l := range index {
+			if _, err := io.WriteString(dst, l+"\n"); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	if err := add("pages/pages.jsonl", zip.Deflate, func(dst io.Writer) error { return p.writePages(ctx, dst, crawlID, pkg) }); err != nil {
+		return nil, err
+	}
+	manifest, err := json.MarshalIndent(pkg, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(manifest)
+	digest, _ := json.MarshalIndent(map[string]string{"path": "datapackage.json", "hash": "sha256:" + hex.EncodeToString(sum[:])}, "", "  ")
+	for _, f := range []struct {
+		name string
+		data []byte
+	}{{"datapackage.json", manifest}, {"datapackage-digest.json", digest}} {
+		fw, err := zw.CreateHeader(&zip.FileHeader{Name: f.name, Method: zip.Deflate, Modified: now})
+		if err != nil {
+			return nil, err
+		}
+		if _, err := fw.Write(f.data); err != nil {
+			return nil, err
+		}
+	}
+	if err := zw.Close(); err != nil {
+		return nil, fmt.Errorf("wacz: finish: %w", err)
+	}
+	return pkg, nil
+}
+
+// indexOf reads a WARC file's CDXJ index, naming the file as the package holds it (its base
+// name under archive/, where a replayer looks).
+func (p *Packer) indexOf(ctx context.Context, f store.WARCFile) ([]string, error) {
+	if f.CDXKey == "" {
+		return nil, nil
+	}
+	data, err := p.Blob.Get(ctx, f.CDXKey, 1<<30)
+	if err != nil {
+		return nil, fmt.Errorf("wacz: index of %s: %w", f.Name, err)
+	}
+	var out []string
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		if line == "" {
+			continue
+		}
+		key, rest, ok1 := strings.Cut(line, " ")
+		ts, js, ok2 := strings.Cut(rest, " ")
+		if !ok1 || !ok2 {
+			return nil, fmt.Errorf("wacz: index of %s: a line is not CDXJ: %.100q", f.Name, line)
+		}
+		fields := map[string]json.RawMessage{}
+		if err := json.Unmarshal([]byte(js), &fields); err != nil {
+			return nil, fmt.Errorf("wacz: index of %s: %w", f.Name, err)
+		}
+		name, _ := json.Marshal(path.Base(f.Name))
+		fields["filename"] = name
+		b, err := json.Marshal(fields)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, key+" "+ts+" "+string(b))
+	}
+	return out, nil
+}
+
+// writePages lists the crawl's archived HTML pages, the first line the list's own header, and
+// picks the main page: the first seed's, else the first page.
+func (p *Packer) writePages(ctx context.Context, w io.Writer, crawlID string, pkg *Package) error {
+	enc := json.NewEncoder(w)
+	if err := enc.Encode(map[string]string{"format": "json-pages-1.0", "id": "pages", "title": "All Pages"}); err != nil {
+		return err
+	}
+	seeds, err := p.Store.SeedURLs(ctx, crawlID)
+	if err != nil {
+		return err
+	}
+	var after []byte
+	for {
+		pages, err := p.Store.StoredPages(ctx, crawlID, after, time.Time{}, 500)
+		if err != nil {
+			return err
+		}
+		for _, pg := range pages {
+			if pg.WARCFile == "" || !isHTML(pg.ContentType) {
+				continue
+			}
+			ts := pg.FetchedAt.UTC().Format(time.RFC3339)
+			if err := enc.Encode(struct {
+				ID    string `json:"id"`
+				URL   string `json:"url"`
+				TS    string `json:"ts"`
+				Title string `json:"title,omitempty"`
+			}{hex.EncodeToString(pg.Hash), pg.URL, ts, pg.Title}); err != nil {
+				return err
+			}
+			pkg.Pages++
+			if pkg.MainPageURL == "" || (seeds[pg.URL] && !seeds[pkg.MainPageURL]) {
+				pkg.MainPageURL, pkg.MainPageDate = pg.URL, ts
+			}
+		}
+		if len(pages) < 500 {
+			return nil
+		}
+		after = pages[len(pages)-1].Hash
+	}
+}
+
+func isHTML(contentType string) bool {
+	mt, _, _ := strings.Cut(strings.ToLower(contentType), ";")
+	mt = strings.TrimSpace(mt)
+	return mt == "text/html" || mt == "application/xhtml+xml"
+}
+
+// counted hashes and counts what passes.
+type counted struct {
+	h hash.Hash
+	n int64
+}
+
+func (c *counted) Write(b []byte) (int, error) {
+	c.n += int64(len(b))
+	return c.h.Write(b)
+}
