@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"fmt"
 	"time"
 
 	"go.temporal.io/sdk/workflow"
@@ -43,15 +44,17 @@ func HostWorkflow(ctx workflow.Context, in crawl.HostInput) error {
 }
 
 type hostRun struct {
-	ctx    workflow.Context
-	in     crawl.HostInput
-	st     crawl.HostState
-	cfg    crawl.HostConfig
-	state  crawl.HostPhase // the HostState search attribute
-	wake   time.Time
-	busy   bool
-	leases int    // fetch leases in this run
-	owner  string // claim owner of the lease being run
+	ctx   workflow.Context
+	in    crawl.HostInput
+	st    crawl.HostState
+	cfg   crawl.HostConfig
+	state crawl.HostPhase // the HostState search attribute
+	wake  time.Time
+	busy  bool
+	// waiting says what the host waits for, in the UI's current details (describe).
+	waiting string
+	leases  int    // fetch leases in this run
+	owner   string // claim owner of the lease being run
 
 	urlsAdded, pause, resume, throttle workflow.ReceiveChannel
 	interrupted                        bool // a pause or throttle arrived while fetching
@@ -88,6 +91,7 @@ func (h *hostRun) run() error {
 		}
 		if h.st.Paused {
 			h.setState(crawl.HostPaused)
+			h.waitFor("a resume signal")
 			h.waitSignal(time.Time{}, false)
 			continue
 		}
@@ -95,6 +99,9 @@ func (h *hostRun) run() error {
 		if gate := clock.Later(h.st.NextRequestAt, h.st.BackoffUntil); gate.After(now) && !h.waitInLease(gate.Sub(now)) {
 			if h.st.BackoffUntil.After(now) {
 				h.setState(h.backoffState())
+				h.waitFor(fmt.Sprintf("its backoff to end at %s (level %d)", clockTime(gate), h.st.BackoffLevel))
+			} else {
+				h.waitFor("its next request slot at " + clockTime(gate) + " (the delay, on a durable timer)")
 			}
 			h.waitSignal(gate, false) // the durable crawl-delay timer
 			continue
@@ -113,6 +120,7 @@ func (h *hostRun) idle(nextDue *time.Time) bool {
 	deadline := now.Add(h.cfg.IdleTimeout.D())
 	if nextDue != nil && nextDue.Before(deadline) {
 		h.setState(crawl.HostActive)
+		h.waitFor("its next due URL at " + clockTime(*nextDue))
 		h.waitSignal(clock.Later(*nextDue, now.Add(time.Second)), true)
 		return true
 	}
@@ -124,6 +132,7 @@ func (h *hostRun) idle(nextDue *time.Time) bool {
 		return h.drainSignals()
 	}
 	h.setState(crawl.HostIdle)
+	h.waitFor("new URLs until " + clockTime(deadline) + ", then it ends")
 	if h.waitSignal(deadline, true) {
 		return true
 	}

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"fmt"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -30,7 +31,10 @@ func (h *hostRun) fetch() (activities.FetchLeaseResult, bool) {
 	timeout := time.Duration(in.Chunk)*(d+h.cfg.RequestTimeout.D()) + 2*(h.cfg.RequestTimeout.D()+h.cfg.MaxCrawlDelay.D()) +
 		time.Minute + in.LeaseFor
 	actx, cancel := workflow.WithCancel(ctx)
+	h.waitFor(fmt.Sprintf("fetch lease %d to end", h.leases+1))
 	actx = workflow.WithActivityOptions(actx, workflow.ActivityOptions{
+		// What the UI lists for the activity: the host, the due URLs it claims, its pacing.
+		Summary:             fmt.Sprintf("%s · lease %d · due URLs, up to %d a claim · delay %s", h.in.Host, h.leases+1, in.Chunk, d),
 		TaskQueue:           or(h.cfg.FetchQueue, crawl.FetchQueue),
 		StartToCloseTimeout: timeout,
 		HeartbeatTimeout:    fetchHeartbeatTimeout,

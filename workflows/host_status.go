@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"fmt"
+	"time"
 
 	"go.temporal.io/sdk/workflow"
 
@@ -21,6 +22,9 @@ func (h *hostRun) setState(s crawl.HostPhase) {
 // not history: no command, so it never affects replay).
 func (h *hostRun) describe() {
 	d := fmt.Sprintf("**%s** · delay %s · fetched %d · errors %d · skipped %d", h.state, h.delay(), h.st.Fetched, h.st.Errors, h.st.Skipped)
+	if h.waiting != "" {
+		d += " · waiting for " + h.waiting
+	}
 	if h.st.Paused {
 		d += " · paused by signal"
 	}
@@ -29,6 +33,17 @@ func (h *hostRun) describe() {
 	}
 	workflow.SetCurrentDetails(h.ctx, d)
 }
+
+// waitFor notes what the host waits for now and shows it.
+func (h *hostRun) waitFor(what string) {
+	if what != h.waiting {
+		h.waiting = what
+		h.describe()
+	}
+}
+
+// clockTime is a time of day as the UI's details show it (UTC).
+func clockTime(t time.Time) string { return t.UTC().Format("15:04:05") + " UTC" }
 
 func (h *hostRun) status() crawl.HostStatus {
 	st := crawl.HostStatus{Host: h.in.Host, State: h.state, Paused: h.st.Paused, Delay: h.delay().String(),

@@ -2,15 +2,22 @@ package e2e
 
 import (
 	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/chromedp/chromedp"
 
 	commonpb "go.temporal.io/api/common/v1"
 	sdkpb "go.temporal.io/api/sdk/v1"
 	"go.temporal.io/sdk/converter"
 
 	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/fetching"
 	"github.com/trawlerdev/trawler/internal/testenv"
 	"github.com/trawlerdev/trawler/internal/testweb"
 )
@@ -89,4 +96,113 @@ func details(t *testing.T, s *stack, id string) string {
 		t.Fatal(err)
 	}
 	return md.GetCurrentDetails()
+}
+
+// What a host did, as the UI shows it: while its lease runs, the pending activity's heartbeat
+// details give the pages fetched so far, the last URL and the next slot, and the host's current
+// details say it waits for the lease; each lease activity's summary names the host, its claims
+// and delay; its result lists every URL's status, size, time and verdict. All read through
+// the Temporal API, as the UI reads them.
+func TestTheTemporalUITellsWhatAHostDid(t *testing.T) {
+	wc := testweb.DefaultConfig()
+	wc.Hosts, wc.Pages, wc.Specials = 1, 6, false
+	wc.DefaultDelay = 1200 * time.Millisecond
+	s := newStack(t, wc)
+	name := testenv.Unique("what")
+	run := s.start(crawl.Spec{Name: name, Seeds: s.web.Seeds(), Scope: crawl.ScopeAny, Delay: crawl.Duration(1200 * time.Millisecond),
+		ProgressInterval: crawl.Duration(time.Second)})
+	hostID := crawl.HostWorkflowID(s.cfg.IDPrefix, "h0000.test")
+	ctx := context.Background()
+	dc := converter.GetDefaultDataConverter()
+
+	// Live: a heartbeat with progress, and details saying what the host waits for.
+	var live fetching.LeaseResult
+	var liveDetails string
+	waitFor(t, 90*time.Second, func() bool {
+		resp, err := s.tc.DescribeWorkflowExecution(ctx, hostID, "")
+		if err != nil {
+			return false
+		}
+		for _, pa := range resp.GetPendingActivities() {
+			if pa.GetActivityType().GetName() != "FetchBatch" || pa.GetHeartbeatDetails() == nil {
+				continue
+			}
+			var r fetching.LeaseResult
+			if err := dc.FromPayloads(pa.GetHeartbeatDetails(), &r); err == nil && r.Fetched > 0 && r.LastURL != "" {
+				live, liveDetails = r, details(t, s, hostID)
+				return true
+			}
+		}
+		return false
+	})
+	if live.NextSlot == nil || len(live.Outcomes) == 0 {
+		t.Errorf("the lease's heartbeat %+v: want the next slot and the outcomes so far", live)
+	}
+	if !strings.Contains(liveDetails, "waiting for fetch lease") {
+		t.Errorf("the host's details while its lease ran: %q; want what it waits for", liveDetails)
+	}
+	if dir := os.Getenv("SCREENSHOT_DIR"); dir != "" {
+		screenshotHostPage(t, s, hostID, "pending-activities", filepath.Join(dir, "host-ui.png"))
+	}
+	if err := run.Get(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	// After: each lease's summary and result in the host's history.
+	var summaries []string
+	var outcomes []fetching.URLOutcome
+	iter := s.tc.GetWorkflowHistory(ctx, hostID, "", false, 0)
+	for iter.HasNext() {
+		ev, err := iter.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil && a.GetActivityType().GetName() == "FetchBatch" {
+			var sum string
+			_ = dc.FromPayload(ev.GetUserMetadata().GetSummary(), &sum)
+			summaries = append(summaries, sum)
+		}
+		if a := ev.GetActivityTaskCompletedEventAttributes(); a != nil {
+			var r fetching.LeaseResult
+			if err := dc.FromPayloads(a.GetResult(), &r); err == nil {
+				outcomes = append(outcomes, r.Outcomes...)
+			}
+		}
+	}
+	if len(summaries) == 0 || !strings.Contains(summaries[0], "h0000.test") || !strings.Contains(summaries[0], "delay 1.2s") {
+		t.Errorf("lease summaries %q: want the host and its delay", summaries)
+	}
+	seen := map[string]bool{}
+	for _, o := range outcomes {
+		if o.Status == 200 && o.Bytes > 0 && o.Verdict != "" {
+			seen[o.URL] = true
+		}
+	}
+	if len(seen) != 6 {
+		t.Errorf("the leases' results tell of %d pages (%+v); want the 6 the host has", len(seen), outcomes)
+	}
+	t.Logf("live: %d fetched, last %s, details %q; %d leases: %q", live.Fetched, live.LastURL, liveDetails, len(summaries), summaries)
+}
+
+// screenshotHostPage takes a tab of the Temporal UI's page of a host workflow (the dev
+// server's UI at TEMPORAL_UI, default http://127.0.0.1:8233) for the README.
+func screenshotHostPage(t *testing.T, s *stack, id, tab, file string) {
+	ui := os.Getenv("TEMPORAL_UI")
+	if ui == "" {
+		ui = "http://127.0.0.1:8233"
+	}
+	resp, err := s.tc.DescribeWorkflowExecution(context.Background(), id, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := fmt.Sprintf("%s/namespaces/%s/workflows/%s/%s/%s", ui, s.cfg.TemporalNamespace, url.PathEscape(id), resp.GetWorkflowExecutionInfo().GetExecution().GetRunId(), tab)
+	bctx := testenv.Browser(t)
+	if err := chromedp.Do(bctx, chromedp.Navigate(page), chromedp.Sleep(3*time.Second)); err != nil {
+		t.Fatalf("open %s: %v", page, err)
+	}
+	shot, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = os.WriteFile(file, shot, 0o644)
 }

@@ -39,32 +39,79 @@ type LeaseInput struct {
 // LeaseResult is small: counts, pacing facts and page references, never bodies. It is
 // also the heartbeat detail, so a retried activity resumes with the URLs it finished.
 type LeaseResult struct {
-	Finished          []bool          `json:"finished"`        // by index in Chunk
-	Chunk             []crawl.Claimed `json:"topUp,omitempty"` // the URLs the lease is at (a retry resumes them)
-	Done              int             `json:"done"`
-	Fetched           int             `json:"fetched"`
-	NotModified       int             `json:"notModified"`
-	Errors            int             `json:"errors"`
-	Skipped           int             `json:"skipped"`
-	Deferred          int             `json:"deferred"`
-	Requests          int             `json:"requests"`
-	LateSlots         int             `json:"lateSlots,omitempty"`      // slots given up because this process woke too late
-	LateDepartures    int             `json:"lateDepartures,omitempty"` // requests that left late: the next slot moved out
-	PeakInFlight      int             `json:"peakInFlight"`
-	LastRequestAt     time.Time       `json:"lastRequestAt"`
-	CrawlDelay        time.Duration   `json:"crawlDelay"` // from robots.txt, capped
-	CrawlDelayCapped  bool            `json:"crawlDelayCapped"`
-	AutoDelay         time.Duration   `json:"autoDelay,omitempty"` // the gap the host's response times ask for (spec.autoThrottle)
-	DeferUntil        time.Time       `json:"deferUntil"`          // the host asked us to wait (Retry-After)
-	ConsecutiveErrors int             `json:"consecutiveErrors"`
-	LastError         string          `json:"lastError,omitempty"`
-	Answered          bool            `json:"answered,omitempty"` // the host answered a request sensibly
-	Gone              string          `json:"gone,omitempty"`     // why the host may be dead
-	Retired           bool            `json:"retired,omitempty"`  // the host was retired (dead-site cleanup)
+	// What an operator reads first in the Temporal UI (fields in this order, JSON keys as
+	// they always were): the progress, the last URL recorded and when the next request may
+	// start — the heartbeat details, under Pending Activities — and each URL's outcome, newest
+	// last, at most MaxOutcomes of them.
+	Done            int          `json:"done"`
+	Fetched         int          `json:"fetched"`
+	Errors          int          `json:"errors"`
+	Skipped         int          `json:"skipped"`
+	LastURL         string       `json:"lastURL,omitempty"`
+	NextSlot        *time.Time   `json:"nextSlot,omitempty"`
+	Outcomes        []URLOutcome `json:"outcomes,omitempty"`
+	OutcomesDropped int          `json:"outcomesDropped,omitempty"` // older outcomes left out
+
+	NotModified       int           `json:"notModified"`
+	Deferred          int           `json:"deferred"`
+	Requests          int           `json:"requests"`
+	LateSlots         int           `json:"lateSlots,omitempty"`      // slots given up because this process woke too late
+	LateDepartures    int           `json:"lateDepartures,omitempty"` // requests that left late: the next slot moved out
+	PeakInFlight      int           `json:"peakInFlight"`
+	LastRequestAt     time.Time     `json:"lastRequestAt"`
+	CrawlDelay        time.Duration `json:"crawlDelay"` // from robots.txt, capped
+	CrawlDelayCapped  bool          `json:"crawlDelayCapped"`
+	AutoDelay         time.Duration `json:"autoDelay,omitempty"` // the gap the host's response times ask for (spec.autoThrottle)
+	DeferUntil        time.Time     `json:"deferUntil"`          // the host asked us to wait (Retry-After)
+	ConsecutiveErrors int           `json:"consecutiveErrors"`
+	LastError         string        `json:"lastError,omitempty"`
+	Answered          bool          `json:"answered,omitempty"` // the host answered a request sensibly
+	Gone              string        `json:"gone,omitempty"`     // why the host may be dead
+	Retired           bool          `json:"retired,omitempty"`  // the host was retired (dead-site cleanup)
 	// Dry: the lease ended because the host has no URL due, and its last claim
 	// left the host waiting for the next admission; NextDue is when its next URL is due.
 	Dry     bool       `json:"dry,omitempty"`
 	NextDue *time.Time `json:"nextDue,omitempty"`
+
+	Finished []bool          `json:"finished"`        // by index in Chunk
+	Chunk    []crawl.Claimed `json:"topUp,omitempty"` // the URLs the lease is at (a retry resumes them)
+}
+
+// MaxOutcomes bounds the per-URL outcomes a lease result carries: a busy host's lease stays
+// a few kilobytes in its history.
+const MaxOutcomes = 50
+
+// URLOutcome is one URL of a lease as the UI shows it.
+type URLOutcome struct {
+	URL     string `json:"url"`
+	Status  int    `json:"status,omitempty"` // 0: no answer
+	Bytes   int64  `json:"bytes,omitempty"`
+	MS      int64  `json:"ms"`
+	Verdict string `json:"verdict"` // what became of it: fetched, done, recrawl, retry, skipped, dead (and why)
+}
+
+// outcomeOf says what became of a URL in a few words.
+func outcomeOf(o store.FetchOutcome) URLOutcome {
+	v := o.State
+	switch {
+	case o.State == store.StateFetched:
+		v = "fetched: to processing"
+	case o.State == store.StateSkipped:
+		v = "skipped: " + o.SkipReason
+	case o.State == store.StateQueued && o.Err != "":
+		v = "retry: " + o.Err
+	case o.State == store.StateQueued:
+		v = "recrawl"
+	case o.State == store.StateDead:
+		v = "dead: " + o.Err
+	}
+	if o.Note != "" {
+		v += " (" + o.Note + ")"
+	}
+	if len(v) > 160 {
+		v = v[:160]
+	}
+	return URLOutcome{URL: o.URL, Status: o.Status, Bytes: o.Bytes, MS: o.Duration.Milliseconds(), Verdict: v}
 }
 
 // flushWhenStopped stores the current body segment at once if the lease is stopped (a pause
@@ -130,6 +177,7 @@ func (f *Stage) Lease(ctx context.Context, in LeaseInput, resumed LeaseResult, a
 			if err := f.record(ctx, in.Host, o); err != nil {
 				return b.result(), err
 			}
+			b.note(o)
 			f.Hooks.Count.Add(metrics.Refused, 1)
 			b.mu.Lock()
 			b.res.Skipped++
@@ -269,6 +317,7 @@ func (f *Stage) Lease(ctx context.Context, in LeaseInput, resumed LeaseResult, a
 			if o.State == store.StateSkipped && strings.HasPrefix(o.SkipReason, "robots.txt") {
 				f.Hooks.Count.Add(metrics.RobotsBlocked, 1)
 			}
+			b.note(o)
 			b.finish(ctx, i)
 			continue
 		}
@@ -304,6 +353,7 @@ func (f *Stage) Lease(ctx context.Context, in LeaseInput, resumed LeaseResult, a
 			}
 			failpoint.Hit(failpoint.FetchRecorded)
 			f.observe(o)
+			b.note(o)
 			b.finish(ctx, i)
 			if o.Err != "" {
 				f.Hooks.log().Debug("fetch failed", "crawl", u.CrawlID, "host", in.Host, "url", u.URL, "error", o.Err, "state", o.State)

@@ -285,7 +285,24 @@ func (b *leaseRun) result() LeaseResult {
 	r := b.res
 	r.Finished = append([]bool(nil), r.Finished...)
 	r.Chunk = append([]crawl.Claimed(nil), r.Chunk...)
+	r.Outcomes = append([]URLOutcome(nil), r.Outcomes...)
+	if next := b.nextStartLocked(); !next.IsZero() {
+		r.NextSlot = &next
+	}
 	return r
+}
+
+// note keeps a recorded outcome for the UI: the lease's last URL and its per-URL outcomes,
+// the newest MaxOutcomes of them.
+func (b *leaseRun) note(o store.FetchOutcome) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.res.LastURL = o.URL
+	if len(b.res.Outcomes) >= MaxOutcomes {
+		b.res.Outcomes = append(b.res.Outcomes[:0], b.res.Outcomes[1:]...)
+		b.res.OutcomesDropped++
+	}
+	b.res.Outcomes = append(b.res.Outcomes, outcomeOf(o))
 }
 
 // drain waits until no request is in flight and every outcome is recorded.
