@@ -49,7 +49,12 @@ func runDelete(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	d := &retention.Deleter{Store: store.New(db), Blob: b}
+	tc, err := app.DialTemporal(ctx, cfg, log)
+	if err != nil {
+		return fmt.Errorf("delete: Temporal tells whether a crawl's workflow has closed: %w", err)
+	}
+	defer tc.Close()
+	d := &retention.Deleter{Store: store.New(db), Blob: b, Open: retention.WorkflowOpen(tc, cfg.IDPrefix)}
 	var plans []retention.Plan
 	var errs []error
 	if *olderThan > 0 {

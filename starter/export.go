@@ -60,14 +60,10 @@ func runExport(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	st := store.New(db)
-	w := stdout
-	if *out != "" {
-		f, err := os.Create(*out)
-		if err != nil {
-			return fmt.Errorf("export: %w", err)
-		}
-		defer f.Close()
-		w = f
+	if exists, _, err := st.CrawlLive(ctx, o.Crawl); err != nil {
+		return err
+	} else if !exists {
+		return fmt.Errorf("export: no crawl %q", o.Crawl)
 	}
 	if isTerminal(os.Stderr) {
 		total, err := st.CountStoredPages(ctx, o.Crawl, o.Since)
@@ -77,7 +73,16 @@ func runExport(ctx context.Context, args []string, stdout io.Writer) error {
 		o.Progress = progressBar(os.Stderr, total)
 	}
 	src := &export.Source{Store: st, Texts: segment.NewReader(b, int64(cfg.SegmentCacheBytes))}
-	n, err := src.Write(ctx, w, o)
+	var n int64
+	write := func(w io.Writer) (err error) {
+		n, err = src.Write(ctx, w, o)
+		return err
+	}
+	if *out == "" {
+		err = write(stdout)
+	} else {
+		err = writeFile(*out, write) // whole or not at all
+	}
 	if o.Progress != nil {
 		fmt.Fprintln(os.Stderr)
 	}
@@ -85,9 +90,6 @@ func runExport(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	if *out != "" {
-		if err := w.(*os.File).Close(); err != nil {
-			return fmt.Errorf("export: %w", err)
-		}
 		fmt.Fprintf(stdout, "%d pages written to %s\n", n, *out)
 	}
 	return nil

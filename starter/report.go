@@ -57,20 +57,3 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	return nil
 }
-
-// writeFile writes a file whole or not at all (a temporary file renamed into place).
-func writeFile(path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".report-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := write(tmp); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
-}

@@ -128,5 +128,12 @@ func writeWACZ(ctx context.Context, cfg *config.Config, st *store.Store, crawlNa
 		}
 	}
 	fmt.Fprintf(stdout, "%s: WACZ %s, %d WARC files, %d pages, main page %s\n", path, wacz.Version, warcs, pkg.Pages, pkg.MainPageURL)
+	borrowed, err := st.BorrowedFrom(ctx, crawlName)
+	if err != nil {
+		return err
+	}
+	for _, b := range borrowed {
+		fmt.Fprintf(stdout, "note: %d bodies are revisits of crawl %s (dedupAgainst): load its WACZ too to replay those pages\n", b.N, b.Key)
+	}
 	return nil
 }

@@ -2,7 +2,10 @@ package api
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/base64"
 	"errors"
+	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -11,9 +14,12 @@ import (
 	"github.com/trawlerdev/trawler/internal/store"
 )
 
-// reportCSP lets the report's own inline script and style run and nothing else load: the page
-// shows hosts and URLs from crawled pages, and must not become a way to run theirs.
-const reportCSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
+// reportCSP lets only the report's own script and style elements (those carrying this
+// response's nonce) run, and nothing load: the page shows hosts and URLs from crawled pages,
+// and must not become a way to run theirs, even if an escape failed.
+func reportCSP(nonce string) string {
+	return "default-src 'none'; script-src 'nonce-" + nonce + "'; style-src 'nonce-" + nonce + "'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+}
 
 // report serves a crawl's report: the HTML page, or with format=json its figures.
 func (s *Server) report(w http.ResponseWriter, r *http.Request) {
@@ -37,8 +43,11 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rep := report.New(figures, time.Now())
+	var nonce [16]byte
+	_, _ = rand.Read(nonce[:])
+	n := base64.RawURLEncoding.EncodeToString(nonce[:])
 	var body bytes.Buffer
-	write, ctype := rep.HTML, "text/html; charset=utf-8"
+	write, ctype := func(w io.Writer) error { return rep.HTMLWithNonce(w, n) }, "text/html; charset=utf-8"
 	if format == "json" {
 		write, ctype = rep.JSON, "application/json"
 	}
@@ -47,7 +56,7 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", ctype)
-	w.Header().Set("Content-Security-Policy", reportCSP)
+	w.Header().Set("Content-Security-Policy", reportCSP(n))
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	_, _ = w.Write(body.Bytes())
 }

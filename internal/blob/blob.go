@@ -219,12 +219,13 @@ func (s *Store) Delete(ctx context.Context, keys []string) error {
 		objs <- minio.ObjectInfo{Key: k}
 	}
 	close(objs)
-	for e := range s.client.RemoveObjects(ctx, s.bucket, objs, minio.RemoveObjectsOptions{}) {
+	var errs []error
+	for e := range s.client.RemoveObjects(ctx, s.bucket, objs, minio.RemoveObjectsOptions{}) { // drained: its sender ends
 		if e.Err != nil {
-			return fmt.Errorf("blob: delete %s: %w", e.ObjectName, e.Err)
+			errs = append(errs, fmt.Errorf("blob: delete %s: %w", e.ObjectName, e.Err))
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // Exists reports whether key is stored.

@@ -132,8 +132,16 @@ var settings = []setting{
 		set: func(c *Config, v string) error { return positiveInt(&c.ProcessLeases, v) }},
 	{Flag: "segment-max-age", Env: "TRAWLER_SEGMENT_MAX_AGE", Default: "1s", Usage: "longest a fetched body or extracted text waits for its segment (one stored object for all of a worker's pages meanwhile) to be written",
 		set: func(c *Config, v string) error { return duration(&c.SegmentMaxAge, v) }},
-	{Flag: "retention", Env: "TRAWLER_RETENTION", Default: "0", Usage: "process workers delete, every hour, each crawl that ended (done or stopped) longer ago than this — its rows, segments and WARC files, never bodies a later crawl reuses (e.g. 720h; 0: keep every crawl)",
-		set: func(c *Config, v string) error { return duration(&c.Retention, v) }},
+	{Flag: "retention", Env: "TRAWLER_RETENTION", Default: "0", Usage: "process workers delete, at start and then every hour, each crawl that ended (done or stopped) longer ago than this — its rows, segments and WARC files, never bodies a later crawl reuses (at least 1h, e.g. 720h; 0: keep every crawl)",
+		set: func(c *Config, v string) error {
+			if err := duration(&c.Retention, v); err != nil {
+				return err
+			}
+			if c.Retention > 0 && c.Retention < time.Hour {
+				return fmt.Errorf("at least 1h (or 0: keep every crawl): a crawl's last writes land minutes after it ends")
+			}
+			return nil
+		}},
 	{Flag: "segment-max-bytes", Env: "TRAWLER_SEGMENT_MAX_BYTES", Default: "8388608", Usage: "a segment is written once it holds this many bytes",
 		set: func(c *Config, v string) error { return positiveInt(&c.SegmentMaxBytes, v) }},
 	{Flag: "segment-cache-bytes", Env: "TRAWLER_SEGMENT_CACHE_BYTES", Default: "134217728", Usage: "segments a process worker keeps in memory, so the pages of one segment cost one GET",

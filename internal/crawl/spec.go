@@ -258,6 +258,9 @@ func (s Spec) Validate() error {
 			errs = append(errs, fmt.Errorf("dedupAgainst: %q is not a crawl name (or \"*\" for every crawl)", c))
 		}
 	}
+	if s.Name == "." || s.Name == ".." {
+		errs = append(errs, fmt.Errorf("name: %q is not a crawl name (it names files and objects)", s.Name))
+	}
 	if s.Name != "" && (strings.ContainsAny(s.Name, " /\t\n") || len(s.Name) > 200) {
 		errs = append(errs, fmt.Errorf("name: %q must be at most 200 characters without spaces or slashes", s.Name))
 	}

@@ -46,7 +46,7 @@ func TestASecondCrawlOfAnUnchangedWebStoresNoNewBodies(t *testing.T) {
 		t.Errorf("the second crawl stored body segments %v (%v); want none: every body was stored by the first", keys, err)
 	}
 	var pages, borrowed int
-	if err := s.store.Pool().QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE body_key LIKE 'segments/bodies/first/%')
+	if err := s.store.Pool().QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE body_key LIKE 'segments/bodies/crawl=first/%')
 		FROM fetches WHERE crawl_id = 'second' AND status = 200`).Scan(&pages, &borrowed); err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func checkDelete(t *testing.T, s *stack, pages int) {
 	}
 	before := all()
 	dry := trawler(true, "delete", "--crawl", "first", "--dry-run")
-	if !strings.Contains(dry, "would delete object warc/first/") || !strings.Contains(dry, "kept object segments/bodies/first/") {
+	if !strings.Contains(dry, "would delete object warc/first/") || !strings.Contains(dry, "kept object segments/bodies/crawl=first/") {
 		t.Errorf("the dry run says:\n%s\nwant the first crawl's WARC files to go and its bodies to stay", dry)
 	}
 	if after := all(); len(after) != len(before) || len(rowsOf("first")) == 0 {
@@ -137,7 +137,7 @@ func checkDelete(t *testing.T, s *stack, pages int) {
 		t.Errorf("rows of the deleted crawl are left: %v", rows)
 	}
 	for _, k := range all() {
-		if strings.HasPrefix(k, "warc/first/") || strings.HasPrefix(k, "segments/text/first/") {
+		if strings.HasPrefix(k, "warc/first/") || strings.HasPrefix(k, "segments/text/crawl=first/") {
 			t.Errorf("object %s of the deleted crawl is left", k)
 		}
 	}
@@ -162,7 +162,7 @@ func checkDelete(t *testing.T, s *stack, pages int) {
 		t.Errorf("rows of the deleted crawl are left: %v", rows)
 	}
 	for _, k := range all() {
-		if strings.Contains(k, "/first/") || strings.Contains(k, "/second/") {
+		if strings.Contains(k, "first/") || strings.Contains(k, "second/") {
 			t.Errorf("object %s of a deleted crawl is left", k)
 		}
 	}

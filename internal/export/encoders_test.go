@@ -108,7 +108,8 @@ func equal(a, b Record) bool {
 }
 
 func TestBadOptionsAreRefused(t *testing.T) {
-	for _, o := range []Options{{Format: "jsonl"}, {Crawl: "c", Format: "xml"}, {Crawl: "c", Format: "csv", Fields: []string{"url", "body"}}} {
+	for _, o := range []Options{{Format: "jsonl"}, {Crawl: "c", Format: "xml"}, {Crawl: "c", Format: "csv", Fields: []string{"url", "body"}},
+		{Crawl: "c", Format: "parquet", Fields: []string{"url", "url"}}} {
 		if err := o.Check(); err == nil {
 			t.Errorf("%+v was taken", o)
 		}

@@ -73,9 +73,12 @@ func (o Options) Check() error {
 	if !slices.Contains(Formats, o.Format) {
 		return fmt.Errorf("export: format %q: want one of %s", o.Format, strings.Join(Formats, ", "))
 	}
-	for _, f := range o.Fields {
+	for i, f := range o.Fields {
 		if !slices.Contains(Fields, f) {
 			return fmt.Errorf("export: field %q: want some of %s", f, strings.Join(Fields, ","))
+		}
+		if slices.Contains(o.Fields[:i], f) {
+			return fmt.Errorf("export: field %q named twice", f)
 		}
 	}
 	return nil

@@ -2,6 +2,7 @@ package frontier
 
 import (
 	"context"
+	"fmt"
 
 	"go.temporal.io/sdk/temporal"
 
@@ -37,6 +38,20 @@ func (f *Frontier) StartCrawl(ctx context.Context, in StartCrawlInput) (StartCra
 	out := StartCrawlResult{ProcessQueue: f.ProcessQueue, RenderQueue: f.RenderQueue}
 	if err := crawl.CheckFields(in.Unknown); err != nil {
 		return out, temporal.NewNonRetryableApplicationError("invalid crawl spec: "+err.Error(), "InvalidSpec", err)
+	}
+	// A crawl to deduplicate against must exist: a typo would quietly store everything again.
+	for _, other := range in.Spec.DedupAgainst {
+		if other == "*" || other == in.CrawlID {
+			continue
+		}
+		exists, _, err := f.Store.CrawlLive(ctx, other)
+		if err != nil {
+			return out, err
+		}
+		if !exists {
+			err := fmt.Errorf("dedupAgainst: no crawl %q", other)
+			return out, temporal.NewNonRetryableApplicationError("invalid crawl spec: "+err.Error(), "InvalidSpec", err)
+		}
 	}
 	// The workflow applied the spec's defaults and checked it; the crawl is built from the
 	// record the creation returns, not read back.

@@ -12,6 +12,7 @@ import (
 // Store is what the frontier stage reads and writes in Postgres.
 type Store interface {
 	CreateCrawl(ctx context.Context, id string, spec crawl.Spec) (crawl.Spec, error)
+	CrawlLive(ctx context.Context, id string) (exists, live bool, err error)
 	CrawlProgress(ctx context.Context, id string) (crawl.CrawlProgress, error)
 	SetCrawlState(ctx context.Context, id string, state crawl.CrawlState) error
 	StaleHosts(ctx context.Context, crawlID string, before time.Time, limit int) ([]string, error)

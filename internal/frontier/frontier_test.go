@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -30,6 +31,11 @@ func (s *fakeStore) CreateCrawl(_ context.Context, id string, spec crawl.Spec) (
 	}
 	s.specs[id] = spec
 	return spec, nil
+}
+
+func (s *fakeStore) CrawlLive(_ context.Context, id string) (bool, bool, error) {
+	_, ok := s.specs[id]
+	return ok, false, nil
 }
 
 func (s *fakeStore) CrawlSpec(_ context.Context, id string, dst any) error {
@@ -124,6 +130,15 @@ func TestStartCrawlAdmitsValidSeedsAndReportsTheRest(t *testing.T) {
 	}
 	if ci, _ := x.f.Crawls.Get(context.Background(), "c"); ci.Spec.Delay.D() != 2*time.Second {
 		t.Errorf("a second start changed the crawl's delay to %s; the first record stands", ci.Spec.Delay.D())
+	}
+	// Deduplicating against a crawl that does not exist is refused; against one that does, not.
+	typo := crawl.Spec{Name: "d", Seeds: []string{"http://a.test/"}, DedupAgainst: []string{"cc"}}.WithDefaults()
+	if _, err := x.f.StartCrawl(context.Background(), StartCrawlInput{CrawlID: "d", Spec: typo}); err == nil || !strings.Contains(err.Error(), `no crawl "cc"`) {
+		t.Errorf("dedupAgainst a crawl that does not exist: %v", err)
+	}
+	typo.DedupAgainst = []string{"c", "*"}
+	if _, err := x.f.StartCrawl(context.Background(), StartCrawlInput{CrawlID: "d", Spec: typo}); err != nil {
+		t.Errorf("dedupAgainst an existing crawl: %v", err)
 	}
 }
 

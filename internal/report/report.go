@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"sort"
 	"time"
 
 	"github.com/trawlerdev/trawler/internal/store"
@@ -43,18 +44,40 @@ type Report struct {
 	Pages       int64         `json:"pages"`
 	Errors      int64         `json:"errors"`
 	Bytes       int64         `json:"bytes"`
-	Settings    specSummary   `json:"-"`
+	Settings    specSummary   `json:"spec"`
 }
 
-// specSummary is what the report shows of the crawl's spec.
+// specSummary is what the report shows of the crawl's spec: never a header's value or the
+// proxy's address (they may carry credentials), only that they are set.
 type specSummary struct {
 	Seeds          []string `json:"seeds"`
 	Scope          string   `json:"scope"`
 	Delay          string   `json:"delay"`
 	MaxPages       int      `json:"maxPages"`
-	RobotsOverride []string `json:"robotsOverride"`
-	DedupAgainst   []string `json:"dedupAgainst"`
-	AllowPatterns  []string `json:"allowPatterns"`
+	RobotsOverride []string `json:"robotsOverride,omitempty"`
+	DedupAgainst   []string `json:"dedupAgainst,omitempty"`
+	AllowPatterns  []string `json:"allowPatterns,omitempty"`
+	Headers        []string `json:"headers,omitempty"` // names only
+	Proxied        bool     `json:"proxied,omitempty"`
+	Cookies        bool     `json:"cookies,omitempty"`
+}
+
+// summarize reads what a report shows from a recorded spec.
+func summarize(raw json.RawMessage) specSummary {
+	var s struct {
+		specSummary
+		HeaderValues map[string]string `json:"headers"`
+		Proxy        string            `json:"proxy"`
+	}
+	_ = json.Unmarshal(raw, &s) // a spec the store holds was valid JSON
+	out := s.specSummary
+	out.Headers = nil
+	for name := range s.HeaderValues {
+		out.Headers = append(out.Headers, name)
+	}
+	sort.Strings(out.Headers)
+	out.Proxied = s.Proxy != ""
+	return out
 }
 
 // New derives a report from a crawl's figures.
@@ -67,7 +90,7 @@ func New(f *store.CrawlFigures, now time.Time) *Report {
 	if s := r.Span.Seconds(); s > 0 {
 		r.PagesPerSec = float64(f.Pages) / s
 	}
-	_ = json.Unmarshal(f.Spec, &r.Settings) // a spec the store holds was valid JSON
+	r.Settings = summarize(f.Spec)
 	f.Timeline = fillGaps(f.Timeline, time.Duration(max(f.BucketSeconds, 1))*time.Second)
 	return r
 }
@@ -102,7 +125,11 @@ func (r *Report) JSON(w io.Writer) error {
 }
 
 // HTML writes the report as one self-contained HTML page.
-func (r *Report) HTML(w io.Writer) error {
+func (r *Report) HTML(w io.Writer) error { return r.HTMLWithNonce(w, "") }
+
+// HTMLWithNonce writes the page with its script and style elements carrying nonce, for a
+// Content-Security-Policy that lets only those run ("": none).
+func (r *Report) HTMLWithNonce(w io.Writer, nonce string) error {
 	var data bytes.Buffer
 	if err := json.NewEncoder(&data).Encode(r); err != nil {
 		return fmt.Errorf("report: encode figures: %w", err)
@@ -111,7 +138,8 @@ func (r *Report) HTML(w io.Writer) error {
 		*Report
 		ChartJS template.JS
 		Data    template.JS
-	}{r, template.JS(chartJS), template.JS(jsonForScript(data.Bytes()))})
+		Nonce   string
+	}{r, template.JS(chartJS), template.JS(jsonForScript(data.Bytes())), nonce})
 }
 
 // jsonForScript makes JSON safe inside a <script> element: "<", ">" and "&" as escapes, so

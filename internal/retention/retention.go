@@ -33,14 +33,23 @@ type Plan struct {
 type Deleter struct {
 	Store *store.Store
 	Blob  *blob.Store
+	// Open reports whether a crawl's workflow still runs (nil: not asked). A stopped crawl's
+	// workflow still writes its last WARC file and its processing ends: deleting before it
+	// closes would leave what it writes behind.
+	Open func(ctx context.Context, crawlID string) (bool, error)
 }
 
 // ErrNoSuchCrawl is returned for a crawl with neither rows nor objects.
 var ErrNoSuchCrawl = errors.New("no such crawl")
 
-// Delete removes a crawl that is not running: its rows first (in one transaction, which also
-// settles which of its segments other crawls keep), then its objects. A delete cut short is
-// finished by running it again. With dryRun it only says what it would remove.
+// ErrStillClosing is returned for a stopped or done crawl whose workflow still runs.
+var ErrStillClosing = errors.New("the crawl's workflow is still finishing (its last WARC file, its processing): try again in a minute")
+
+// Delete removes a crawl that is not running: first it releases the crawl (store.ReleaseCrawl:
+// from then no fetch can point at its bytes but those other crawls already do), then deletes
+// its rows, then its objects, then forgets the objects it had noted. A delete cut short is
+// finished by running it again, or by the next sweep. With dryRun it only says what it would
+// remove.
 func (d *Deleter) Delete(ctx context.Context, crawlID string, dryRun bool) (Plan, error) {
 	p := Plan{Crawl: crawlID, DryRun: dryRun}
 	exists, live, err := d.Store.CrawlLive(ctx, crawlID)
@@ -50,10 +59,19 @@ func (d *Deleter) Delete(ctx context.Context, crawlID string, dryRun bool) (Plan
 	if live {
 		return p, fmt.Errorf("retention: crawl %s: %w", crawlID, store.ErrCrawlLive)
 	}
+	if exists && d.Open != nil {
+		open, err := d.Open(ctx, crawlID)
+		if err != nil {
+			return p, fmt.Errorf("retention: crawl %s: is its workflow closed? %w", crawlID, err)
+		}
+		if open {
+			return p, fmt.Errorf("retention: crawl %s: %w", crawlID, ErrStillClosing)
+		}
+	}
 	if p.Legacy, err = d.Store.LegacyRefs(ctx, crawlID, d.prefixes(crawlID)); err != nil {
 		return p, err
 	}
-	var shared, orphaned []string
+	var shared, pending []string
 	if dryRun {
 		if p.Rows, err = d.Store.CrawlRows(ctx, crawlID); err != nil {
 			return p, err
@@ -61,11 +79,26 @@ func (d *Deleter) Delete(ctx context.Context, crawlID string, dryRun bool) (Plan
 		if shared, err = d.Store.SharedBodies(ctx, crawlID); err != nil {
 			return p, err
 		}
-		if orphaned, err = d.Store.OrphanedBodies(ctx, crawlID); err != nil {
+		orphaned, err := d.Store.OrphanedBodies(ctx, crawlID)
+		if err != nil {
 			return p, err
 		}
-	} else if shared, orphaned, p.Rows, err = d.Store.DeleteCrawlRows(ctx, crawlID); err != nil {
-		return p, err
+		for _, ref := range orphaned {
+			key, _, _, _ := segment.ParseRef(ref)
+			pending = append(pending, key)
+		}
+	} else {
+		if shared, err = d.Store.ReleaseCrawl(ctx, crawlID); err != nil {
+			return p, err
+		}
+		if p.Rows, err = d.Store.DeleteCrawlRows(ctx, crawlID); err != nil {
+			return p, err
+		}
+	}
+	if !dryRun {
+		if pending, err = d.Store.PendingObjectDeletes(ctx, crawlID); err != nil {
+			return p, err
+		}
 	}
 	keep := map[string]bool{}
 	for _, ref := range shared {
@@ -85,8 +118,7 @@ func (d *Deleter) Delete(ctx context.Context, crawlID string, dryRun bool) (Plan
 			}
 		}
 	}
-	for _, ref := range orphaned {
-		key, _, _, _ := segment.ParseRef(ref)
+	for _, key := range pending {
 		if !slices.Contains(p.Objects, key) {
 			p.Objects = append(p.Objects, key)
 		}
@@ -99,6 +131,9 @@ func (d *Deleter) Delete(ctx context.Context, crawlID string, dryRun bool) (Plan
 	}
 	if err := d.Blob.Delete(ctx, p.Objects); err != nil {
 		return p, fmt.Errorf("retention: crawl %s: its rows are deleted, some objects not (run the delete again): %w", crawlID, err)
+	}
+	if err := d.Store.ObjectsDeleted(ctx, pending); err != nil {
+		return p, err
 	}
 	return p, nil
 }

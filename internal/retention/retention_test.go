@@ -8,6 +8,7 @@ import (
 
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/retention"
+	"github.com/trawlerdev/trawler/internal/segment"
 	"github.com/trawlerdev/trawler/internal/store"
 	"github.com/trawlerdev/trawler/internal/testenv"
 )
@@ -30,19 +31,24 @@ func TestASweepDeletesOnlyCrawlsEndedBeforeTheRetention(t *testing.T) {
 			c.id, c.state, c.ended.String()); err != nil {
 			t.Fatal(err)
 		}
-		for _, k := range []string{"warc/" + c.id + "/a.warc.gz", "segments/bodies/" + c.id + "/20261124/w-1.gz"} {
+		for _, k := range []string{"warc/" + c.id + "/a.warc.gz", segment.GroupPrefix("segments/bodies", c.id) + "20261124/w-1.gz"} {
 			if err := b.Put(ctx, k, []byte("x"), "application/octet-stream"); err != nil {
 				t.Fatal(err)
 			}
 		}
+	}
+	// A segment written before segments were per crawl, in a day's folder shared by every
+	// crawl: a crawl named like that day must not own it.
+	if err := b.Put(ctx, "segments/bodies/20261124/w-0.gz", []byte("x"), "application/octet-stream"); err != nil {
+		t.Fatal(err)
 	}
 	d := &retention.Deleter{Store: st, Blob: b}
 	dry, err := d.Sweep(ctx, 24*time.Hour, time.Now(), true)
 	if err != nil || len(dry) != 2 {
 		t.Fatalf("dry sweep: %d plans, %v; want 2", len(dry), err)
 	}
-	if keys, _ := b.List(ctx, ""); len(keys) != 8 {
-		t.Fatalf("a dry sweep left %d of 8 objects", len(keys))
+	if keys, _ := b.List(ctx, ""); len(keys) != 9 {
+		t.Fatalf("a dry sweep left %d of 9 objects", len(keys))
 	}
 	plans, err := d.Sweep(ctx, 24*time.Hour, time.Now(), false)
 	if err != nil {
@@ -64,8 +70,20 @@ func TestASweepDeletesOnlyCrawlsEndedBeforeTheRetention(t *testing.T) {
 			t.Errorf("crawl %s was deleted", id)
 		}
 	}
-	if len(keys) != 4 {
-		t.Errorf("objects left %v; want the 4 of the crawls kept", keys)
+	if len(keys) != 5 {
+		t.Errorf("objects left %v; want the 4 of the crawls kept and the shared one", keys)
+	}
+	if _, err := st.CreateCrawl(ctx, "20261124", crawl.Spec{Name: "20261124", Seeds: []string{"http://a.test/"}}.WithDefaults()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `UPDATE crawls SET state = 'done', finished_at = now() - interval '1 hour' WHERE id = '20261124'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Delete(ctx, "20261124", false); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := b.Exists(ctx, "segments/bodies/20261124/w-0.gz"); !ok {
+		t.Error("deleting crawl 20261124 deleted the shared segment of that day")
 	}
 	if _, err := d.Sweep(ctx, 0, time.Now(), false); err == nil {
 		t.Error("a sweep with no age was taken")

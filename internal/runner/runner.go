@@ -109,7 +109,8 @@ func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 				Admitter: admitter, Gate: make(chan struct{}, cfg.ProcessConcurrency), Stopping: r.stopping, PDF: cfg.PDF})
 			w.RegisterActivity(&activities.Archiver{Store: st, Blob: deps.Blob, Bodies: reader, Crawls: crawls, Software: "Trawler (" + cfg.UserAgent + ")"})
 			if cfg.Retention > 0 && deps.Blob != nil {
-				go (&retention.Deleter{Store: st, Blob: deps.Blob}).Run(watchCtx, cfg.Retention, retention.SweepEvery, slog.Default())
+				d := &retention.Deleter{Store: st, Blob: deps.Blob, Open: retention.WorkflowOpen(c, cfg.IDPrefix)}
+				go d.Run(watchCtx, cfg.Retention, retention.SweepEvery, slog.Default())
 			}
 		case config.RoleRender:
 			// Few activities: each is a crawl's render run, the browser's tabs its bound.

@@ -8,8 +8,10 @@
 // read alone from its offset. A reference is the string "<key>#<offset>+<length>"; any other
 // string is a plain object key (content-addressed bodies stored before segments).
 //
-// A segment holds the items of one group — one crawl — under "<prefix>/<group>/": deleting a
-// crawl deletes its segments whole, and never touches another crawl's items.
+// A segment holds the items of one group — one crawl — under "<prefix>/crawl=<group>/"
+// (GroupPrefix): deleting a crawl deletes its segments whole, and never touches another
+// crawl's items. ("crawl=" keeps a group apart from the "<day>/" folders of segments written
+// before groups, which mixed crawls: a crawl named like a day must not own them.)
 package segment
 
 import (
@@ -102,16 +104,12 @@ func (w *Writer) Add(group string, data []byte) (ref string, wait func(context.C
 
 // key names the next segment of group (w.mu held).
 func (w *Writer) key(group string) string {
-	dir := w.o.Prefix
-	if group != "" {
-		dir += "/" + group
-	}
-	return fmt.Sprintf("%s/%s/%s-%s-%06d.gz", dir, w.started[:8], w.o.Name, w.started, w.seq)
+	return fmt.Sprintf("%s%s/%s-%s-%06d.gz", GroupPrefix(w.o.Prefix, group), w.started[:8], w.o.Name, w.started, w.seq)
 }
 
 // GroupPrefix is where a writer with prefix stores group's segments: everything under it
 // belongs to that group alone.
-func GroupPrefix(prefix, group string) string { return prefix + "/" + group + "/" }
+func GroupPrefix(prefix, group string) string { return prefix + "/crawl=" + group + "/" }
 
 // flush stores segment p if it is still the one being filled.
 func (w *Writer) flush(p *pending) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -82,12 +83,13 @@ func (s *Store) LegacyRefs(ctx context.Context, crawlID string, prefixes []strin
 	return n, nil
 }
 
-// DeleteCrawlRows deletes every row of a crawl that is not running, in one transaction under
-// the payload lock held exclusively, and returns the body references other crawls point at
-// as it commits (their segments must stay) and those it borrowed that nothing holds any more
-// (their segments may go). After it, no fetch can be pointed at the crawl's bodies but the
-// shared ones.
-func (s *Store) DeleteCrawlRows(ctx context.Context, crawlID string) (shared, orphaned []string, rows map[string]int64, err error) {
+// ReleaseCrawl is a delete's first step, in one transaction under the payload lock held
+// exclusively: it refuses a running or paused crawl, notes for deletion the segments the crawl
+// borrowed from crawls deleted before that no other crawl points at (object_deletes), drops the
+// crawl's payload rows and marks it deleting. After it, no fetch can be pointed at the crawl's
+// bytes but the ones other crawls already point at, which it returns (their segments stay).
+// The lock is held for these few statements only, not for the bulk of the delete.
+func (s *Store) ReleaseCrawl(ctx context.Context, crawlID string) (shared []string, err error) {
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, payloadLock); err != nil {
 			return err
@@ -100,14 +102,49 @@ func (s *Store) DeleteCrawlRows(ctx context.Context, crawlID string) (shared, or
 		case state == string(crawl.CrawlRunning) || state == string(crawl.CrawlPaused):
 			return ErrCrawlLive
 		}
-		var err error
+		orphaned, err := collectStrings(ctx, tx, orphanedBodiesSQL, crawlID)
+		if err != nil {
+			return err
+		}
+		keys := make([]string, 0, len(orphaned))
+		for _, ref := range orphaned {
+			keys = append(keys, segmentOf(ref))
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO object_deletes (key, crawl_id) SELECT DISTINCT k, $2 FROM unnest($1::text[]) k
+			ON CONFLICT (key) DO NOTHING`, keys, crawlID); err != nil {
+			return err
+		}
 		if shared, err = collectStrings(ctx, tx, sharedBodiesSQL, crawlID); err != nil {
 			return err
 		}
-		if orphaned, err = collectStrings(ctx, tx, orphanedBodiesSQL, crawlID); err != nil {
+		if _, err := tx.Exec(ctx, `DELETE FROM payloads WHERE crawl_id = $1`, crawlID); err != nil {
 			return err
 		}
-		rows = map[string]int64{}
+		_, err = tx.Exec(ctx, `UPDATE crawls SET state = $2, updated_at = now() WHERE id = $1`, crawlID, CrawlDeleting)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: delete crawl %s: %w", crawlID, err)
+	}
+	return shared, nil
+}
+
+// CrawlDeleting is the state of a crawl whose delete began (ReleaseCrawl).
+const CrawlDeleting = "deleting"
+
+// DeleteCrawlRows deletes every row of a crawl ReleaseCrawl released, in one transaction, and
+// counts them per table.
+func (s *Store) DeleteCrawlRows(ctx context.Context, crawlID string) (map[string]int64, error) {
+	rows := map[string]int64{}
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var state string
+		err := tx.QueryRow(ctx, `SELECT state FROM crawls WHERE id = $1 FOR UPDATE`, crawlID).Scan(&state)
+		if err == nil && state != CrawlDeleting {
+			return fmt.Errorf("the crawl is %s, not released for deletion", state)
+		}
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
 		for _, t := range crawlTables {
 			col := "crawl_id"
 			if t == "crawls" {
@@ -124,14 +161,38 @@ func (s *Store) DeleteCrawlRows(ctx context.Context, crawlID string) (shared, or
 		return nil
 	})
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("store: delete crawl %s: %w", crawlID, err)
+		return nil, fmt.Errorf("store: delete crawl %s: %w", crawlID, err)
 	}
-	return shared, orphaned, rows, nil
+	return rows, nil
 }
 
-// CrawlsFinishedBefore names the crawls that ended (done or stopped) before t, oldest first.
+// PendingObjectDeletes are the objects deletes of crawlID decided to remove and have not yet
+// removed ("": every crawl's).
+func (s *Store) PendingObjectDeletes(ctx context.Context, crawlID string) ([]string, error) {
+	return s.strings(ctx, `SELECT key FROM object_deletes WHERE crawl_id = $1 OR $1 = '' ORDER BY key`, crawlID)
+}
+
+// ObjectsDeleted forgets pending deletes once the objects are gone.
+func (s *Store) ObjectsDeleted(ctx context.Context, keys []string) error {
+	if _, err := s.pool.Exec(ctx, `DELETE FROM object_deletes WHERE key = ANY($1)`, keys); err != nil {
+		return fmt.Errorf("store: forget object deletes: %w", err)
+	}
+	return nil
+}
+
+// segmentOf is the segment key of a body reference (a plain key is itself).
+func segmentOf(ref string) string {
+	if i := strings.LastIndexByte(ref, '#'); i >= 0 {
+		return ref[:i]
+	}
+	return ref
+}
+
+// CrawlsFinishedBefore names the crawls that ended (done or stopped) before t, oldest first,
+// and those whose delete was cut short.
 func (s *Store) CrawlsFinishedBefore(ctx context.Context, t time.Time) ([]string, error) {
-	return s.strings(ctx, `SELECT id FROM crawls WHERE state IN ('done', 'stopped') AND finished_at < $1 ORDER BY finished_at, id`, t)
+	return s.strings(ctx, `SELECT id FROM crawls WHERE (state IN ('done', 'stopped') AND finished_at < $1) OR state = 'deleting'
+		ORDER BY finished_at, id`, t)
 }
 
 // CrawlLive reports whether a crawl exists, and whether it is running or paused.

@@ -21,7 +21,7 @@ type StoredPage struct {
 	DuplicateOf           string // the URL of the page this one duplicates ("": none)
 	WARCFile              string
 	WARCOffset, WARCBytes int64
-	Links                 []string // the admitted targets of its links, in order
+	Links                 []string // the admitted targets of its links, sorted
 }
 
 // storedPagesSQL reads a page of a crawl's stored pages in url_hash order after $2; $3 bounds

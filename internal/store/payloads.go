@@ -26,7 +26,9 @@ type Payload struct {
 // FindPayload returns the stored body with digest hash that crawlID may point at instead of
 // storing it again: its own, or one of the crawls in from ("*" in from: any crawl's), the
 // crawl's own and then the oldest first. A payload found in another crawl is filed under
-// crawlID too, so a delete of its owner keeps the bytes while crawlID points at them.
+// crawlID too, so a delete of its owner keeps the bytes while crawlID points at them. What is
+// returned is the row filed: when the crawl filed its own copy meanwhile (a fetch of the same
+// bytes recorded since this statement's snapshot), that copy — never bytes no row protects.
 func (s *Store) FindPayload(ctx context.Context, crawlID string, from []string, hash []byte) (Payload, bool, error) {
 	any := false
 	for _, c := range from {
@@ -43,8 +45,9 @@ func (s *Store) FindPayload(ctx context.Context, crawlID string, from []string, 
 		filed AS (
 			INSERT INTO payloads (content_hash, crawl_id, owner_crawl, body_key, url, fetched_at)
 			SELECT $1, $2, owner_crawl, body_key, url, fetched_at FROM found
-			ON CONFLICT (content_hash, crawl_id) DO NOTHING)
-		SELECT body_key, owner_crawl, url, fetched_at FROM found`, hash, crawlID, from, any)
+			ON CONFLICT (content_hash, crawl_id) DO UPDATE SET owner_crawl = payloads.owner_crawl
+			RETURNING body_key, owner_crawl, url, fetched_at)
+		SELECT body_key, owner_crawl, url, fetched_at FROM filed`, hash, crawlID, from, any)
 	br := s.pool.SendBatch(ctx, b)
 	defer br.Close()
 	if _, err := br.Exec(); err != nil {
@@ -59,4 +62,19 @@ func (s *Store) FindPayload(ctx context.Context, crawlID string, from []string, 
 		return Payload{}, false, fmt.Errorf("store: find payload: %w", err)
 	}
 	return p, true, br.Close()
+}
+
+// BorrowedFrom counts, per crawl, the bodies crawlID points at that another crawl stored
+// (spec.dedupAgainst): its revisits of those need that crawl's WARC files to replay.
+func (s *Store) BorrowedFrom(ctx context.Context, crawlID string) ([]Count, error) {
+	rows, err := s.pool.Query(ctx, `SELECT owner_crawl, count(*) FROM payloads WHERE crawl_id = $1 AND owner_crawl <> $1
+		GROUP BY owner_crawl ORDER BY 2 DESC, 1`, crawlID)
+	if err != nil {
+		return nil, fmt.Errorf("store: bodies %s borrowed: %w", crawlID, err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowToStructByPos[Count])
+	if err != nil {
+		return nil, fmt.Errorf("store: bodies %s borrowed: %w", crawlID, err)
+	}
+	return out, nil
 }

@@ -44,7 +44,7 @@ type Seed struct {
 type CrawlFigures struct {
 	Crawl                   string          `json:"crawl"`
 	State                   string          `json:"state"`
-	Spec                    json.RawMessage `json:"spec"`
+	Spec                    json.RawMessage `json:"-"` // as recorded: may hold secrets (headers, proxy), never shown whole
 	Created                 time.Time       `json:"created"`
 	Finished                *time.Time      `json:"finished,omitempty"`
 	First, Last             *time.Time      `json:"-"`

@@ -22,8 +22,9 @@ type Capture struct {
 	RequestHead, ResponseHead string
 	// The earlier capture whose payload this one repeats (an identical body fetched before, in
 	// this crawl or in one it deduplicates against, or for a 304 the URL's last body): a revisit
-	// record refers to it. RefersToURL is empty when none; RefersToID is zero for another
-	// crawl's capture.
+	// record refers to it. A body borrowed from another crawl refers to that crawl's capture,
+	// the response that holds it, never to a revisit of it. RefersToURL is empty when none;
+	// RefersToID is zero for another crawl's capture.
 	RefersToID   int64
 	RefersToURL  string
 	RefersToDate time.Time
@@ -35,7 +36,8 @@ type Capture struct {
 func (s *Store) Unarchived(ctx context.Context, crawlID string, afterID int64, limit int) ([]Capture, error) {
 	rows, err := s.pool.Query(ctx, `SELECT f.id, f.fetch_key, u.url, f.fetched_at, f.status, coalesce(f.content_type, ''),
 			coalesce(f.body_key, ''), f.content_hash, f.truncated, coalesce(f.request_head, ''::bytea), coalesce(f.response_head, ''::bytea),
-			coalesce(r.id, 0), coalesce(r.url, x.url, ''), coalesce(r.fetched_at, x.fetched_at, 'epoch'), coalesce(r.content_hash, x.content_hash)
+			CASE WHEN x.url IS NULL THEN coalesce(r.id, 0) ELSE 0 END, coalesce(x.url, r.url, ''),
+			coalesce(x.fetched_at, r.fetched_at, 'epoch'), coalesce(x.content_hash, r.content_hash)
 		FROM fetches f JOIN urls u ON u.crawl_id = f.crawl_id AND u.url_hash = f.url_hash
 		LEFT JOIN LATERAL (
 			SELECT p.id, pu.url, p.fetched_at, p.content_hash FROM fetches p JOIN urls pu ON pu.crawl_id = p.crawl_id AND pu.url_hash = p.url_hash

@@ -8,6 +8,8 @@ package wacz
 
 import (
 	"archive/zip"
+	"bufio"
+	"container/heap"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -22,7 +24,6 @@ import (
 
 	"github.com/trawlerdev/trawler/internal/blob"
 	"github.com/trawlerdev/trawler/internal/store"
-	"github.com/trawlerdev/trawler/internal/warc"
 )
 
 // Version is the WACZ version written.
@@ -85,8 +86,9 @@ func (p *Packer) Write(ctx context.Context, w io.Writer, crawlID string, now tim
 		pkg.Resources = append(pkg.Resources, Resource{Name: path.Base(name), Path: name, Hash: "sha256:" + hex.EncodeToString(cw.h.Sum(nil)), Bytes: cw.n})
 		return nil
 	}
-	var index []string
+	packaged := map[string]bool{}
 	for _, f := range files {
+		packaged[f.Name] = true
 		// Each WARC file goes in as it is stored: gzip members a reader seeks to by offset, so
 		// the zip must not compress them again (STORE).
 		if err := add("archive/"+path.Base(f.Name), zip.Store, func(dst io.Writer) error {
@@ -100,24 +102,11 @@ func (p *Packer) Write(ctx context.Context, w io.Writer, crawlID string, now tim
 		}); err != nil {
 			return nil, err
 		}
-		lines, err := p.indexOf(ctx, f)
-		if err != nil {
-			return nil, err
-		}
-		index = append(index, lines...)
 	}
-	warc.SortLines(index)
-	if err := add("indexes/index.cdxj", zip.Deflate, func(dst io.Writer) error {
-		for _, l := range index {
-			if _, err := io.WriteString(dst, l+"\n"); err != nil {
-				return err
-			}
-		}
-		return nil
-	}); err != nil {
+	if err := add("indexes/index.cdxj", zip.Deflate, func(dst io.Writer) error { return p.mergeIndexes(ctx, dst, files) }); err != nil {
 		return nil, err
 	}
-	if err := add("pages/pages.jsonl", zip.Deflate, func(dst io.Writer) error { return p.writePages(ctx, dst, crawlID, pkg) }); err != nil {
+	if err := add("pages/pages.jsonl", zip.Deflate, func(dst io.Writer) error { return p.writePages(ctx, dst, crawlID, packaged, pkg) }); err != nil {
 		return nil, err
 	}
 	manifest, err := json.MarshalIndent(pkg, "", "  ")
@@ -144,44 +133,102 @@ func (p *Packer) Write(ctx context.Context, w io.Writer, crawlID string, now tim
 	return pkg, nil
 }
 
-// indexOf reads a WARC file's CDXJ index, naming the file as the package holds it (its base
-// name under archive/, where a replayer looks).
-func (p *Packer) indexOf(ctx context.Context, f store.WARCFile) ([]string, error) {
-	if f.CDXKey == "" {
-		return nil, nil
+// mergeIndexes writes the WARC files' CDXJ indexes as one sorted index, each line naming its
+// file as the package holds it (its base name under archive/, where a replayer looks). Each
+// index is sorted already: a streamed merge, so a crawl of millions of records needs no more
+// memory than a line per file.
+func (p *Packer) mergeIndexes(ctx context.Context, w io.Writer, files []store.WARCFile) error {
+	h := &lineHeap{}
+	for _, f := range files {
+		if f.CDXKey == "" {
+			continue
+		}
+		r, err := p.Blob.Open(ctx, f.CDXKey)
+		if err != nil {
+			return fmt.Errorf("index of %s: %w", f.Name, err)
+		}
+		defer r.Close()
+		src := &indexSource{sc: bufio.NewScanner(r), file: path.Base(f.Name), name: f.Name}
+		src.sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
+		if ok, err := src.next(); err != nil {
+			return err
+		} else if ok {
+			heap.Push(h, src)
+		}
 	}
-	data, err := p.Blob.Get(ctx, f.CDXKey, 1<<30)
-	if err != nil {
-		return nil, fmt.Errorf("wacz: index of %s: %w", f.Name, err)
+	bw := bufio.NewWriter(w)
+	for h.Len() > 0 {
+		src := (*h)[0]
+		if _, err := bw.WriteString(src.line + "\n"); err != nil {
+			return err
+		}
+		ok, err := src.next()
+		if err != nil {
+			return err
+		}
+		if ok {
+			heap.Fix(h, 0)
+		} else {
+			heap.Pop(h)
+		}
 	}
-	var out []string
-	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+	return bw.Flush()
+}
+
+// indexSource is one WARC file's index being merged: its current line, renamed.
+type indexSource struct {
+	sc         *bufio.Scanner
+	file, name string
+	line       string
+}
+
+// next reads the source's next line, naming its file as the package holds it.
+func (s *indexSource) next() (bool, error) {
+	for s.sc.Scan() {
+		line := strings.TrimSpace(s.sc.Text())
 		if line == "" {
 			continue
 		}
 		key, rest, ok1 := strings.Cut(line, " ")
 		ts, js, ok2 := strings.Cut(rest, " ")
 		if !ok1 || !ok2 {
-			return nil, fmt.Errorf("wacz: index of %s: a line is not CDXJ: %.100q", f.Name, line)
+			return false, fmt.Errorf("index of %s: a line is not CDXJ: %.100q", s.name, line)
 		}
 		fields := map[string]json.RawMessage{}
 		if err := json.Unmarshal([]byte(js), &fields); err != nil {
-			return nil, fmt.Errorf("wacz: index of %s: %w", f.Name, err)
+			return false, fmt.Errorf("index of %s: %w", s.name, err)
 		}
-		name, _ := json.Marshal(path.Base(f.Name))
-		fields["filename"] = name
+		fields["filename"], _ = json.Marshal(s.file)
 		b, err := json.Marshal(fields)
 		if err != nil {
-			return nil, err
+			return false, err
 		}
-		out = append(out, key+" "+ts+" "+string(b))
+		s.line = key + " " + ts + " " + string(b)
+		return true, nil
 	}
-	return out, nil
+	if err := s.sc.Err(); err != nil {
+		return false, fmt.Errorf("index of %s: %w", s.name, err)
+	}
+	return false, nil
 }
 
-// writePages lists the crawl's archived HTML pages, the first line the list's own header, and
-// picks the main page: the first seed's, else the first page.
-func (p *Packer) writePages(ctx context.Context, w io.Writer, crawlID string, pkg *Package) error {
+// lineHeap orders the sources by their current line.
+type lineHeap []*indexSource
+
+func (h lineHeap) Len() int           { return len(h) }
+func (h lineHeap) Less(i, j int) bool { return h[i].line < h[j].line }
+func (h lineHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *lineHeap) Push(x any)        { *h = append(*h, x.(*indexSource)) }
+func (h *lineHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// writePages lists the crawl's HTML pages archived in the packaged files, the first line the
+// list's own header, and picks the main page: the first seed's, else the first page.
+func (p *Packer) writePages(ctx context.Context, w io.Writer, crawlID string, packaged map[string]bool, pkg *Package) error {
 	enc := json.NewEncoder(w)
 	if err := enc.Encode(map[string]string{"format": "json-pages-1.0", "id": "pages", "title": "All Pages"}); err != nil {
 		return err
@@ -197,7 +244,7 @@ func (p *Packer) writePages(ctx context.Context, w io.Writer, crawlID string, pk
 			return err
 		}
 		for _, pg := range pages {
-			if pg.WARCFile == "" || !isHTML(pg.ContentType) {
+			if !packaged[pg.WARCFile] || !isHTML(pg.ContentType) { // archived since the package's files were listed: not in it
 				continue
 			}
 			ts := pg.FetchedAt.UTC().Format(time.RFC3339)
