@@ -63,7 +63,7 @@ fuzz:
 ## below can be set from the environment, e.g. the older shape: BENCH_LONG_TAIL=0
 ## BENCH_HOSTS=2000 BENCH_PAGES=50 BENCH_BUDGET_S=60 BENCH_FETCHERS=1,2,4 BENCH_KILL=0
 ## BENCH_TEMPORAL_PG=1 BENCH_NO_DELAY=1. BENCH_MICRO=1 adds the component benchmarks (test web
-## audit, near-dup detection, document saves).
+## audit, near-dup detection, document saves, the export's memory at 5,000 and 50,000 pages).
 BENCH_LONG_TAIL ?= 1
 BENCH_HOSTS ?= 10000
 BENCH_SEED_EVERY ?= 10
@@ -82,7 +82,8 @@ bench: up
 	if [ -n "$(BENCH_MICRO)" ]; then \
 		$(GO) test -run '^$$' -bench . -benchmem ./internal/testweb/ && \
 		$(GO) test -run 'NearDuplicates' -v -bench . -benchtime 2000x ./internal/dedup/ | grep -E 'precision|Benchmark|^ok' && \
-		$(WITH_ENV) $(GO) test -run '^$$' -bench NearDuplicateSave10k -benchtime 300x -timeout 20m ./internal/store/; fi
+		$(WITH_ENV) $(GO) test -run '^$$' -bench NearDuplicateSave10k -benchtime 300x -timeout 20m ./internal/store/ && \
+		$(WITH_ENV) $(GO) test -run '^$$' -bench ExportMemory -benchtime 1x -timeout 20m ./internal/export/; fi
 
 ## Main-text extraction (issue 17): Trawler's extractor and go-trafilatura against the PostgreSQL
 ## and Python manuals Debian ships (apt-get install postgresql-doc-15 python3.11-doc), scored by
