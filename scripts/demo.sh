@@ -52,4 +52,10 @@ curl -fsS -H 'Host: control.test' "http://$addr/audit" |
   jq '.totals | {requests, hosts, gapViolations, concurrencyViolations, robotsNotFirst, disallowed, repeats, retryAfterViolations, trapRequests}'
 curl -fsS -H 'Host: control.test' "http://$addr/audit" >.dev/log/demo-audit.json
 echo
+mkdir -p .dev/reports
+bin/trawler report --crawl "$name" --out .dev/reports >/dev/null
+echo "demo: the crawl's report: .dev/reports/$name.html (opens offline); its figures: .dev/reports/$name.json"
+echo "demo: export it:  bin/trawler export --crawl $name > $name.jsonl   (or --format csv|parquet)"
+echo "demo: package it: bin/trawler warc --crawl $name --wacz $name.wacz"
+echo
 echo "Temporal UI: http://127.0.0.1:8233/namespaces/default/workflows?query=CrawlID%3D%22$name%22"
