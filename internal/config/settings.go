@@ -1,17 +1,11 @@
 package config
 
 import (
-	"crypto/x509"
-	"errors"
 	"fmt"
-	"net/netip"
-	"os"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/trawlerdev/trawler/internal/crawl"
-	"github.com/trawlerdev/trawler/internal/listen"
 	"github.com/trawlerdev/trawler/internal/urlnorm"
 )
 
@@ -133,15 +127,7 @@ var settings = []setting{
 	{Flag: "segment-max-age", Env: "TRAWLER_SEGMENT_MAX_AGE", Default: "1s", Usage: "longest a fetched body or extracted text waits for its segment (one stored object for all of a worker's pages meanwhile) to be written",
 		set: func(c *Config, v string) error { return duration(&c.SegmentMaxAge, v) }},
 	{Flag: "retention", Env: "TRAWLER_RETENTION", Default: "0", Usage: "process workers delete, at start and then every hour, each crawl that ended (done or stopped) longer ago than this — its rows, segments and WARC files, never bodies a later crawl reuses (at least 1h, e.g. 720h; 0: keep every crawl)",
-		set: func(c *Config, v string) error {
-			if err := duration(&c.Retention, v); err != nil {
-				return err
-			}
-			if c.Retention > 0 && c.Retention < time.Hour {
-				return fmt.Errorf("at least 1h (or 0: keep every crawl): a crawl's last writes land minutes after it ends")
-			}
-			return nil
-		}},
+		set: func(c *Config, v string) error { return retention(&c.Retention, v) }},
 	{Flag: "segment-max-bytes", Env: "TRAWLER_SEGMENT_MAX_BYTES", Default: "8388608", Usage: "a segment is written once it holds this many bytes",
 		set: func(c *Config, v string) error { return positiveInt(&c.SegmentMaxBytes, v) }},
 	{Flag: "segment-cache-bytes", Env: "TRAWLER_SEGMENT_CACHE_BYTES", Default: "134217728", Usage: "segments a process worker keeps in memory, so the pages of one segment cost one GET",
@@ -204,205 +190,4 @@ var settings = []setting{
 		set: func(c *Config, v string) error { return oneOf(&c.LogLevel, v, "debug", "info", "warn", "error") }},
 	{Flag: "log-format", Env: "TRAWLER_LOG_FORMAT", Default: "text", Usage: "text or json",
 		set: func(c *Config, v string) error { return oneOf(&c.LogFormat, v, "text", "json") }},
-}
-
-func nonNegativeFloat(dst *float64, v string) error {
-	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-	if err != nil || f < 0 || f != f {
-		return fmt.Errorf("want a number ≥ 0")
-	}
-	*dst = f
-	return nil
-}
-
-// listenAddr is host:port with port 0 allowed (any free port), or "off".
-func listenAddr(dst *string, v string) error {
-	if v == "off" {
-		*dst = ""
-		return nil
-	}
-	if _, _, _, err := listen.Parse(v); err != nil {
-		return err
-	}
-	*dst = v
-	return nil
-}
-
-func nonEmpty(dst *string, v string) error {
-	if strings.TrimSpace(v) == "" {
-		return fmt.Errorf("must not be empty")
-	}
-	*dst = v
-	return nil
-}
-
-func hostPort(dst *string, v string) error {
-	host, port, ok := strings.Cut(v, ":")
-	if !ok || host == "" || strings.Contains(v, "/") {
-		return fmt.Errorf("want host:port")
-	}
-	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-		return fmt.Errorf("port %q is not a number from 1 to 65535", port)
-	}
-	*dst = v
-	return nil
-}
-
-func prefixed(dst *string, v string, prefixes ...string) error {
-	for _, p := range prefixes {
-		if strings.HasPrefix(v, p) {
-			*dst = v
-			return nil
-		}
-	}
-	return fmt.Errorf("must start with %s", strings.Join(prefixes, " or "))
-}
-
-func bucketName(dst *string, v string) error {
-	if len(v) < 3 || len(v) > 63 || strings.ToLower(v) != v || strings.ContainsAny(v, "_/ ") {
-		return fmt.Errorf("want an S3 bucket name: 3-63 lower-case letters, digits, dots or hyphens")
-	}
-	*dst = v
-	return nil
-}
-
-func boolean(dst *bool, v string) error {
-	b, err := strconv.ParseBool(v)
-	if err != nil {
-		return fmt.Errorf("want true or false")
-	}
-	*dst = b
-	return nil
-}
-
-func positiveInt(dst *int, v string) error {
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 {
-		return fmt.Errorf("want a whole number ≥ 1")
-	}
-	*dst = n
-	return nil
-}
-
-func duration(dst *time.Duration, v string) error {
-	d, err := time.ParseDuration(v)
-	if err != nil || d < 0 {
-		return fmt.Errorf("want a duration such as 30s or 2m")
-	}
-	*dst = d
-	return nil
-}
-
-func list(v string) []string {
-	var out []string
-	for _, p := range strings.Split(v, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-func ports(dst *[]int, v string) error {
-	var out []int
-	for _, p := range strings.Split(v, ",") {
-		p = strings.TrimSpace(p)
-		if p == "" {
-			continue
-		}
-		n, err := strconv.Atoi(p)
-		if err != nil || n < 1 || n > 65535 {
-			return fmt.Errorf("%q is not a port number (1-65535)", p)
-		}
-		out = append(out, n)
-	}
-	if len(out) == 0 {
-		return errors.New("name at least one port, such as 80,443")
-	}
-	*dst = out
-	return nil
-}
-
-// TrustCAFile is the ca-file setting: it makes https:// answers signed by the file's
-// authorities trusted too (tests trust their test web's with it).
-func (c *Config) TrustCAFile(path string) error { return rootCAs(c, path) }
-
-// rootCAs reads extra certificate authorities now, so a bad file stops the process at start.
-func rootCAs(c *Config, path string) error {
-	c.CAFile, c.RootCAs = path, nil
-	if path == "" {
-		return nil
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	pool, err := x509.SystemCertPool()
-	if err != nil || pool == nil {
-		pool = x509.NewCertPool()
-	}
-	if !pool.AppendCertsFromPEM(data) {
-		return fmt.Errorf("%s holds no PEM certificate", path)
-	}
-	c.RootCAs = pool
-	return nil
-}
-
-func prefixes(dst *[]netip.Prefix, v string) error {
-	var out []netip.Prefix
-	for _, p := range strings.Split(v, ",") {
-		p = strings.TrimSpace(p)
-		if p == "" {
-			continue
-		}
-		pf, err := netip.ParsePrefix(p)
-		if err != nil {
-			return fmt.Errorf("%q is not a CIDR such as 10.0.0.0/8", p)
-		}
-		out = append(out, pf.Masked())
-	}
-	*dst = out
-	return nil
-}
-
-func oneOf(dst *string, v string, allowed ...string) error {
-	for _, a := range allowed {
-		if v == a {
-			*dst = v
-			return nil
-		}
-	}
-	return fmt.Errorf("want one of %s", strings.Join(allowed, ", "))
-}
-
-// Roles a worker process can serve.
-const (
-	RoleWorkflow = "workflow"
-	RoleFetch    = "fetch"
-	RoleProcess  = "process"
-	RoleRender   = "render"
-)
-
-func roles(dst *[]string, v string) error {
-	var out []string
-	seen := map[string]bool{}
-	for _, r := range strings.Split(v, ",") {
-		r = strings.TrimSpace(r)
-		switch r {
-		case RoleWorkflow, RoleFetch, RoleProcess, RoleRender:
-		case "":
-			continue
-		default:
-			return fmt.Errorf("unknown role %q (want workflow, fetch, process or render)", r)
-		}
-		if !seen[r] {
-			seen[r] = true
-			out = append(out, r)
-		}
-	}
-	if len(out) == 0 {
-		return fmt.Errorf("want at least one role")
-	}
-	*dst = out
-	return nil
 }
