@@ -40,10 +40,6 @@ type Report struct {
 	Span        time.Duration `json:"-"`
 	SpanText    string        `json:"span"`
 	PagesPerSec float64       `json:"pagesPerSecond"`
-	Requests    int64         `json:"requests"`
-	Pages       int64         `json:"pages"`
-	Errors      int64         `json:"errors"`
-	Bytes       int64         `json:"bytes"`
 	Settings    specSummary   `json:"spec"`
 }
 
@@ -82,7 +78,7 @@ func summarize(raw json.RawMessage) specSummary {
 
 // New derives a report from a crawl's figures.
 func New(f *store.CrawlFigures, now time.Time) *Report {
-	r := &Report{CrawlFigures: f, Generated: now.UTC(), Requests: f.Requests, Pages: f.Pages, Errors: f.Errors, Bytes: f.Bytes}
+	r := &Report{CrawlFigures: f, Generated: now.UTC()}
 	if f.First != nil && f.Last != nil {
 		r.Span = f.Last.Sub(*f.First)
 	}

@@ -94,8 +94,6 @@ func (d *Deleter) Delete(ctx context.Context, crawlID string, dryRun bool) (Plan
 		if p.Rows, err = d.Store.DeleteCrawlRows(ctx, crawlID); err != nil {
 			return p, err
 		}
-	}
-	if !dryRun {
 		if pending, err = d.Store.PendingObjectDeletes(ctx, crawlID); err != nil {
 			return p, err
 		}

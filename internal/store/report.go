@@ -42,26 +42,28 @@ type Seed struct {
 
 // CrawlFigures are the figures of a crawl's report, read from its own tables.
 type CrawlFigures struct {
-	Crawl                   string          `json:"crawl"`
-	State                   string          `json:"state"`
-	Spec                    json.RawMessage `json:"-"` // as recorded: may hold secrets (headers, proxy), never shown whole
-	Created                 time.Time       `json:"created"`
-	Finished                *time.Time      `json:"finished,omitempty"`
-	First, Last             *time.Time      `json:"-"`
-	Requests, Pages, Errors int64           `json:"-"`
-	Bytes                   int64           `json:"-"`
-	BucketSeconds           int             `json:"bucketSeconds"`
-	Timeline                []TimePoint     `json:"timeline"`
-	Statuses                []Count         `json:"statuses"`
-	Types                   []Count         `json:"types"`
-	Depths                  []Count         `json:"depths"`
-	TopHosts                []Count         `json:"topHosts"`
-	ErrorHosts              []Count         `json:"errorHosts"`
-	Politeness              []HostPace      `json:"politeness"`
-	Skips                   []Count         `json:"skips"`
-	Rejections              []Count         `json:"rejections"`
-	Duplicates              []Count         `json:"duplicates"`
-	Seeds                   []Seed          `json:"seeds"`
+	Crawl         string          `json:"crawl"`
+	State         string          `json:"state"`
+	Spec          json.RawMessage `json:"-"` // as recorded: may hold secrets (headers, proxy), never shown whole
+	Created       time.Time       `json:"created"`
+	Finished      *time.Time      `json:"finished,omitempty"`
+	First, Last   *time.Time      `json:"-"`
+	Requests      int64           `json:"requests"`
+	Pages         int64           `json:"pages"`  // 2xx answers
+	Errors        int64           `json:"errors"` // 4xx, 5xx or no answer
+	Bytes         int64           `json:"bytes"`
+	BucketSeconds int             `json:"bucketSeconds"`
+	Timeline      []TimePoint     `json:"timeline"`
+	Statuses      []Count         `json:"statuses"`
+	Types         []Count         `json:"types"`
+	Depths        []Count         `json:"depths"`
+	TopHosts      []Count         `json:"topHosts"`
+	ErrorHosts    []Count         `json:"errorHosts"`
+	Politeness    []HostPace      `json:"politeness"`
+	Skips         []Count         `json:"skips"`
+	Rejections    []Count         `json:"rejections"`
+	Duplicates    []Count         `json:"duplicates"`
+	Seeds         []Seed          `json:"seeds"`
 }
 
 // reportTop bounds the hosts a report lists.
