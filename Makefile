@@ -6,7 +6,8 @@ GO ?= go
 WITH_ENV = eval "$$(scripts/stack.sh env)" &&
 GO_TEST_FLAGS ?= -count=1 -timeout 30m
 
-.PHONY: all build up down status logs migrate demo test test-unit fmt-check vet bench bench-scale bench-extract fuzz chaos clean
+.PHONY: all build up down status logs migrate demo test test-unit fmt-check vet bench bench-scale bench-extract fuzz chaos \
+	cluster-up cluster-down cluster-status cluster-chaos clean
 
 all: build
 
@@ -104,11 +105,40 @@ bench-scale: up
 		$(GO) test -run '^$$' -bench Scaling -benchtime 1x -v -timeout 90m ./internal/e2e/
 
 ## Fault injection (issue #10): a ~5,000-page crawl while workers are SIGKILLed every 20-30 s,
-## Temporal and Postgres restart and MinIO is down for 60 s. CHAOS_RUNS=3 runs it three times.
+## Temporal and Postgres restart and MinIO is down for 60 s; then cluster-chaos. CHAOS_RUNS=3
+## runs each three times.
 CHAOS_RUNS ?= 1
+CHAOS_LOG = grep -E '^(=== RUN|--- |ok|FAIL|PASS)|chaos_|faults injected|recovery|SIGKILL|restart|MinIO|Temporal|Postgres|chaos report|ended after'
 chaos: up
 	$(WITH_ENV) $(GO) test -tags chaos -run 'TestChaos' -count=$(CHAOS_RUNS) -timeout 120m -v ./internal/e2e/ 2>&1 | \
-		grep -E '^(=== RUN|--- |ok|FAIL|PASS)|chaos_test|faults injected|SIGKILL|restart|MinIO|chaos report' ; exit $${PIPESTATUS[0]}
+		$(CHAOS_LOG) ; exit $${PIPESTATUS[0]}
+	$(MAKE) cluster-chaos CLUSTER_CHAOS_RUNS=$(CHAOS_RUNS)
+
+## A cluster on loopback (issue 37): 3 Temporal nodes on PostgreSQL, 4 MinIO nodes, a Postgres
+## primary and standby, a worker process per role; scripts/cluster.sh (README "Running at scale").
+cluster-up: build
+	scripts/cluster.sh up
+	@echo 'eval "$$(scripts/cluster.sh env)"   # the cluster'"'"'s addresses for your shell'
+cluster-down:
+	scripts/cluster.sh down
+cluster-status:
+	scripts/cluster.sh status
+
+## The cluster under faults: each run starts a fresh cluster (no workers of its own; the test
+## starts them), crawls 10,000 pages while a Temporal node, a MinIO node, a worker of each role
+## and the Postgres primary fail, and prints the time to recover from each. The stack of
+## `make up` is stopped first: the box has two cores. CLUSTER_CHAOS_RUNS=3 runs it three times.
+CLUSTER_CHAOS_RUNS ?= 1
+cluster-chaos: build
+	scripts/stack.sh down
+	for i in $$(seq 1 $(CLUSTER_CHAOS_RUNS)); do \
+		echo "cluster-chaos: run $$i of $(CLUSTER_CHAOS_RUNS)"; set +e; \
+		scripts/cluster.sh down --purge && TRAWLER_CLUSTER_WORKERS=0 scripts/cluster.sh up && \
+		eval "$$(scripts/cluster.sh env)" && $(GO) test -tags cluster -run '^TestClusterChaos$$' -count=1 -timeout 30m -v ./internal/e2e/ 2>&1 | \
+			$(CHAOS_LOG) ; rc=$${PIPESTATUS[0]}; set -e; \
+		if [ $$rc != 0 ]; then echo "cluster-chaos: run $$i failed; the cluster is left up for a look (logs in .dev/cluster/log)"; exit $$rc; fi; \
+	done
+	scripts/cluster.sh down
 
 ## Only the tests that need no services.
 test-unit:

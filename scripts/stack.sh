@@ -21,37 +21,11 @@ external_db() { [[ -n "${DATABASE_URL:-}" && "$DATABASE_URL" != "$LOCAL_DATABASE
 export MINIO_ROOT_USER=${TRAWLER_S3_ACCESS_KEY:-trawler}
 export MINIO_ROOT_PASSWORD=${TRAWLER_S3_SECRET_KEY:-trawler-dev-secret}
 
-say() { printf 'stack: %s\n' "$*" >&2; }
-die() { say "$*"; exit 1; }
+who=stack
+# shellcheck source=scripts/lib.sh
+source "$root/scripts/lib.sh"
 
-running() { local st; st=$(ps -o stat= -p "$1" 2>/dev/null) && [[ "$st" != Z* ]]; }
-alive() { [[ -f "$run/$1.pid" ]] && running "$(cat "$run/$1.pid")"; }
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-
-# wait_for NAME SECONDS CHECK...: polls CHECK until it succeeds; on timeout names the log.
-wait_for() {
-  local name=$1 secs=$2; shift 2
-  local i
-  for ((i = 0; i < secs * 5; i++)); do
-    if "$@" >/dev/null 2>&1; then return 0; fi
-    if [[ "$name" != postgres ]] && ! alive "$name"; then
-      say "$name exited during start-up; last lines of $logs/$name.log:"
-      tail -n 20 "$logs/$name.log" >&2 || true
-      return 1
-    fi
-    sleep 0.2
-  done
-  say "$name is not healthy after ${secs}s; read its log in $logs (postgres: $(dirname "$(pg_data)")/postgres.log):"
-  tail -n 20 "$logs/$name.log" >&2 || true
-  return 1
-}
-
-# start NAME CMD...: runs CMD detached in its own session, PID in .dev/run/NAME.pid.
-start() {
-  local name=$1; shift
-  setsid "$@" >>"$logs/$name.log" 2>&1 </dev/null &
-  echo $! >"$run/$name.pid"
-}
 
 # ---- Temporal -------------------------------------------------------------------------------
 temporal_healthy() { "$bin/temporal" operator cluster health --address "127.0.0.1:$TEMPORAL_PORT" --command-timeout 3s; }
@@ -83,130 +57,19 @@ temporal_sql_up() {
   "$root/scripts/tools.sh" server
   PGBIN=$(pg_bindir) || die "temporal: no PostgreSQL binaries"
   pg_healthy || die "temporal: PostgreSQL is not up"
-  local schema="$root/.tools/temporal-schema" conf="$dev/temporal-sql" db
-  local sqltool=("$bin/temporal-sql-tool" --plugin postgres12 --ep 127.0.0.1 -p "$PG_PORT" -u trawler)
-  for db in temporal temporal_visibility; do
-    # TRAWLER_TEMPORAL_RESET=1 (make bench) starts from empty databases.
-    if [[ "${TRAWLER_TEMPORAL_RESET:-}" == 1 ]]; then
-      "$PGBIN/psql" -h 127.0.0.1 -p "$PG_PORT" -U trawler -d postgres -qc "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null \
-        || die "temporal: dropping database $db failed"
-    fi
-    local dir=temporal
-    [[ $db == temporal_visibility ]] && dir=visibility
-    if ! "$PGBIN/psql" -h 127.0.0.1 -p "$PG_PORT" -U trawler -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname='$db'" | grep -q 1; then
-      "${sqltool[@]}" --db "$db" create-database >>"$logs/temporal.log" 2>&1 &&
-        "${sqltool[@]}" --db "$db" setup-schema -v 0.0 >>"$logs/temporal.log" 2>&1 || die "temporal: creating database $db failed (see $logs/temporal.log)"
-    fi
-    "${sqltool[@]}" --db "$db" update-schema -d "$schema/$dir/versioned" >>"$logs/temporal.log" 2>&1 \
-      || die "temporal: updating the schema of $db failed (see $logs/temporal.log)"
-  done
-  mkdir -p "$conf/config"
-  cat >"$conf/dynamicconfig.yaml" <<YAML
-system.enableActivityEagerExecution:
-  - value: true
-limit.maxIDLength:
-  - value: 1000
-YAML
-  store() { # a datastore's YAML: database, connections
-    cat <<YAML
-      sql:
-        pluginName: postgres12
-        databaseName: $1
-        connectAddr: "127.0.0.1:$PG_PORT"
-        connectProtocol: tcp
-        user: trawler
-        maxConns: $2
-        maxIdleConns: $2
-        maxConnLifetime: 1h
-YAML
-  }
-  local port
-  cat >"$conf/config/development.yaml" <<YAML
-log:
-  stdout: true
-  level: warn
-persistence:
-  defaultStore: default
-  visibilityStore: visibility
-  numHistoryShards: ${TRAWLER_TEMPORAL_SHARDS:-4}
-  datastores:
-    default:
-$(store temporal 20)
-    visibility:
-$(store temporal_visibility 4)
-global:
-  membership:
-    maxJoinDuration: 30s
-    broadcastAddress: 127.0.0.1
-  pprof:
-    port: ${TRAWLER_TEMPORAL_PPROF_PORT:-7936}
-services:
-YAML
-  port=$TEMPORAL_PORT
-  for svc in frontend history matching worker; do
-    printf '  %s:\n    rpc:\n      grpcPort: %s\n      membershipPort: %s\n      bindOnLocalHost: true\n' \
-      "$svc" "$port" "$((port - 1000))" >>"$conf/config/development.yaml"
-    port=$((port + 1))
-  done
-  cat >>"$conf/config/development.yaml" <<YAML
-clusterMetadata:
-  enableGlobalNamespace: false
-  failoverVersionIncrement: 10
-  masterClusterName: active
-  currentClusterName: active
-  clusterInformation:
-    active:
-      enabled: true
-      initialFailoverVersion: 1
-      rpcName: frontend
-      rpcAddress: "127.0.0.1:$TEMPORAL_PORT"
-dcRedirectionPolicy:
-  policy: noop
-dynamicConfigClient:
-  filepath: $conf/dynamicconfig.yaml
-  pollInterval: 10s
-YAML
+  local conf="$dev/temporal-sql"
+  temporal_schema 127.0.0.1 "$PG_PORT" "$logs/temporal.log"
+  temporal_config "$conf" 127.0.0.1 "$TEMPORAL_PORT" "127.0.0.1:$PG_PORT" "${TRAWLER_TEMPORAL_SHARDS:-4}" 20 4
   start temporal "$bin/temporal-server" --root "$conf" --config config --env development --allow-no-auth start
   wait_for temporal 90 temporal_healthy || die "temporal (PostgreSQL) failed to start"
-  local tctl=("$bin/temporal" operator --address "127.0.0.1:$TEMPORAL_PORT")
-  "${tctl[@]}" namespace describe --namespace default >/dev/null 2>&1 ||
-    "${tctl[@]}" namespace create --namespace default --retention 72h >>"$logs/temporal.log" 2>&1 || die "temporal: creating namespace default failed"
-  local i
-  for i in $(seq 1 50); do # the namespace reaches the frontend's cache within seconds
-    "${tctl[@]}" search-attribute create --namespace default --name Host --type Keyword --name CrawlID --type Keyword \
-      --name HostState --type Keyword >>"$logs/temporal.log" 2>&1 && break
-    "${tctl[@]}" search-attribute list --namespace default 2>/dev/null | grep -q HostState && break
-    sleep 0.5
-  done
-  "${tctl[@]}" search-attribute list --namespace default 2>/dev/null | grep -q HostState || die "temporal: registering search attributes failed"
-  # Workers that poll before the frontend's namespace cache knows "default" back off for long.
-  wait_for temporal 60 "$bin/temporal" workflow list --address "127.0.0.1:$TEMPORAL_PORT" --namespace default --limit 1 \
-    || die "temporal: namespace default is not served"
+  temporal_namespace temporal "127.0.0.1:$TEMPORAL_PORT" "$logs/temporal.log"
   say "temporal: Temporal server $("$bin/temporal-server" --version | awk '{print $NF}') on PostgreSQL, up on 127.0.0.1:$TEMPORAL_PORT"
 }
 
 # ---- PostgreSQL -----------------------------------------------------------------------------
-pg_bindir() {
-  if command -v initdb >/dev/null 2>&1; then dirname "$(readlink -f "$(command -v initdb)")"; return; fi
-  local d
-  for d in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V -r); do
-    [[ -x "$d/initdb" ]] && { echo "$d"; return; }
-  done
-  return 1
-}
-
-# as_pg CMD...: initdb and postgres refuse to run as root, so root runs them as 'postgres'.
-as_pg() {
-  # From /: the postgres user may not be allowed into the caller's working directory.
-  if [[ $(id -u) == 0 ]]; then (cd / && runuser -u postgres -- "$@"); else "$@"; fi
-}
-
 # pg_data: the cluster lives in .dev/pg unless the 'postgres' user cannot reach it (a clone under
 # a private directory such as mktemp -d), then in a per-clone directory under /var/tmp.
-pg_data() {
-  if [[ $(id -u) != 0 ]] || runuser -u postgres -- test -x "$dev"; then echo "$dev/pg/data"; return; fi
-  echo "/var/tmp/trawler-pg-$(printf '%s' "$root" | sha1sum | cut -c1-12)/data"
-}
+pg_data() { echo "$(pg_home "$dev/pg" pg)/data"; }
 
 pg_healthy() { "$PGBIN/pg_isready" -q -h 127.0.0.1 -p "$PG_PORT"; }
 
@@ -273,19 +136,6 @@ minio_up() {
 }
 
 # ---- generic --------------------------------------------------------------------------------
-stop_pidfile() {
-  local name=$1
-  if alive "$name"; then
-    local pid
-    pid=$(cat "$run/$name.pid")
-    kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
-    for _ in $(seq 1 50); do running "$pid" || break; sleep 0.2; done
-    kill -KILL -- "-$pid" 2>/dev/null || true
-    say "$name: stopped"
-  fi
-  rm -f "$run/$name.pid"
-}
-
 status_line() {
   local name=$1 healthy=$2 addr=$3
   local pid="-"

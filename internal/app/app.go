@@ -61,14 +61,15 @@ func DialTemporal(ctx context.Context, cfg *config.Config, log *slog.Logger) (cl
 // DialTemporalWithMetrics connects a Temporal client whose SDK metrics, and the metrics its
 // workflows and activities emit, go to metrics (nil: nowhere).
 func DialTemporalWithMetrics(ctx context.Context, cfg *config.Config, log *slog.Logger, metrics client.MetricsHandler) (client.Client, error) {
+	target, dialOpts := frontends(cfg.TemporalAddress)
 	c, err := client.DialContext(ctx, client.Options{
-		HostPort:       cfg.TemporalAddress,
+		HostPort:       target,
 		Namespace:      cfg.TemporalNamespace,
 		Logger:         tlog.NewStructuredLogger(log.With("component", "temporal-sdk")),
 		MetricsHandler: metrics,
 		// The SDK gzips every request by default: on a local network that is CPU on both ends
 		// (a tenth of a workflow worker's) for bytes nobody pays for.
-		ConnectionOptions: client.ConnectionOptions{GrpcCompression: compression(cfg.TemporalCompression)},
+		ConnectionOptions: client.ConnectionOptions{GrpcCompression: compression(cfg.TemporalCompression), DialOptions: dialOpts},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("temporal at %s: %w", cfg.TemporalAddress, err)

@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"net"
 	"strconv"
 	"testing"
 	"time"
@@ -36,5 +37,30 @@ func TestPostgresPoolFollowsTheSetting(t *testing.T) {
 		return map[string]string{"TRAWLER_PG_MAX_CONNS": "0"}[k]
 	}); err == nil {
 		t.Error("TRAWLER_PG_MAX_CONNS=0 was accepted")
+	}
+}
+
+// TEMPORAL_ADDRESS may list a cluster's frontends: calls go to those that answer, here past an
+// address nothing listens on.
+func TestAFrontendListSkipsAFrontendThatIsDown(t *testing.T) {
+	cfg := testenv.Config(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := ln.Addr().String()
+	ln.Close()
+	cfg.TemporalAddress = dead + "," + cfg.TemporalAddress + "," + dead
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := app.DialTemporal(ctx, cfg, testenv.Logger(t))
+	if err != nil {
+		t.Fatalf("dial %s: %v", cfg.TemporalAddress, err)
+	}
+	defer c.Close()
+	for i := range 10 { // round robin: every call would meet a dead frontend in turn
+		if _, err := c.CheckHealth(ctx, nil); err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
 	}
 }

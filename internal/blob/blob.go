@@ -33,13 +33,21 @@ type Options struct {
 	UseSSL                                 bool
 }
 
-// New connects to the endpoint and creates the bucket when it does not exist yet.
+// New connects to the endpoint (or to the first of a comma-separated list of nodes that
+// answers: endpoints.go) and creates the bucket when it does not exist yet.
 func New(ctx context.Context, o Options) (*Store, error) {
+	endpoint, nodes, err := splitEndpoints(o.Endpoint)
+	if err != nil {
+		return nil, err
+	}
 	base, err := minio.DefaultTransport(o.UseSSL)
 	if err != nil {
 		return nil, fmt.Errorf("blob: transport for %s: %w", o.Endpoint, err)
 	}
-	client, err := minio.New(o.Endpoint, &minio.Options{
+	if nodes != nil {
+		base.DialContext = nodes.DialContext
+	}
+	client, err := minio.New(endpoint, &minio.Options{
 		Creds:     credentials.NewStaticV4(o.AccessKey, o.SecretKey, ""),
 		Secure:    o.UseSSL,
 		Transport: &iostats.S3Transport{Base: base}, // S3 requests per page are part of the budget

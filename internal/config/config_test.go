@@ -54,6 +54,15 @@ func TestFlagOverridesEnvOverridesDefault(t *testing.T) {
 	}
 }
 
+// A cluster's services are lists: every frontend, every MinIO node.
+func TestClusterAddressesAreLists(t *testing.T) {
+	c, err := load(t, map[string]string{"TEMPORAL_ADDRESS": "10.0.0.1:7233,10.0.0.2:7233",
+		"TRAWLER_S3_ENDPOINT": "10.0.0.1:9000,10.0.0.2:9000,10.0.0.3:9000"})
+	if err != nil || c.TemporalAddress != "10.0.0.1:7233,10.0.0.2:7233" || c.S3Endpoint != "10.0.0.1:9000,10.0.0.2:9000,10.0.0.3:9000" {
+		t.Fatalf("lists: %+v, %v", c, err)
+	}
+}
+
 func TestBadValuesNameTheSetting(t *testing.T) {
 	cases := []struct {
 		env  map[string]string
@@ -69,6 +78,8 @@ func TestBadValuesNameTheSetting(t *testing.T) {
 		{env: map[string]string{"DATABASE_URL": "mysql://x"}, want: "DATABASE_URL"},
 		{args: []string{"--log-level", "loud"}, want: "--log-level"},
 		{args: []string{"--temporal-address", "h:99999"}, want: "--temporal-address"},
+		{env: map[string]string{"TEMPORAL_ADDRESS": "a:7233,nohost"}, want: `"nohost"`},
+		{env: map[string]string{"TRAWLER_S3_ENDPOINT": "a:9102,,b:9103"}, want: "TRAWLER_S3_ENDPOINT"},
 	}
 	for _, tc := range cases {
 		_, err := load(t, tc.env, tc.args...)

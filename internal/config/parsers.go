@@ -55,6 +55,19 @@ func hostPort(dst *string, v string) error {
 	return nil
 }
 
+// hostPorts reads one host:port or a comma-separated list of them (the nodes of a cluster,
+// any of which serves the whole service).
+func hostPorts(dst *string, v string) error {
+	for _, a := range strings.Split(v, ",") {
+		var one string
+		if err := hostPort(&one, a); err != nil {
+			return fmt.Errorf("%q: %w (or a comma-separated list of host:port)", a, err)
+		}
+	}
+	*dst = v
+	return nil
+}
+
 func prefixed(dst *string, v string, prefixes ...string) error {
 	for _, p := range prefixes {
 		if strings.HasPrefix(v, p) {

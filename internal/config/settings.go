@@ -35,8 +35,8 @@ func Settings() []Setting {
 }
 
 var settings = []setting{
-	{Flag: "temporal-address", Env: "TEMPORAL_ADDRESS", Default: "127.0.0.1:7233", Usage: "Temporal frontend host:port",
-		set: func(c *Config, v string) error { return hostPort(&c.TemporalAddress, v) }},
+	{Flag: "temporal-address", Env: "TEMPORAL_ADDRESS", Default: "127.0.0.1:7233", Usage: "Temporal frontend host:port, or a comma-separated list of a cluster's frontends (calls are balanced over those that answer)",
+		set: func(c *Config, v string) error { return hostPorts(&c.TemporalAddress, v) }},
 	{Flag: "temporal-namespace", Env: "TEMPORAL_NAMESPACE", Default: "default", Usage: "Temporal namespace",
 		set: func(c *Config, v string) error { return nonEmpty(&c.TemporalNamespace, v) }},
 	{Flag: "temporal-compression", Env: "TRAWLER_TEMPORAL_COMPRESSION", Default: "none", Usage: "gRPC compression to Temporal: none (CPU matters more than bytes next to the server) or gzip (a slow or metered link, e.g. Temporal Cloud)",
@@ -49,12 +49,12 @@ var settings = []setting{
 		set: func(c *Config, v string) error { return nonEmpty(&c.ProcessTaskQueue, v) }},
 	{Flag: "render-task-queue", Env: "TRAWLER_RENDER_TASK_QUEUE", Default: crawl.RenderQueue, Usage: "task queue for rendering pages in headless Chromium (the render role)",
 		set: func(c *Config, v string) error { return nonEmpty(&c.RenderTaskQueue, v) }},
-	{Flag: "database-url", Env: "DATABASE_URL", Default: "postgres://trawler@127.0.0.1:55432/trawler?sslmode=disable", Usage: "PostgreSQL connection URL", Secret: true,
+	{Flag: "database-url", Env: "DATABASE_URL", Default: "postgres://trawler@127.0.0.1:55432/trawler?sslmode=disable", Usage: "PostgreSQL connection URL; several hosts (postgres://u@h1:p,h2:p/db?target_session_attrs=read-write) follow a promoted standby", Secret: true,
 		set: func(c *Config, v string) error { return prefixed(&c.DatabaseURL, v, "postgres://", "postgresql://") }},
 	{Flag: "pg-max-conns", Env: "TRAWLER_PG_MAX_CONNS", Default: "4", Usage: "Postgres connections per process at most (a fetch worker holds one more, listening): N processes need N × (this + 1) of Postgres's max_connections",
 		set: func(c *Config, v string) error { return positiveInt(&c.PGMaxConns, v) }},
-	{Flag: "s3-endpoint", Env: "TRAWLER_S3_ENDPOINT", Default: "127.0.0.1:9000", Usage: "MinIO/S3 endpoint host:port",
-		set: func(c *Config, v string) error { return hostPort(&c.S3Endpoint, v) }},
+	{Flag: "s3-endpoint", Env: "TRAWLER_S3_ENDPOINT", Default: "127.0.0.1:9000", Usage: "MinIO/S3 endpoint host:port, or a comma-separated list of a distributed MinIO's nodes (requests go to the first that answers; signed for the first's name)",
+		set: func(c *Config, v string) error { return hostPorts(&c.S3Endpoint, v) }},
 	{Flag: "s3-access-key", Env: "TRAWLER_S3_ACCESS_KEY", Default: "trawler", Usage: "MinIO/S3 access key",
 		set: func(c *Config, v string) error { return nonEmpty(&c.S3AccessKey, v) }},
 	{Flag: "s3-secret-key", Env: "TRAWLER_S3_SECRET_KEY", Default: "trawler-dev-secret", Usage: "MinIO/S3 secret key", Secret: true,

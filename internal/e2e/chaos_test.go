@@ -32,6 +32,7 @@ type chaosRun struct {
 	bin     string
 	workers map[string]*workerProcess // by role
 	log     []string
+	at      []time.Duration // when each logged fault was injected
 }
 
 func (c *chaosRun) kill(t *testing.T, role string) {
@@ -47,11 +48,19 @@ func roleOf(name string) string { return strings.TrimRight(name, "0123456789") }
 // stackService runs scripts/stack.sh start|stop|restart SERVICE.
 func stackService(t *testing.T, verb, svc string) {
 	t.Helper()
-	cmd := exec.Command("scripts/stack.sh", verb, svc)
+	script(t, "scripts/stack.sh", verb, svc)
+}
+
+// script runs one of the repo's scripts and returns what it said.
+func script(t *testing.T, name string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(name, args...)
 	cmd.Dir = repoRoot(t)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("stack.sh %s %s: %v\n%s", verb, svc, err, out)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
 	}
+	return strings.TrimSpace(string(out))
 }
 
 // killEvery kills a random worker every 20–30 s from start to end.
@@ -68,7 +77,7 @@ func killEvery(start, end time.Duration, seed uint64) []fault {
 
 // runChaos crawls the test web with 1 workflow, 2 fetch and 1 process worker processes while
 // the faults happen, then checks that nothing was lost or doubled and politeness held.
-func runChaos(t *testing.T, wc testweb.Config, faults []fault, timeout time.Duration) {
+func runChaos(t *testing.T, wc testweb.Config, faults []fault, timeout time.Duration) *chaosRun {
 	s := newStackWithoutWorkers(t, wc)
 	c := &chaosRun{s: s, bin: buildBinary(t, "trawler-worker", "./workers"), workers: map[string]*workerProcess{}}
 	for _, role := range []string{"workflow", "fetch1", "fetch2", "process"} {
@@ -81,6 +90,7 @@ func runChaos(t *testing.T, wc testweb.Config, faults []fault, timeout time.Dura
 		ProgressInterval: crawl.Duration(time.Second)}
 	start := time.Now()
 	run := s.start(spec)
+	progress := sampleProgress(s, start)
 	slices.SortFunc(faults, func(a, b fault) int { return int(a.After - b.After) })
 	done := make(chan struct{})
 	var p crawl.CrawlProgress
@@ -104,6 +114,7 @@ func runChaos(t *testing.T, wc testweb.Config, faults []fault, timeout time.Dura
 		select {
 		case <-done:
 		case <-time.After(time.Until(start.Add(f.After))):
+			c.at = append(c.at, time.Since(start))
 			c.log = append(c.log, fmt.Sprintf("%5.0fs %s", time.Since(start).Seconds(), f.Name))
 			f.Do(t, c)
 			continue
@@ -113,11 +124,14 @@ func runChaos(t *testing.T, wc testweb.Config, faults []fault, timeout time.Dura
 	<-done
 	elapsed := time.Since(start)
 	t.Logf("faults injected:\n  %s", strings.Join(c.log, "\n  "))
+	t.Logf("recovery (the crawl's fetch rate over 3 s back to half its rate in the 10 s before):\n  %s",
+		strings.Join(progress.recoveries(c), "\n  "))
 	if waitErr != nil {
 		s.dumpPending()
 		t.Fatalf("crawl did not finish: %v", waitErr)
 	}
 	checkNothingLost(t, s, p, elapsed, len(c.log))
+	return c
 }
 
 // checkNothingLost holds a finished crawl to the truth: every reachable allowed page stored

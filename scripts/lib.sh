@@ -1,0 +1,197 @@
+# Shell functions shared by stack.sh (one node of each service) and cluster.sh (several):
+# process life cycle, PostgreSQL binaries, and a Temporal server's schema, configuration and
+# namespace. Sourced, not run. The caller sets: who (the log prefix), run (PID files), logs,
+# bin (.tools/bin).
+
+say() { printf '%s: %s\n' "$who" "$*" >&2; }
+die() { say "$*"; exit 1; }
+
+running() { local st; st=$(ps -o stat= -p "$1" 2>/dev/null) && [[ "$st" != Z* ]]; }
+alive() { [[ -f "$run/$1.pid" ]] && running "$(cat "$run/$1.pid")"; }
+
+# wait_for NAME SECONDS CHECK...: polls CHECK until it succeeds; on timeout names the log. A
+# process started by `start` that exits meanwhile ends the wait at once (PostgreSQL's, started
+# by pg_ctl, is not watched).
+wait_for() {
+  local name=$1 secs=$2; shift 2
+  local i
+  for ((i = 0; i < secs * 5; i++)); do
+    if "$@" >/dev/null 2>&1; then return 0; fi
+    if [[ "$name" != postgres* && "$name" != pg-* ]] && ! alive "$name"; then
+      say "$name exited during start-up; last lines of $logs/$name.log:"
+      tail -n 20 "$logs/$name.log" >&2 || true
+      return 1
+    fi
+    sleep 0.2
+  done
+  say "$name is not healthy after ${secs}s; read its log in $logs:"
+  tail -n 20 "$logs/$name.log" >&2 || true
+  return 1
+}
+
+# start NAME CMD...: runs CMD detached in its own session, PID in $run/NAME.pid.
+start() {
+  local name=$1; shift
+  setsid "$@" >>"$logs/$name.log" 2>&1 </dev/null &
+  echo $! >"$run/$name.pid"
+}
+
+# stop_pidfile NAME [SIGNAL]: SIGTERM (or SIGNAL) to the process group, SIGKILL after 10 s.
+stop_pidfile() {
+  local name=$1 sig=${2:-TERM}
+  if alive "$name"; then
+    local pid
+    pid=$(cat "$run/$name.pid")
+    kill "-$sig" -- "-$pid" 2>/dev/null || kill "-$sig" "$pid" 2>/dev/null || true
+    for _ in $(seq 1 50); do running "$pid" || break; sleep 0.2; done
+    kill -KILL -- "-$pid" 2>/dev/null || true
+    say "$name: stopped"
+  fi
+  rm -f "$run/$name.pid"
+}
+
+# ---- PostgreSQL -----------------------------------------------------------------------------
+pg_bindir() {
+  if command -v initdb >/dev/null 2>&1; then dirname "$(readlink -f "$(command -v initdb)")"; return; fi
+  local d
+  for d in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V -r); do
+    [[ -x "$d/initdb" ]] && { echo "$d"; return; }
+  done
+  return 1
+}
+
+# as_pg CMD...: initdb and postgres refuse to run as root, so root runs them as 'postgres'.
+as_pg() {
+  # From /: the postgres user may not be allowed into the caller's working directory.
+  if [[ $(id -u) == 0 ]]; then (cd / && runuser -u postgres -- "$@"); else "$@"; fi
+}
+
+# pg_home DIR NAME: where PostgreSQL's files named NAME live: DIR, unless the 'postgres' user
+# cannot reach DIR's parent (a clone under a private directory such as mktemp -d), then a
+# per-clone directory under /var/tmp.
+pg_home() {
+  local dir=$1 name=$2
+  if [[ $(id -u) != 0 ]] || runuser -u postgres -- test -x "$(dirname "$dir")"; then echo "$dir"; return; fi
+  echo "/var/tmp/trawler-$name-$(printf '%s' "$dir" | sha1sum | cut -c1-12)"
+}
+
+# ---- Temporal server on PostgreSQL ----------------------------------------------------------
+# temporal_schema HOST PORT LOG: creates (once) and updates Temporal's two databases.
+# TRAWLER_TEMPORAL_RESET=1 drops them first.
+temporal_schema() {
+  local host=$1 port=$2 log=$3 db dir
+  local schema="$root/.tools/temporal-schema"
+  local sqltool=("$bin/temporal-sql-tool" --plugin postgres12 --ep "$host" -p "$port" -u trawler)
+  local psql=("$PGBIN/psql" -h "$host" -p "$port" -U trawler -d postgres)
+  for db in temporal temporal_visibility; do
+    if [[ "${TRAWLER_TEMPORAL_RESET:-}" == 1 ]]; then
+      "${psql[@]}" -qc "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null || die "temporal: dropping database $db failed"
+    fi
+    dir=temporal
+    [[ $db == temporal_visibility ]] && dir=visibility
+    if ! "${psql[@]}" -tAc "SELECT 1 FROM pg_database WHERE datname='$db'" | grep -q 1; then
+      "${sqltool[@]}" --db "$db" create-database >>"$log" 2>&1 &&
+        "${sqltool[@]}" --db "$db" setup-schema -v 0.0 >>"$log" 2>&1 || die "temporal: creating database $db failed (see $log)"
+    fi
+    "${sqltool[@]}" --db "$db" update-schema -d "$schema/$dir/versioned" >>"$log" 2>&1 \
+      || die "temporal: updating the schema of $db failed (see $log)"
+  done
+}
+
+# temporal_config DIR IP PORT PG_ADDRS SHARDS CONNS VCONNS [RPC]: writes DIR/config/development.yaml and
+# DIR/dynamicconfig.yaml for one server process running every service on IP: frontend on PORT,
+# history, matching and worker on the next three ports, their membership ports 1000 below.
+# PG_ADDRS is host:port[,host:port…]; with several, connections go to the one that takes
+# writes (a promoted standby). CONNS and VCONNS bound each service's pool to the history and
+# the visibility database: a process runs four services, each with its pools. RPC, the
+# cluster's address in its metadata, must be the same on every node (default IP:PORT).
+temporal_config() {
+  local dir=$1 ip=$2 port=$3 pg=$4 shards=$5 conns=$6 vconns=$7 rpc=${8:-$2:$3} svc
+  mkdir -p "$dir/config"
+  cat >"$dir/dynamicconfig.yaml" <<YAML
+system.enableActivityEagerExecution:
+  - value: true
+limit.maxIDLength:
+  - value: 1000
+YAML
+  store() { # a datastore's YAML: database, connections
+    cat <<YAML
+      sql:
+        pluginName: postgres12_pgx
+        databaseName: $1
+        connectAddr: "$pg"
+        connectProtocol: tcp
+        user: trawler
+        maxConns: $2
+        maxIdleConns: $2
+        maxConnLifetime: 1h
+        connectAttributes:
+          target_session_attrs: read-write
+          connect_timeout: "2"
+YAML
+  }
+  cat >"$dir/config/development.yaml" <<YAML
+log:
+  stdout: true
+  level: warn
+persistence:
+  defaultStore: default
+  visibilityStore: visibility
+  numHistoryShards: $shards
+  datastores:
+    default:
+$(store temporal "$conns")
+    visibility:
+$(store temporal_visibility "$vconns")
+global:
+  membership:
+    maxJoinDuration: 30s
+    broadcastAddress: $ip
+  pprof:
+    port: 0
+services:
+YAML
+  local p=$port
+  for svc in frontend history matching worker; do
+    printf '  %s:\n    rpc:\n      grpcPort: %s\n      membershipPort: %s\n      bindOnIP: %s\n' \
+      "$svc" "$p" "$((p - 1000))" "$ip" >>"$dir/config/development.yaml"
+    p=$((p + 1))
+  done
+  cat >>"$dir/config/development.yaml" <<YAML
+clusterMetadata:
+  enableGlobalNamespace: false
+  failoverVersionIncrement: 10
+  masterClusterName: active
+  currentClusterName: active
+  clusterInformation:
+    active:
+      enabled: true
+      initialFailoverVersion: 1
+      rpcName: frontend
+      rpcAddress: "$rpc"
+dcRedirectionPolicy:
+  policy: noop
+dynamicConfigClient:
+  filepath: $dir/dynamicconfig.yaml
+  pollInterval: 10s
+YAML
+}
+
+# temporal_namespace NAME ADDRESS LOG: the namespace "default" with Trawler's search
+# attributes, served by the frontend at ADDRESS (of the process NAME).
+temporal_namespace() {
+  local name=$1 addr=$2 log=$3 i
+  local tctl=("$bin/temporal" operator --address "$addr")
+  "${tctl[@]}" namespace describe --namespace default >/dev/null 2>&1 ||
+    "${tctl[@]}" namespace create --namespace default --retention 72h >>"$log" 2>&1 || die "temporal: creating namespace default failed"
+  for i in $(seq 1 50); do # the namespace reaches the frontend's cache within seconds
+    "${tctl[@]}" search-attribute create --namespace default --name Host --type Keyword --name CrawlID --type Keyword \
+      --name HostState --type Keyword >>"$log" 2>&1 && break
+    "${tctl[@]}" search-attribute list --namespace default 2>/dev/null | grep -q HostState && break
+    sleep 0.5
+  done
+  "${tctl[@]}" search-attribute list --namespace default 2>/dev/null | grep -q HostState || die "temporal: registering search attributes failed"
+  # Workers that poll before the frontend's namespace cache knows "default" back off for long.
+  wait_for "$name" 60 "$bin/temporal" workflow list --address "$addr" --namespace default --limit 1 \
+    || die "temporal: namespace default is not served at $addr"
+}
