@@ -7,7 +7,7 @@ WITH_ENV = eval "$$(scripts/stack.sh env)" &&
 GO_TEST_FLAGS ?= -count=1 -timeout 30m
 
 .PHONY: all build up down status logs migrate demo test test-unit fmt-check vet bench bench-scale bench-extract fuzz chaos \
-	cluster-up cluster-down cluster-status cluster-chaos clean
+	cluster-up cluster-down cluster-status cluster-chaos bench-cluster clean
 
 all: build
 
@@ -103,6 +103,24 @@ bench-scale: up
 	$(WITH_ENV) BENCH_REPORT=$(CURDIR)/BENCHMARKS.md BENCH_LONG_TAIL=$(BENCH_LONG_TAIL) BENCH_HOSTS=$(BENCH_HOSTS) \
 		BENCH_SEED_EVERY=$(BENCH_SEED_EVERY) BENCH_BUDGET_S=$(BENCH_SCALE_BUDGET_S) BENCH_LAYOUTS=$(BENCH_LAYOUTS) \
 		$(GO) test -run '^$$' -bench Scaling -benchtime 1x -v -timeout 90m ./internal/e2e/
+
+## The cluster layout against the single-node stack (issue 37): the long-tailed web crawled for
+## BENCH_CLUSTER_BUDGET_S by the same four worker processes on `make up`'s stack, then (that
+## stack down) on a fresh scripts/cluster.sh cluster; the ratio and each node's CPU a page go
+## to BENCHMARKS.md.
+BENCH_CLUSTER_BUDGET_S ?= 180
+BENCH_CLUSTER = BENCH_REPORT=$(CURDIR)/BENCHMARKS.md BENCH_LONG_TAIL=$(BENCH_LONG_TAIL) BENCH_HOSTS=$(BENCH_HOSTS) \
+	BENCH_SEED_EVERY=$(BENCH_SEED_EVERY) BENCH_BUDGET_S=$(BENCH_CLUSTER_BUDGET_S) \
+	$(GO) test -tags cluster -run '^$$' -bench ClusterLayout -benchtime 1x -v -timeout 60m ./internal/e2e/
+bench-cluster: build
+	scripts/cluster.sh down
+	scripts/stack.sh up
+	$(WITH_ENV) BENCH_CLUSTER_SIDE=single $(BENCH_CLUSTER)
+	scripts/stack.sh down
+	scripts/cluster.sh down --purge
+	TRAWLER_CLUSTER_WORKERS=0 scripts/cluster.sh up
+	eval "$$(scripts/cluster.sh env)" && BENCH_CLUSTER_SIDE=cluster $(BENCH_CLUSTER)
+	scripts/cluster.sh down
 
 ## Fault injection (issue #10): a ~5,000-page crawl while workers are SIGKILLed every 20-30 s,
 ## Temporal and Postgres restart and MinIO is down for 60 s; then cluster-chaos. CHAOS_RUNS=3

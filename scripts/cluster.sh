@@ -6,6 +6,7 @@
 #   scripts/cluster.sh kill|start temporal N     SIGKILL / start Temporal node N
 #   scripts/cluster.sh stop|start minio N        MinIO node N
 #   scripts/cluster.sh failover                  stop the PostgreSQL primary, promote the standby
+#                                                (the next `up` rebuilds the old one as its standby)
 #   scripts/cluster.sh stop|start worker NAME    a worker process (up starts workflow-1, fetch-1,
 #                                                fetch-2, process-1; TRAWLER_CLUSTER_WORKERS=0: none)
 # `down --purge` also deletes the cluster's data. State lives in .dev/cluster/.
@@ -93,7 +94,7 @@ minio_urls() {
 }
 
 # ---- PostgreSQL -----------------------------------------------------------------------------
-pg_dir() { echo "$(pg_home "$home/pg-$1" cluster-pg-$1)"; }
+pg_dir() { pg_home "$home/pg-$1" "cluster-pg-$1" "$root"; }
 pg_ready() { "$PGBIN/pg_isready" -q -h "${PG_NODES[$1 - 1]}" -p "$PG_PORT"; }
 pg_psql() { "$PGBIN/psql" -h "${PG_NODES[$1 - 1]}" -p "$PG_PORT" -U trawler -d postgres -tAqc "$2"; }
 
@@ -105,33 +106,52 @@ pg_start() { # pg_start N
     -o "-c listen_addresses=${PG_NODES[n - 1]} -p $PG_PORT -k $dir/sock -c max_connections=300 -c shared_buffers=128MB -c wal_level=replica -c max_wal_senders=8 -c hot_standby=on" \
     >/dev/null || { tail -n 20 "$dir/postgres.log" >&2; die "postgres node $n failed to start (see $dir/postgres.log)"; }
   wait_for "pg-$n" 30 pg_ready "$n" || die "postgres node $n is not ready"
+  head -n 1 "$dir/data/postmaster.pid" >"$run/pg-$n.pid" # for make bench-cluster's CPU per node
 }
+
+# pg_node_up N primary | pg_node_up N standby P: node N as the primary (initdb on first start)
+# or as a standby of node P (a base backup of it on first start). A node that was the primary
+# before a failover is rebuilt as a standby: started from its own data it would be a second
+# primary, listed first in every client's DSN.
+pg_node_up() {
+  local n=$1 role=$2 p=${3:-} dir
+  dir=$(pg_dir "$n")
+  pg_ready "$n" 2>/dev/null && return 0
+  if [[ $role == standby && -f "$dir/data/PG_VERSION" && ! -f "$dir/data/standby.signal" ]]; then
+    say "postgres node $n was the primary before the failover to node $p: rebuilding it as node $p's standby"
+    rm -rf "$dir/data"
+  fi
+  mkdir -p "$dir/sock" "$dir/data" && chmod 700 "$dir/data"
+  [[ $(id -u) == 0 ]] && chown postgres "$dir" "$dir/sock" "$dir/data"
+  if [[ ! -f "$dir/data/PG_VERSION" ]]; then
+    if [[ $role == primary ]]; then
+      as_pg "$PGBIN/initdb" -D "$dir/data" -U trawler --auth=trust -E UTF8 --locale=C.UTF-8 >"$logs/initdb.log" 2>&1 \
+        || die "postgres: initdb failed (see $logs/initdb.log)"
+      printf 'host all all 127.0.0.0/8 trust\nhost replication all 127.0.0.0/8 trust\n' | as_pg tee -a "$dir/data/pg_hba.conf" >/dev/null
+    else
+      as_pg "$PGBIN/pg_basebackup" -h "${PG_NODES[p - 1]}" -p "$PG_PORT" -U trawler -D "$dir/data" -R -X stream -c fast \
+        >>"$logs/pg-$n-basebackup.log" 2>&1 || die "postgres: base backup for node $n failed (see $logs/pg-$n-basebackup.log)"
+    fi
+  fi
+  pg_start "$n"
+  if [[ $role == primary ]] && ! pg_psql "$n" "SELECT 1 FROM pg_database WHERE datname='trawler'" | grep -q 1; then
+    pg_psql "$n" "CREATE DATABASE trawler" >/dev/null || die "postgres: CREATE DATABASE trawler failed"
+  fi
+}
+
+# The primary of record: node 1, or the node the last failover promoted.
+pg_primary_of_record() { cat "$home/pg-primary" 2>/dev/null || echo 1; }
 
 pg_up() {
   PGBIN=$(pg_bindir) || die "no PostgreSQL server binaries: run scripts/stack.sh up once (it installs them)"
   export PGBIN
-  local n dir
+  local n p
+  p=$(pg_primary_of_record)
+  pg_node_up "$p" primary
   for n in $(seq 1 ${#PG_NODES[@]}); do
-    dir=$(pg_dir "$n")
-    if pg_ready "$n" 2>/dev/null; then continue; fi
-    mkdir -p "$dir/sock" "$dir/data" && chmod 700 "$dir/data"
-    [[ $(id -u) == 0 ]] && chown postgres "$dir" "$dir/sock" "$dir/data"
-    if [[ ! -f "$dir/data/PG_VERSION" ]]; then
-      if ((n == 1)); then
-        as_pg "$PGBIN/initdb" -D "$dir/data" -U trawler --auth=trust -E UTF8 --locale=C.UTF-8 >"$logs/initdb.log" 2>&1 \
-          || die "postgres: initdb failed (see $logs/initdb.log)"
-        printf 'host all all 127.0.0.0/8 trust\nhost replication all 127.0.0.0/8 trust\n' | as_pg tee -a "$dir/data/pg_hba.conf" >/dev/null
-      else
-        as_pg "$PGBIN/pg_basebackup" -h "${PG_NODES[0]}" -p "$PG_PORT" -U trawler -D "$dir/data" -R -X stream -c fast \
-          >>"$logs/pg-$n-basebackup.log" 2>&1 || die "postgres: base backup for the standby failed (see $logs/pg-$n-basebackup.log)"
-      fi
-    fi
-    pg_start "$n"
-    if ((n == 1)) && ! pg_psql 1 "SELECT 1 FROM pg_database WHERE datname='trawler'" | grep -q 1; then
-      pg_psql 1 "CREATE DATABASE trawler" >/dev/null || die "postgres: CREATE DATABASE trawler failed"
-    fi
+    [[ $n == "$p" ]] || pg_node_up "$n" standby "$p"
   done
-  say "postgres: primary ${PG_NODES[0]}:$PG_PORT, standby $(join "${PG_NODES[@]:1}") streaming"
+  say "postgres: primary ${PG_NODES[p - 1]}:$PG_PORT (node $p), the other nodes streaming from it"
 }
 
 pg_stop() { # pg_stop N [MODE]
@@ -139,6 +159,7 @@ pg_stop() { # pg_stop N [MODE]
   dir=$(pg_dir "$1")
   [[ -f "$dir/data/postmaster.pid" ]] || return 0
   as_pg "$PGBIN/pg_ctl" -D "$dir/data" -m "${2:-fast}" -w stop >/dev/null 2>&1 || true
+  rm -f "$run/pg-$1.pid"
   say "postgres node $1: stopped"
 }
 
@@ -148,17 +169,22 @@ primary() {
   for n in $(seq 1 ${#PG_NODES[@]}); do
     [[ "$(pg_psql "$n" 'SELECT pg_is_in_recovery()' 2>/dev/null)" == f ]] && { echo "$n"; return; }
   done
+  return 0
 }
 
 failover() {
-  local old new t0
+  local old new n t0
   old=$(primary)
   [[ -n "$old" ]] || die "failover: no primary is up"
-  for new in $(seq 1 ${#PG_NODES[@]}); do [[ $new != "$old" ]] && pg_ready "$new" && break; done
-  [[ $new != "$old" ]] || die "failover: no standby is up"
+  new=
+  for n in $(seq 1 ${#PG_NODES[@]}); do
+    if [[ $n != "$old" ]] && pg_ready "$n"; then new=$n; break; fi
+  done
+  [[ -n "$new" ]] || die "failover: no standby is up"
   t0=$EPOCHREALTIME
   pg_stop "$old" fast
   as_pg "$PGBIN/pg_ctl" -D "$(pg_dir "$new")/data" -w promote >/dev/null || die "failover: promoting node $new failed"
+  echo "$new" >"$home/pg-primary" # `up` brings the old primary back as its standby
   say "postgres: node $new (${PG_NODES[new - 1]}) promoted in $(since "$t0")s; node $old stopped"
 }
 
@@ -187,7 +213,7 @@ temporal_healthy() { "$bin/temporal" operator cluster health --address "$1:$TEMP
 
 temporal_start() { # temporal_start N
   local n=$1 dir="$home/temporal-$1"
-  temporal_config "$dir" "${TEMPORAL_NODES[n - 1]}" "$TEMPORAL_PORT" "$(pg_addrs)" "$TEMPORAL_SHARDS" 6 2 "${TEMPORAL_NODES[0]}:$TEMPORAL_PORT"
+  temporal_config "$dir" "${TEMPORAL_NODES[n - 1]}" "$TEMPORAL_PORT" "$(pg_addrs)" "$TEMPORAL_SHARDS" 6 2 "${TEMPORAL_NODES[0]}:$TEMPORAL_PORT" 0
   start "temporal-$n" "$bin/temporal-server" --root "$dir" --config config --env development --allow-no-auth start
 }
 
@@ -255,8 +281,9 @@ down() {
   for n in "${WORKERS[@]}"; do stop_pidfile "worker-$n"; done
   for n in $(seq 1 ${#TEMPORAL_NODES[@]}); do stop_pidfile "temporal-$n"; done
   for n in $(seq 1 ${#MINIO_NODES[@]}); do stop_pidfile "minio-$n"; done
-  PGBIN=$(pg_bindir) || return 0
-  for n in $(seq 1 ${#PG_NODES[@]}); do pg_stop "$n"; done
+  if PGBIN=$(pg_bindir); then
+    for n in $(seq 1 ${#PG_NODES[@]}); do pg_stop "$n"; done
+  fi
   if [[ "${1:-}" == --purge ]]; then
     for n in $(seq 1 ${#PG_NODES[@]}); do rm -rf "$(pg_dir "$n")"; done
     rm -rf "$home"

@@ -66,13 +66,13 @@ as_pg() {
   if [[ $(id -u) == 0 ]]; then (cd / && runuser -u postgres -- "$@"); else "$@"; fi
 }
 
-# pg_home DIR NAME: where PostgreSQL's files named NAME live: DIR, unless the 'postgres' user
-# cannot reach DIR's parent (a clone under a private directory such as mktemp -d), then a
-# per-clone directory under /var/tmp.
+# pg_home DIR NAME [SEED]: where PostgreSQL's files named NAME live: DIR, unless the 'postgres'
+# user cannot reach DIR's parent (a clone under a private directory such as mktemp -d), then a
+# directory under /var/tmp named after SEED (default DIR), so each clone has its own.
 pg_home() {
-  local dir=$1 name=$2
+  local dir=$1 name=$2 seed=${3:-$1}
   if [[ $(id -u) != 0 ]] || runuser -u postgres -- test -x "$(dirname "$dir")"; then echo "$dir"; return; fi
-  echo "/var/tmp/trawler-$name-$(printf '%s' "$dir" | sha1sum | cut -c1-12)"
+  echo "/var/tmp/trawler-$name-$(printf '%s' "$seed" | sha1sum | cut -c1-12)"
 }
 
 # ---- Temporal server on PostgreSQL ----------------------------------------------------------
@@ -98,15 +98,16 @@ temporal_schema() {
   done
 }
 
-# temporal_config DIR IP PORT PG_ADDRS SHARDS CONNS VCONNS [RPC]: writes DIR/config/development.yaml and
+# temporal_config DIR IP PORT PG_ADDRS SHARDS CONNS VCONNS RPC PPROF: writes DIR/config/development.yaml and
 # DIR/dynamicconfig.yaml for one server process running every service on IP: frontend on PORT,
 # history, matching and worker on the next three ports, their membership ports 1000 below.
 # PG_ADDRS is host:port[,host:port…]; with several, connections go to the one that takes
 # writes (a promoted standby). CONNS and VCONNS bound each service's pool to the history and
 # the visibility database: a process runs four services, each with its pools. RPC, the
-# cluster's address in its metadata, must be the same on every node (default IP:PORT).
+# cluster's address in its metadata, must be the same on every node. PPROF: the port of the
+# server's profile (0: none).
 temporal_config() {
-  local dir=$1 ip=$2 port=$3 pg=$4 shards=$5 conns=$6 vconns=$7 rpc=${8:-$2:$3} svc
+  local dir=$1 ip=$2 port=$3 pg=$4 shards=$5 conns=$6 vconns=$7 rpc=$8 pprof=$9 svc
   mkdir -p "$dir/config"
   cat >"$dir/dynamicconfig.yaml" <<YAML
 system.enableActivityEagerExecution:
@@ -148,7 +149,7 @@ global:
     maxJoinDuration: 30s
     broadcastAddress: $ip
   pprof:
-    port: 0
+    port: $pprof
 services:
 YAML
   local p=$port

@@ -59,7 +59,8 @@ temporal_sql_up() {
   pg_healthy || die "temporal: PostgreSQL is not up"
   local conf="$dev/temporal-sql"
   temporal_schema 127.0.0.1 "$PG_PORT" "$logs/temporal.log"
-  temporal_config "$conf" 127.0.0.1 "$TEMPORAL_PORT" "127.0.0.1:$PG_PORT" "${TRAWLER_TEMPORAL_SHARDS:-4}" 20 4
+  temporal_config "$conf" 127.0.0.1 "$TEMPORAL_PORT" "127.0.0.1:$PG_PORT" "${TRAWLER_TEMPORAL_SHARDS:-4}" 20 4 \
+    "127.0.0.1:$TEMPORAL_PORT" "${TRAWLER_TEMPORAL_PPROF_PORT:-7936}"
   start temporal "$bin/temporal-server" --root "$conf" --config config --env development --allow-no-auth start
   wait_for temporal 90 temporal_healthy || die "temporal (PostgreSQL) failed to start"
   temporal_namespace temporal "127.0.0.1:$TEMPORAL_PORT" "$logs/temporal.log"
@@ -69,7 +70,7 @@ temporal_sql_up() {
 # ---- PostgreSQL -----------------------------------------------------------------------------
 # pg_data: the cluster lives in .dev/pg unless the 'postgres' user cannot reach it (a clone under
 # a private directory such as mktemp -d), then in a per-clone directory under /var/tmp.
-pg_data() { echo "$(pg_home "$dev/pg" pg)/data"; }
+pg_data() { echo "$(pg_home "$dev/pg" pg "$root")/data"; }
 
 pg_healthy() { "$PGBIN/pg_isready" -q -h 127.0.0.1 -p "$PG_PORT"; }
 

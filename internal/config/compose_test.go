@@ -28,8 +28,8 @@ func TestDockerComposeAsShipped(t *testing.T) {
 	if err != nil {
 		t.Fatalf("docker-compose.yml does not load: %v", err)
 	}
-	for _, name := range append([]string{"postgresql", "temporal-schema", "temporal", "temporal-namespace", "temporal-ui",
-		"minio", "trawler-setup", "prometheus", "grafana"}, workerServices...) {
+	for _, name := range append([]string{"postgresql", "postgresql-standby", "temporal-schema", "temporal-1", "temporal-namespace",
+		"temporal-ui", "minio-1", "trawler-setup", "prometheus", "grafana"}, workerServices...) {
 		if _, ok := p.Services[name]; !ok {
 			t.Errorf("service %q missing", name)
 		}
@@ -63,11 +63,15 @@ func TestDockerComposeAsShipped(t *testing.T) {
 	if !strings.Contains(strings.Join(p.Services["temporal-schema"].Command, " "), "temporal-sql-tool") {
 		t.Error("temporal-schema does not run temporal-sql-tool")
 	}
-	if dep := p.Services["temporal"].DependsOn["temporal-schema"]; dep.Condition != types.ServiceConditionCompletedSuccessfully {
-		t.Errorf("temporal starts before its schema is set up (%+v)", dep)
+	for name, svc := range p.Services {
+		if strings.HasPrefix(name, "temporal-") && svc.Image == p.Services["temporal-1"].Image {
+			if dep := svc.DependsOn["temporal-schema"]; dep.Condition != types.ServiceConditionCompletedSuccessfully {
+				t.Errorf("%s starts before its schema is set up (%+v)", name, dep)
+			}
+		}
 	}
 	// Healthchecks use what each image has: no curl in MinIO's or the server's.
-	for _, name := range []string{"postgresql", "temporal", "minio"} {
+	for _, name := range []string{"postgresql", "postgresql-standby", "temporal-1", "temporal-3", "minio-1", "minio-4"} {
 		hc := p.Services[name].HealthCheck
 		if hc == nil || len(hc.Test) < 2 {
 			t.Errorf("%s has no healthcheck", name)
@@ -82,7 +86,7 @@ func TestDockerComposeAsShipped(t *testing.T) {
 	for _, s := range Settings() {
 		known[s.Env] = true
 	}
-	minio := p.Services["minio"].Environment
+	minio := p.Services["minio-1"].Environment
 	for _, name := range append([]string{"trawler-setup"}, workerServices...) {
 		s := p.Services[name]
 		env := map[string]string{}
@@ -97,8 +101,8 @@ func TestDockerComposeAsShipped(t *testing.T) {
 		if s.Build == nil {
 			t.Errorf("%s is not built from the Dockerfile", name)
 		}
-		if !strings.HasPrefix(env["TEMPORAL_ADDRESS"], "temporal:") || !strings.Contains(env["DATABASE_URL"], "@postgresql:") ||
-			!strings.HasPrefix(env["TRAWLER_S3_ENDPOINT"], "minio:") {
+		if !strings.HasPrefix(env["TEMPORAL_ADDRESS"], "temporal-1:") || !strings.Contains(env["DATABASE_URL"], "@postgresql:") ||
+			!strings.HasPrefix(env["TRAWLER_S3_ENDPOINT"], "minio-1:") {
 			t.Errorf("%s's addresses do not name the compose services: %v", name, env)
 		}
 		if *minio["MINIO_ROOT_USER"] != env["TRAWLER_S3_ACCESS_KEY"] || *minio["MINIO_ROOT_PASSWORD"] != env["TRAWLER_S3_SECRET_KEY"] {
@@ -164,7 +168,7 @@ func TestDockerComposeAsShipped(t *testing.T) {
 		t.Error("Grafana is not provisioned with deploy/grafana/trawler.json")
 	}
 	// Published ports are the same as the native stack's, so the README's commands work on both.
-	wantPorts := map[string]string{"temporal": "7233", "temporal-ui": "8233", "minio": "9000", "postgresql": "55432"}
+	wantPorts := map[string]string{"temporal-1": "7233", "temporal-ui": "8233", "minio-1": "9000", "postgresql": "55432"}
 	for svc, port := range wantPorts {
 		found := false
 		for _, pc := range p.Services[svc].Ports {

@@ -502,11 +502,24 @@ func servicePID(tb testing.TB, name string) int {
 	return pid
 }
 
+// serviceCPU is the CPU seconds so far of each service of the stack and, when one is up, of
+// each node of scripts/cluster.sh's cluster (temporal-1, minio-3, pg-2, …).
 func serviceCPU(b testing.TB) map[string]float64 {
 	out := map[string]float64{}
 	for _, svc := range []string{"temporal", "postgres", "minio"} {
 		if pid := servicePID(b, svc); pid > 0 {
 			out[svc], _ = procTree(pid)
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(repoRoot(b), ".dev", "cluster", "run", "*.pid"))
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".pid")
+		if strings.HasPrefix(name, "worker-") {
+			continue
+		}
+		data, _ := os.ReadFile(f)
+		if pid, _ := strconv.Atoi(strings.TrimSpace(string(data))); pid > 0 {
+			out[name], _ = procTree(pid)
 		}
 	}
 	return out
