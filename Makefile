@@ -7,7 +7,7 @@ WITH_ENV = eval "$$(scripts/stack.sh env)" &&
 GO_TEST_FLAGS ?= -count=1 -timeout 30m
 
 .PHONY: all build up down status logs migrate demo test test-unit fmt-check vet bench bench-scale bench-extract fuzz chaos \
-	cluster-up cluster-down cluster-status cluster-chaos bench-cluster clean
+	cluster-up cluster-down cluster-status cluster-chaos bench-cluster bench-start clean
 
 all: build
 
@@ -80,11 +80,18 @@ bench: up
 		BENCH_SEED_EVERY=$(BENCH_SEED_EVERY) BENCH_BUDGET_S=$(BENCH_BUDGET_S) BENCH_FETCHERS=$(BENCH_FETCHERS) \
 		BENCH_KILL=$(BENCH_KILL) BENCH_COLLY=$(BENCH_COLLY) BENCH_TEMPORAL_PG=$(BENCH_TEMPORAL_PG) BENCH_NO_DELAY=$(BENCH_NO_DELAY) \
 		$(GO) test -run '^$$' -bench Crawl -benchtime 1x -v -timeout 90m ./internal/e2e/
+	$(MAKE) bench-start
 	if [ -n "$(BENCH_MICRO)" ]; then \
 		$(GO) test -run '^$$' -bench . -benchmem ./internal/testweb/ && \
 		$(GO) test -run 'NearDuplicates' -v -bench . -benchtime 2000x ./internal/dedup/ | grep -E 'precision|Benchmark|^ok' && \
 		$(WITH_ENV) $(GO) test -run '^$$' -bench NearDuplicateSave10k -benchtime 300x -timeout 20m ./internal/store/ && \
 		$(WITH_ENV) $(GO) test -run '^$$' -bench ExportMemory -benchtime 1x -timeout 20m ./internal/export/; fi
+
+## The start of a crawl (issue 36): 1,000 hosts, all seeded, for a minute; the time to the first
+## 1,000 pages and to 80% of the steady rate go to BENCHMARKS.md. BENCH_START_HOSTS,
+## BENCH_START_PAGES, BENCH_START_BUDGET_S and BENCH_DELAY_MS change the web.
+bench-start: up
+	$(WITH_ENV) BENCH_REPORT=$(CURDIR)/BENCHMARKS.md $(GO) test -run '^$$' -bench '^BenchmarkStart$$' -benchtime 1x -v -timeout 20m ./internal/e2e/
 
 ## Main-text extraction (issue 17): Trawler's extractor and go-trafilatura against the PostgreSQL
 ## and Python manuals Debian ships (apt-get install postgresql-doc-15 python3.11-doc), scored by

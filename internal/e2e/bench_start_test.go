@@ -1,0 +1,110 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/testenv"
+	"github.com/trawlerdev/trawler/internal/testweb"
+)
+
+// BenchmarkStart is the bench of a crawl's start (issue 36; part of `make bench`, alone as
+// `make bench-start`): BENCH_START_HOSTS hosts (1,000) of BENCH_START_PAGES pages (50), every
+// one seeded, crawled for BENCH_START_BUDGET_S (60 s) by make bench's worker processes (one
+// workflow+process, one fetch), started and polling before the crawl is. Every 500 ms it reads
+// the pages the test web has served, and reports the time to the first 1,000 pages, the steady
+// rate (the last third of the budget), the time until the rate over 5 s first reached 80% of
+// it, and the rate in each 5 s.
+func BenchmarkStart(b *testing.B) {
+	hosts, pages := envInt("BENCH_START_HOSTS", 1000), envInt("BENCH_START_PAGES", 50)
+	budget := time.Duration(envInt("BENCH_START_BUDGET_S", 60)) * time.Second
+	delay := time.Duration(envInt("BENCH_DELAY_MS", 1000)) * time.Millisecond
+	var lines []string
+	for range b.N {
+		wc := testweb.DefaultConfig()
+		wc.Hosts, wc.Pages, wc.Specials, wc.DefaultDelay, wc.SeedEvery = hosts, pages, false, delay, 1
+		wc.Tolerance = 20 * time.Millisecond
+		s := newStackWithoutWorkers(b, wc)
+		s.workerEnvExtra = []string{"TRAWLER_HEARTBEAT_MAX="} // as shipped (see runTrawlerBench)
+		bin := buildBinary(b, "trawler-worker", "./workers")
+		var workers []*workerProcess
+		for _, roles := range fetchLayout(1) {
+			workers = append(workers, s.startWorkerProcess(b, bin, roles))
+		}
+		for _, w := range workers { // a deployment's workers are up before a crawl starts
+			deadline := time.Now().Add(time.Minute)
+			for !strings.Contains(w.out.String(), "worker started") && time.Now().Before(deadline) {
+				time.Sleep(100 * time.Millisecond)
+			}
+		}
+		time.Sleep(time.Second) // their first polls
+		spec := crawl.Spec{Name: testenv.Unique("start"), Seeds: s.web.Seeds(), Scope: crawl.ScopeAny, Delay: crawl.Duration(delay),
+			RetryBase: crawl.Duration(time.Second), ProgressInterval: crawl.Duration(5 * time.Second)}
+		start := time.Now()
+		s.start(spec)
+		var at []time.Duration
+		var served []int
+		for time.Since(start) < budget {
+			time.Sleep(500 * time.Millisecond)
+			rep := s.web.Audit().Report()
+			at, served = append(at, time.Since(start)), append(served, rep.Totals.Requests-robotsRequests(rep))
+		}
+		rep := s.web.Audit().Report()
+		if v := rep.Violations(); v > 0 {
+			b.Errorf("start bench: %d politeness violations %+v", v, rep.Totals)
+		}
+		lines = append(lines, startLine(hosts, pages, at, served, budget, rep.Violations()))
+		b.Log(lines[len(lines)-1])
+		for _, w := range workers {
+			w.stop(b)
+		}
+	}
+	host, _ := os.Hostname()
+	report(b, fmt.Sprintf("### The start of a crawl — %s\n\n`make bench-start` on %s: %d hosts × %d pages, every host seeded, "+
+		"%v, one workflow+process and one fetch worker process, started before the crawl. Rates are pages the test web served.\n\n%s\n",
+		time.Now().UTC().Format("2006-01-02 15:04 MST"), host, hosts, pages, budget, strings.Join(lines, "\n")))
+}
+
+// startLine reads the samples of one start: time to 1,000 pages, steady rate, time to 80% of it.
+func startLine(hosts, pages int, at []time.Duration, served []int, budget time.Duration, violations int) string {
+	rate := func(from, to time.Duration) float64 { // pages/s between the samples nearest from and to
+		i, j := 0, 0
+		for k, a := range at {
+			if a <= from {
+				i = k
+			}
+			if a <= to {
+				j = k
+			}
+		}
+		if j <= i {
+			return 0
+		}
+		return float64(served[j]-served[i]) / (at[j] - at[i]).Seconds()
+	}
+	first := "not reached"
+	for k, n := range served {
+		if n >= 1000 {
+			first = at[k].Round(100 * time.Millisecond).String()
+			break
+		}
+	}
+	steady := rate(budget*2/3, budget)
+	to80 := "not reached"
+	for _, a := range at {
+		if a >= 5*time.Second && rate(a-5*time.Second, a) >= 0.8*steady {
+			to80 = a.Round(100 * time.Millisecond).String()
+			break
+		}
+	}
+	var ticks []string
+	for t := 5 * time.Second; t <= budget; t += 5 * time.Second {
+		ticks = append(ticks, fmt.Sprintf("%.0f", rate(t-5*time.Second, t)))
+	}
+	return fmt.Sprintf("- first 1,000 pages after **%s**; steady %.0f pages/s (last third); 80%% of it (over 5 s) after **%s**; "+
+		"%d violations. Pages/s in each 5 s: %s", first, steady, to80, violations, strings.Join(ticks, ", "))
+}
