@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -57,7 +58,7 @@ func BenchmarkStart(b *testing.B) {
 		if v := rep.Violations(); v > 0 {
 			b.Errorf("start bench: %d politeness violations %+v", v, rep.Totals)
 		}
-		lines = append(lines, startLine(hosts, pages, at, served, budget, rep.Violations()))
+		lines = append(lines, startLine(hosts, pages, at, served, budget, rep.Violations())+"; "+firstRequests(s.web, rep, start))
 		b.Log(lines[len(lines)-1])
 		for _, w := range workers {
 			w.stop(b)
@@ -107,4 +108,25 @@ func startLine(hosts, pages int, at []time.Duration, served []int, budget time.D
 	}
 	return fmt.Sprintf("- first 1,000 pages after **%s**; steady %.0f pages/s (last third); 80%% of it (over 5 s) after **%s**; "+
 		"%d violations. Pages/s in each 5 s: %s", first, steady, to80, violations, strings.Join(ticks, ", "))
+}
+
+// firstRequests says when the hosts' first three requests (robots.txt, the seed, the first page
+// found on it) started, as quantiles over the hosts: where a slow start spends its time.
+func firstRequests(w *testweb.Web, rep *testweb.Report, start time.Time) string {
+	var parts []string
+	for i, what := range []string{"robots.txt", "seed page", "first page found"} {
+		var at []time.Duration
+		for _, h := range rep.Hosts {
+			if reqs := w.Audit().Requests(h.Host); len(reqs) > i {
+				at = append(at, reqs[i].Start.Sub(start))
+			}
+		}
+		if len(at) == 0 {
+			continue
+		}
+		slices.Sort(at)
+		q := func(f float64) string { return at[int(f*float64(len(at)-1))].Round(100 * time.Millisecond).String() }
+		parts = append(parts, fmt.Sprintf("%s at %s / %s / %s (p10/p50/p90 of %d hosts)", what, q(0.1), q(0.5), q(0.9), len(at)))
+	}
+	return "hosts' " + strings.Join(parts, ", ")
 }
