@@ -2,7 +2,6 @@ package app_test
 
 import (
 	"context"
-	"net"
 	"strconv"
 	"testing"
 	"time"
@@ -44,12 +43,7 @@ func TestPostgresPoolFollowsTheSetting(t *testing.T) {
 // address nothing listens on.
 func TestAFrontendListSkipsAFrontendThatIsDown(t *testing.T) {
 	cfg := testenv.Config(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dead := ln.Addr().String()
-	ln.Close()
+	dead := testenv.FreeAddr(t)
 	cfg.TemporalAddress = dead + "," + cfg.TemporalAddress + "," + dead
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

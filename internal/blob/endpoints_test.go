@@ -3,7 +3,6 @@ package blob_test
 import (
 	"bytes"
 	"context"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -17,12 +16,7 @@ import (
 // are made.
 func TestANodeListSkipsANodeThatIsDown(t *testing.T) {
 	cfg := testenv.Config(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dead := ln.Addr().String()
-	ln.Close()
+	dead := testenv.FreeAddr(t)
 	bucket := strings.ToLower(testenv.Unique("test-nodes-"))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

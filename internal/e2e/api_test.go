@@ -13,6 +13,7 @@ import (
 	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/api"
 	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/testenv"
 	"github.com/trawlerdev/trawler/internal/testweb"
 )
 
@@ -54,7 +55,7 @@ func TestHTTPAPIAsTheReadmeShows(t *testing.T) {
 	t.Cleanup(func() { _ = s.tc.TerminateWorkflow(t.Context(), run.GetID(), "", "test over") })
 
 	bin := buildBinary(t, "trawler", "./starter")
-	addr := freeAddr(t)
+	addr := testenv.FreeAddr(t)
 	const token = "test-token"
 	cmd := exec.Command(bin, "serve")
 	cmd.Env = append(s.env(), "DATABASE_URL="+s.cfg.DatabaseURL, "TRAWLER_API_ADDR="+addr, "TRAWLER_API_TOKEN="+token)

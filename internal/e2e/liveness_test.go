@@ -79,7 +79,7 @@ func superviseWorker(t *testing.T, s *stack, bin, roles string) *supervised {
 
 func (w *supervised) launch(point string) *exec.Cmd {
 	cmd := exec.Command(w.bin)
-	cmd.Env = append(w.s.workerEnv(w.roles, freeAddr(w.t)), failpoint.EnvVar+"="+point)
+	cmd.Env = append(w.s.workerEnv(w.roles, testenv.FreeAddr(w.t)), failpoint.EnvVar+"="+point)
 	cmd.Stdout, cmd.Stderr = &w.out, &w.out
 	if err := cmd.Start(); err != nil {
 		panic(fmt.Sprintf("start worker %s: %v", w.roles, err)) // (from the kill schedule's goroutine too)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/trawlerdev/trawler/internal/config"
 	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/testenv"
 	"github.com/trawlerdev/trawler/internal/testweb"
 )
 
@@ -46,7 +46,7 @@ type workerProcess struct {
 // (SIGTERM, which must drain it within 15 s).
 func (s *stack) startWorkerProcess(t testing.TB, bin, roles string) *workerProcess {
 	t.Helper()
-	w := &workerProcess{roles: roles, metrics: freeAddr(t), out: &strings.Builder{}}
+	w := &workerProcess{roles: roles, metrics: testenv.FreeAddr(t), out: &strings.Builder{}}
 	w.cmd = exec.Command(bin)
 	w.cmd.Env = s.workerEnv(roles, w.metrics)
 	w.cmd.Stdout, w.cmd.Stderr = w.out, w.out
@@ -73,17 +73,6 @@ func (w *workerProcess) stop(t testing.TB) {
 	if t.Failed() {
 		t.Logf("worker %s output:\n%s", w.roles, w.out.String())
 	}
-}
-
-// freeAddr is a loopback address with a port free right now.
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // scrape reads a Prometheus text endpoint: the sum of each series' samples by metric name

@@ -9,6 +9,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"log/slog"
+	"net"
 	"net/url"
 	"os"
 	"strings"
@@ -42,6 +43,18 @@ func Config(t testing.TB) *config.Config {
 	cfg.IDPrefix = "test-" + id + "/"
 	cfg.ShutdownTimeout = 5 * time.Second
 	return cfg
+}
+
+// FreeAddr is a loopback address whose port nothing listens on right now: for a server a test
+// starts there, or for a node that is down.
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
 }
 
 // Unique returns prefix followed by 8 random hex characters.
