@@ -47,18 +47,18 @@ func BenchmarkStart(b *testing.B) {
 			RetryBase: crawl.Duration(time.Second), ProgressInterval: crawl.Duration(5 * time.Second)}
 		start := time.Now()
 		s.start(spec)
-		var at []time.Duration
-		var served []int
+		served := &progressSamples{at: []time.Duration{0}, count: []int64{0}} // nothing served before the start
 		for time.Since(start) < budget {
 			time.Sleep(500 * time.Millisecond)
 			rep := s.web.Audit().Report()
-			at, served = append(at, time.Since(start)), append(served, rep.Totals.Requests-robotsRequests(rep))
+			served.at = append(served.at, time.Since(start))
+			served.count = append(served.count, int64(rep.Totals.Requests-robotsRequests(rep)))
 		}
 		rep := s.web.Audit().Report()
 		if v := rep.Violations(); v > 0 {
 			b.Errorf("start bench: %d politeness violations %+v", v, rep.Totals)
 		}
-		lines = append(lines, startLine(hosts, pages, at, served, budget, rep.Violations())+"; "+firstRequests(s.web, rep, start))
+		lines = append(lines, startLine(served, budget, rep.Violations())+"; "+firstRequests(s.web, rep, start))
 		b.Log(lines[len(lines)-1])
 		for _, w := range workers {
 			w.stop(b)
@@ -71,24 +71,10 @@ func BenchmarkStart(b *testing.B) {
 }
 
 // startLine reads the samples of one start: time to 1,000 pages, steady rate, time to 80% of it.
-func startLine(hosts, pages int, at []time.Duration, served []int, budget time.Duration, violations int) string {
-	rate := func(from, to time.Duration) float64 { // pages/s between the samples nearest from and to
-		i, j := 0, 0
-		for k, a := range at {
-			if a <= from {
-				i = k
-			}
-			if a <= to {
-				j = k
-			}
-		}
-		if j <= i {
-			return 0
-		}
-		return float64(served[j]-served[i]) / (at[j] - at[i]).Seconds()
-	}
+func startLine(served *progressSamples, budget time.Duration, violations int) string {
+	at, rate := served.at, served.rate
 	first := "not reached"
-	for k, n := range served {
+	for k, n := range served.count {
 		if n >= 1000 {
 			first = at[k].Round(100 * time.Millisecond).String()
 			break

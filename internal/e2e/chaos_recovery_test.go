@@ -8,8 +8,8 @@ import (
 	"time"
 )
 
-// progressSamples is the count of fetches a crawl has recorded, once a second from its start:
-// what tells how long a fault held the crawl back.
+// progressSamples is a count a crawl grows (fetches recorded, pages served) sampled from its
+// start: what tells how long a fault held the crawl back, or how fast it started.
 type progressSamples struct {
 	mu    sync.Mutex
 	at    []time.Duration
@@ -45,7 +45,8 @@ func sampleProgress(s *stack, start time.Time) *progressSamples {
 	return p
 }
 
-// rate is fetches a second between two moments, from the samples nearest them (0 if none).
+// rate is the count's growth a second between two moments, from the samples at or before
+// them (0 if none).
 func (p *progressSamples) rate(from, to time.Duration) float64 {
 	i, j := -1, -1
 	for k, at := range p.at {
