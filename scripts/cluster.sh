@@ -7,7 +7,7 @@
 #   scripts/cluster.sh stop|start minio N        MinIO node N
 #   scripts/cluster.sh failover                  stop the PostgreSQL primary, promote the standby
 #                                                (the next `up` rebuilds the old one as its standby)
-#   scripts/cluster.sh stop|start worker NAME    a worker process (up starts workflow-1, fetch-1,
+#   scripts/cluster.sh stop|kill|start worker NAME  a worker process (up starts workflow-1, fetch-1,
 #                                                fetch-2, process-1; TRAWLER_CLUSTER_WORKERS=0: none)
 # `down --purge` also deletes the cluster's data. State lives in .dev/cluster/.
 #
@@ -46,12 +46,11 @@ join() { local IFS=,; echo "$*"; }
 since() { awk "BEGIN{printf \"%.1f\", $EPOCHREALTIME - $1}"; } # seconds since an $EPOCHREALTIME
 temporal_addrs() { local ip out=(); for ip in "${TEMPORAL_NODES[@]}"; do out+=("$ip:$TEMPORAL_PORT"); done; join "${out[@]}"; }
 pg_addrs() { local ip out=(); for ip in "${PG_NODES[@]}"; do out+=("$ip:$PG_PORT"); done; join "${out[@]}"; }
-database_url() { echo "postgres://trawler@$(pg_addrs)/${1:-trawler}?sslmode=disable&target_session_attrs=read-write&connect_timeout=2"; }
 
 print_env() {
   cat <<ENV
 export TEMPORAL_ADDRESS=$(temporal_addrs)
-export DATABASE_URL='$(database_url)'
+export DATABASE_URL='postgres://trawler@$(pg_addrs)/trawler?sslmode=disable&target_session_attrs=read-write&connect_timeout=2'
 export TRAWLER_S3_ENDPOINT=$(join "${MINIO_NODES[@]}")
 export TRAWLER_S3_ACCESS_KEY=$MINIO_ROOT_USER
 export TRAWLER_S3_SECRET_KEY=$MINIO_ROOT_PASSWORD
@@ -189,7 +188,8 @@ failover() {
 }
 
 # ---- MinIO ----------------------------------------------------------------------------------
-minio_healthy() { curl -fsS -m 2 "http://$1/minio/health/cluster"; }
+minio_healthy() { curl -fsS -m 2 "http://$1/minio/health/cluster"; } # the set has write quorum
+minio_live() { curl -fsS -m 2 "http://${MINIO_NODES[$1 - 1]}/minio/health/live"; }  # node N answers
 
 minio_start() { # minio_start N
   local n=$1 addr=${MINIO_NODES[$1 - 1]}
@@ -267,7 +267,7 @@ status() {
     else echo "temporal-$n  down     ${TEMPORAL_NODES[n - 1]}:$TEMPORAL_PORT"; fi
   done
   for n in $(seq 1 ${#MINIO_NODES[@]}); do
-    if alive "minio-$n" && curl -fsS -m 2 "http://${MINIO_NODES[n - 1]}/minio/health/live" >/dev/null 2>&1; then
+    if alive "minio-$n" && minio_live "$n" >/dev/null 2>&1; then
       echo "minio-$n     up       ${MINIO_NODES[n - 1]}"
     else echo "minio-$n     down     ${MINIO_NODES[n - 1]}"; fi
   done
@@ -335,7 +335,7 @@ case "${1:-}" in
         node "$n" ${#MINIO_NODES[@]}
         t0=$EPOCHREALTIME
         alive "minio-$n" || minio_start "$n"
-        wait_for "minio-$n" 60 curl -fsS -m 2 "http://${MINIO_NODES[n - 1]}/minio/health/live" || die "minio node $n failed to start"
+        wait_for "minio-$n" 60 minio_live "$n" || die "minio node $n failed to start"
         say "minio node $n: up in $(since "$t0")s"
         ;;
       "stop worker" | "kill worker") stop_pidfile "worker-$n" "$([[ $verb == kill ]] && echo KILL || echo TERM)" ;;
