@@ -53,7 +53,7 @@ var settings = []setting{
 		set: func(c *Config, v string) error { return prefixed(&c.DatabaseURL, v, "postgres://", "postgresql://") }},
 	{Flag: "pg-max-conns", Env: "TRAWLER_PG_MAX_CONNS", Default: "4", Usage: "Postgres connections per process at most (a fetch worker holds one more, listening): N processes need N × (this + 1) of Postgres's max_connections",
 		set: func(c *Config, v string) error { return positiveInt(&c.PGMaxConns, v) }},
-	{Flag: "s3-endpoint", Env: "TRAWLER_S3_ENDPOINT", Default: "127.0.0.1:9000", Usage: "MinIO/S3 endpoint host:port, or a comma-separated list of a distributed MinIO's nodes (requests go to the first that answers; signed for the first's name)",
+	{Flag: "s3-endpoint", Env: "TRAWLER_S3_ENDPOINT", Default: "127.0.0.1:9000", Usage: "MinIO/S3 endpoint host:port, or a comma-separated list of a distributed MinIO's nodes (a process starts at a random node and moves on when one refuses; requests are signed for the first's name)",
 		set: func(c *Config, v string) error { return hostPorts(&c.S3Endpoint, v) }},
 	{Flag: "s3-access-key", Env: "TRAWLER_S3_ACCESS_KEY", Default: "trawler", Usage: "MinIO/S3 access key",
 		set: func(c *Config, v string) error { return nonEmpty(&c.S3AccessKey, v) }},
