@@ -153,6 +153,7 @@ func TestScalingRecipeMatchesOneProcess(t *testing.T) {
 	if recipe.State != "done" || recipe.Fetched < 150 || recipe.Fetched != single.Fetched || recipe.Pages != single.Pages ||
 		recipe.Dead != single.Dead || recipe.Admitted != single.Admitted {
 		t.Errorf("the recipe's crawl differs from one process's")
+		logDocumentDiff(t, s, "single", "recipe")
 	}
 	// (robots.txt is cached from the first crawl, so the audit's robots-first rule does not apply)
 	if tot := rep.Totals; tot.GapViolations+tot.ConcurrencyViolations+tot.Disallowed+tot.RetryAfterViolations+tot.Repeats+tot.UnknownHostRequests != 0 {
@@ -251,4 +252,32 @@ func peakRSS(t *testing.T, pid int) int64 {
 		}
 	}
 	return 0
+}
+
+// logDocumentDiff names the URLs that have a document in one crawl and not the other, with
+// what the crawl recorded for them, so a difference says which page and why.
+func logDocumentDiff(t *testing.T, s *stack, a, b string) {
+	t.Helper()
+	rows, err := s.store.Pool().Query(context.Background(), `
+		SELECT u.crawl_id, u.url, u.state, coalesce(u.last_status, 0), coalesce(u.last_error, ''), u.attempts
+		FROM urls u
+		WHERE u.crawl_id IN ($1, $2)
+		  AND EXISTS (SELECT 1 FROM documents d WHERE d.crawl_id = u.crawl_id AND d.url_hash = u.url_hash)
+		      <> EXISTS (SELECT 1 FROM urls o JOIN documents d ON d.crawl_id = o.crawl_id AND d.url_hash = o.url_hash
+		                 WHERE o.crawl_id = CASE WHEN u.crawl_id = $1 THEN $2 ELSE $1 END AND o.url = u.url)`, a, b)
+	if err != nil {
+		t.Logf("document diff: %v", err)
+		return
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var crawlID, url, state, lastErr string
+		var status, attempts int
+		if err := rows.Scan(&crawlID, &url, &state, &status, &lastErr, &attempts); err != nil {
+			t.Logf("document diff: %v", err)
+			return
+		}
+		t.Logf("only one crawl stored it — as seen by %s: %s state=%s status=%d attempts=%d error=%q",
+			crawlID, url, state, status, attempts, lastErr)
+	}
 }
