@@ -34,7 +34,7 @@ type Frontier struct {
 func (f *Frontier) frontier(ctx context.Context) *frontier.Frontier {
 	s := &frontier.Frontier{Store: f.Store, Crawls: f.Crawls, ProcessQueue: f.ProcessQueue, RenderQueue: f.RenderQueue}
 	if f.Admitter != nil {
-		s.AdmitSeeds, s.Wake, s.Behind = f.Admitter.AdmitSeeds, f.Admitter.Waker.Wake, f.Admitter.Backlog.Behind
+		s.AdmitSeeds, s.Wake, s.Behind = f.Admitter.AdmitSeedsWakingLater, f.Admitter.Waker.Wake, f.Admitter.Backlog.Behind
 	}
 	if activity.IsActivity(ctx) {
 		h := activity.GetMetricsHandler(ctx)

@@ -112,6 +112,8 @@ temporal_config() {
   cat >"$dir/dynamicconfig.yaml" <<YAML
 system.enableActivityEagerExecution:
   - value: true
+system.enableEagerWorkflowStart:
+  - value: true
 limit.maxIDLength:
   - value: 1000
 YAML

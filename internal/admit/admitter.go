@@ -54,10 +54,29 @@ func (a *Admitter) AdmitSeeds(ctx context.Context, ci *Crawl, cands []store.Cand
 	return a.admitWaking(ctx, ci, cands, true, true)
 }
 
+// AdmitSeedsWakingLater is AdmitSeeds for a crawl's start: it returns once the seeds are
+// admitted and leaves their hosts to the Waker's background wake (Waker.WakeLater). The
+// crawl workflow waits for its start before it starts its processing children, and a
+// thousand host starts take the Temporal server seconds: started first, the processing is
+// there for the hosts' first pages, whose links are what keeps the hosts busy. A wake lost
+// with its process is a wake that failed: the crawl's sweep wakes the hosts.
+func (a *Admitter) AdmitSeedsWakingLater(ctx context.Context, ci *Crawl, cands []store.Candidate) (AdmitStats, error) {
+	return a.admit(ctx, ci, cands, true, true, func(ctx context.Context, crawlID string, cfg crawl.HostConfig, hosts []string) error {
+		a.Waker.WakeLater(crawlID, cfg, hosts)
+		return nil
+	})
+}
+
 // admitWaking admits cands and wakes their hosts that were waiting, within the wake rate and
 // not while Temporal is behind, unless forced (seeds); wakeQueued (a retry, seeds) also wakes
 // every host with one of cands queued.
 func (a *Admitter) admitWaking(ctx context.Context, ci *Crawl, cands []store.Candidate, wakeQueued, force bool) (AdmitStats, error) {
+	return a.admit(ctx, ci, cands, wakeQueued, force, a.Waker.Wake)
+}
+
+// admit is admitWaking with the wake-up given.
+func (a *Admitter) admit(ctx context.Context, ci *Crawl, cands []store.Candidate, wakeQueued, force bool,
+	wake func(ctx context.Context, crawlID string, cfg crawl.HostConfig, hosts []string) error) (AdmitStats, error) {
 	var st AdmitStats
 	keep := cands[:0:0]
 	for _, c := range cands {
@@ -109,7 +128,7 @@ func (a *Admitter) admitWaking(ctx context.Context, ci *Crawl, cands []store.Can
 		res.Wake = union(res.Wake, queued)
 	}
 	if len(res.Wake) > 0 {
-		if err := a.Waker.Wake(ctx, ci.ID, crawl.HostConfigFrom(ci.Spec), res.Wake); err != nil {
+		if err := wake(ctx, ci.ID, crawl.HostConfigFrom(ci.Spec), res.Wake); err != nil {
 			// The URLs are safe in Postgres, and the crawl's sweep wakes hosts that missed a
 			// signal; failing here would only admit the same URLs again.
 			logger(ctx).Warn("waking hosts failed; the crawl sweep will retry", "crawl", ci.ID, "error", err)

@@ -68,6 +68,22 @@ func TestDockerComposeAsShipped(t *testing.T) {
 			if dep := svc.DependsOn["temporal-schema"]; dep.Condition != types.ServiceConditionCompletedSuccessfully {
 				t.Errorf("%s starts before its schema is set up (%+v)", name, dep)
 			}
+			// Its dynamic configuration is ours (eager starts, long host workflow IDs), mounted
+			// where the image is told to read it.
+			path := svc.Environment["DYNAMIC_CONFIG_FILE_PATH"]
+			mounted := false
+			for _, v := range svc.Volumes {
+				mounted = mounted || (path != nil && v.Target == *path && strings.HasSuffix(v.Source, "deploy/temporal/dynamicconfig.yaml"))
+			}
+			if !mounted {
+				t.Errorf("%s does not read deploy/temporal/dynamicconfig.yaml (%v, %+v)", name, path, svc.Volumes)
+			}
+		}
+	}
+	dyn, err := os.ReadFile("../../deploy/temporal/dynamicconfig.yaml")
+	for _, key := range []string{"system.enableEagerWorkflowStart:", "system.enableActivityEagerExecution:", "limit.maxIDLength:"} {
+		if err != nil || !strings.Contains(string(dyn), key) {
+			t.Errorf("deploy/temporal/dynamicconfig.yaml lacks %s (%v)", key, err)
 		}
 	}
 	// Healthchecks use what each image has: no curl in MinIO's or the server's.

@@ -27,7 +27,8 @@ type Gauge func(name string, v float64, tags map[string]string)
 type Frontier struct {
 	Store  Store
 	Crawls *admit.Crawls
-	// AdmitSeeds admits a crawl's seeds and wakes their hosts (admit.Admitter.AdmitSeeds).
+	// AdmitSeeds admits a crawl's seeds and wakes their hosts, in the background so that the
+	// crawl's processing starts first (admit.Admitter.AdmitSeedsWakingLater).
 	AdmitSeeds func(ctx context.Context, ci *admit.Crawl, cands []store.Candidate) (admit.AdmitStats, error)
 	// Wake starts or signals the host workflows of a crawl's hosts (admit.Waker.Wake).
 	Wake func(ctx context.Context, crawlID string, cfg crawl.HostConfig, hosts []string) error

@@ -86,6 +86,9 @@ func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 		case config.RoleFetch:
 			opts.MaxConcurrentActivityExecutionSize = cfg.FetchConcurrency
 			opts.WorkerActivitiesPerSecond, opts.TaskQueueActivitiesPerSecond = cfg.FetchRate, cfg.FetchQueueRate
+			// Pollers scale with the queue: at a crawl's start a thousand host leases wait to be
+			// picked up at once (two fixed pollers took them at ~100 a second), then few do.
+			opts.ActivityTaskPollerBehavior = worker.NewPollerBehaviorAutoscaling(worker.PollerBehaviorAutoscalingOptions{})
 			w = worker.New(c, cfg.FetchTaskQueue, opts)
 			w.RegisterActivity(health)
 			dialer := netguard.New(netguard.Options{ConnectTo: cfg.ConnectTo, Allow: cfg.AllowNetworks})
