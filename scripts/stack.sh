@@ -40,16 +40,15 @@ temporal_up() {
   # WAL with synchronous=normal: no fsync per commit (a quarter of the dev server's CPU in the
   # crawl test); a killed server loses nothing, only an OS crash could lose the last commits.
   # Eager workflow start: a host's first workflow task comes back in its start's response
-  # instead of queueing behind a crawl's thousand other starts. The search-attribute cache,
-  # which the dev server turns off by default, saves a read of the cluster's metadata on
-  # every start and visibility write (ours are registered below, before it serves).
+  # instead of queueing behind a crawl's thousand other starts. (The dev server reads its
+  # search attributes afresh on every use: its cache, turned on, could miss the ones
+  # registered below for a while, and visibility queries naming them then fail.)
   start temporal "$bin/temporal" server start-dev \
     --ip 127.0.0.1 --port "$TEMPORAL_PORT" --ui-port "$TEMPORAL_UI_PORT" \
     --db-filename "$dev/temporal.db" \
     --sqlite-pragma journal_mode=wal --sqlite-pragma synchronous=normal \
     --dynamic-config-value system.enableActivityEagerExecution=true \
     --dynamic-config-value system.enableEagerWorkflowStart=true \
-    --dynamic-config-value system.forceSearchAttributesCacheRefreshOnRead=false \
     --dynamic-config-value limit.maxIDLength=1000 \
     --search-attribute Host=Keyword --search-attribute CrawlID=Keyword \
     --search-attribute HostState=Keyword \
