@@ -6,7 +6,6 @@ package blob
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -166,7 +165,7 @@ func (s *Store) read(ctx context.Context, key string, limit int64, gunzip bool) 
 // name says what is read in errors.
 func ReadAll(r io.Reader, name string, limit int64, gunzip bool) ([]byte, error) {
 	if gunzip {
-		zr, err := gzip.NewReader(r)
+		zr, err := gz.NewReader(r)
 		if err != nil {
 			return nil, fmt.Errorf("blob: read %s: %w", name, err)
 		}

@@ -146,7 +146,7 @@ func (f *Stage) Lease(ctx context.Context, in LeaseInput, resumed LeaseResult, a
 	if len(b.res.Finished) != len(b.urls) {
 		b.res.Finished, b.res.Chunk, b.urls = nil, nil, nil
 	}
-	defer clock.Every(ctx, crawl.HeartbeatEvery, func() { f.Hooks.beat(b.result()) })()
+	defer clock.Every(ctx, crawl.HeartbeatEvery, b.beat)()
 	defer f.flushWhenStopped(ctx)()
 	if len(b.urls) == 0 {
 		if more, err := b.claimChunk(ctx, b.in.Owner); err != nil || !more {

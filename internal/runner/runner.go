@@ -55,7 +55,13 @@ type Runner struct {
 // Start creates and starts one worker per role in cfg.Roles. Stop them with Stop.
 func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 	st := store.New(deps.DB)
-	filter := seen.New(cfg.BloomExpected, 1e-6, cfg.SeenMode == "approximate")
+	// Exact mode (the default) never reads a Bloom filter: every link goes to Postgres. So
+	// only approximate mode gets one (10M URLs at 1e-6 is 34 MiB, and each admission's Add
+	// hashed every link under one lock for nothing); a nil filter skips nothing.
+	var filter *seen.Filter
+	if cfg.SeenMode == "approximate" {
+		filter = seen.New(cfg.BloomExpected, 1e-6, true)
+	}
 	svc := admit.New(c, cfg, st, filter)
 	frontier := NewFrontier(svc, cfg, st)
 	crawls, admitter := frontier.Crawls, frontier.Admitter

@@ -1,7 +1,8 @@
 // Package seen owns the per-process Bloom filter in front of the Postgres seen-set. Postgres
 // stays the truth: the filter only remembers URLs this process has seen admitted or offered,
 // so that in approximate mode a link it has surely met before skips the database. In exact
-// mode (the default) it only counts, and every candidate goes to Postgres.
+// mode (the default) a process has no filter (a nil *Filter), and every candidate goes to
+// Postgres.
 package seen
 
 import (
