@@ -239,11 +239,8 @@ func (b *leaseRun) finish(ctx context.Context, i int) {
 	b.mu.Lock()
 	b.res.Finished[i] = true
 	b.res.Done++
-	due := b.f.clock().Since(b.beatAt) >= crawl.HeartbeatEvery
 	b.mu.Unlock()
-	if due {
-		b.heartbeat(ctx)
-	}
+	b.heartbeat(ctx)
 }
 
 // releaseCrawl returns the lease's unfinished URLs of a paused crawl to the queue and finishes
@@ -276,19 +273,31 @@ func (b *leaseRun) releaseCrawl(ctx context.Context, crawlID string) error {
 // within the grace, and so cost none. A retry of a lease that died before its first
 // heartbeat finds what it did from its URLs' states (a fetched URL is not fetched again);
 // its liveness still shows within the heartbeat timeout (crawl.HeartbeatEvery).
+//
+// Progress (a finished URL, robots.txt, a wait for a slot) beats only when the last beat is
+// HeartbeatEvery old: the SDK encodes every call's details at once, even those its throttle
+// then holds back (it sends one a throttle interval), and a 10–20 KB JSON encoding per URL was
+// 12% of the fetch worker's CPU (issue 36). The lease's ticker beats meanwhile. What a retry
+// misses of the last seconds it finds in its URLs' states, as after the SDK's own throttle.
+// A new chunk beats at once (newChunk): a retry resumes the chunk it names.
 func (b *leaseRun) heartbeat(ctx context.Context) {
+	b.mu.Lock()
+	recent := b.f.clock().Since(b.beatAt) < crawl.HeartbeatEvery
+	b.mu.Unlock()
+	if !recent {
+		b.newChunk(ctx)
+	}
+}
+
+// newChunk beats at once, from crawl.LeaseHeartbeatGrace into the lease on.
+func (b *leaseRun) newChunk(ctx context.Context) {
 	if b.f.clock().Since(b.began) < crawl.LeaseHeartbeatGrace {
 		return
 	}
 	b.beat()
 }
 
-// beat hands the lease's progress to the SDK. The SDK encodes every call's details at once,
-// even those its throttle then holds back (it sends one a throttle interval): a 10–20 KB JSON
-// encoding per finished URL was 12% of the fetch worker's CPU (issue 36). So a finished URL
-// beats only when the last beat is HeartbeatEvery old (the lease's ticker beats meanwhile);
-// a new chunk, robots.txt and a slot wait still beat at once. What a retry then misses of the
-// last seconds it finds in its URLs' states, as it does after the SDK's own throttle.
+// beat hands the lease's progress to the SDK.
 func (b *leaseRun) beat() {
 	r := b.result()
 	b.mu.Lock()
