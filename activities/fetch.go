@@ -48,7 +48,11 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchLeaseInput) (FetchLeas
 	if activity.HasHeartbeatDetails(ctx) {
 		_ = activity.GetHeartbeatDetails(ctx, &resumed)
 	}
-	return f.stage(ctx).Lease(ctx, in, resumed, int(activity.GetInfo(ctx).Attempt))
+	res, err := f.stage(ctx).Lease(ctx, in, resumed, int(activity.GetInfo(ctx).Attempt))
+	// The chunk and its finished flags are for a retry, in the heartbeat; the host workflow
+	// reads neither, and in the result they were most of a lease's bytes in history.
+	res.Chunk, res.Finished = nil, nil
+	return res, err
 }
 
 // stage is the fetch stage over this worker's stores, reporting to ctx's activity.

@@ -37,7 +37,8 @@ type LeaseInput struct {
 }
 
 // LeaseResult is small: counts, pacing facts and page references, never bodies. It is
-// also the heartbeat detail, so a retried activity resumes with the URLs it finished.
+// also the heartbeat detail, so a retried activity resumes with the URLs it finished (the
+// chunk and its flags are in the heartbeat only: FetchBatch drops them from the result).
 type LeaseResult struct {
 	// What an operator reads first in the Temporal UI (fields in this order, JSON keys as
 	// they always were): the progress, the last URL recorded and when the next request may
@@ -73,8 +74,8 @@ type LeaseResult struct {
 	Dry     bool       `json:"dry,omitempty"`
 	NextDue *time.Time `json:"nextDue,omitempty"`
 
-	Finished []bool          `json:"finished"`        // by index in Chunk
-	Chunk    []crawl.Claimed `json:"topUp,omitempty"` // the URLs the lease is at (a retry resumes them)
+	Finished []bool          `json:"finished,omitempty"` // by index in Chunk
+	Chunk    []crawl.Claimed `json:"topUp,omitempty"`    // the URLs the lease is at (a retry resumes them)
 }
 
 // MaxOutcomes bounds the per-URL outcomes a lease result carries: a busy host's lease stays
