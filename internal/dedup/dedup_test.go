@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
@@ -339,5 +340,33 @@ func TestThresholdFollowsLength(t *testing.T) {
 	}
 	if b := d.Banding(); b.Bands != 16 || b.Rows != 5 {
 		t.Errorf("banding %+v, want 16 bands of 5 rows", b)
+	}
+}
+
+// Signature is the per-hash minimum over the shingles whatever the loop order: the stored
+// signatures of earlier crawls must keep matching new ones (a reference loop, shingle by
+// shingle, on random sets of several sizes).
+func TestSignatureIsTheMinimumOfEachHash(t *testing.T) {
+	m := NewMinHash(64)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{0, 1, 7, 500} {
+		shingles := make([]uint64, n)
+		for i := range shingles {
+			shingles[i] = rng.Uint64()
+		}
+		want := make([]uint32, len(m.seeds))
+		for i := range want {
+			want[i] = math.MaxUint32
+		}
+		for _, s := range shingles {
+			for i, seed := range m.seeds {
+				if h := uint32(mix(s ^ seed)); h < want[i] {
+					want[i] = h
+				}
+			}
+		}
+		if got := m.Signature(shingles); !slices.Equal(got, want) {
+			t.Fatalf("%d shingles: signature differs from the per-hash minima", n)
+		}
 	}
 }

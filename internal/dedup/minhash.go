@@ -26,17 +26,18 @@ func NewMinHash(n int) *MinHash {
 
 // Signature is the minimum of each hash over the shingles (the low 32 bits suffice: a false
 // collision of two minima has probability 2⁻³², negligible next to the estimate's own error).
+// One hash at a time over all shingles: its minimum stays in a register (shingle by shingle,
+// every hash's minimum was a load and a store per shingle).
 func (m *MinHash) Signature(shingles []uint64) []uint32 {
 	sig := make([]uint32, len(m.seeds))
-	for i := range sig {
-		sig[i] = math.MaxUint32
-	}
-	for _, s := range shingles {
-		for i, seed := range m.seeds {
-			if h := uint32(mix(s ^ seed)); h < sig[i] {
-				sig[i] = h
+	for i, seed := range m.seeds {
+		low := uint32(math.MaxUint32)
+		for _, s := range shingles {
+			if h := uint32(mix(s ^ seed)); h < low {
+				low = h
 			}
 		}
+		sig[i] = low
 	}
 	return sig
 }
