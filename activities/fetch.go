@@ -38,6 +38,9 @@ type Fetcher struct {
 	// Stopping is closed when this worker begins to stop: a running lease ends early (as if
 	// its time were up), so the host's next lease starts on a live worker at once.
 	Stopping <-chan struct{}
+	// BeatEvery is the worker's heartbeat throttle (TRAWLER_HEARTBEAT_MAX): a lease hands the
+	// SDK its progress no more often (nor less often, when it is under crawl.HeartbeatEvery).
+	BeatEvery time.Duration
 }
 
 // FetchBatch runs one fetch lease (the activity keeps the name it had when leases were
@@ -58,7 +61,7 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchLeaseInput) (FetchLeas
 // stage is the fetch stage over this worker's stores, reporting to ctx's activity.
 func (f *Fetcher) stage(ctx context.Context) *fetching.Stage {
 	s := &fetching.Stage{Store: f.Store, Client: f.Client, Crawls: f.Crawls, Admit: admitDiscovered(ctx, f.Admitter),
-		StoreBody: f.storeBody, Dialer: f.Dialer, Control: f.Control, IP: f.IP, Stopping: f.Stopping,
+		StoreBody: f.storeBody, Dialer: f.Dialer, Control: f.Control, IP: f.IP, Stopping: f.Stopping, BeatEvery: f.BeatEvery,
 		Hooks: fetching.Hooks{
 			Beat:  func(r fetching.LeaseResult) { activity.RecordHeartbeat(ctx, r) },
 			Count: func(name string, n int64, tags ...string) { count(ctx, name, n, tags...) },

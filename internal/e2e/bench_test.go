@@ -625,7 +625,7 @@ func benchTable(o benchOptions, rows []benchRow) string {
 		if r.allowed > 0 {
 			use = fmt.Sprintf("%.1f%%", 100*r.steady/r.allowed)
 		}
-		fmt.Fprintf(&sb, "| %s | %s | %s | %d | %.1f | %.1f | %s | %.2f | %.1f · %.1f · %.1f · %.1f | %.0f · %.0f · %.0f · %.0f | %.0f | %.0f | %.3f | %.2f | %d |\n",
+		fmt.Fprintf(&sb, "| %s | %s | %s | %d | %.1f | %.1f | %s | %.2f | %.2f · %.2f · %.2f · %.2f | %.0f · %.0f · %.0f · %.0f | %.0f | %.0f | %.3f | %.2f | %d |\n",
 			r.scenario, r.crawler, r.layout, r.pages, r.discovery, r.steady, use, r.events,
 			r.perKPages(wcpu), r.perKPages(r.cpu["temporal"]), r.perKPages(r.cpu["postgres"]), r.perKPages(r.cpu["minio"]),
 			wrss, r.rssMB["temporal"], r.rssMB["postgres"], r.rssMB["minio"], r.pgBytes, r.s3Bytes, r.s3Reqs, r.pgTrips, r.violations)

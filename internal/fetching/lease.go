@@ -141,13 +141,18 @@ func (f *Stage) flushWhenStopped(ctx context.Context) func() {
 // without a request. After a Retry-After the rest of the chunk goes back to the queue for
 // later. Fetched pages are left for the crawl's processing, which claims them.
 // resumed is the last progress an earlier attempt of the lease reported (attempt > 1), if any.
-func (f *Stage) Lease(ctx context.Context, in LeaseInput, resumed LeaseResult, attempt int) (LeaseResult, error) {
+func (f *Stage) Lease(ctx context.Context, in LeaseInput, resumed LeaseResult, attempt int) (_ LeaseResult, err error) {
 	b := &leaseRun{f: f, in: in, next: in.NotBefore, began: f.clock().Now(), res: resumed}
+	defer func() {
+		if err != nil {
+			b.beat() // the SDK sends the last progress with the failure: make it the latest
+		}
+	}()
 	b.urls = b.res.Chunk // resumed: the chunk the last attempt was at
 	if len(b.res.Finished) != len(b.urls) {
 		b.res.Finished, b.res.Chunk, b.urls = nil, nil, nil
 	}
-	defer clock.Every(ctx, crawl.HeartbeatEvery, b.beat)()
+	defer clock.Every(ctx, f.beatEvery(), b.beat)()
 	defer f.flushWhenStopped(ctx)()
 	if len(b.urls) == 0 {
 		if more, err := b.claimChunk(ctx, b.in.Owner); err != nil || !more {

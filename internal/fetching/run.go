@@ -32,7 +32,8 @@ type leaseRun struct {
 	window    store.Window // the host's time booked for this lease's requests (book)
 	cursor    int          // the URL the lease is at: a robots.txt request books ahead from it
 	began     time.Time
-	beatAt    time.Time // when the lease's progress last went to the SDK (beat)
+	beatAt    time.Time  // when the lease's progress last went to the SDK (beat)
+	beatMu    sync.Mutex // one beat at a time (beat)
 	// healthKnown: failing says whether the host's dead-site clock ran when the lease read
 	// its robots.txt cache (see hostHealth).
 	healthKnown, failing bool
@@ -275,14 +276,16 @@ func (b *leaseRun) releaseCrawl(ctx context.Context, crawlID string) error {
 // its liveness still shows within the heartbeat timeout (crawl.HeartbeatEvery).
 //
 // Progress (a finished URL, robots.txt, a wait for a slot) beats only when the last beat is
-// HeartbeatEvery old: the SDK encodes every call's details at once, even those its throttle
-// then holds back (it sends one a throttle interval), and a 10–20 KB JSON encoding per URL was
-// 12% of the fetch worker's CPU (issue 36). The lease's ticker beats meanwhile. What a retry
-// misses of the last seconds it finds in its URLs' states, as after the SDK's own throttle.
-// A new chunk beats at once (newChunk): a retry resumes the chunk it names.
+// Stage.beatEvery old (5 s, or the worker's heartbeat throttle when shorter): the SDK
+// encodes every call's details at once, even those its throttle then holds back (it sends one
+// a throttle interval), and a 10–20 KB JSON encoding per URL was 12% of the fetch worker's CPU
+// (issue 36). The lease's ticker beats meanwhile, as often. What a retry misses of the last
+// seconds it finds in its URLs' states, as after the SDK's own throttle. A new chunk beats at
+// once (newChunk): a retry resumes the chunk it names; and a lease that fails beats its last
+// progress, which the SDK sends with the failure.
 func (b *leaseRun) heartbeat(ctx context.Context) {
 	b.mu.Lock()
-	recent := b.f.clock().Since(b.beatAt) < crawl.HeartbeatEvery
+	recent := b.f.clock().Since(b.beatAt) < b.f.beatEvery()
 	b.mu.Unlock()
 	if !recent {
 		b.newChunk(ctx)
@@ -297,8 +300,11 @@ func (b *leaseRun) newChunk(ctx context.Context) {
 	b.beat()
 }
 
-// beat hands the lease's progress to the SDK.
+// beat hands the lease's progress to the SDK. beatMu keeps the snapshots in order: the
+// ticker and the lease's own beats never hand over an older one after a newer one.
 func (b *leaseRun) beat() {
+	b.beatMu.Lock()
+	defer b.beatMu.Unlock()
 	r := b.result()
 	b.mu.Lock()
 	b.beatAt = b.f.clock().Now()

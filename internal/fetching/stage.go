@@ -98,7 +98,20 @@ type Stage struct {
 	// Stopping is closed when this worker begins to stop: a running lease ends early (as if
 	// its time were up), so the host's next lease starts on a live worker at once.
 	Stopping <-chan struct{}
-	Hooks    Hooks
+	// BeatEvery is how often a lease hands its progress to the SDK (0: crawl.HeartbeatEvery):
+	// the worker's heartbeat throttle when shorter, since a pause or throttle reaches a running
+	// lease only in a heartbeat's response, and encoding more often than the SDK sends gains
+	// nothing.
+	BeatEvery time.Duration
+	Hooks     Hooks
+}
+
+// beatEvery is BeatEvery, or crawl.HeartbeatEvery.
+func (f *Stage) beatEvery() time.Duration {
+	if f.BeatEvery > 0 {
+		return min(f.BeatEvery, crawl.HeartbeatEvery)
+	}
+	return crawl.HeartbeatEvery
 }
 
 // clock is the worker's clock: the one its store converts the host's bookings with (the

@@ -1,10 +1,11 @@
-// Package gz owns Trawler's gzip: pooled writers and readers. A flate compressor's state is
+// Package gz owns Trawler's gzip: pooled writers, and readers. A flate compressor's state is
 // about a megabyte that NewWriter allocates and zeroes: made afresh for every page's text and
 // every WARC record, it was the processing worker's largest single cost (17% of its CPU in the
 // long-tailed bench), and the garbage collector's work after it. The codec is
 // github.com/klauspost/compress's (already in the build through minio-go): the same gzip
-// format, readable by any reader, at about a third of the standard library's CPU at
-// BestSpeed, which was still the fetch worker's and the archiver's largest cost (issue 36).
+// format, readable by any reader, at about half the standard library's CPU at BestSpeed
+// (BenchmarkCompressPage against BenchmarkCompressPageStdlib), where compression was still
+// the fetch worker's and the archiver's largest cost (issue 36).
 package gz
 
 import (

@@ -103,7 +103,7 @@ func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 			w.RegisterActivity(&activities.Fetcher{Store: st, Blob: deps.Blob, Bodies: bodies, Client: fetch.New(fetch.Options{Dialer: dialer, RootCAs: cfg.RootCAs, TrustedProxy: trustedProxy(cfg.Proxy)}),
 				Crawls: crawls, Admitter: admitter, Dialer: dialer, Stopping: r.stopping,
 				IP:      fetching.IPLimit{Dialer: dialer, Gap: cfg.IPGap, Override: cfg.IPGapOverride},
-				Control: st.WatchControl(watchCtx)})
+				Control: st.WatchControl(watchCtx), BeatEvery: cfg.HeartbeatMax})
 		case config.RoleProcess:
 			// A lease's processing holds its activity slot for the whole lease, mostly waiting for
 			// pages: slots for the leases followed, and a gate for the CPU-bound work itself.
