@@ -43,8 +43,8 @@ temporal_up() {
   # instead of queueing behind a crawl's thousand other starts. (The dev server reads its
   # search attributes afresh on every use: its cache, turned on, could miss the ones
   # registered below for a while, and visibility queries naming them then fail.)
-  # GOGC: the server's collector at 200, unless set (Go's 100 cost a quarter more Temporal CPU
-  # a page in make bench; issue 36).
+  # GOGC: the server's collector at 200, unless set (at Go's 100 Temporal took 1.6 ms of CPU a
+  # page in make bench, at 200 1.4; BENCHMARKS.md, issue 36).
   start temporal env GOGC="${GOGC:-200}" "$bin/temporal" server start-dev \
     --ip 127.0.0.1 --port "$TEMPORAL_PORT" --ui-port "$TEMPORAL_UI_PORT" \
     --db-filename "$dev/temporal.db" \
