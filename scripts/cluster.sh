@@ -214,7 +214,7 @@ temporal_healthy() { "$bin/temporal" operator cluster health --address "$1:$TEMP
 temporal_start() { # temporal_start N
   local n=$1 dir="$home/temporal-$1"
   temporal_config "$dir" "${TEMPORAL_NODES[n - 1]}" "$TEMPORAL_PORT" "$(pg_addrs)" "$TEMPORAL_SHARDS" 6 2 "${TEMPORAL_NODES[0]}:$TEMPORAL_PORT" 0
-  start "temporal-$n" env GOGC="${GOGC:-200}" "$bin/temporal-server" --root "$dir" --config config --env development --allow-no-auth start
+  start "temporal-$n" env GOGC="$TEMPORAL_GOGC" "$bin/temporal-server" --root "$dir" --config config --env development --allow-no-auth start
 }
 
 temporal_up() {

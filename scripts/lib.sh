@@ -29,6 +29,11 @@ wait_for() {
   return 1
 }
 
+# TEMPORAL_GOGC: every Temporal server the scripts start runs its collector at 200, unless GOGC
+# is set (at Go's 100 Temporal took 1.6 ms of CPU a page in two-minute bench runs, at 200 1.4;
+# BENCHMARKS.md, issue 36). docker-compose.yml sets the same.
+TEMPORAL_GOGC=${GOGC:-200}
+
 # start NAME CMD...: runs CMD detached in its own session, PID in $run/NAME.pid.
 start() {
   local name=$1; shift

@@ -43,9 +43,7 @@ temporal_up() {
   # instead of queueing behind a crawl's thousand other starts. (The dev server reads its
   # search attributes afresh on every use: its cache, turned on, could miss the ones
   # registered below for a while, and visibility queries naming them then fail.)
-  # GOGC: the server's collector at 200, unless set (at Go's 100 Temporal took 1.6 ms of CPU a
-  # page in make bench, at 200 1.4; BENCHMARKS.md, issue 36).
-  start temporal env GOGC="${GOGC:-200}" "$bin/temporal" server start-dev \
+  start temporal env GOGC="$TEMPORAL_GOGC" "$bin/temporal" server start-dev \
     --ip 127.0.0.1 --port "$TEMPORAL_PORT" --ui-port "$TEMPORAL_UI_PORT" \
     --db-filename "$dev/temporal.db" \
     --sqlite-pragma journal_mode=wal --sqlite-pragma synchronous=normal \
@@ -68,7 +66,7 @@ temporal_sql_up() {
   temporal_schema 127.0.0.1 "$PG_PORT" "$logs/temporal.log"
   temporal_config "$conf" 127.0.0.1 "$TEMPORAL_PORT" "127.0.0.1:$PG_PORT" "${TRAWLER_TEMPORAL_SHARDS:-4}" 20 4 \
     "127.0.0.1:$TEMPORAL_PORT" "${TRAWLER_TEMPORAL_PPROF_PORT:-7936}"
-  start temporal env GOGC="${GOGC:-200}" "$bin/temporal-server" --root "$conf" --config config --env development --allow-no-auth start
+  start temporal env GOGC="$TEMPORAL_GOGC" "$bin/temporal-server" --root "$conf" --config config --env development --allow-no-auth start
   wait_for temporal 90 temporal_healthy || die "temporal (PostgreSQL) failed to start"
   temporal_namespace temporal "127.0.0.1:$TEMPORAL_PORT" "$logs/temporal.log"
   say "temporal: Temporal server $("$bin/temporal-server" --version | awk '{print $NF}') on PostgreSQL, up on 127.0.0.1:$TEMPORAL_PORT"

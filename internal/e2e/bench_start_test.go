@@ -16,8 +16,8 @@ import (
 // BenchmarkStart is the bench of a crawl's start (issue 36; part of `make bench`, alone as
 // `make bench-start`): BENCH_START_HOSTS hosts (1,000) of BENCH_START_PAGES pages (150: at the
 // 1 s delay no host runs out within the budget, so the last third is the full rate, not the
-// tail of hosts running dry, as it was at 50), every one seeded, crawled for BENCH_START_BUDGET_S (60 s) by make bench's worker processes (one
-// workflow+process, one fetch), started and polling before the crawl is. Every 500 ms it reads
+// tail of hosts running dry, as it was at 50), every one seeded, crawled for
+// BENCH_START_BUDGET_S (60 s) by make bench's worker processes (one workflow+process, one fetch), started and polling before the crawl is. Every 500 ms it reads
 // the pages the test web has served, and reports the time to the first 1,000 pages, the steady
 // rate (the last third of the budget), the time until the rate over 5 s first reached 80% of
 // it, and the rate in each 5 s.

@@ -259,8 +259,6 @@ func peakRSS(t *testing.T, pid int) int64 {
 	return 0
 }
 
-// logDocumentDiff names the URLs that have a document in one crawl and not the other, with
-// what the crawl recorded for them, so a difference says which page and why.
 // pagesOutsideBudget counts crawl's documents on the hosts on which neither crawl of this test
 // skipped a link for the host's page budget.
 func pagesOutsideBudget(t *testing.T, s *stack, crawl string) int {
@@ -277,6 +275,8 @@ func pagesOutsideBudget(t *testing.T, s *stack, crawl string) int {
 	return n
 }
 
+// logDocumentDiff names the URLs that have a document in one crawl and not the other, with
+// what the crawl recorded for them, so a difference says which page and why.
 func logDocumentDiff(t *testing.T, s *stack, a, b string) {
 	t.Helper()
 	rows, err := s.store.Pool().Query(context.Background(), `

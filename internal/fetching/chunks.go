@@ -95,7 +95,7 @@ func (b *leaseRun) nextChunk(ctx context.Context, sem chan struct{}) (bool, erro
 				b.res.Finished = make([]bool, len(res.URLs))
 				b.res.Chunk = res.URLs
 				b.mu.Unlock()
-				b.newChunk(ctx)
+				b.beatNow(ctx)
 				return true, nil
 			}
 			if res.Waiting {
@@ -194,7 +194,7 @@ func (b *leaseRun) takeChunk(ctx context.Context, claimed []crawl.Claimed, next 
 	b.mu.Unlock()
 	b.claimedNow(claimed, epoch)
 	failpoint.Hit(failpoint.ClaimCommitted)
-	b.newChunk(ctx)
+	b.beatNow(ctx)
 	return true
 }
 

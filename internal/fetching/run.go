@@ -281,19 +281,19 @@ func (b *leaseRun) releaseCrawl(ctx context.Context, crawlID string) error {
 // a throttle interval), and a 10–20 KB JSON encoding per URL was 12% of the fetch worker's CPU
 // (issue 36). The lease's ticker beats meanwhile, as often. What a retry misses of the last
 // seconds it finds in its URLs' states, as after the SDK's own throttle. A new chunk beats at
-// once (newChunk): a retry resumes the chunk it names; and a lease that fails beats its last
+// once (beatNow): a retry resumes the chunk it names; and a lease that fails beats its last
 // progress, which the SDK sends with the failure.
 func (b *leaseRun) heartbeat(ctx context.Context) {
 	b.mu.Lock()
 	recent := b.f.clock().Since(b.beatAt) < b.f.beatEvery()
 	b.mu.Unlock()
 	if !recent {
-		b.newChunk(ctx)
+		b.beatNow(ctx)
 	}
 }
 
-// newChunk beats at once, from crawl.LeaseHeartbeatGrace into the lease on.
-func (b *leaseRun) newChunk(ctx context.Context) {
+// beatNow beats at once, from crawl.LeaseHeartbeatGrace into the lease on (a new chunk).
+func (b *leaseRun) beatNow(ctx context.Context) {
 	if b.f.clock().Since(b.began) < crawl.LeaseHeartbeatGrace {
 		return
 	}
