@@ -170,17 +170,31 @@ func waitCrawl(ctx context.Context, tc client.Client, run client.WorkflowRun, st
 			if err != nil {
 				return fmt.Errorf("crawl %s: %w", run.GetID(), err)
 			}
-			enc := json.NewEncoder(stdout)
-			enc.SetIndent("", "  ")
-			return enc.Encode(final)
+			return printSummary(stdout, final)
 		case <-tick.C:
-			if p, err := queryProgress(ctx, tc, run.GetID()); err == nil {
-				fmt.Fprintf(os.Stderr, "\r%s", progressLine(p))
+			p, err := queryProgress(ctx, tc, run.GetID())
+			if err != nil {
+				continue
+			}
+			fmt.Fprintf(os.Stderr, "\r%s", progressLine(p))
+			if p.State == crawl.CrawlStopped {
+				// A stopped crawl's workflow still lets its in-flight requests land and writes
+				// its last WARC file, however many hosts close their leases behind it; the
+				// operator has the answer now.
+				fmt.Fprintf(os.Stderr, "\ntrawler: crawl stopped (%s); its last requests land and its WARC files are written in the background\n", p.StopReason)
+				return printSummary(stdout, p)
 			}
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 	}
+}
+
+// printSummary writes a crawl's progress as indented JSON: the summary `--wait` ends with.
+func printSummary(stdout io.Writer, p crawl.CrawlProgress) error {
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(p)
 }
 
 func queryProgress(ctx context.Context, tc client.Client, id string) (crawl.CrawlProgress, error) {

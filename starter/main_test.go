@@ -48,7 +48,7 @@ func TestBadInputIsRefusedClearly(t *testing.T) {
 		{[]string{"delete"}, "name a crawl (--crawl NAME) or an age"},
 		{[]string{"export"}, "export: name the crawl"},
 		{[]string{"report"}, "report: --crawl is required"},
-		{[]string{"report", "--crawl", "c", "--out", "/nonexistent/dir"}, "is not a directory"},
+		{[]string{"report", "--crawl", "c", "--out", "main.go"}, "is not a directory"},
 		{[]string{"export", "--crawl", "c", "--format", "xml"}, `format "xml": want one of jsonl, csv, parquet`},
 		{[]string{"export", "--crawl", "c", "--fields", "url,body"}, `field "body"`},
 		{[]string{"export", "--crawl", "c", "--since", "yesterday"}, "want RFC 3339"},

@@ -32,7 +32,7 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 	if len(fs.Args()) > 0 {
 		return fmt.Errorf("report: unexpected arguments %q", fs.Args())
 	}
-	if st, err := os.Stat(*out); err != nil || !st.IsDir() {
+	if st, err := os.Stat(*out); err == nil && !st.IsDir() {
 		return fmt.Errorf("report: --out %q is not a directory", *out)
 	}
 	db, err := app.OpenDB(ctx, cfg, app.NewLogger(cfg))
@@ -43,6 +43,11 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 	figures, err := store.New(db).CrawlFigures(ctx, *crawlName)
 	if err != nil {
 		return err
+	}
+	// A folder that does not exist yet is made, as mkdir -p would (the umask decides its mode),
+	// once the crawl is known to exist.
+	if err := os.MkdirAll(*out, 0o777); err != nil {
+		return fmt.Errorf("report: --out %q: %w", *out, err)
 	}
 	r := report.New(figures, time.Now())
 	base := filepath.Join(*out, filepath.Base(*crawlName))

@@ -290,6 +290,11 @@ func (c *crawlRun) act(tick int) (done bool, err error) {
 		}
 	}
 	if c.stopped || c.progress.State == crawl.CrawlStopped {
+		// The query says so at once, with the reason: `trawler crawl --wait` and the UI must
+		// not show a stopped crawl as running while its last requests land.
+		c.progress.State = crawl.CrawlStopped
+		c.progress.StopReason = c.carry.StopReason
+		c.describe()
 		// No request starts after the stop (a lease checks its claim before each one), but
 		// those already sent still record their fetches: let them land, so the final WARC
 		// file holds them too.

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -232,4 +233,67 @@ func waitFor(t *testing.T, d time.Duration, ok func() bool) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// `trawler crawl --wait` returns within seconds of a stop, with `stopped` and its reason, however
+// many hosts still hold leases behind it: once for the time budget, once for the stop signal.
+func TestTrawlerCrawlWaitEndsAtStop(t *testing.T) {
+	wc := testweb.DefaultConfig()
+	wc.Hosts, wc.Pages, wc.Specials, wc.SeedEvery = 300, 30, false, 1
+	wc.DefaultDelay = 500 * time.Millisecond
+	s := newStack(t, wc)
+	bin := buildBinary(t, "trawler", "./starter")
+	seeds := filepath.Join(t.TempDir(), "seeds.txt")
+	if err := os.WriteFile(seeds, []byte(strings.Join(s.web.Seeds(), "\n")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run := func(name string, extra ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
+		args := append([]string{"crawl", "--name", name, "--scope", "any", "--delay", "500ms", "--max-pages", "0", "--wait", "--seeds", seeds}, extra...)
+		cmd := exec.Command(bin, args...)
+		cmd.Env = s.env()
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return cmd, &stdout, &stderr
+	}
+	check := func(name string, cmd *exec.Cmd, stdout, stderr *bytes.Buffer, stoppedAt time.Time, reason string) {
+		t.Helper()
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("%s: trawler crawl --wait: %v\n%s", name, err, stderr.String())
+			}
+		case <-time.After(time.Until(stoppedAt.Add(10 * time.Second))):
+			_ = cmd.Process.Kill()
+			<-done
+			t.Fatalf("%s: --wait had not returned 10 s after the stop\n%s", name, stderr.String())
+		}
+		var p crawl.CrawlProgress
+		if err := json.Unmarshal(stdout.Bytes(), &p); err != nil {
+			t.Fatalf("%s: summary is not JSON: %v\n%s", name, err, stdout.String())
+		}
+		if p.State != crawl.CrawlStopped || p.StopReason != reason || p.Fetched == 0 {
+			t.Errorf("%s: summary %s %q after %d fetches; want stopped, %q", name, p.State, p.StopReason, p.Fetched, reason)
+		}
+		t.Logf("%s: --wait returned %.1f s after the stop, %d fetched", name, time.Since(stoppedAt).Seconds(), p.Fetched)
+	}
+
+	start := time.Now()
+	cmd, stdout, stderr := run("wait-budget", "--max-duration", "12s")
+	check("budget", cmd, stdout, stderr, start.Add(12*time.Second), crawl.StopByDuration)
+
+	cmd, stdout, stderr = run("wait-signal")
+	id := crawl.CrawlWorkflowID(s.cfg.IDPrefix, "wait-signal")
+	waitFor(t, 60*time.Second, func() bool {
+		p, err := s.store.CrawlProgress(context.Background(), "wait-signal")
+		return err == nil && p.Fetched >= 50
+	})
+	if err := s.tc.SignalWorkflow(context.Background(), id, "", crawl.SignalStop, nil); err != nil {
+		t.Fatal(err)
+	}
+	check("signal", cmd, stdout, stderr, time.Now(), crawl.StopBySignal)
 }

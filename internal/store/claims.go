@@ -18,10 +18,13 @@ func (s *Store) Claim(ctx context.Context, host string, limit int, ttl time.Dura
 	return s.ClaimAs(ctx, host, "", limit, ttl, now)
 }
 
-// ClaimAs is Claim on behalf of owner: URLs the same owner claimed before and still holds come
-// first, so a claimer that died after claiming (its result lost) and runs again under the same
-// owner takes its claims back instead of waiting out their TTL. An empty claim leaves the
-// host waiting: the next admission of its URLs returns it in AdmitResult.Wake.
+// ClaimAs is Claim on behalf of owner, the host's fetch lease. The host's workflow runs one
+// lease at a time (it waits for a cancelled one to end), so a claim on the host's URLs held by
+// any other owner is a dead lease's — a killed attempt's chunk, a run that ended — and is taken
+// at once, whatever its TTL says: the TTL only bounds claims no lease of the host ever comes
+// back for (StaleHosts wakes those hosts). The owner's own claims come first, so a retry takes
+// back what its dead attempt held. An empty claim leaves the host waiting: the next admission
+// of its URLs returns it in AdmitResult.Wake.
 func (s *Store) ClaimAs(ctx context.Context, host, owner string, limit int, ttl time.Duration, now time.Time) ([]crawl.Claimed, *time.Time, error) {
 	r, err := s.claim(ctx, host, owner, limit, ttl, now, claimMode{waitIfEmpty: true})
 	return r.URLs, r.Next, err
@@ -98,7 +101,7 @@ func (s *Store) claim(ctx context.Context, host, owner string, limit int, ttl ti
 	b.Queue(`WITH c AS (
 			SELECT u.crawl_id, u.url_hash FROM urls u JOIN crawls c ON c.id = u.crawl_id AND c.state = 'running'
 			WHERE u.host = $1 AND ((u.state = 'queued' AND u.next_fetch_at <= $2)
-				OR (u.state = 'claimed' AND (u.claimed_until < $2 OR u.claimed_by = $5)))
+				OR (u.state = 'claimed' AND (u.claimed_until < $2 OR $5 <> '')))
 			ORDER BY (u.state = 'claimed' AND u.claimed_by = $5) DESC NULLS LAST, u.priority DESC, u.depth, u.next_fetch_at
 			LIMIT $3 FOR UPDATE OF u SKIP LOCKED),
 		claimed AS (

@@ -98,16 +98,20 @@ func (s *Store) SetCrawlState(ctx context.Context, id string, state crawl.CrawlS
 	})
 }
 
-// StaleHosts lists up to limit hosts of a crawl that have due URLs but have not claimed since
-// before: their host workflow is gone or asleep, and needs waking.
+// StaleHosts lists up to limit hosts of a crawl that have due or claimed URLs but have neither
+// claimed nor booked a request since before: their host workflow is gone or asleep, and needs
+// waking. A claim counts whatever its TTL: a host whose lease died after claiming, and whose
+// workflow then ended, holds claims no one else takes until its next lease does (ClaimAs).
+// A live but slow lease that shows here only gets a wake-up it does not need.
 func (s *Store) StaleHosts(ctx context.Context, crawlID string, before time.Time, limit int) ([]string, error) {
 	if err := s.toDB(ctx, &before); err != nil {
 		return nil, err
 	}
 	rows, err := s.pool.Query(ctx, `SELECT DISTINCT u.host FROM urls u LEFT JOIN hosts h ON h.host = u.host
 		WHERE u.crawl_id = $1
-		  AND ((u.state = 'queued' AND u.next_fetch_at <= now()) OR (u.state = 'claimed' AND u.claimed_until < now()))
+		  AND ((u.state = 'queued' AND u.next_fetch_at <= now()) OR (u.state = 'claimed' AND u.updated_at < $2))
 		  AND (h.last_claim_at IS NULL OR h.last_claim_at < $2)
+		  AND (h.next_request_at IS NULL OR h.next_request_at < $2)
 		LIMIT $3`, crawlID, before, limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: stale hosts: %w", err)

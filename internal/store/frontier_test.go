@@ -306,26 +306,31 @@ func TestAdmitWakesNoMoreHostsThanAllowed(t *testing.T) {
 }
 
 // A claimer that runs again under the same owner (a replayed local activity, a retried fetch
-// batch) takes its live claims back; anyone else waits for their lease.
+// lease) takes its live claims back first; a later lease of the host (another owner) takes a
+// dead lease's claims at once, however long their TTL (one lease runs per host at a time, so
+// they can be no one else's); an anonymous claim waits for the TTL.
 func TestClaimAsGivesAnOwnerItsClaimsBack(t *testing.T) {
 	s, ctx := newStore(t, 0, 0)
-	if _, err := s.Admit(ctx, "c", []store.Candidate{cand("http://o.test/1", "o.test", 0), cand("http://o.test/2", "o.test", 1)}); err != nil {
+	if _, err := s.Admit(ctx, "c", []store.Candidate{cand("http://o.test/1", "o.test", 0), cand("http://o.test/2", "o.test", 1),
+		cand("http://o.test/3", "o.test", 2)}); err != nil {
 		t.Fatal(err)
 	}
 	now := time.Now()
-	first, _, err := s.ClaimAs(ctx, "o.test", "run/1", 1, time.Hour, now)
+	first, _, err := s.ClaimAs(ctx, "o.test", "host:r/0", 1, time.Hour, now)
 	if err != nil || len(first) != 1 {
 		t.Fatalf("claim: %d %v", len(first), err)
 	}
-	if other, _, _ := s.ClaimAs(ctx, "o.test", "run/2", 10, time.Hour, now); len(other) != 1 || string(other[0].Hash) == string(first[0].Hash) {
-		t.Fatalf("another owner gets only the unclaimed URL: %+v", other)
+	if others, _, _ := s.Claim(ctx, "o.test", 10, time.Hour, now); len(others) != 2 {
+		t.Fatalf("an anonymous claim gets only the unclaimed URLs: %+v", others)
 	}
-	again, _, _ := s.ClaimAs(ctx, "o.test", "run/1", 10, time.Hour, now)
+	again, _, _ := s.ClaimAs(ctx, "o.test", "host:r/0", 1, time.Hour, now)
 	if len(again) != 1 || string(again[0].Hash) != string(first[0].Hash) {
-		t.Fatalf("the owner gets its claim back: %+v", again)
+		t.Fatalf("the owner gets its claim back first: %+v", again)
 	}
-	if none, _, _ := s.Claim(ctx, "o.test", 10, time.Hour, now); len(none) != 0 {
-		t.Fatalf("an anonymous claim waits for the leases: %+v", none)
+	// The lease died holding claims an hour ahead; the host's next run claims them now.
+	next, _, _ := s.ClaimAs(ctx, "o.test", "host:r2/0", 10, time.Hour, now)
+	if len(next) != 3 {
+		t.Fatalf("the next lease takes the dead lease's claims at once: %d of 3", len(next))
 	}
 }
 
