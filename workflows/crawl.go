@@ -59,7 +59,7 @@ const maxControls = 10
 func control(ctx workflow.Context, run *CrawlCarry, signal string, activity, input any) {
 	res := crawl.ControlResult{Signal: signal}
 	if err := workflow.ExecuteLocalActivity(withLocal(ctx), activity, input).Get(ctx, &res); err != nil {
-		res.Error = err.Error()
+		res.Error = crawl.ClipError(err.Error()) // carried across Continue-As-New
 		workflow.GetLogger(ctx).Warn("crawl control failed", "signal", signal, "input", input, "error", err)
 	}
 	run.Controls = append(run.Controls, res)

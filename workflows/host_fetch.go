@@ -67,7 +67,7 @@ func (h *hostRun) fetch() (activities.FetchLeaseResult, bool) {
 	if err != nil {
 		h.abandon()
 		if !temporal.IsCanceledError(err) {
-			h.st.LastError = err.Error()
+			h.st.LastError = crawl.ClipError(err.Error()) // kept in the workflow's state and its next run's input
 			h.st.Errors++
 			h.backoff(workflow.Now(ctx))
 		}

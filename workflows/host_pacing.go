@@ -62,7 +62,7 @@ func (h *hostRun) apply(res activities.FetchLeaseResult, d time.Duration) {
 	h.st.Errors += int64(res.Errors)
 	h.st.Skipped += int64(res.Skipped)
 	if res.LastError != "" {
-		h.st.LastError = res.LastError
+		h.st.LastError = crawl.ClipError(res.LastError) // a lease of an older build may not have capped it
 	}
 	if res.DeferUntil.After(h.st.BackoffUntil) {
 		h.st.BackoffUntil = res.DeferUntil

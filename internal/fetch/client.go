@@ -27,6 +27,7 @@ import (
 
 	"github.com/andybalholm/brotli"
 
+	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/netguard"
 )
 
@@ -226,7 +227,10 @@ func (c *Client) Get(ctx context.Context, r Request) (*Response, error) {
 	}
 	defer resp.Body.Close()
 	out := &Response{Status: resp.StatusCode, Header: resp.Header, FinalURL: resp.Request.URL.String(), Started: start,
-		ContentType: resp.Header.Get("Content-Type"), ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified"),
+		// What the server sends is capped here, where it enters the crawl's records: a
+		// megabyte validator would come back in every heartbeat of its recrawl, and be sent back.
+		ContentType: crawl.Clip(resp.Header.Get("Content-Type"), crawl.MaxFieldBytes),
+		ETag:        crawl.Validator(resp.Header.Get("ETag")), LastModified: crawl.Validator(resp.Header.Get("Last-Modified")),
 		RequestHead: requestHead(resp.Request), ResponseHead: responseHead(resp)}
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
 		if loc, err := resp.Location(); err == nil {
@@ -248,8 +252,16 @@ func (c *Client) wrap(ctx context.Context, u string, err error) error {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return fmt.Errorf("fetch %s: %w", u, ErrTimeout)
 	}
-	return fmt.Errorf("fetch %s: %w", u, err)
+	return clipped{fmt.Errorf("fetch %s: %w", u, err)}
 }
+
+// clipped is an error whose text is capped (crawl.ClipError): Go's client quotes a malformed
+// status line or header whole into its error, and a server can make that a megabyte. What it
+// wraps stays for errors.Is and errors.As.
+type clipped struct{ err error }
+
+func (e clipped) Error() string { return crawl.ClipError(e.err.Error()) }
+func (e clipped) Unwrap() error { return e.err }
 
 // readBody decodes the transfer and reads at most max bytes of the decoded body (and at most
 // max bytes off the wire).

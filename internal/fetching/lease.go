@@ -109,9 +109,7 @@ func outcomeOf(o store.FetchOutcome) URLOutcome {
 	if o.Note != "" {
 		v += " (" + o.Note + ")"
 	}
-	if len(v) > 160 {
-		v = v[:160]
-	}
+	v = crawl.Clip(v, 160)
 	return URLOutcome{URL: o.URL, Status: o.Status, Bytes: o.Bytes, MS: o.Duration.Milliseconds(), Verdict: v}
 }
 

@@ -227,7 +227,7 @@ func (b *leaseRun) apply(e effect) {
 	switch {
 	case e.failed:
 		r.ConsecutiveErrors++
-		r.LastError = e.lastError
+		r.LastError = crawl.ClipError(e.lastError) // in every heartbeat and the lease's result
 	case e.succeeded:
 		r.ConsecutiveErrors = 0
 	}

@@ -107,7 +107,10 @@ func (s *Store) claim(ctx context.Context, host, owner string, limit int, ttl ti
 		claimed AS (
 			UPDATE urls u SET state = 'claimed', claimed_until = $2::timestamptz + $4::interval, claimed_by = nullif($5, ''), updated_at = now()
 			FROM c WHERE u.crawl_id = c.crawl_id AND u.url_hash = c.url_hash
-			RETURNING u.crawl_id, u.url_hash, u.url, u.depth, u.hops, u.attempts, u.fetch_count, coalesce(u.etag, ''), coalesce(u.last_modified, ''), u.source,
+			RETURNING u.crawl_id, u.url_hash, u.url, u.depth, u.hops, u.attempts, u.fetch_count,
+				-- (validators stored before they were capped are not sent back: crawl.Validator)
+				CASE WHEN length(u.etag) <= 1024 THEN u.etag ELSE '' END,
+				CASE WHEN length(u.last_modified) <= 1024 THEN u.last_modified ELSE '' END, u.source,
 				u.content_hash, coalesce(u.recrawl_s, 0), coalesce(u.change_hint_s, 0), u.gone_count, coalesce(u.body_key, '')),
 		waiting AS (UPDATE hosts SET waiting = `+waiting+` WHERE host = $1)
 		SELECT * FROM claimed`, args...)

@@ -102,10 +102,15 @@ func (s *Store) DeadLetters(ctx context.Context, crawlID string, limit int) ([]D
 	return s.DeadLettersWhere(ctx, crawlID, DeadLetterFilter{}, limit)
 }
 
-// textOutcome makes o's texts storable (what the web sent may not be valid UTF-8).
+// textOutcome makes o's texts storable (what the web sent may not be valid UTF-8) and caps
+// the ones a server makes (crawl.Clip), whoever built the outcome: an error or a reason lands
+// in fetches, urls, hosts and dead_letters (whose reason is indexed), a validator comes back in
+// claims.
 func textOutcome(o FetchOutcome) FetchOutcome {
-	o.URL, o.ContentType, o.FinalURL, o.ETag, o.LastModified = Text(o.URL), Text(o.ContentType), Text(o.FinalURL), Text(o.ETag), Text(o.LastModified)
-	o.Err, o.Note, o.SkipReason = Text(o.Err), Text(o.Note), Text(o.SkipReason)
+	o.URL, o.FinalURL = Text(o.URL), Text(crawl.Clip(o.FinalURL, crawl.MaxErrorBytes*8))
+	o.ContentType = Text(crawl.Clip(o.ContentType, crawl.MaxFieldBytes))
+	o.ETag, o.LastModified = Text(crawl.Validator(o.ETag)), Text(crawl.Validator(o.LastModified))
+	o.Err, o.Note, o.SkipReason = Text(crawl.ClipError(o.Err)), Text(crawl.ClipError(o.Note)), Text(crawl.ClipError(o.SkipReason))
 	return o
 }
 

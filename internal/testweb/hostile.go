@@ -67,6 +67,17 @@ func (s *hostileSite) serve(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set(fmt.Sprintf("X-Pad-%d", i), pad)
 		}
 		listPage(w, "many headers", "/")
+	case "/mega":
+		// Megabyte strings between ordinary pages: a status line and an ETag.
+		listPage(w, "megabyte strings", "/mega-status", "/mega-etag", "/mega-ok/1", "/mega-ok/2")
+	case "/mega-status":
+		s.megaStatus(w)
+	case "/mega-etag":
+		w.Header().Set("ETag", `"`+strings.Repeat("e", MegaStringBytes)+`"`)
+		w.Header().Set("Last-Modified", strings.Repeat("m", 100<<10)) // both within the client's 1 MiB of headers
+		listPage(w, "a page with a megabyte ETag")
+	case "/mega-ok/1", "/mega-ok/2":
+		listPage(w, "an ordinary page, "+r.URL.Path)
 	case "/malformed":
 		w.Header().Set("Content-Type", "text/html")
 		_, _ = io.WriteString(w, `<html><head><title>broken<body><p>unclosed <b><i>nest</b></i>
@@ -137,6 +148,21 @@ func (s *hostileSite) serveBomb(w http.ResponseWriter) {
 	w.Header().Set("Content-Encoding", "gzip")
 	w.Header().Set("Content-Length", fmt.Sprint(len(s.bomb)))
 	_, _ = w.Write(s.bomb)
+}
+
+// MegaStringBytes is the size of /mega-status's status line and /mega-etag's validators.
+const MegaStringBytes = 900 << 10
+
+// megaStatus answers with a 900 KiB status line of control bytes where the status code should
+// be, which Go's client quotes whole (four times longer) into its error.
+func (s *hostileSite) megaStatus(w http.ResponseWriter) {
+	conn, buf, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	_, _ = buf.WriteString("HTTP/1.1 " + strings.Repeat("\x01\x02", MegaStringBytes/2) + "\r\nContent-Length: 0\r\n\r\n")
+	_ = buf.Flush()
 }
 
 // reset sends the headers and part of the body, then resets the connection.
