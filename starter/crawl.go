@@ -18,6 +18,7 @@ import (
 	"github.com/trawlerdev/trawler/internal/app"
 	"github.com/trawlerdev/trawler/internal/config"
 	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/netguard"
 	"github.com/trawlerdev/trawler/workflows"
 )
 
@@ -127,7 +128,11 @@ func runCrawl(ctx context.Context, args []string, stdout io.Writer) error {
 			return fmt.Errorf("invalid crawl: %w", err)
 		}
 	}
-	check := &admit.Crawls{Norm: cfg.Normalizer(), DefaultUserAgent: cfg.UserAgent, Ports: cfg.AllowPorts}
+	check := &admit.Crawls{Norm: cfg.Normalizer(), DefaultUserAgent: cfg.UserAgent, Ports: cfg.AllowPorts, DefaultProxy: cfg.Proxy,
+		Guard: netguard.New(netguard.Options{ConnectTo: cfg.ConnectTo, Allow: cfg.AllowNetworks})}
+	if err := check.CheckProxy(ctx, prepared); err != nil {
+		return fmt.Errorf("invalid crawl: %w", err)
+	}
 	good, invalid := check.CheckSeeds(prepared)
 	for _, bad := range invalid {
 		fmt.Fprintf(os.Stderr, "trawler: skipping seed %q: %s\n", bad.Seed, bad.Reason)

@@ -39,6 +39,7 @@ func TestBadInputIsRefusedClearly(t *testing.T) {
 		{[]string{"crawl", "--robots-override", "co.uk", "http://a.test/"}, `robotsOverride: "co.uk" is a public suffix`},
 		{[]string{"crawl", "--crawl-proxy", "ftp://p.test:21", "http://a.test/"}, "proxy: \"ftp://p.test:21\": the scheme must be http, https or socks5"},
 		{[]string{"crawl", "--crawl-proxy", "http://p.test", "http://a.test/"}, "name the proxy's host and port"},
+		{[]string{"crawl", "--crawl-proxy", "http://127.0.0.1:3128", "http://a.test/"}, "proxy http://127.0.0.1:3128: the address guard refuses it"},
 		{[]string{"crawl", "--robots-override", "http://a.test/", "http://a.test/"}, `robotsOverride: "http://a.test/" is not a host name`},
 		{[]string{"crawl", "--allow-pattern", "/docs/(", "http://a.test/"}, `allowPatterns: "/docs/("`},
 		{[]string{"crawl", "--header", "Accept-Language de", "http://a.test/"}, `give "Name: value"`},

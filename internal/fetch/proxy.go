@@ -2,6 +2,7 @@ package fetch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -39,6 +40,7 @@ func (c *Client) through(p *url.URL) (*Client, error) {
 	} else {
 		dial = c.opts.Dialer.DialContext
 	}
+	dial = proxyDial(p.Redacted(), dial)
 	var tr *http.Transport
 	switch p.Scheme {
 	case "http", "https":
@@ -68,6 +70,32 @@ func (c *Client) through(p *url.URL) (*Client, error) {
 	}
 	c.proxied[key] = pc
 	return pc, nil
+}
+
+// ErrProxy says a request failed at the crawl's proxy (unreachable, or refused by the address
+// guard), not at its target: a network error of the request, which counts toward its dead
+// letter, never a verdict on the target host (not "blocked address", not its robots.txt).
+var ErrProxy = errors.New("proxy unreachable")
+
+// ProxyError is a failed dial of a proxy. It is ErrProxy and nothing else to errors.Is: a
+// refusal by the guard or a missing DNS name is the proxy's, not the target's.
+type ProxyError struct {
+	Proxy string // redacted: no credentials
+	Err   error
+}
+
+func (e *ProxyError) Error() string        { return "proxy " + e.Proxy + ": " + e.Err.Error() }
+func (e *ProxyError) Is(target error) bool { return target == ErrProxy }
+
+// proxyDial marks the errors of dialing the proxy as ProxyError.
+func proxyDial(proxy string, dial func(ctx context.Context, network, addr string) (net.Conn, error)) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conn, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, &ProxyError{Proxy: proxy, Err: err}
+		}
+		return conn, nil
+	}
 }
 
 // dialerFunc makes a dial function a proxy.Dialer for the SOCKS5 client.

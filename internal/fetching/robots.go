@@ -2,12 +2,14 @@ package fetching
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
 	"time"
 
 	"github.com/trawlerdev/trawler/internal/admit"
+	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/fetch"
 	"github.com/trawlerdev/trawler/internal/metrics"
 	"github.com/trawlerdev/trawler/internal/robots"
@@ -65,6 +67,15 @@ func (f *Stage) robots(ctx context.Context, b *leaseRun, pageURL string, ci *adm
 	}
 	if err != nil && ctx.Err() != nil {
 		return nil, ctx.Err()
+	}
+	if errors.Is(err, fetch.ErrProxy) {
+		// The crawl's proxy failed, not the host: nothing is learnt of its robots.txt (none is
+		// saved for other crawls), and this lease's URLs fail as network errors.
+		f.Hooks.log().Warn("robots.txt not asked for: the crawl's proxy failed", "crawl", ci.ID, "host", b.in.Host, "error", err)
+		b.mu.Lock()
+		b.proxyErr = crawl.ClipError(err.Error())
+		b.mu.Unlock()
+		return &store.Robots{FetchedAt: now, ExpiresAt: now.Add(robots.UnreachableTTL)}, nil
 	}
 	if isNoSuchHost(err) {
 		b.mu.Lock()

@@ -39,6 +39,11 @@ func (f *Frontier) StartCrawl(ctx context.Context, in StartCrawlInput) (StartCra
 	if err := crawl.CheckFields(in.Unknown); err != nil {
 		return out, temporal.NewNonRetryableApplicationError("invalid crawl spec: "+err.Error(), "InvalidSpec", err)
 	}
+	// A proxy the workers could never dial fails the crawl now, with the reason, instead of
+	// deferring its hosts for ever (here, not in the workflow: the check resolves names).
+	if err := f.Crawls.CheckProxy(ctx, in.Spec); err != nil {
+		return out, temporal.NewNonRetryableApplicationError("invalid crawl spec: "+err.Error(), "InvalidSpec", err)
+	}
 	// A crawl to deduplicate against must exist: a typo would quietly store everything again.
 	for _, other := range in.Spec.DedupAgainst {
 		if other == "*" || other == in.CrawlID {
