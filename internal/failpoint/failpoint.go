@@ -33,6 +33,7 @@ const (
 	DocumentSaved    = "document-saved"    // a processed page's document is saved, its links not yet admitted
 	LinksAdmitted    = "links-admitted"    // links are in the frontier, their hosts not yet woken
 	ProcessFinishing = "process-finishing" // a processing batch is done, its result not yet reported
+	RedirectAdmitted = "redirect-admitted" // a redirect's target is admitted, its outcome not yet recorded
 )
 
 var (

@@ -15,6 +15,7 @@ import (
 	"github.com/trawlerdev/trawler/internal/clock"
 	"github.com/trawlerdev/trawler/internal/content"
 	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/failpoint"
 	"github.com/trawlerdev/trawler/internal/fetch"
 	"github.com/trawlerdev/trawler/internal/metrics"
 	"github.com/trawlerdev/trawler/internal/netguard"
@@ -138,7 +139,9 @@ func (f *Stage) fetchOne(ctx context.Context, ci *admit.Crawl, u crawl.Claimed, 
 		o.BodyKey, o.ContentHash = key, h[:]
 		eff.fetched, eff.succeeded = 1, true
 		if u.Source == crawl.SourceSitemapFile {
-			o.Note = f.readSitemap(ctx, ci, u, resp.Body)
+			if o.Note, err = f.readSitemap(ctx, ci, u, resp.Body); err != nil {
+				return o, eff, err // its entries must be admitted before it is recorded done
+			}
 			schedule(change)
 			return o, eff, nil
 		}
@@ -161,7 +164,9 @@ func (f *Stage) fetchOne(ctx context.Context, ci *admit.Crawl, u crawl.Claimed, 
 	case answerRedirect:
 		eff.succeeded = true
 		o.State = store.StateDone // a redirect's own URL is not recrawled; its target is
-		o.Note = f.followRedirect(ctx, ci, u, resp.Location)
+		if o.Note, err = f.followRedirect(ctx, ci, u, resp.Location); err != nil {
+			return o, eff, err
+		}
 	case answerSlowDown:
 		var until time.Time
 		if wait := min(resp.RetryAfter, time.Hour); wait > 0 {
@@ -195,13 +200,15 @@ func (f *Stage) fetchOne(ctx context.Context, ci *admit.Crawl, u crawl.Claimed, 
 }
 
 // followRedirect admits the redirect target as a URL of its own host; it returns why not, if
-// it was not.
-func (f *Stage) followRedirect(ctx context.Context, ci *admit.Crawl, u crawl.Claimed, location string) string {
+// it was not. An admission that fails is an error of ours: the redirect's outcome must not be
+// recorded without its target (nothing would ever admit it again), so the lease fails with
+// the URL still claimed and its retry fetches it again.
+func (f *Stage) followRedirect(ctx context.Context, ci *admit.Crawl, u crawl.Claimed, location string) (string, error) {
 	if location == "" {
-		return "redirect without Location"
+		return "redirect without Location", nil
 	}
 	if u.Hops+1 > MaxRedirects {
-		return fmt.Sprintf("more than %d redirects", MaxRedirects)
+		return fmt.Sprintf("more than %d redirects", MaxRedirects), nil
 	}
 	base, _ := url.Parse(u.URL)
 	source := crawl.SourceRedirect
@@ -211,15 +218,16 @@ func (f *Stage) followRedirect(ctx context.Context, ci *admit.Crawl, u crawl.Cla
 	found := f.Crawls.Discover(ci, base, admit.From{Depth: u.Depth, Hops: u.Hops + 1, Source: source}, 0)
 	c, why := found.Add(admit.Found{Href: location})
 	if _, err := f.Admit(ctx, ci, found); err != nil {
-		return "admit redirect target: " + err.Error()
+		return "", fmt.Errorf("admit redirect target of %s: %w", u.URL, err)
 	}
+	failpoint.Hit(failpoint.RedirectAdmitted)
 	switch {
 	case c.Key == "":
-		return "bad redirect target (" + why + "): " + location
+		return "bad redirect target (" + why + "): " + location, nil
 	case why != "":
-		return "redirect target refused (" + why + "): " + c.URL
+		return "redirect target refused (" + why + "): " + c.URL, nil
 	}
-	return ""
+	return "", nil
 }
 
 // record stores an outcome. One that Postgres refuses for its values (what the web sent

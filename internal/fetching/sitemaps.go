@@ -2,6 +2,7 @@ package fetching
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"time"
 
@@ -29,7 +30,11 @@ func (f *Stage) discoverSitemaps(ctx context.Context, ci *admit.Crawl, host stri
 	if len(sitemaps) == 0 {
 		sitemaps = []string{"/sitemap.xml"}
 	}
-	f.admitSitemaps(ctx, ci, base, sitemaps, 0, 0)
+	if err := f.admitSitemaps(ctx, ci, base, sitemaps, 0, 0); err != nil {
+		// Marked discovered already: logged, and /sitemap.xml or robots.txt's sitemaps of
+		// this host are not looked for again by this crawl (links still find its pages).
+		f.Hooks.log().Warn("admitting sitemaps failed", "crawl", ci.ID, "host", host, "error", err)
+	}
 	return nil
 }
 
@@ -38,21 +43,24 @@ const MaxSitemapNesting = 3
 
 // admitSitemaps admits sitemap files (from robots.txt or an index) as URLs of their hosts: they
 // are fetched under politeness like pages, and read when they arrive.
-func (f *Stage) admitSitemaps(ctx context.Context, ci *admit.Crawl, base *url.URL, locs []string, depth, nesting int) {
+func (f *Stage) admitSitemaps(ctx context.Context, ci *admit.Crawl, base *url.URL, locs []string, depth, nesting int) error {
 	found := f.Crawls.Discover(ci, base, admit.From{Depth: depth, Hops: nesting, Source: crawl.SourceSitemapFile}, 0)
 	for _, loc := range locs {
 		found.Add(admit.Found{Href: loc}) // the same rules as links: scope, deny and block patterns, traps
 	}
 	if _, err := f.Admit(ctx, ci, found); err != nil {
-		f.Hooks.log().Warn("admitting sitemaps failed", "crawl", ci.ID, "error", err)
+		return fmt.Errorf("admit sitemaps: %w", err)
 	}
+	return nil
 }
 
-// readSitemap admits what a fetched sitemap lists: pages, or (for an index) more sitemaps.
-func (f *Stage) readSitemap(ctx context.Context, ci *admit.Crawl, u crawl.Claimed, body []byte) string {
+// readSitemap admits what a fetched sitemap lists: pages, or (for an index) more sitemaps. It
+// returns a note on the sitemap, and an error when the admission failed (ours: the sitemap's
+// outcome must not be recorded without its entries).
+func (f *Stage) readSitemap(ctx context.Context, ci *admit.Crawl, u crawl.Claimed, body []byte) (string, error) {
 	sm, err := sitemap.Parse(body)
 	if err != nil {
-		return err.Error()
+		return err.Error(), nil
 	}
 	base, _ := url.Parse(u.URL)
 	if sm.Index {
@@ -61,10 +69,9 @@ func (f *Stage) readSitemap(ctx context.Context, ci *admit.Crawl, u crawl.Claime
 			locs[i] = e.Loc
 		}
 		if u.Hops+1 > MaxSitemapNesting {
-			return "sitemap indexes nested too deep"
+			return "sitemap indexes nested too deep", nil
 		}
-		f.admitSitemaps(ctx, ci, base, locs, u.Depth, u.Hops+1)
-		return ""
+		return "", f.admitSitemaps(ctx, ci, base, locs, u.Depth, u.Hops+1)
 	}
 	found := f.Crawls.Discover(ci, base, admit.From{Depth: u.Depth + 1, Source: crawl.SourceSitemap}, 0)
 	now := time.Now()
@@ -78,12 +85,12 @@ func (f *Stage) readSitemap(ctx context.Context, ci *admit.Crawl, u crawl.Claime
 		}})
 	}
 	if _, err := f.Admit(ctx, ci, found); err != nil {
-		return "admit sitemap entries: " + err.Error()
+		return "", fmt.Errorf("admit sitemap entries of %s: %w", u.URL, err)
 	}
 	if sm.Truncated {
-		return "sitemap truncated at the protocol's limits"
+		return "sitemap truncated at the protocol's limits", nil
 	}
-	return ""
+	return "", nil
 }
 
 // recrawlHint is the first recrawl interval a sitemap entry suggests: its <changefreq>, else
