@@ -66,7 +66,9 @@ func TestRedirectHopsAreCapped(t *testing.T) {
 func TestAFailedAdmissionFailsTheRedirectAndTheSitemap(t *testing.T) {
 	down := errors.New("the database is failing over")
 	f := &Stage{Crawls: &admit.Crawls{Norm: urlnorm.New(urlnorm.Default())},
-		Admit: func(context.Context, *admit.Crawl, *admit.Discovery) (admit.AdmitStats, error) { return admit.AdmitStats{}, down }}
+		Admit: func(context.Context, *admit.Crawl, *admit.Discovery) (admit.AdmitStats, error) {
+			return admit.AdmitStats{}, down
+		}}
 	ci := f.Crawls.Put("c", crawl.Spec{Scope: crawl.ScopeAny}.WithDefaults())
 	if note, err := f.followRedirect(t.Context(), ci, crawl.Claimed{URL: "http://a.test/five/0"}, "/five/1"); !errors.Is(err, down) {
 		t.Errorf("redirect: note %q, error %v; want the admission's error", note, err)
