@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -86,6 +87,9 @@ func renderProgress(name string, p crawl.CrawlProgress, hosts map[string]int64, 
 		// What recovery after a dead worker waits on: these stay small in a healthy crawl.
 		fmt.Fprintf(&b, "waiting: longest due %s  oldest claim %s  oldest unprocessed %s  claims past lease %d\n",
 			secs(w.OldestDueS), secs(w.OldestClaimS), secs(w.OldestFetchS), w.ExpiredClaims)
+		for _, h := range w.Held {
+			fmt.Fprintf(&b, "  held: %s  %s by %s for %s\n", h.URL, h.State, cmp.Or(h.By, "-"), secs(h.SinceS))
+		}
 	}
 	fmt.Fprintf(&b, "errors %d%s  dead %d\n", p.Errors, classes(p.ErrorClass), p.Dead)
 	fmt.Fprintf(&b, "skipped%s  rejected links%s\n", classes(p.Skipped), classes(p.Rejected))

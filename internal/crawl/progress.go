@@ -61,6 +61,17 @@ type Waiting struct {
 	Unprocessed   int     `json:"unprocessed"`   // fetched, awaiting processing
 	OldestFetchS  float64 `json:"oldestFetchS"`  // seconds since the oldest of them was fetched
 	OldestDueS    float64 `json:"oldestDueS"`    // seconds the longest-due queued URL has waited for its host
+	// Held names the URLs held longest (claimed for a fetch, or fetched and awaiting their
+	// processing), a few of each: what a crawl that does not end waits on, by whom, since when.
+	Held []HeldURL `json:"held,omitempty"`
+}
+
+// HeldURL is a URL a crawl's end waits on.
+type HeldURL struct {
+	URL    string  `json:"url"`
+	State  string  `json:"state"`        // claimed or fetched
+	By     string  `json:"by,omitempty"` // the claim's owner: a fetch lease, a processing child
+	SinceS float64 `json:"sinceS"`       // seconds since it entered the state
 }
 
 // Throughput is a crawl's fetch rate in pages per second.

@@ -365,6 +365,11 @@ func TestProgressShowsWhatRecoveryWaitsOn(t *testing.T) {
 	if w.ExpiredClaims != 2 || w.Unprocessed != 1 || w.OldestFetchS < 39 || w.OldestFetchS > 60 {
 		t.Errorf("waiting = %+v, want 2 expired claims and 1 page unprocessed for ~40 s", w)
 	}
+	// The held URLs are named, oldest first in each state, with their owner.
+	if len(w.Held) != 3 || w.Held[0].State != store.StateClaimed || w.Held[0].By != "host:r/1" ||
+		w.Held[2].URL != a.URL || w.Held[2].State != store.StateFetched || w.Held[2].SinceS < 39 {
+		t.Errorf("held = %+v, want the two claims by host:r/1, then %s fetched ~40 s ago", w.Held, a.URL)
+	}
 	if err := s.ReleaseOwned(ctx, "a.test", []string{"host:r/1"}); err != nil {
 		t.Fatal(err)
 	}

@@ -24,6 +24,9 @@ const compactCountsAt = 500
 // that moves in minutes anyway.
 const oldestDueEvery = time.Minute
 
+// heldShown is how many URLs of each held state a crawl's progress names (Waiting.Held).
+const heldShown = 3
+
 // CrawlProgress reads a crawl's progress in one round trip: its counters (kept by triggers as
 // URLs, fetches, documents and hosts are written; see schema 0016), its rejections, and what
 // its pending URLs wait on, from indexes. Whether anything is pending at all is read from the
@@ -76,6 +79,20 @@ func (s *Store) CrawlProgress(ctx context.Context, id string) (crawl.CrawlProgre
 	b.Queue(`SELECT count(*) FILTER (WHERE claimed_until < now()), coalesce(extract(epoch FROM now() - min(updated_at)), 0)
 		FROM urls WHERE crawl_id = $1 AND state = 'claimed'`, id).QueryRow(func(row pgx.Row) error {
 		return row.Scan(&w.ExpiredClaims, &w.OldestClaimS)
+	})
+	// The few held longest of each state, by their indexes (urls_crawl_state, urls_crawl_fetched).
+	b.Queue(`(SELECT url, state, coalesce(claimed_by, ''), extract(epoch FROM now() - updated_at) FROM urls
+			WHERE crawl_id = $1 AND state = 'claimed' ORDER BY updated_at LIMIT $2)
+		UNION ALL (SELECT url, state, coalesce(processing_by, claimed_by, ''), extract(epoch FROM now() - updated_at) FROM urls
+			WHERE crawl_id = $1 AND state = 'fetched' ORDER BY updated_at LIMIT $2)`, id, heldShown).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			var h crawl.HeldURL
+			if err := rows.Scan(&h.URL, &h.State, &h.By, &h.SinceS); err != nil {
+				return err
+			}
+			w.Held = append(w.Held, h)
+		}
+		return rows.Err()
 	})
 	b.Queue(`SELECT coalesce(extract(epoch FROM now() - min(updated_at)), 0) FROM urls WHERE crawl_id = $1 AND state = 'fetched'`, id).
 		QueryRow(func(row pgx.Row) error { return row.Scan(&w.OldestFetchS) })
