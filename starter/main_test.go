@@ -13,6 +13,10 @@ import (
 // Temporal address points nowhere, so a dial would fail differently).
 func TestBadInputIsRefusedClearly(t *testing.T) {
 	t.Setenv("TEMPORAL_ADDRESS", "127.0.0.1:1")
+	// The address guard as shipped: a loopback proxy is refused.
+	t.Setenv("TRAWLER_ALLOW_NETWORKS", "")
+	t.Setenv("TRAWLER_PROXY", "")
+	t.Setenv("TRAWLER_CONNECT_TO", "")
 	t.Setenv("DATABASE_URL", "postgres://nobody@127.0.0.1:1/none")
 	bad := filepath.Join(t.TempDir(), "bad.json")
 	_ = os.WriteFile(bad, []byte(`{"seeds": [`), 0o644)

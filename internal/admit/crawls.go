@@ -55,6 +55,15 @@ type Crawls struct {
 	m  map[string]*Crawl
 }
 
+// ProxyKey names the proxy the crawl's requests go through ("": direct), as caches of what a
+// proxy brought back are keyed.
+func (c *Crawl) ProxyKey() string {
+	if c.Proxy == nil {
+		return ""
+	}
+	return c.Proxy.String()
+}
+
 // ProxyGuard is the address guard as CheckProxy asks it (netguard.Dialer).
 type ProxyGuard interface {
 	// Refuses says why every address host resolves to is forbidden ("" when one is allowed).

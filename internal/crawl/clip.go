@@ -19,21 +19,31 @@ const (
 	MaxFieldBytes = 256
 )
 
-// Clip returns s when it fits in limit bytes, else its head cut at a character boundary and
-// marked with how much was cut, the whole no longer than limit.
+// Clip returns s when it fits in limit bytes, else its head and its tail, each cut at a
+// character boundary, around a mark of how much was cut, the whole no longer than limit. The
+// tail stays because an error names its cause last ("fetch <URL>: Get <URL>: request timed
+// out"), and errors are classed by it.
 func Clip(s string, limit int) string {
 	if len(s) <= limit {
 		return s
 	}
-	mark := "… [cut " + strconv.Itoa(len(s)) + " bytes]"
+	mark := " … [cut " + strconv.Itoa(len(s)) + " bytes] … "
 	keep := limit - len(mark)
-	if keep < 0 { // no room for the mark
+	if keep < 2 { // no room for the mark
 		keep, mark = max(limit, 0), ""
 	}
-	for keep > 0 && !utf8.RuneStart(s[keep]) {
-		keep--
+	head, tail := keep/2, keep-keep/2
+	if mark == "" {
+		head, tail = keep, 0
 	}
-	return s[:keep] + mark
+	for head > 0 && !utf8.RuneStart(s[head]) {
+		head--
+	}
+	from := len(s) - tail
+	for from < len(s) && !utf8.RuneStart(s[from]) {
+		from++
+	}
+	return s[:head] + mark + s[from:]
 }
 
 // ClipError is Clip at MaxErrorBytes, for errors and reasons.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/netip"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -57,10 +58,12 @@ func TestRequestsGoThroughTheProxyAndTheGuardStillJudges(t *testing.T) {
 		t.Errorf("the proxy forwarded %d refused requests", px.Forwarded()-before)
 	}
 	// A proxy a crawl's spec names (not the worker's) is dialed through the guard: one on a
-	// loopback address is refused, unless the operator allows its network.
+	// loopback address is refused, unless the operator allows its network. The refusal is
+	// the proxy's (ErrProxy: a network error of the request), never a verdict on the target.
 	spec := New(Options{Dialer: netguard.New(netguard.Options{})})
-	if _, err := spec.Get(ctx, Request{URL: host + "/", UserAgent: "TrawlerBot/test", Proxy: proxyURL}); !errors.Is(err, netguard.ErrBlocked) {
-		t.Errorf("a spec's loopback proxy: %v; want refused by the guard", err)
+	if _, err := spec.Get(ctx, Request{URL: host + "/", UserAgent: "TrawlerBot/test", Proxy: proxyURL}); !errors.Is(err, ErrProxy) ||
+		errors.Is(err, netguard.ErrBlocked) || !strings.Contains(err.Error(), "guard") {
+		t.Errorf("a spec's loopback proxy: %v; want the proxy refused by the guard, as ErrProxy only", err)
 	}
 	allowed := New(Options{Dialer: netguard.New(netguard.Options{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}})})
 	if resp, err := allowed.Get(ctx, Request{URL: host + "/", UserAgent: "TrawlerBot/test", Proxy: proxyURL}); err != nil || resp.Status != 200 {

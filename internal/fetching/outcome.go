@@ -202,7 +202,8 @@ func (f *Stage) fetchOne(ctx context.Context, ci *admit.Crawl, u crawl.Claimed, 
 // followRedirect admits the redirect target as a URL of its own host; it returns why not, if
 // it was not. An admission that fails is an error of ours: the redirect's outcome must not be
 // recorded without its target (nothing would ever admit it again), so the lease fails with
-// the URL still claimed and its retry fetches it again.
+// the URL still claimed and its retry fetches it again — unless Postgres refused the values
+// themselves, which no retry mends: that is noted on the outcome.
 func (f *Stage) followRedirect(ctx context.Context, ci *admit.Crawl, u crawl.Claimed, location string) (string, error) {
 	if location == "" {
 		return "redirect without Location", nil
@@ -218,6 +219,9 @@ func (f *Stage) followRedirect(ctx context.Context, ci *admit.Crawl, u crawl.Cla
 	found := f.Crawls.Discover(ci, base, admit.From{Depth: u.Depth, Hops: u.Hops + 1, Source: source}, 0)
 	c, why := found.Add(admit.Found{Href: location})
 	if _, err := f.Admit(ctx, ci, found); err != nil {
+		if store.IsDataError(err) { // the values refused: a retry would fail the same way for ever
+			return "admit redirect target: " + err.Error(), nil
+		}
 		return "", fmt.Errorf("admit redirect target of %s: %w", u.URL, err)
 	}
 	failpoint.Hit(failpoint.RedirectAdmitted)

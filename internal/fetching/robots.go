@@ -73,7 +73,10 @@ func (f *Stage) robots(ctx context.Context, b *leaseRun, pageURL string, ci *adm
 		// saved for other crawls), and this lease's URLs fail as network errors.
 		f.Hooks.log().Warn("robots.txt not asked for: the crawl's proxy failed", "crawl", ci.ID, "host", b.in.Host, "error", err)
 		b.mu.Lock()
-		b.proxyErr = crawl.ClipError(err.Error())
+		if b.proxyErr == nil {
+			b.proxyErr = map[string]string{}
+		}
+		b.proxyErr[ci.ProxyKey()] = crawl.ClipError(err.Error())
 		b.mu.Unlock()
 		return &store.Robots{FetchedAt: now, ExpiresAt: now.Add(robots.UnreachableTTL)}, nil
 	}

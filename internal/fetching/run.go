@@ -51,9 +51,10 @@ type leaseRun struct {
 	slotKey string
 	// jars are the cookie jars of the lease's crawls that keep cookies, by crawl (cookies.go).
 	jars map[string]*cookieJar
-	// proxyErr is why robots.txt could not be asked for through the crawl's proxy ("": it
-	// could): the lease's URLs then fail as network errors of their own (withoutRequest).
-	proxyErr string
+	// proxyErr is why robots.txt could not be asked for through a crawl's proxy, by the proxy
+	// (admit.Crawl.ProxyKey): the lease's URLs of crawls through it then fail as network
+	// errors of their own (withoutRequest).
+	proxyErr map[string]string
 }
 
 // repaceEvery is how often a lease reads its crawls' pacing again between chunks (a chunk can
@@ -146,18 +147,18 @@ func (b *leaseRun) withoutRequest(ci *admit.Crawl, u crawl.Claimed, rules *robot
 	if rules.Allowed(pu.RequestURI()) {
 		return o, false
 	}
-	if rules.DisallowAll() && b.proxyErr != "" {
+	if why := b.proxyErr[ci.ProxyKey()]; why != "" && rules.DisallowAll() {
 		// robots.txt went unasked because the crawl's proxy failed: this URL's request would
 		// fail there too. A network error of the URL (counted, dead-lettered at maxAttempts),
 		// not a verdict on the host.
 		now := b.f.clock().Now()
 		o.FetchKey, o.FetchedAt = crawl.FetchKey(u.CrawlID, u.Hash, u.FetchCount, u.Attempts), now
 		o.Attempts++
-		o.Err = b.proxyErr
+		o.Err = why
 		o.State, o.NextFetchAt = retryAfterFailure(ci.Spec, o.Attempts, now, time.Time{})
 		b.res.Errors++
 		b.res.ConsecutiveErrors++
-		b.res.LastError = b.proxyErr
+		b.res.LastError = why
 		return o, true
 	}
 	o.State, o.SkipReason = store.StateSkipped, "robots.txt"

@@ -71,7 +71,13 @@ func (f *Stage) readSitemap(ctx context.Context, ci *admit.Crawl, u crawl.Claime
 		if u.Hops+1 > MaxSitemapNesting {
 			return "sitemap indexes nested too deep", nil
 		}
-		return "", f.admitSitemaps(ctx, ci, base, locs, u.Depth, u.Hops+1)
+		if err := f.admitSitemaps(ctx, ci, base, locs, u.Depth, u.Hops+1); err != nil {
+			if store.IsDataError(err) {
+				return err.Error(), nil
+			}
+			return "", err
+		}
+		return "", nil
 	}
 	found := f.Crawls.Discover(ci, base, admit.From{Depth: u.Depth + 1, Source: crawl.SourceSitemap}, 0)
 	now := time.Now()
@@ -85,6 +91,9 @@ func (f *Stage) readSitemap(ctx context.Context, ci *admit.Crawl, u crawl.Claime
 		}})
 	}
 	if _, err := f.Admit(ctx, ci, found); err != nil {
+		if store.IsDataError(err) { // the values refused: a retry would fail the same way for ever
+			return "admit sitemap entries: " + err.Error(), nil
+		}
 		return "", fmt.Errorf("admit sitemap entries of %s: %w", u.URL, err)
 	}
 	if sm.Truncated {

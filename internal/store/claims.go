@@ -109,8 +109,8 @@ func (s *Store) claim(ctx context.Context, host, owner string, limit int, ttl ti
 			FROM c WHERE u.crawl_id = c.crawl_id AND u.url_hash = c.url_hash
 			RETURNING u.crawl_id, u.url_hash, u.url, u.depth, u.hops, u.attempts, u.fetch_count,
 				-- (validators stored before they were capped are not sent back: crawl.Validator)
-				CASE WHEN length(u.etag) <= 1024 THEN u.etag ELSE '' END,
-				CASE WHEN length(u.last_modified) <= 1024 THEN u.last_modified ELSE '' END, u.source,
+				CASE WHEN octet_length(u.etag) <= 1024 THEN u.etag ELSE '' END,
+				CASE WHEN octet_length(u.last_modified) <= 1024 THEN u.last_modified ELSE '' END, u.source,
 				u.content_hash, coalesce(u.recrawl_s, 0), coalesce(u.change_hint_s, 0), u.gone_count, coalesce(u.body_key, '')),
 		waiting AS (UPDATE hosts SET waiting = `+waiting+` WHERE host = $1)
 		SELECT * FROM claimed`, args...)

@@ -213,7 +213,7 @@ func (s *Store) FinishProcessed(ctx context.Context, docs []Document) error {
 // MarkDone moves a fetched URL that needs no processing (or could not be processed) to done.
 func (s *Store) MarkDone(ctx context.Context, crawlID string, hash []byte, reason string) error {
 	_, err := s.pool.Exec(ctx, `UPDATE urls SET state = 'done', last_error = coalesce(nullif($3, ''), last_error), updated_at = now()
-		WHERE crawl_id = $1 AND url_hash = $2 AND state = 'fetched'`, crawlID, hash, Text(crawl.ClipError(reason)))
+		WHERE crawl_id = $1 AND url_hash = $2 AND state = 'fetched'`, crawlID, hash, crawl.ClipError(Text(reason)))
 	if err != nil {
 		return fmt.Errorf("store: mark done: %w", err)
 	}

@@ -107,10 +107,11 @@ func (s *Store) DeadLetters(ctx context.Context, crawlID string, limit int) ([]D
 // in fetches, urls, hosts and dead_letters (whose reason is indexed), a validator comes back in
 // claims.
 func textOutcome(o FetchOutcome) FetchOutcome {
-	o.URL, o.FinalURL = Text(o.URL), Text(crawl.Clip(o.FinalURL, crawl.MaxErrorBytes*8))
-	o.ContentType = Text(crawl.Clip(o.ContentType, crawl.MaxFieldBytes))
-	o.ETag, o.LastModified = Text(crawl.Validator(o.ETag)), Text(crawl.Validator(o.LastModified))
-	o.Err, o.Note, o.SkipReason = Text(crawl.ClipError(o.Err)), Text(crawl.ClipError(o.Note)), Text(crawl.ClipError(o.SkipReason))
+	// (Text first: it may lengthen invalid bytes into U+FFFD, which the cap then counts.)
+	o.URL, o.FinalURL = Text(o.URL), crawl.Clip(Text(o.FinalURL), crawl.MaxErrorBytes*8)
+	o.ContentType = crawl.Clip(Text(o.ContentType), crawl.MaxFieldBytes)
+	o.ETag, o.LastModified = crawl.Validator(Text(o.ETag)), crawl.Validator(Text(o.LastModified))
+	o.Err, o.Note, o.SkipReason = crawl.ClipError(Text(o.Err)), crawl.ClipError(Text(o.Note)), crawl.ClipError(Text(o.SkipReason))
 	return o
 }
 

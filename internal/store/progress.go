@@ -81,10 +81,13 @@ func (s *Store) CrawlProgress(ctx context.Context, id string) (crawl.CrawlProgre
 		return row.Scan(&w.ExpiredClaims, &w.OldestClaimS)
 	})
 	// The few held longest of each state, by their indexes (urls_crawl_state, urls_crawl_fetched).
-	b.Queue(`(SELECT url, state, coalesce(claimed_by, ''), extract(epoch FROM now() - updated_at) FROM urls
+	// (URLs clipped: they are in every progress look the crawl workflow's history records)
+	b.Queue(`SELECT left(url, 200), state, by, since FROM (
+		(SELECT url, state, coalesce(claimed_by, '') AS by, extract(epoch FROM now() - updated_at) AS since FROM urls
 			WHERE crawl_id = $1 AND state = 'claimed' ORDER BY updated_at LIMIT $2)
 		UNION ALL (SELECT url, state, coalesce(processing_by, claimed_by, ''), extract(epoch FROM now() - updated_at) FROM urls
-			WHERE crawl_id = $1 AND state = 'fetched' ORDER BY updated_at LIMIT $2)`, id, heldShown).Query(func(rows pgx.Rows) error {
+			WHERE crawl_id = $1 AND state = 'fetched' ORDER BY updated_at LIMIT $2)) x
+		ORDER BY state = 'fetched', since DESC`, id, heldShown).Query(func(rows pgx.Rows) error {
 		for rows.Next() {
 			var h crawl.HeldURL
 			if err := rows.Scan(&h.URL, &h.State, &h.By, &h.SinceS); err != nil {

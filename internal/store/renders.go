@@ -104,7 +104,7 @@ func (s *Store) FinishRender(ctx context.Context, j RenderJob, owner string, o R
 	_, err := s.pool.Exec(ctx, `UPDATE renders SET state = $5, claimed_by = NULL, claimed_until = NULL, rendered_at = now(),
 			dom_key = nullif($6, ''), dom_bytes = $7, requests = $8, blocked = $9, links = $10, error = nullif($11, '')
 		WHERE crawl_id = $1 AND url_hash = $2 AND fetch_id = $3 AND claimed_by = $4`,
-		j.CrawlID, j.Hash, j.FetchID, owner, state, o.DOMKey, o.DOMBytes, o.Requests, o.Blocked, o.Links, Text(crawl.ClipError(o.Err)))
+		j.CrawlID, j.Hash, j.FetchID, owner, state, o.DOMKey, o.DOMBytes, o.Requests, o.Blocked, o.Links, crawl.ClipError(Text(o.Err)))
 	if err != nil {
 		return fmt.Errorf("store: finish render: %w", err)
 	}
