@@ -6,6 +6,7 @@ import (
 	"go.temporal.io/sdk/activity"
 
 	"github.com/trawlerdev/trawler/internal/admit"
+	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/fetch"
 	"github.com/trawlerdev/trawler/internal/fetching"
 	"github.com/trawlerdev/trawler/internal/render"
@@ -37,6 +38,10 @@ type Renderer struct {
 // RenderPages is a crawl's render run: it renders the crawl's queued pages until in.For has
 // passed or none came for a while.
 func (r *Renderer) RenderPages(ctx context.Context, in RenderInput) (RenderResult, error) {
+	// Each attempt claims as its own owner: a crawl runs one render run at a time, so claims
+	// of any other owner (a dead attempt, an earlier run) are taken back at once, and a stale
+	// attempt's late results no longer match its claims.
+	in.Owner = crawl.RenderAttemptOwner(in.Owner, activity.GetInfo(ctx).Attempt)
 	s := &rendering.Stage{Store: r.Store, Browser: r.Browser, Crawls: r.Crawls, Admit: admitDiscovered(ctx, r.Admitter),
 		Body: r.Bodies.Get, StoreDOM: func(_ context.Context, crawlID string, dom []byte) (string, func(context.Context) error, error) {
 			return r.DOMs.Add(crawlID, dom)

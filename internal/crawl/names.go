@@ -127,6 +127,11 @@ func LeaseOwners(leaseOwner string) []string { return []string{leaseOwner, Chunk
 // tick-th progress look.
 func RenderOwner(runID string, tick int) string { return fmt.Sprintf("%s/render/%d", runID, tick) }
 
+// RenderAttemptOwner owns the render claims of one attempt of a render run.
+func RenderAttemptOwner(runOwner string, attempt int32) string {
+	return fmt.Sprintf("%s#%d", runOwner, attempt)
+}
+
 // FetchKey names one fetch attempt of a URL (its crawl, hash, fetch count and attempt): a
 // retried activity reuses it, so the fetch is recorded once, and WARC record IDs derive from it.
 func FetchKey(crawlID string, hash []byte, fetchCount, attempt int) string {

@@ -57,20 +57,21 @@ func (s *Store) QueueRenders(ctx context.Context, crawlID string, hashes [][]byt
 }
 
 // ClaimRenders claims up to limit queued renders of a crawl for owner, for hold, while the
-// crawl runs (a paused or stopped crawl renders nothing more). A claim that expired had its
-// worker die mid-page: it counted as an attempt, and a page whose claims expired
-// maxRenderAttempts times (a page that kills its worker) is failed for good here, not taken
-// again — so a poison page ends, and its crawl with it.
+// crawl runs (a paused or stopped crawl renders nothing more). A crawl runs one render run at
+// a time, and each attempt of it claims as its own owner, so a claim of another owner had its
+// worker die mid-page, whatever its hold says, and so does one that expired: it counted as an
+// attempt, and a page whose claims died maxRenderAttempts times (a page that kills its worker)
+// is failed for good here, not taken again — so a poison page ends, and its crawl with it.
 func (s *Store) ClaimRenders(ctx context.Context, crawlID, owner string, limit int, hold time.Duration) ([]RenderJob, error) {
 	// One statement: the expired claims whose attempts are spent are given up, and the others
 	// claimed (the two sets are disjoint, so no row is updated twice).
 	rows, err := s.pool.Query(ctx, `WITH given_up AS (
 			UPDATE renders SET state = 'failed', claimed_by = NULL, claimed_until = NULL,
 				error = format('given up: its worker ended during each of its %s attempts', attempts)
-			WHERE crawl_id = $1 AND state = 'queued' AND claimed_until < now() AND attempts >= $5),
+			WHERE crawl_id = $1 AND state = 'queued' AND (claimed_until < now() OR claimed_by <> $2) AND attempts >= $5),
 		picked AS (
 			SELECT crawl_id, url_hash, fetch_id FROM renders
-			WHERE crawl_id = $1 AND state = 'queued' AND (claimed_until IS NULL OR (claimed_until < now() AND attempts < $5))
+			WHERE crawl_id = $1 AND state = 'queued' AND (claimed_until IS NULL OR ((claimed_until < now() OR claimed_by <> $2) AND attempts < $5))
 				AND EXISTS (SELECT 1 FROM crawls WHERE id = $1 AND state = 'running')
 			ORDER BY created_at LIMIT $3 FOR UPDATE SKIP LOCKED),
 		claimed AS (

@@ -53,6 +53,23 @@ func TestPoisonRenderIsGivenUp(t *testing.T) {
 	}
 }
 
+// A render claimed by a run whose attempt died is taken by the next attempt or run at once,
+// however long its hold (the crawl runs one render run at a time), and counts as an attempt.
+func TestDeadRenderRunsClaimIsTakenBack(t *testing.T) {
+	s, ctx := newStore(t, 0, 0)
+	queuedRender(t, s, ctx, "http://a.test/page")
+	if jobs, err := s.ClaimRenders(ctx, "c", "run/render/1#1", 5, time.Hour); err != nil || len(jobs) != 1 {
+		t.Fatalf("claim: %+v %v", jobs, err)
+	}
+	if jobs, err := s.ClaimRenders(ctx, "c", "run/render/1#1", 5, time.Hour); err != nil || len(jobs) != 0 {
+		t.Fatalf("the same attempt claimed its own render again: %+v %v", jobs, err)
+	}
+	jobs, err := s.ClaimRenders(ctx, "c", "run/render/1#2", 5, time.Hour)
+	if err != nil || len(jobs) != 1 || jobs[0].Attempts != 2 {
+		t.Fatalf("the retry takes the dead attempt's claim at once: %+v %v", jobs, err)
+	}
+}
+
 // A render given back because the browser died is not counted as the page's attempt, a few
 // times; a paused crawl's renders are not claimed until it runs again.
 func TestRenderClaimsGivenBackAndPaused(t *testing.T) {
