@@ -57,76 +57,6 @@ type leaseRun struct {
 	proxyErr map[string]string
 }
 
-// repaceEvery is how often a lease reads its crawls' pacing again between chunks (a chunk can
-// last long under a slow delay); the crawl cache makes most reads free.
-const repaceEvery = 2 * time.Second
-
-// repace reads the pacing again when repaceEvery has passed since the last read.
-func (b *leaseRun) repace(ctx context.Context) error {
-	if b.f.clock().Since(b.pacedAt) < repaceEvery {
-		return nil
-	}
-	return b.pace(ctx, nil)
-}
-
-// knownHealthy says whether the lease knows its host was not failing when it began.
-func (b *leaseRun) knownHealthy() bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.healthKnown && !b.failing
-}
-
-func (b *leaseRun) delay() time.Duration { return max(b.in.Delay, b.res.CrawlDelay, b.res.AutoDelay) }
-
-// pace applies the pacing of the crawls urls belong to. Crawls sharing a host each set their
-// own, and a busy host is not signalled when another crawl adds URLs to it: the lease keeps
-// the politest pacing of its URLs' crawls, whatever the workflow last heard of. It is read
-// again at each chunk, for every crawl the lease has met, so a crawl's throttle, and its
-// reset, reach a lease that holds its host for minutes.
-func (b *leaseRun) pace(ctx context.Context, urls []crawl.Claimed) error {
-	if b.crawls == nil {
-		b.crawls, b.baseDelay = map[string]bool{}, b.in.Delay
-	}
-	b.pacedAt = b.f.clock().Now()
-	for _, u := range urls {
-		b.crawls[u.CrawlID] = true
-	}
-	pace := crawl.Pace{Delay: b.baseDelay}
-	var autoK float64
-	key := b.in.Host
-	for id := range b.crawls {
-		ci, err := b.f.Crawls.Get(ctx, id)
-		if err != nil {
-			return err
-		}
-		pace = crawl.Slowest(pace, ci.Spec.Pace())
-		autoK = max(autoK, ci.Spec.AutoThrottle)
-		if k := ci.SlotKey(b.in.Host); k != b.in.Host {
-			key = k
-		}
-	}
-	delay := pace.Delay
-	b.mu.Lock()
-	if c := pace.Concurrency; c > 0 && c < b.in.Concurrency {
-		b.in.Concurrency = c
-	}
-	b.mu.Unlock()
-	b.mu.Lock()
-	b.autoK = autoK
-	if b.slotKey == "" {
-		// The first chunk's crawls decide, before the lease's first request: its window is
-		// booked on the key, which stays for the lease.
-		b.slotKey = key
-	}
-	raised := delay > b.in.Delay
-	b.in.Delay = delay // (lower too, when a throttle ended: the next start keeps the new gap)
-	if raised {
-		b.delayRaisedLocked()
-	}
-	b.mu.Unlock()
-	return nil
-}
-
 // withoutRequest decides URLs that need no request now: forbidden by robots.txt, waiting for
 // an unreachable robots.txt, or deferred by a Retry-After.
 func (b *leaseRun) withoutRequest(ci *admit.Crawl, u crawl.Claimed, rules *robots.Rules) (store.FetchOutcome, bool) {
@@ -286,76 +216,6 @@ func (b *leaseRun) releaseCrawl(ctx context.Context, crawlID string) error {
 	return nil
 }
 
-// heartbeat records the lease's progress, from crawl.LeaseHeartbeatGrace into the lease on. The SDK
-// sends an activity's first heartbeat at once, and each heartbeat that reaches the server is
-// a write to the host workflow's state: most leases of a real web's small hosts are over
-// within the grace, and so cost none. A retry of a lease that died before its first
-// heartbeat finds what it did from its URLs' states (a fetched URL is not fetched again);
-// its liveness still shows within the heartbeat timeout (crawl.HeartbeatEvery).
-//
-// Progress (a finished URL, robots.txt, a wait for a slot) beats only when the last beat is
-// Stage.beatEvery old (5 s, or the worker's heartbeat throttle when shorter): the SDK
-// encodes every call's details at once, even those its throttle then holds back (it sends one
-// a throttle interval), and a 10–20 KB JSON encoding per URL was 12% of the fetch worker's CPU
-// (issue 36). The lease's ticker beats meanwhile, as often. What a retry misses of the last
-// seconds it finds in its URLs' states, as after the SDK's own throttle. A new chunk beats at
-// once (beatNow): a retry resumes the chunk it names; and a lease that fails beats its last
-// progress, which the SDK sends with the failure.
-func (b *leaseRun) heartbeat(ctx context.Context) {
-	b.mu.Lock()
-	recent := b.f.clock().Since(b.beatAt) < b.f.beatEvery()
-	b.mu.Unlock()
-	if !recent {
-		b.beatNow(ctx)
-	}
-}
-
-// beatNow beats at once, from crawl.LeaseHeartbeatGrace into the lease on (a new chunk).
-func (b *leaseRun) beatNow(ctx context.Context) {
-	if b.f.clock().Since(b.began) < crawl.LeaseHeartbeatGrace {
-		return
-	}
-	b.beat()
-}
-
-// beat hands the lease's progress to the SDK. beatMu keeps the snapshots in order: the
-// ticker and the lease's own beats never hand over an older one after a newer one.
-func (b *leaseRun) beat() {
-	b.beatMu.Lock()
-	defer b.beatMu.Unlock()
-	r := b.result()
-	b.mu.Lock()
-	b.beatAt = b.f.clock().Now()
-	b.mu.Unlock()
-	b.f.Hooks.beat(r)
-}
-
-func (b *leaseRun) result() LeaseResult {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	r := b.res
-	r.Finished = append([]bool(nil), r.Finished...)
-	r.Chunk = append([]crawl.Claimed(nil), r.Chunk...)
-	r.Outcomes = append([]URLOutcome(nil), r.Outcomes...)
-	if next := b.nextStartLocked(); !next.IsZero() {
-		r.NextSlot = &next
-	}
-	return r
-}
-
-// note keeps a recorded outcome for the UI: the lease's last URL and its per-URL outcomes,
-// the newest MaxOutcomes of them.
-func (b *leaseRun) note(o store.FetchOutcome) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.res.LastURL = o.URL
-	if len(b.res.Outcomes) >= MaxOutcomes {
-		b.res.Outcomes = append(b.res.Outcomes[:0], b.res.Outcomes[1:]...)
-		b.res.OutcomesDropped++
-	}
-	b.res.Outcomes = append(b.res.Outcomes, outcomeOf(o))
-}
-
 // drain waits until no request is in flight and every outcome is recorded.
 func (b *leaseRun) drain(sem chan struct{}) {
 	for i := 0; i < cap(sem); i++ {
@@ -386,28 +246,4 @@ func (b *leaseRun) wait(sem chan struct{}, errs chan error, err error) (LeaseRes
 		}
 	}
 	return b.result(), err
-}
-
-// latencyWeight is how much one response time moves the host's recent response time: about
-// the last five answers count.
-const latencyWeight = 0.3
-
-// autoThrottleLocked learns the host's response time from one answer and, with autoThrottle
-// on, sets the gap it asks for: k × the recent response time, at most the crawl's cap on
-// delays. delay() keeps the larger of it and the configured delay, so the gap grows as the
-// server slows and falls back to the configured delay as it recovers. Callers hold b.mu.
-func (b *leaseRun) autoThrottleLocked(latency time.Duration) {
-	if b.autoK <= 0 || latency <= 0 {
-		return
-	}
-	if b.latency == 0 {
-		b.latency = latency
-	} else {
-		b.latency = time.Duration(latencyWeight*float64(latency) + (1-latencyWeight)*float64(b.latency))
-	}
-	auto := time.Duration(b.autoK * float64(b.latency))
-	if limit := b.in.MaxCrawlDelay; limit > 0 {
-		auto = min(auto, limit)
-	}
-	b.res.AutoDelay = auto
 }
