@@ -1,4 +1,5 @@
 // A lease's pacing: its delay, its crawls' pacing read again, auto-throttle.
+
 package fetching
 
 import (

@@ -1,4 +1,5 @@
 // A lease's progress: its heartbeats, its result and the outcomes the UI shows.
+
 package fetching
 
 import (
