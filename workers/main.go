@@ -13,9 +13,11 @@ import (
 	"runtime/debug"
 	"syscall"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"go.temporal.io/sdk/client"
 
 	"github.com/trawlerdev/trawler/internal/app"
+	"github.com/trawlerdev/trawler/internal/blob"
 	"github.com/trawlerdev/trawler/internal/config"
 	"github.com/trawlerdev/trawler/internal/confine"
 	"github.com/trawlerdev/trawler/internal/metrics"
@@ -53,12 +55,18 @@ func run() error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	db, err := app.OpenDB(ctx, cfg, log)
+	// Each service is waited for (TRAWLER_STARTUP_WAIT): a worker restarted during an outage
+	// joins when the service is back rather than leaving the crawl one worker short.
+	db, err := app.Await(ctx, log, "postgres", cfg.StartupWait, func(ctx context.Context) (*pgxpool.Pool, error) {
+		return app.OpenDB(ctx, cfg, log)
+	})
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	blobs, err := app.OpenBlob(ctx, cfg)
+	blobs, err := app.Await(ctx, log, "minio", cfg.StartupWait, func(ctx context.Context) (*blob.Store, error) {
+		return app.OpenBlob(ctx, cfg)
+	})
 	if err != nil {
 		return err
 	}
@@ -76,7 +84,9 @@ func run() error {
 		log.Info("serving Prometheus metrics", "url", "http://"+addr+"/metrics")
 		handler = reg.Handler()
 	}
-	tc, err := app.DialTemporalWithMetrics(ctx, cfg, log, handler)
+	tc, err := app.Await(ctx, log, "temporal", cfg.StartupWait, func(ctx context.Context) (client.Client, error) {
+		return app.DialTemporalWithMetrics(ctx, cfg, log, handler)
+	})
 	if err != nil {
 		return err
 	}

@@ -66,6 +66,7 @@ type Config struct {
 	SegmentCacheBytes  int
 	PDF                content.PDFLimits // how much of one PDF the process role reads
 	Render             render.Options    // the render role's browser and budgets
+	StartupWait        time.Duration     // a worker's wait for its services (a restart during an outage)
 	ShutdownTimeout    time.Duration
 	FetchRate          float64 // per worker, activities/s (0: no cap)
 	FetchQueueRate     float64 // per task queue

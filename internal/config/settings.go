@@ -184,6 +184,8 @@ var settings = []setting{
 		set: func(c *Config, v string) error { return listenAddr(&c.APIAddr, v) }},
 	{Flag: "api-token", Env: "TRAWLER_API_TOKEN", Default: "", Usage: "when set, the HTTP API requires `Authorization: Bearer <token>`", Secret: true,
 		set: func(c *Config, v string) error { c.APIToken = v; return nil }},
+	{Flag: "startup-wait", Env: "TRAWLER_STARTUP_WAIT", Default: "5m", Usage: "how long a starting worker waits for Postgres, MinIO and Temporal to answer before it gives up (0: one try)",
+		set: func(c *Config, v string) error { return duration(&c.StartupWait, v) }},
 	{Flag: "shutdown-timeout", Env: "TRAWLER_SHUTDOWN_TIMEOUT", Default: "30s", Usage: "how long a stopping worker lets in-flight activities finish",
 		set: func(c *Config, v string) error { return duration(&c.ShutdownTimeout, v) }},
 	{Flag: "log-level", Env: "TRAWLER_LOG_LEVEL", Default: "info", Usage: "debug, info, warn or error",

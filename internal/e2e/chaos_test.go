@@ -123,6 +123,12 @@ func runChaos(t *testing.T, wc testweb.Config, faults []fault, timeout time.Dura
 	}
 	<-done
 	elapsed := time.Since(start)
+	for role, w := range c.workers { // a worker must outlive the outages it was started in
+		if w.exited() {
+			out := w.out.String()
+			t.Errorf("the %s worker exited by itself; its output ends:\n%s", role, out[max(0, len(out)-4000):])
+		}
+	}
 	t.Logf("faults injected:\n  %s", strings.Join(c.log, "\n  "))
 	t.Logf("recovery (the crawl's fetch rate over 3 s back to half its rate in the 10 s before):\n  %s",
 		strings.Join(progress.recoveries(c), "\n  "))

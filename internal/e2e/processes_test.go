@@ -57,6 +57,18 @@ func (s *stack) startWorkerProcess(t testing.TB, bin, roles string) *workerProce
 	return w
 }
 
+// exited says whether the process ended by itself (a zombie nobody waited for yet).
+func (w *workerProcess) exited() bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", w.cmd.Process.Pid))
+	if err != nil {
+		return w.cmd.ProcessState != nil
+	}
+	// pid (comm) state ...: comm may hold spaces, so the state follows the last ')'.
+	s := string(stat)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && i+2 < len(s) && s[i+2] == 'Z'
+}
+
 func (w *workerProcess) stop(t testing.TB) {
 	if w.cmd.ProcessState != nil {
 		return
