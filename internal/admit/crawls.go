@@ -282,6 +282,25 @@ func (ci *Crawl) Admissible(c store.Candidate) string {
 	return ci.traps.Check(u, time.Now())
 }
 
+// Hop judges a redirect hop of a request the crawl makes for itself (robots.txt's): why it
+// may not be followed ("" when it may) — a denied host or URL, a port not allowed, a scheme
+// other than http(s) — and whether the crawl's own headers go with it. They go only to a host
+// whose pages the crawl may fetch (its scope): an API key is for the sites the operator named,
+// not for wherever one of them redirects robots.txt. A host out of scope is still asked, as a
+// stranger, since the rules it serves are the redirecting host's (RFC 9309 §2.3.1.2).
+func (ci *Crawl) Hop(c store.Candidate) (why string, own bool) {
+	u, err := url.Parse(c.Key)
+	switch {
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		return RejectBadURL, false
+	case ci.scope.DeniesHost(c.Host) || ci.scope.DeniesURL(c.Key):
+		return RejectDenied, false
+	case !ci.portAllowed(u):
+		return RejectPort, false
+	}
+	return "", ci.scope.Allows(c.Host)
+}
+
 // portAllowed says whether u's port (the scheme's default when it names none) may be crawled.
 func (ci *Crawl) portAllowed(u *url.URL) bool {
 	if len(ci.ports) == 0 {

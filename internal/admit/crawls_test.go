@@ -49,3 +49,29 @@ func TestCheckSeedsAsTheStartWould(t *testing.T) {
 		t.Errorf("refused %+v", invalid)
 	}
 }
+
+// A robots.txt redirect hop is judged as a link: denied hosts and URLs, ports not allowed and
+// other schemes are not followed; a host out of scope is, but without the crawl's headers.
+func TestARobotsHopIsJudgedAndStrippedOutOfScope(t *testing.T) {
+	c := &Crawls{Norm: urlnorm.New(urlnorm.Default()), Ports: []int{80, 443}}
+	ci := c.build("c", crawl.Spec{Seeds: []string{"http://a.test/"}, Scope: crawl.ScopeHost, DenyHosts: []string{"evil.test"},
+		DenyPatterns: []string{`/private-robots`}}.WithDefaults())
+	for raw, want := range map[string]struct {
+		why string
+		own bool
+	}{
+		"https://a.test/robots.txt":        {"", true},
+		"http://b.test/robots.txt":         {"", false},
+		"http://evil.test/robots.txt":      {RejectDenied, false},
+		"http://sub.evil.test/robots.txt":  {RejectDenied, false},
+		"http://a.test/private-robots.txt": {RejectDenied, false},
+		"http://b.test:6379/robots.txt":    {RejectPort, false},
+		"ftp://a.test/robots.txt":          {RejectBadURL, false},
+		"http:///robots.txt":               {RejectBadURL, false},
+	} {
+		why, own := ci.Hop(c.Candidate(raw, 0, 0, crawl.SourceSeed))
+		if why != want.why || own != want.own {
+			t.Errorf("%s: (%q, %v), want (%q, %v)", raw, why, own, want.why, want.own)
+		}
+	}
+}

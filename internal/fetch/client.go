@@ -1,8 +1,8 @@
 // Package fetch owns the crawler's HTTP client: keep-alive pools per host, connect and total
 // timeouts, compressed transfer (gzip, br, deflate) decoded under a size cap so a compression
 // bomb is cut short, a cap on the bytes read (truncated and marked), conditional requests,
-// Retry-After parsing, and redirects handed back to the caller (each hop is a URL of its own
-// host, politeness-scheduled there) except for robots.txt, which follows up to five.
+// Retry-After parsing, and redirects handed back to the caller: each hop is a request of its
+// own, judged and politeness-scheduled by the caller (robots.txt's hops too: fetching).
 package fetch
 
 import (
@@ -48,12 +48,11 @@ type Options struct {
 
 // Client fetches pages.
 type Client struct {
-	plain  *http.Client // never follows redirects
-	robots *http.Client // follows up to 5 (RFC 9309 §2.3.1.2)
+	plain *http.Client // never follows redirects
 
 	opts    Options
 	mu      sync.Mutex
-	proxied map[string]*Client // by proxy URL: the same pair, through that proxy (proxy.go)
+	proxied map[string]*Client // by proxy URL: the same client, through that proxy (proxy.go)
 }
 
 // New builds a Client.
@@ -70,7 +69,7 @@ func New(o Options) *Client {
 	if o.TLSHandshake == 0 {
 		o.TLSHandshake = 10 * time.Second
 	}
-	return newClient(o, transport(o, o.Dialer.DialContext), nil)
+	return newClient(o, transport(o, o.Dialer.DialContext))
 }
 
 // transport is the client's HTTP transport, dialing with dial.
@@ -89,41 +88,12 @@ func transport(o Options, dial func(ctx context.Context, network, addr string) (
 	}
 }
 
-// crawlHeadersKey carries a request's crawl headers (Request.Header) to its redirects.
-type crawlHeadersKey struct{}
-
-// keepOwnHeaders drops the crawl's own headers (an API key…) from a redirect of robots.txt to
-// another host: they were meant for the host the crawl asked (net/http already drops
-// Authorization and Cookie there).
-func keepOwnHeaders(req, first *http.Request) {
-	if req.URL.Hostname() == first.URL.Hostname() {
-		return
-	}
-	own, _ := req.Context().Value(crawlHeadersKey{}).(http.Header)
-	for name := range own {
-		if name != "Accept" {
-			req.Header.Del(name)
-		}
-	}
-}
-
-// newClient builds the pair of HTTP clients over tr; guard, when set, judges each redirect
-// hop robots.txt follows (through a proxy, where no dial of ours sees the target).
-func newClient(o Options, tr *http.Transport, guard func(*http.Request) error) *Client {
+// newClient builds the client over tr.
+func newClient(o Options, tr *http.Transport) *Client {
 	return &Client{
 		opts: o,
 		plain: &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse
-		}},
-		robots: &http.Client{Transport: tr, CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if len(via) > 5 {
-				return errors.New("more than 5 redirects")
-			}
-			keepOwnHeaders(req, via[0])
-			if guard != nil {
-				return guard(req)
-			}
-			return nil
 		}},
 	}
 }
@@ -136,7 +106,6 @@ type Request struct {
 	LastModified string // sent as If-Modified-Since
 	MaxBytes     int64  // decoded body cap
 	Timeout      time.Duration
-	Robots       bool // follow redirects (robots.txt only)
 	// Proxy is the outbound proxy the request goes through (nil: direct). The address guard
 	// still judges the target host, and the proxy itself is dialed as the operator named it.
 	Proxy *url.URL
@@ -183,9 +152,6 @@ func (c *Client) Get(ctx context.Context, r Request) (*Response, error) {
 	if r.Sent != nil {
 		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { r.Sent(time.Now()) }})
 	}
-	if len(r.Header) > 0 {
-		ctx = context.WithValue(ctx, crawlHeadersKey{}, r.Header)
-	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.URL, nil)
 	if err != nil {
 		return nil, fmt.Errorf("fetch %s: %w", r.URL, err)
@@ -216,12 +182,8 @@ func (c *Client) Get(ctx context.Context, r Request) (*Response, error) {
 			return nil, fmt.Errorf("fetch %s: %w", r.URL, err)
 		}
 	}
-	hc := via.plain
-	if r.Robots {
-		hc = via.robots
-	}
 	start := time.Now()
-	resp, err := hc.Do(req)
+	resp, err := via.plain.Do(req)
 	if err != nil {
 		return nil, c.wrap(ctx, r.URL, err)
 	}

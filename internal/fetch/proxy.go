@@ -17,7 +17,7 @@ import (
 // A crawl may send its requests through an outbound proxy (spec.proxy, or the worker's
 // TRAWLER_PROXY): an HTTP(S) proxy, or SOCKS5. The proxy, not this process, then connects to
 // the target, so the address guard cannot judge the dial: it judges the target host before
-// the request is sent (and each redirect robots.txt follows), as it would judge the dial.
+// the request is sent, as it would judge the dial.
 
 // proxyConnectTimeout bounds connecting to the proxy itself.
 const proxyConnectTimeout = 10 * time.Second
@@ -64,7 +64,7 @@ func (c *Client) through(p *url.URL) (*Client, error) {
 	default:
 		return nil, fmt.Errorf("proxy %s: the scheme must be http, https or socks5", p.Redacted())
 	}
-	pc := newClient(c.opts, tr, c.judge) // (the same options: the same guard)
+	pc := newClient(c.opts, tr) // (the same options: the same guard)
 	if c.proxied == nil {
 		c.proxied = map[string]*Client{}
 	}

@@ -40,7 +40,7 @@ func TestRequestsGoThroughTheProxyAndTheGuardStillJudges(t *testing.T) {
 	if _, err := c.Get(ctx, Request{URL: host + "/", UserAgent: "TrawlerBot/test"}); err == nil {
 		t.Fatal("a direct request to a test host succeeded: the test cannot tell the proxy was used")
 	}
-	if _, err := c.Get(ctx, Request{URL: host + "/robots.txt", UserAgent: "TrawlerBot/test", Robots: true, Proxy: proxyURL}); err != nil {
+	if _, err := c.Get(ctx, Request{URL: host + "/robots.txt", UserAgent: "TrawlerBot/test", Proxy: proxyURL}); err != nil {
 		t.Fatalf("robots.txt through the proxy: %v", err)
 	}
 	reqs := srv.Web.Audit().Requests(srv.Web.HostName(0))

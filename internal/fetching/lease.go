@@ -196,10 +196,11 @@ func (f *Stage) Lease(ctx context.Context, in LeaseInput, resumed LeaseResult, a
 	errs := make(chan error, 1) // the first failure on our side stops the lease (leaseRun.fail)
 	// robots.txt is per scheme (RFC 9309 §2.3): a cached file and its parsed rules for each
 	// scheme, the rules also per product token (crawls may name different ones).
-	// robots.txt is asked for through the crawl's proxy: what one proxy brought back (its
-	// failure) is not another crawl's answer.
-	type rulesKey struct{ scheme, token, proxy string }
-	type cachedKey struct{ scheme, proxy string }
+	// robots.txt is asked for through the crawl's proxy, its redirects judged by the crawl's
+	// deny lists and ports: what one crawl brought back (its proxy's failure, a hop it refused)
+	// is not another crawl's answer, so both are kept per crawl (one, in nearly every lease).
+	type rulesKey struct{ scheme, token, crawl string }
+	type cachedKey struct{ scheme, crawl string }
 	rulesOf := map[rulesKey]*robots.Rules{}
 	cachedOf := map[cachedKey]*store.Robots{}
 	sitemapsChecked := map[string]bool{} // crawls whose sitemap discovery on this host is settled
@@ -231,15 +232,14 @@ func (f *Stage) Lease(ctx context.Context, in LeaseInput, resumed LeaseResult, a
 			return b.wait(sem, errs, err)
 		}
 		scheme := schemeOf(u.URL)
-		proxy := ci.ProxyKey()
-		rules := rulesOf[rulesKey{scheme, ci.Token, proxy}]
-		cached := cachedOf[cachedKey{scheme, proxy}]
+		rules := rulesOf[rulesKey{scheme, ci.Token, ci.ID}]
+		cached := cachedOf[cachedKey{scheme, ci.ID}]
 		obeys := ci.ObeysRobots(in.Host)
 		if rules == nil && !obeys {
 			// The crawl's robotsOverride names this host (the operator's own site): robots.txt
 			// is neither requested nor obeyed; the delay still paces every request.
 			rules = robots.FromStatus(http.StatusNotFound, nil, ci.Token) // allows all
-			rulesOf[rulesKey{scheme, ci.Token, proxy}] = rules
+			rulesOf[rulesKey{scheme, ci.Token, ci.ID}] = rules
 			f.Hooks.log().Warn("robots.txt not obeyed: the crawl's robotsOverride names the host", "crawl", ci.ID, "host", in.Host)
 		}
 		if rules == nil {
@@ -251,10 +251,10 @@ func (f *Stage) Lease(ctx context.Context, in LeaseInput, resumed LeaseResult, a
 				if cached, err = f.robots(ctx, b, u.URL, ci); err != nil {
 					return b.result(), err
 				}
-				cachedOf[cachedKey{scheme, proxy}] = cached
+				cachedOf[cachedKey{scheme, ci.ID}] = cached
 			}
 			rules = robots.FromStatus(cached.Status, []byte(cached.Body), ci.Token)
-			rulesOf[rulesKey{scheme, ci.Token, proxy}] = rules
+			rulesOf[rulesKey{scheme, ci.Token, ci.ID}] = rules
 			if d := rules.CrawlDelay; d > 0 {
 				// One server answers both schemes: the larger Crawl-delay paces them all.
 				b.mu.Lock()

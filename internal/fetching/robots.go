@@ -39,7 +39,21 @@ func (f *Stage) robots(ctx context.Context, b *leaseRun, pageURL string, ci *adm
 	// Redirects are followed here, up to five (RFC 9309 §2.3.1.2), each hop a request under
 	// the host's schedule so the host never sees two closer than its delay.
 	var resp *fetch.Response
+	var refused string // why a hop was not followed
 	for hop := 0; ; hop++ {
+		header := ci.Header
+		if hop > 0 {
+			// A hop is judged as a link would be (deny lists, ports), and the crawl's own
+			// headers go only to hosts it crawls (admit.Crawl.Hop).
+			why, own := ci.Hop(f.Crawls.Candidate(target, 0, 0, crawl.SourceSeed))
+			if why != "" {
+				refused = why
+				break
+			}
+			if !own {
+				header = nil
+			}
+		}
 		var start time.Time
 		sent := func(time.Time) {}
 		other := f.otherHost(b.in.Host, target)
@@ -55,7 +69,7 @@ func (f *Stage) robots(ctx context.Context, b *leaseRun, pageURL string, ci *adm
 			}
 			sent = b.sent(ctx, start)
 		}
-		resp, err = f.Client.Get(ctx, fetch.Request{URL: target, UserAgent: ci.UserAgent, Header: ci.Header, Proxy: ci.Proxy, MaxBytes: robots.MaxBytes,
+		resp, err = f.Client.Get(ctx, fetch.Request{URL: target, UserAgent: ci.UserAgent, Header: header, Proxy: ci.Proxy, MaxBytes: robots.MaxBytes,
 			Timeout: ci.Spec.RequestTimeout.D(), Sent: sent})
 		if other == "" {
 			b.endResponse()
@@ -89,9 +103,19 @@ func (f *Stage) robots(ctx context.Context, b *leaseRun, pageURL string, ci *adm
 	case err != nil || resp == nil:
 		r.Status = 0 // unreachable (network error, refused address): complete disallow for now
 	case resp.Status >= 300 && resp.Status < 400:
-		r.Status = 0 // a redirect loop or chain past five hops counts as unreachable
+		// A redirect loop, a chain past five hops or a hop the crawl may not follow counts as
+		// unreachable: the host is not crawled on rules nobody could read.
+		r.Status = 0
 	default:
 		r.Status, r.Body = resp.Status, string(resp.Body)
+	}
+	if refused != "" {
+		// This crawl's rules refused the hop, not the host: nothing is saved for other crawls,
+		// and this crawl's URLs wait as for an unreachable file, asking again next lease.
+		f.Hooks.Count.Add(metrics.RobotsFetches, 1, "outcome", "redirect_refused")
+		f.Hooks.log().Warn("robots.txt redirect not followed", "crawl", ci.ID, "host", b.in.Host,
+			"to", crawl.Clip(target, crawl.MaxFieldBytes), "reason", refused)
+		return &store.Robots{FetchedAt: now, ExpiresAt: now.Add(min(robots.UnreachableTTL, backoff(ci.Spec.RetryBase.D(), 1)))}, nil
 	}
 	f.Hooks.Count.Add(metrics.RobotsFetches, 1, "outcome", robotsOutcome(r.Status))
 	if cached != nil && robots.KeepCached(cached.Status, cached.FetchedAt, r.Status, now) {

@@ -35,7 +35,7 @@ const (
 	NotModified      = "trawler_not_modified"      // counter: 304 answers to conditional requests
 	Retries          = "trawler_retries"           // counter: URL attempts that failed and were rescheduled
 	DeadLetters      = "trawler_dead_letters"      // counter: URLs that failed for good
-	RobotsFetches    = "trawler_robots_fetches"    // counter; tag outcome: rules allow_all unreachable
+	RobotsFetches    = "trawler_robots_fetches"    // counter; tag outcome: rules allow_all unreachable redirect_refused
 	RobotsBlocked    = "trawler_robots_blocked"    // counter: URLs robots.txt forbids
 	RobotsOverridden = "trawler_robots_overridden" // counter: requests to hosts whose robots.txt a crawl's robotsOverride sets aside
 	BodiesReused     = "trawler_bodies_reused"     // counter; tag from: recrawl crawl "earlier crawl": 2xx bodies not stored again, their digest being stored

@@ -69,6 +69,9 @@ func (s *Scope) Allows(authority string) bool {
 // the crawl gives none).
 func (s *Scope) IncludesURL(u string) bool { return s.allow == nil || s.allow.MatchURL(u) }
 
+// DeniesHost reports whether host (an authority) is one of the denied domains or under one.
+func (s *Scope) DeniesHost(authority string) bool { return s.deny.MatchHost(authority) }
+
 // DeniesURL reports whether a normalized URL matches one of the deny patterns.
 func (s *Scope) DeniesURL(u string) bool { return s.deny.MatchURL(u) }
 

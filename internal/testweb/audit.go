@@ -20,7 +20,12 @@ type Request struct {
 	Bytes       int64     `json:"bytes"`
 	Conditional bool      `json:"conditional,omitempty"`
 	Proxied     bool      `json:"proxied,omitempty"` // it came through the test proxy (ProxyVia)
+	// Secret: it carried SecretHeader or an Authorization header (a crawl's own, in a test).
+	Secret bool `json:"secret,omitempty"`
 }
+
+// SecretHeader is a header a test crawl sends as its secret, to see which requests carry it.
+const SecretHeader = "X-Test-Secret"
 
 // HostReport is the audit of one host.
 type HostReport struct {
@@ -140,22 +145,24 @@ func (a *Audit) reset() {
 }
 
 type auditToken struct {
-	h     *hostAudit
-	host  string
-	path  string
-	url   string
-	start time.Time
-	cond  bool
-	robot bool
-	proxy bool
+	h      *hostAudit
+	host   string
+	path   string
+	url    string
+	start  time.Time
+	cond   bool
+	robot  bool
+	proxy  bool
+	secret bool
 }
 
 func (a *Audit) begin(host string, r *http.Request) auditToken {
 	now := time.Now()
 	path := r.URL.RequestURI()
 	tok := auditToken{host: host, path: path, start: now,
-		cond:  r.Header.Get("If-None-Match") != "" || r.Header.Get("If-Modified-Since") != "",
-		proxy: strings.Contains(r.Header.Get("Via"), ProxyVia)}
+		cond:   r.Header.Get("If-None-Match") != "" || r.Header.Get("If-Modified-Since") != "",
+		proxy:  strings.Contains(r.Header.Get("Via"), ProxyVia),
+		secret: r.Header.Get(SecretHeader) != "" || r.Header.Get("Authorization") != ""}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	h := a.hosts[host]
@@ -240,7 +247,7 @@ func (a *Audit) end(tok auditToken, rec *recorder) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.ring[a.next] = Request{Host: tok.host, Path: tok.path, Start: tok.start, End: now, Status: status,
-		Bytes: rec.bytes, Conditional: tok.cond, Proxied: tok.proxy}
+		Bytes: rec.bytes, Conditional: tok.cond, Proxied: tok.proxy, Secret: tok.secret}
 	a.next++
 	if a.next == len(a.ring) {
 		a.next, a.full = 0, true
