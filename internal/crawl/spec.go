@@ -76,6 +76,10 @@ type Spec struct {
 	// page's subresources), e.g. Accept-Language or an API key. Headers Trawler sets itself or
 	// that belong to a connection are refused (CheckHeader).
 	Headers map[string]string `json:"headers,omitempty"`
+	// RecordSecretHeaders keeps, in WARC request records and stored request heads, the values
+	// of the spec's headers and of Authorization and Cookie as sent; by default they read
+	// "[redacted]", so an archive shared (--wacz) carries no API key or session.
+	RecordSecretHeaders bool `json:"recordSecretHeaders,omitempty"`
 	// Cookies keeps the cookies each host sets (RFC 6265) and sends them back to it: a jar
 	// per crawl and host, kept in Postgres so it survives a worker's death and follows the host
 	// to any worker, capped, never sent to another host. Off by default.

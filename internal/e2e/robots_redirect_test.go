@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -56,6 +57,12 @@ func TestRobotsRedirectCarriesNoSecretOutOfScope(t *testing.T) {
 	}
 	if pages != 1 {
 		t.Errorf("moved.test's /page fetched %d times; want once", pages)
+	}
+	// The secret went on the wire to moved.test; no stored request head keeps it.
+	var kept, heads int
+	if err := s.store.Pool().QueryRow(context.Background(), `SELECT count(*) FILTER (WHERE position('s3cret' in encode(request_head, 'escape')) > 0
+			OR position('t0ken' in encode(request_head, 'escape')) > 0), count(request_head) FROM fetches`).Scan(&kept, &heads); err != nil || heads == 0 || kept != 0 {
+		t.Errorf("stored request heads: %d of %d keep the crawl's secret (%v)", kept, heads, err)
 	}
 	reqs := s.web.Audit().Requests("bytes.test")
 	if len(reqs) == 0 {

@@ -114,6 +114,9 @@ type Request struct {
 	// Header holds the crawl's own headers (its spec's, checked by crawl.CheckHeader): sent
 	// with the request, an Accept among them replacing Trawler's.
 	Header http.Header
+	// RecordSecrets keeps the values of Header's names, Authorization and Cookie in
+	// Response.RequestHead; by default they read Redacted there (never on the wire).
+	RecordSecrets bool
 	// Sent, if set, is called with the time the request was written to the connection: the
 	// moment politeness is measured from, which a slow dial or a descheduled process can put
 	// well after the slot the request was booked for.
@@ -193,7 +196,7 @@ func (c *Client) Get(ctx context.Context, r Request) (*Response, error) {
 		// megabyte validator would come back in every heartbeat of its recrawl, and be sent back.
 		ContentType: crawl.Clip(resp.Header.Get("Content-Type"), crawl.MaxFieldBytes),
 		ETag:        crawl.Validator(resp.Header.Get("ETag")), LastModified: crawl.Validator(resp.Header.Get("Last-Modified")),
-		RequestHead: requestHead(resp.Request), ResponseHead: responseHead(resp)}
+		RequestHead: requestHead(resp.Request, r), ResponseHead: responseHead(resp)}
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
 		if loc, err := resp.Location(); err == nil {
 			out.Location = loc.String()
@@ -305,16 +308,50 @@ func ParseRetryAfter(v string, now time.Time) time.Duration {
 
 // requestHead renders the request as sent: request line, Host, then the headers we set (the
 // transport adds nothing else to a GET: we set Accept-Encoding ourselves).
-func requestHead(r *http.Request) string {
+func requestHead(r *http.Request, sent Request) string {
+	h := r.Header
+	if !sent.RecordSecrets {
+		h = redact(h, sent.Header)
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "GET %s HTTP/1.1\r\nHost: %s\r\n", r.URL.RequestURI(), r.Host)
 	if r.Host == "" {
 		b.Reset()
 		fmt.Fprintf(&b, "GET %s HTTP/1.1\r\nHost: %s\r\n", r.URL.RequestURI(), r.URL.Host)
 	}
-	_ = r.Header.WriteSubset(&b, nil)
+	_ = h.WriteSubset(&b, nil)
 	b.WriteString("\r\n")
 	return b.String()
+}
+
+// Redacted stands in a recorded request head for a value that was sent but is not kept.
+const Redacted = "[redacted]"
+
+// secretHeaders are sent values no record keeps by default, besides the crawl's own headers.
+var secretHeaders = []string{"Authorization", "Cookie", "Proxy-Authorization"}
+
+// redact is h with the values of own's names and of secretHeaders replaced by Redacted (h
+// itself when none is present).
+func redact(h, own http.Header) http.Header {
+	var out http.Header
+	hide := func(name string) {
+		if _, ok := h[name]; ok {
+			if out == nil {
+				out = h.Clone()
+			}
+			out[name] = []string{Redacted}
+		}
+	}
+	for name := range own {
+		hide(http.CanonicalHeaderKey(name))
+	}
+	for _, name := range secretHeaders {
+		hide(name)
+	}
+	if out == nil {
+		return h
+	}
+	return out
 }
 
 // responseHead renders the status line and headers as received (Go canonicalises header

@@ -73,7 +73,7 @@ func (f *Stage) fetchOne(ctx context.Context, ci *admit.Crawl, u crawl.Claimed, 
 	o := store.FetchOutcome{CrawlID: u.CrawlID, Hash: u.Hash, URL: u.URL, Attempts: u.Attempts,
 		FetchKey: crawl.FetchKey(u.CrawlID, u.Hash, u.FetchCount, u.Attempts)}
 	resp, err := f.Client.Get(ctx, fetch.Request{URL: u.URL, UserAgent: ci.UserAgent, Header: ci.Header, Proxy: ci.Proxy, Cookies: jar.send(u.URL), ETag: u.ETag, LastModified: u.LastModified,
-		MaxBytes: spec.MaxBodyBytes, Timeout: spec.RequestTimeout.D(), Sent: sent})
+		MaxBytes: spec.MaxBodyBytes, Timeout: spec.RequestTimeout.D(), Sent: sent, RecordSecrets: spec.RecordSecretHeaders})
 	o.FetchedAt, o.Duration = start, f.clock().Since(start)
 	// schedule finishes the URL, or queues its recrawl after an interval adapted to what this
 	// fetch found (crawl.Recrawl).
