@@ -15,6 +15,8 @@ var blockedRanges = []struct {
 	{netip.MustParsePrefix("100.64.0.0/10"), "carrier-grade NAT"},
 	{netip.MustParsePrefix("127.0.0.0/8"), "loopback"},
 	{netip.MustParsePrefix("169.254.169.254/32"), "cloud metadata"},
+	// Azure's wireserver (host agent, DNS, DHCP, metadata): a public address every VM reaches.
+	{netip.MustParsePrefix("168.63.129.16/32"), "cloud metadata"},
 	{netip.MustParsePrefix("169.254.0.0/16"), "link-local"},
 	{netip.MustParsePrefix("172.16.0.0/12"), "private"},
 	{netip.MustParsePrefix("192.0.0.0/24"), "IETF protocol assignments"},

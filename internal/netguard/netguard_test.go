@@ -25,7 +25,7 @@ func TestClassify(t *testing.T) {
 		"10.1.2.3": "private", "172.16.0.1": "private", "172.31.255.255": "private", "192.168.1.1": "private",
 		"172.32.0.1": "", "fd12:3456::1": "private (unique local)",
 		"169.254.1.1": "link-local", "fe80::1": "link-local",
-		"169.254.169.254": "cloud metadata", "fd00:ec2::254": "cloud metadata",
+		"169.254.169.254": "cloud metadata", "fd00:ec2::254": "cloud metadata", "168.63.129.16": "cloud metadata", "168.63.129.17": "",
 		"100.64.0.1": "carrier-grade NAT", "100.128.0.1": "",
 		"224.0.0.1": "multicast", "ff02::1": "multicast",
 		"0.0.0.0": "unspecified", "::": "unspecified",
