@@ -26,11 +26,12 @@ func runExport(ctx context.Context, args []string, stdout io.Writer) error {
 	fields := fs.String("fields", "", "comma-separated fields (default all): "+strings.Join(export.Fields, ","))
 	since := fs.String("since", "", "only pages fetched at or after this time (RFC 3339, or an age such as 24h)")
 	out := fs.String("out", "", "write to this file (default standard output)")
+	csvSafe := fs.Bool("csv-safe", false, "prefix CSV cells that begin with = + - @ (a spreadsheet formula) with a single quote")
 	cfg, err := config.Load(fs, args, os.Getenv)
 	if err != nil {
 		return err
 	}
-	o := export.Options{Crawl: *crawlName, Format: *format}
+	o := export.Options{Crawl: *crawlName, Format: *format, CSVSafe: *csvSafe}
 	if *fields != "" {
 		for _, f := range strings.Split(*fields, ",") {
 			o.Fields = append(o.Fields, strings.TrimSpace(f))

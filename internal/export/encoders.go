@@ -20,7 +20,7 @@ type encoder interface {
 	close() error
 }
 
-func newEncoder(format string, w io.Writer, fields []string) (encoder, error) {
+func newEncoder(format string, w io.Writer, fields []string, csvSafe bool) (encoder, error) {
 	idx := make([]int, len(fields))
 	for i, f := range fields {
 		idx[i] = fieldIndex[f]
@@ -34,7 +34,7 @@ func newEncoder(format string, w io.Writer, fields []string) (encoder, error) {
 		if err := c.Write(fields); err != nil {
 			return nil, err
 		}
-		return &csvEncoder{w: c, idx: idx, row: make([]string, len(idx))}, nil
+		return &csvEncoder{w: c, idx: idx, row: make([]string, len(idx)), safe: csvSafe}, nil
 	case "parquet":
 		return newParquetEncoder(w, idx), nil
 	}
@@ -102,9 +102,10 @@ func (e *jsonlEncoder) close() error { return e.w.Flush() }
 // csvEncoder writes a header and one row a record; links are separated by spaces (a URL holds
 // none), times are RFC 3339.
 type csvEncoder struct {
-	w   *csv.Writer
-	idx []int
-	row []string
+	w    *csv.Writer
+	idx  []int
+	row  []string
+	safe bool // defuse formulas (Options.CSVSafe)
 }
 
 func (e *csvEncoder) encode(r *Record) error {
@@ -122,8 +123,20 @@ func (e *csvEncoder) encode(r *Record) error {
 		case []string:
 			e.row[i] = strings.Join(x, " ")
 		}
+		if e.safe {
+			e.row[i] = defuse(e.row[i])
+		}
 	}
 	return e.w.Write(e.row)
+}
+
+// defuse prefixes a cell a spreadsheet would read as a formula with a single quote, which
+// spreadsheets show as text (OWASP's advice for CSV injection).
+func defuse(cell string) string {
+	if cell != "" && strings.ContainsRune("=+-@\t\r", rune(cell[0])) {
+		return "'" + cell
+	}
+	return cell
 }
 
 func (e *csvEncoder) close() error {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -21,7 +22,7 @@ var sample = []Record{
 func encodeAll(t *testing.T, format string, fields []string) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	enc, err := newEncoder(format, &buf, fields)
+	enc, err := newEncoder(format, &buf, fields, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,6 +113,39 @@ func TestBadOptionsAreRefused(t *testing.T) {
 		{Crawl: "c", Format: "parquet", Fields: []string{"url", "url"}}} {
 		if err := o.Check(); err == nil {
 			t.Errorf("%+v was taken", o)
+		}
+	}
+}
+
+// --csv-safe defuses cells a spreadsheet would run (=HYPERLINK(…) as a page's title); without
+// it the cell is the page's own.
+func TestCSVSafeDefusesFormulas(t *testing.T) {
+	recs := []Record{{URL: "http://a.test/", Title: `=HYPERLINK("http://evil.test","x")`, Lang: "+1", Text: "-2", DuplicateOf: "@SUM(A1)"},
+		{URL: "http://a.test/y", Title: "plain = text", Text: "\tcmd"}}
+	for _, safe := range []bool{false, true} {
+		var buf bytes.Buffer
+		enc, err := newEncoder("csv", &buf, []string{"url", "title", "lang", "text", "duplicateOf"}, safe)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range recs {
+			if err := enc.encode(&recs[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := enc.close(); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := csv.NewReader(&buf).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := [][]string{{"http://a.test/", `=HYPERLINK("http://evil.test","x")`, "+1", "-2", "@SUM(A1)"}, {"http://a.test/y", "plain = text", "", "\tcmd", ""}}
+		if safe {
+			want = [][]string{{"http://a.test/", `'=HYPERLINK("http://evil.test","x")`, "'+1", "'-2", "'@SUM(A1)"}, {"http://a.test/y", "plain = text", "", "'\tcmd", ""}}
+		}
+		if got := rows[1:]; !reflect.DeepEqual(got, want) {
+			t.Errorf("csvSafe %v: %q; want %q", safe, got, want)
 		}
 	}
 }

@@ -49,6 +49,10 @@ type Options struct {
 	Format string    // jsonl, csv or parquet
 	Fields []string  // nil: all
 	Since  time.Time // pages fetched at or after (zero: all)
+	// CSVSafe prefixes a CSV cell that a spreadsheet would run as a formula (one beginning
+	// with = + - @, a tab or a carriage return) with a single quote: a page's title is the
+	// site's to write.
+	CSVSafe bool
 	// Progress is told how many records are written, now and then (nil: not told).
 	Progress func(done int64)
 }
@@ -93,7 +97,7 @@ func (s *Source) Write(ctx context.Context, w io.Writer, o Options) (int64, erro
 	if len(fields) == 0 {
 		fields = Fields
 	}
-	enc, err := newEncoder(o.Format, w, fields)
+	enc, err := newEncoder(o.Format, w, fields, o.CSVSafe)
 	if err != nil {
 		return 0, err
 	}
