@@ -123,6 +123,9 @@ func runCrawl(ctx context.Context, args []string, stdout io.Writer) error {
 	// The spec first (its scope judges the seeds), then the seeds one by one, by the checks the
 	// crawl's start makes: bad ones are reported, the crawl goes on with the good ones.
 	prepared := spec.WithDefaults()
+	if err := crawl.CheckID(spec.Name); err != nil {
+		return fmt.Errorf("invalid crawl: --name: %w", err)
+	}
 	if len(spec.Seeds) > 0 {
 		if err := prepared.Validate(); err != nil {
 			return fmt.Errorf("invalid crawl: %w", err)

@@ -102,6 +102,29 @@ func CrawlOf(workflowID string) (string, bool) {
 	return after(workflowID, "crawl/")
 }
 
+// MaxIDLen bounds a crawl ID.
+const MaxIDLen = 200
+
+// CheckID says why id cannot name a crawl, nil when it can. A crawl's ID names its object
+// prefixes (warc/ID/, segments/…/crawl=ID/), files and workflow IDs, so one character set
+// holds for every way a crawl starts (spec.name, or the workflow ID of a `temporal workflow
+// start` without one): 1 to 200 of A-Z a-z 0-9 . _ -, not "." or "..". A slash would let one
+// crawl's prefix hold another's (crawls and crawls/x).
+func CheckID(id string) error {
+	switch {
+	case id == "" || len(id) > MaxIDLen:
+		return fmt.Errorf("crawl ID %q: want 1 to %d characters", Clip(id, MaxFieldBytes), MaxIDLen)
+	case id == "." || id == "..":
+		return fmt.Errorf("crawl ID %q names a directory", id)
+	}
+	for _, c := range id {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return fmt.Errorf("crawl ID %q: %q is not allowed (letters, digits, '.', '_' and '-' only)", Clip(id, MaxFieldBytes), c)
+		}
+	}
+	return nil
+}
+
 // HostWorkflowID is the ID of the one workflow that fetches from host (an authority), in the
 // deployment whose workflow IDs start with prefix (TRAWLER_ID_PREFIX; "" for none).
 func HostWorkflowID(prefix, host string) string { return prefix + "host/" + host }

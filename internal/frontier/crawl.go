@@ -36,6 +36,11 @@ type StartCrawlResult struct {
 // invalid ones come back with their reasons.
 func (f *Frontier) StartCrawl(ctx context.Context, in StartCrawlInput) (StartCrawlResult, error) {
 	out := StartCrawlResult{ProcessQueue: f.ProcessQueue, RenderQueue: f.RenderQueue}
+	// Every way in (trawler crawl, the API, temporal workflow start with or without a name)
+	// comes through here: the ID names object prefixes that must not hold one another.
+	if err := crawl.CheckID(in.CrawlID); err != nil {
+		return out, temporal.NewNonRetryableApplicationError("invalid crawl spec: "+err.Error(), "InvalidSpec", err)
+	}
 	if err := crawl.CheckFields(in.Unknown); err != nil {
 		return out, temporal.NewNonRetryableApplicationError("invalid crawl spec: "+err.Error(), "InvalidSpec", err)
 	}

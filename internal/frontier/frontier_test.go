@@ -140,6 +140,15 @@ func TestStartCrawlAdmitsValidSeedsAndReportsTheRest(t *testing.T) {
 	if _, err := x.f.StartCrawl(context.Background(), StartCrawlInput{CrawlID: "d", Spec: typo}); err != nil {
 		t.Errorf("dedupAgainst an existing crawl: %v", err)
 	}
+	// A crawl ID out of the one character set (a `temporal workflow start --workflow-id
+	// crawls/x` without a name) is refused before anything is recorded.
+	bad := crawl.Spec{Seeds: []string{"http://a.test/"}}.WithDefaults()
+	if _, err := x.f.StartCrawl(context.Background(), StartCrawlInput{CrawlID: "crawls/x", Spec: bad}); err == nil || !strings.Contains(err.Error(), "not allowed") {
+		t.Errorf("a crawl ID with a slash: %v", err)
+	}
+	if exists, _, _ := x.f.Store.CrawlLive(context.Background(), "crawls/x"); exists {
+		t.Error("the refused crawl was recorded")
+	}
 }
 
 // Progress carries the average rate and sets the frontier's gauges.

@@ -9,9 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/trawlerdev/trawler/internal/blob"
+	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/segment"
 	"github.com/trawlerdev/trawler/internal/store"
 )
@@ -59,6 +61,13 @@ func (d *Deleter) Delete(ctx context.Context, crawlID string, dryRun bool) (Plan
 	if live {
 		return p, fmt.Errorf("retention: crawl %s: %w", crawlID, store.ErrCrawlLive)
 	}
+	if !exists {
+		// A name no crawl has may still find what a delete cut short left of one; but never
+		// a name no crawl could have had, which is no crawl's prefix.
+		if err := crawl.CheckID(crawlID); err != nil {
+			return p, fmt.Errorf("retention: %w", err)
+		}
+	}
 	if exists && d.Open != nil {
 		open, err := d.Open(ctx, crawlID)
 		if err != nil {
@@ -68,7 +77,11 @@ func (d *Deleter) Delete(ctx context.Context, crawlID string, dryRun bool) (Plan
 			return p, fmt.Errorf("retention: crawl %s: %w", crawlID, ErrStillClosing)
 		}
 	}
-	if p.Legacy, err = d.Store.LegacyRefs(ctx, crawlID, d.prefixes(crawlID)); err != nil {
+	var paths []string
+	for _, pre := range d.prefixes(crawlID) {
+		paths = append(paths, pre.path)
+	}
+	if p.Legacy, err = d.Store.LegacyRefs(ctx, crawlID, paths); err != nil {
 		return p, err
 	}
 	var shared, pending []string
@@ -104,11 +117,14 @@ func (d *Deleter) Delete(ctx context.Context, crawlID string, dryRun bool) (Plan
 		keep[key] = true
 	}
 	for _, prefix := range d.prefixes(crawlID) {
-		keys, err := d.Blob.List(ctx, prefix)
+		keys, err := d.Blob.List(ctx, prefix.path)
 		if err != nil {
-			return p, fmt.Errorf("retention: list %s: %w", prefix, err)
+			return p, fmt.Errorf("retention: list %s: %w", prefix.path, err)
 		}
 		for _, k := range keys {
+			if strings.Count(k[len(prefix.path):], "/") != prefix.depth {
+				continue // another crawl's, whose ID starts with this one's and a slash (made before IDs were checked)
+			}
 			if keep[k] {
 				p.Kept = append(p.Kept, k)
 			} else {
@@ -136,13 +152,19 @@ func (d *Deleter) Delete(ctx context.Context, crawlID string, dryRun bool) (Plan
 	return p, nil
 }
 
+// prefix is where some of a crawl's objects lie, and how many folders down (segments by day).
+type prefix struct {
+	path  string
+	depth int // slashes in a key after path
+}
+
 // prefixes are where a crawl's objects lie: its segments and its WARC files (with indexes).
-func (d *Deleter) prefixes(crawlID string) []string {
-	out := make([]string, 0, len(segmentPrefixes)+1)
+func (d *Deleter) prefixes(crawlID string) []prefix {
+	out := make([]prefix, 0, len(segmentPrefixes)+1)
 	for _, p := range segmentPrefixes {
-		out = append(out, segment.GroupPrefix(p, crawlID))
+		out = append(out, prefix{segment.GroupPrefix(p, crawlID), 1})
 	}
-	return append(out, "warc/"+crawlID+"/")
+	return append(out, prefix{"warc/" + crawlID + "/", 0})
 }
 
 // Sweep deletes every crawl that ended (done or stopped) more than olderThan before now, oldest

@@ -89,3 +89,52 @@ func TestASweepDeletesOnlyCrawlsEndedBeforeTheRetention(t *testing.T) {
 		t.Error("a sweep with no age was taken")
 	}
 }
+
+// Deleting a crawl named like the start of another's ID (crawls, and crawls/x made by a
+// `temporal workflow start` before IDs were checked) leaves the other's objects whole; a name no
+// crawl could have is refused, and a new crawl's ID is checked (crawl.CheckID).
+func TestADeleteTouchesOnlyItsOwnCrawlsObjects(t *testing.T) {
+	ctx := context.Background()
+	pool, _ := testenv.Postgres(t)
+	b := testenv.Blob(t)
+	st := store.New(pool)
+	for _, id := range []string{"crawls", "crawls/x"} {
+		if _, err := st.CreateCrawl(ctx, id, crawl.Spec{Seeds: []string{"http://a.test/"}}.WithDefaults()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := pool.Exec(ctx, `UPDATE crawls SET state = 'done', finished_at = now() WHERE id = $1`, id); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []string{"warc/" + id + "/a.warc.gz", segment.GroupPrefix("segments/text", id) + "20261124/w-1.gz"} {
+			if err := b.Put(ctx, k, []byte("x"), "application/octet-stream"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	d := &retention.Deleter{Store: st, Blob: b}
+	p, err := d.Delete(ctx, "crawls", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"segments/text/crawl=crawls/20261124/w-1.gz", "warc/crawls/a.warc.gz"}; !slices.Equal(sorted(p.Objects), want) {
+		t.Errorf("deleted %v; want only %v", p.Objects, want)
+	}
+	keys, _ := b.List(ctx, "")
+	if want := []string{"segments/text/crawl=crawls/x/20261124/w-1.gz", "warc/crawls/x/a.warc.gz"}; !slices.Equal(sorted(keys), want) {
+		t.Errorf("left %v; want the other crawl's %v", keys, want)
+	}
+	if _, err := d.Delete(ctx, "no/such", true); err == nil {
+		t.Error("a delete of a name no crawl could have was not refused")
+	}
+	for _, id := range []string{"news-2026.11_a", "a/b", "..", "", "x y", "ü"} {
+		if err := crawl.CheckID(id); (err == nil) != (id == "news-2026.11_a") {
+			t.Errorf("CheckID(%q) = %v", id, err)
+		}
+	}
+}
+
+func sorted(s []string) []string {
+	out := slices.Clone(s)
+	slices.Sort(out)
+	return out
+}
