@@ -36,7 +36,7 @@ func runCrawl(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.Var(&dedupAgainst, "dedup-against", `an earlier crawl whose stored bodies this one reuses (revisit records, no second copy); "*" for every crawl's; repeatable`)
 	fs.Var(&allowPatterns, "allow-pattern", "a Go regexp on the normalized URL; when any are given, a discovered link must match one (seeds are always crawled); repeatable")
 	fs.Var(&robotsOverride, "robots-override", "a host (and its subdomains) whose robots.txt this crawl does not obey: your own sites only; still paced; repeatable")
-	fs.Var(&headers, "header", `a header sent with every request of the crawl, "Name: value" (e.g. "Accept-Language: de"); repeatable`)
+	fs.Var(&headers, "header", `a header sent with every request of the crawl, "Name: value" (e.g. "Accept-Language: de"), or @FILE of such lines (a secret stays out of ps); repeatable`)
 	name := fs.String("name", "", "crawl name (workflow ID crawl/NAME); default crawl-<time>")
 	scope := fs.String("scope", crawl.ScopeDomain, "which links to follow: host, domain, list or any")
 	// Deliberately not the spec's default (unlimited): a crawl typed at a shell with one seed
@@ -47,7 +47,7 @@ func runCrawl(ctx context.Context, args []string, stdout io.Writer) error {
 	maxBytes := fs.Int64("max-bytes", 0, "stop the crawl after fetching this many body bytes (0: no byte budget)")
 	perHost := fs.Int("max-pages-per-host", 0, "URLs admitted per host at most (0: unlimited)")
 	cookies := fs.Bool("cookies", false, "keep the cookies each host sets and send them back to it (a jar per crawl and host, kept in Postgres)")
-	crawlProxy := fs.String("crawl-proxy", "", "outbound proxy for this crawl: http://, https:// or socks5://[user:pass@]host:port (default: the worker's TRAWLER_PROXY, or direct)")
+	crawlProxy := fs.String("crawl-proxy", "", "outbound proxy for this crawl: http://, https:// or socks5://[user:pass@]host:port, or @FILE or env:NAME holding it (a password stays out of ps; default: the worker's TRAWLER_PROXY, or direct)")
 	politenessKey := fs.String("politeness-key", "", "what one schedule of request starts paces: host (default) or domain (all subdomains of a registrable domain share one gap)")
 	autoThrottle := fs.Float64("auto-throttle", 0, "k: a host's gap grows to k × its recent response time, bounded by --delay and the spec's maxCrawlDelay (0: off)")
 	delay := fs.Duration("delay", 0, "gap between requests to one host (default 1s; robots.txt Crawl-delay can raise it)")
@@ -92,7 +92,11 @@ func runCrawl(ctx context.Context, args []string, stdout io.Writer) error {
 	setIf(len(allowPatterns) > 0, func() { spec.AllowPatterns = allowPatterns })
 	setIf(len(dedupAgainst) > 0, func() { spec.DedupAgainst = dedupAgainst })
 	setIf(len(robotsOverride) > 0, func() { spec.RobotsOverride = robotsOverride })
-	for _, h := range headers {
+	lines, err := headerLines(headers)
+	if err != nil {
+		return err
+	}
+	for _, h := range lines {
 		hname, hvalue, ok := strings.Cut(h, ":")
 		if !ok {
 			return fmt.Errorf("--header %q: give \"Name: value\"", h)
@@ -110,7 +114,11 @@ func runCrawl(ctx context.Context, args []string, stdout io.Writer) error {
 	setIf(*delay > 0, func() { spec.Delay = crawl.Duration(*delay) })
 	setIf(visited["auto-throttle"], func() { spec.AutoThrottle = *autoThrottle })
 	setIf(*politenessKey != "", func() { spec.PolitenessKey = *politenessKey })
-	setIf(*crawlProxy != "", func() { spec.Proxy = *crawlProxy })
+	if *crawlProxy != "" {
+		if spec.Proxy, err = secretArg("--crawl-proxy", *crawlProxy); err != nil {
+			return err
+		}
+	}
 	setIf(visited["cookies"], func() { spec.Cookies = *cookies })
 	setIf(*userAgent != "", func() { spec.UserAgent = *userAgent })
 	setIf(*reqTimeout > 0, func() { spec.RequestTimeout = crawl.Duration(*reqTimeout) })

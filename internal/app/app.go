@@ -13,6 +13,7 @@ import (
 	tlog "go.temporal.io/sdk/log"
 
 	"github.com/trawlerdev/trawler/internal/blob"
+	"github.com/trawlerdev/trawler/internal/codec"
 	"github.com/trawlerdev/trawler/internal/config"
 	"github.com/trawlerdev/trawler/internal/store"
 )
@@ -62,7 +63,7 @@ func DialTemporal(ctx context.Context, cfg *config.Config, log *slog.Logger) (cl
 // workflows and activities emit, go to metrics (nil: nowhere).
 func DialTemporalWithMetrics(ctx context.Context, cfg *config.Config, log *slog.Logger, metrics client.MetricsHandler) (client.Client, error) {
 	target, dialOpts := frontends(cfg.TemporalAddress)
-	c, err := client.DialContext(ctx, client.Options{
+	opts := client.Options{
 		HostPort:       target,
 		Namespace:      cfg.TemporalNamespace,
 		Logger:         tlog.NewStructuredLogger(log.With("component", "temporal-sdk")),
@@ -70,7 +71,15 @@ func DialTemporalWithMetrics(ctx context.Context, cfg *config.Config, log *slog.
 		// The SDK gzips every request by default: on a local network that is CPU on both ends
 		// (a tenth of a workflow worker's) for bytes nobody pays for.
 		ConnectionOptions: client.ConnectionOptions{GrpcCompression: compression(cfg.TemporalCompression), DialOptions: dialOpts},
-	})
+	}
+	if cfg.PayloadKey != "" {
+		c, err := codec.New(cfg.PayloadKey)
+		if err != nil {
+			return nil, err
+		}
+		opts.DataConverter, opts.FailureConverter = c.DataConverter(), c.FailureConverter()
+	}
+	c, err := client.DialContext(ctx, opts)
 	if err != nil {
 		return nil, fmt.Errorf("temporal at %s: %w", cfg.TemporalAddress, err)
 	}

@@ -26,6 +26,11 @@ type Config struct {
 	TemporalNamespace string
 	// TemporalCompression is the gRPC compression of requests to Temporal: none or gzip.
 	TemporalCompression string
+	// PayloadKey seals every payload and failure Trawler writes into Temporal (codec); "":
+	// payloads go as plain JSON. Comma-separated: the first seals, all open (rotation).
+	PayloadKey   string
+	CodecAddr    string   // where `trawler codec-server` listens
+	CodecOrigins []string // browser origins (the Temporal UI's) allowed to call it
 	TaskQueue           string
 	IDPrefix            string
 	FetchTaskQueue      string

@@ -181,3 +181,16 @@ func retention(dst *time.Duration, v string) error {
 	}
 	return nil
 }
+
+// payloadKey checks a payload key list as the codec will read it (codec.New).
+func payloadKey(dst *string, v string) error {
+	if v != "" {
+		for _, k := range strings.Split(v, ",") {
+			if len(strings.TrimSpace(k)) < 16 {
+				return fmt.Errorf("each key must be at least 16 characters (openssl rand -base64 32)")
+			}
+		}
+	}
+	*dst = v
+	return nil
+}
