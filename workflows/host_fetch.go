@@ -27,8 +27,9 @@ func (h *hostRun) fetch() (activities.FetchLeaseResult, bool) {
 	in := activities.FetchLeaseInput{Host: h.in.Host, Delay: d, MaxCrawlDelay: h.cfg.MaxCrawlDelay.D(),
 		NotBefore: h.st.NextRequestAt, Concurrency: h.concurrency(), Chunk: h.chunkSize(), ClaimTTL: h.claimTTL(),
 		Owner: h.owner, LeaseFor: h.cfg.FetchLease.D()}
-	// A chunk's requests, the last ones' timeouts and a Crawl-delay, on top of the lease.
-	timeout := time.Duration(in.Chunk)*(d+h.cfg.RequestTimeout.D()) + 2*(h.cfg.RequestTimeout.D()+h.cfg.MaxCrawlDelay.D()) +
+	// A chunk's requests, the last ones' timeouts and a wait for a slot, on top of the lease
+	// (a longer Crawl-delay ends the lease and is this workflow's timer).
+	timeout := time.Duration(in.Chunk)*(d+h.cfg.RequestTimeout.D()) + 2*(h.cfg.RequestTimeout.D()+inLeaseWait) +
 		time.Minute + in.LeaseFor
 	actx, cancel := workflow.WithCancel(ctx)
 	h.waitFor(fmt.Sprintf("fetch lease %d to end", h.leases+1))

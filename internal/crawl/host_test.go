@@ -49,10 +49,14 @@ func TestSlowestPaceHolds(t *testing.T) {
 		{[]Pace{{Delay: time.Second, Concurrency: 4}}, Pace{Delay: time.Second, Concurrency: 4}},
 		{[]Pace{{Delay: time.Second, Concurrency: 4}, {Delay: 3 * time.Second}}, Pace{Delay: 3 * time.Second, Concurrency: 4}},
 		{[]Pace{{Delay: 2 * time.Second}, {Concurrency: 2}, {Delay: time.Second, Concurrency: 3}}, Pace{Delay: 2 * time.Second, Concurrency: 2}},
-		{[]Pace{{Delay: time.Second}, CrawlDelayPace(time.Hour, 30*time.Second)}, Pace{Delay: 30 * time.Second}},
+		{[]Pace{{Delay: time.Second}, CrawlDelayPace(time.Hour)}, Pace{Delay: time.Hour}}, // never faster than asked
 	} {
 		if got := Slowest(c.paces...); got != c.want {
 			t.Errorf("Slowest(%+v) = %+v, want %+v", c.paces, got, c.want)
 		}
+	}
+	// Over a crawl's cap, the host is skipped (the reason SkipCrawlDelay), not paced at the cap.
+	if !CrawlDelayOver(45*time.Second, 30*time.Second) || CrawlDelayOver(45*time.Second, time.Minute) || CrawlDelayOver(time.Hour, 0) {
+		t.Error("CrawlDelayOver")
 	}
 }

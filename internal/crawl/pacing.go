@@ -24,10 +24,21 @@ func Slowest(paces ...Pace) Pace {
 	return out
 }
 
-// CrawlDelayPace is robots.txt's Crawl-delay as a pace, capped at maxCrawlDelay.
-func CrawlDelayPace(crawlDelay, maxCrawlDelay time.Duration) Pace {
-	return Pace{Delay: min(crawlDelay, maxCrawlDelay)}
+// CrawlDelayPace is robots.txt's Crawl-delay as a pace, as the site asked: never faster. A
+// crawl whose maxCrawlDelay is below it skips the host's URLs (CrawlDelayOver) instead of
+// fetching them faster than asked.
+func CrawlDelayPace(crawlDelay time.Duration) Pace {
+	return Pace{Delay: crawlDelay}
 }
+
+// CrawlDelayOver says whether robots.txt asks for more time between requests than a crawl
+// waits (its maxCrawlDelay; 0: no cap).
+func CrawlDelayOver(crawlDelay, maxCrawlDelay time.Duration) bool {
+	return maxCrawlDelay > 0 && crawlDelay > maxCrawlDelay
+}
+
+// SkipCrawlDelay is the skip reason of a URL whose host's Crawl-delay is over the crawl's cap.
+const SkipCrawlDelay = "robots.txt Crawl-delay over maxCrawlDelay"
 
 // GapMargin is added to a host's delay when its next slot is booked: connection set-up and
 // scheduling on either side can bring two requests closer at the server than they left here,

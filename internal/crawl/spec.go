@@ -57,7 +57,7 @@ type Spec struct {
 	MaxBytes    int64    `json:"maxBytes,omitempty"`
 
 	Delay         Duration `json:"delay,omitempty"`         // between request starts on a host
-	MaxCrawlDelay Duration `json:"maxCrawlDelay,omitempty"` // cap on robots.txt Crawl-delay
+	MaxCrawlDelay Duration `json:"maxCrawlDelay,omitempty"` // a host asking more (robots.txt Crawl-delay) is skipped, never fetched faster
 	Concurrency   int      `json:"concurrency,omitempty"`   // requests in flight per host
 	// PolitenessKey is what one schedule of request starts paces: each "host" (the default), or
 	// each registrable "domain", for sites that spread one server over many subdomains
@@ -150,7 +150,7 @@ type Traps struct {
 // Defaults of the spec's pacing fields, which a HostConfig carries too.
 const (
 	defaultDelay          = time.Second
-	defaultMaxCrawlDelay  = 30 * time.Second
+	defaultMaxCrawlDelay  = 24 * time.Hour
 	defaultConcurrency    = 1
 	defaultRequestTimeout = 30 * time.Second
 	defaultBatchWindow    = 30 * time.Second

@@ -5,41 +5,91 @@ import (
 	"testing"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
+
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/testweb"
 )
 
-// robots.txt's Crawl-delay is capped by the crawl's maxCrawlDelay: slowpoke.test asks for a
-// day between requests, the crawl caps it at a second, so its five pages come about a second
-// apart (never closer: the audit requires the cap) and the crawl ends in seconds, not days.
-// The host's status says the cap applied.
-func TestCrawlDelayIsCapped(t *testing.T) {
+// A site's Crawl-delay is never shortened. slowpoke.test asks for a day between requests; a
+// crawl that waits at most a second skips its pages with a counted reason after robots.txt
+// (the audit requires the whole day between two requests), ends in seconds, and the host's
+// status says why. An independent audit found a 45 s Crawl-delay met every 30 s: capped, then
+// exceeded.
+func TestACrawlDelayOverTheCapSkipsTheHost(t *testing.T) {
 	wc := testweb.DefaultConfig()
 	wc.Hosts, wc.Pages, wc.Specials, wc.GreedyDelay = 1, 3, false, true
 	wc.DefaultDelay = 300 * time.Millisecond
 	s := newStack(t, wc)
-	start := time.Now()
-	p := s.crawl(crawl.Spec{Seeds: []string{"http://slowpoke.test/"}, Scope: crawl.ScopeHost, Delay: crawl.Duration(wc.DefaultDelay),
-		MaxCrawlDelay: crawl.Duration(testweb.SlowpokeCap), ProgressInterval: crawl.Duration(time.Second)}, 2*time.Minute)
-	if p.State != "done" || p.Pages != int64(1+len(testweb.SlowpokePages)) {
+	p := s.crawl(crawl.Spec{Seeds: []string{"http://slowpoke.test/", "http://slowpoke.test/1"}, Scope: crawl.ScopeHost, Delay: crawl.Duration(wc.DefaultDelay),
+		MaxCrawlDelay: crawl.Duration(time.Second), ProgressInterval: crawl.Duration(time.Second)}, 2*time.Minute)
+	if p.State != crawl.CrawlDone || p.Pages != 0 {
 		t.Fatalf("crawl of slowpoke.test: %+v", p)
 	}
 	reqs := s.web.Audit().Requests("slowpoke.test")
-	var maxGap time.Duration
-	for i := 1; i < len(reqs); i++ {
-		maxGap = max(maxGap, reqs[i].Start.Sub(reqs[i-1].Start))
+	if len(reqs) != 1 || reqs[0].Path != "/robots.txt" {
+		t.Errorf("slowpoke.test saw %+v; want robots.txt alone", reqs)
 	}
-	t.Logf("%d requests in %s, largest gap %s", len(reqs), time.Since(start).Round(time.Millisecond), maxGap)
-	if maxGap > 20*time.Second {
-		t.Errorf("requests %s apart: the Crawl-delay of a day was not capped at %s", maxGap, testweb.SlowpokeCap)
+	var skipped int
+	if err := s.store.Pool().QueryRow(context.Background(), `SELECT count(*) FROM urls WHERE crawl_id = $1 AND state = 'skipped' AND skip_reason = $2`,
+		p.CrawlID, crawl.SkipCrawlDelay).Scan(&skipped); err != nil || skipped != 2 {
+		t.Errorf("%d URLs skipped as %q (%v); want both seeds", skipped, crawl.SkipCrawlDelay, err)
 	}
-	checkNoPoliteness(t, s) // gaps of at least the cap, robots.txt first
+	checkNoPoliteness(t, s)
 	v, err := s.tc.QueryWorkflow(context.Background(), crawl.HostWorkflowID(s.cfg.IDPrefix, "slowpoke.test"), "", crawl.QueryStatus)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var st crawl.HostStatus
 	if err := v.Get(&st); err != nil || !st.CrawlDelayCap {
-		t.Errorf("host status %+v (%v): want the Crawl-delay cap reported", st, err)
+		t.Errorf("host status %+v (%v): want the Crawl-delay over the cap reported", st, err)
+	}
+}
+
+// A 45 s Crawl-delay under the default cap (a day) is kept to the second, and waited out by the
+// host workflow's durable timers, not by a lease holding a fetch worker: each page is its own
+// lease, with a timer before it.
+func TestALongCrawlDelayIsKeptByDurableTimers(t *testing.T) {
+	wc := testweb.DefaultConfig()
+	wc.Hosts, wc.Pages, wc.Specials, wc.GreedyDelay = 1, 3, false, true
+	wc.DefaultDelay = 300 * time.Millisecond
+	s := newStack(t, wc)
+	p := s.crawl(crawl.Spec{Seeds: []string{"http://patient.test/"}, Scope: crawl.ScopeHost, Delay: crawl.Duration(wc.DefaultDelay),
+		ProgressInterval: crawl.Duration(time.Second)}, 4*time.Minute)
+	if p.State != crawl.CrawlDone || p.Pages != 2 {
+		t.Fatalf("crawl of patient.test: %+v", p)
+	}
+	reqs := s.web.Audit().Requests("patient.test")
+	if len(reqs) != 3 {
+		t.Fatalf("patient.test saw %+v; want robots.txt, / and /1", reqs)
+	}
+	for i := 1; i < len(reqs); i++ {
+		gap := reqs[i].Start.Sub(reqs[i-1].Start)
+		t.Logf("%s then %s: %s apart", reqs[i-1].Path, reqs[i].Path, gap.Round(time.Millisecond))
+		if gap < testweb.PatientDelay || gap > testweb.PatientDelay+10*time.Second {
+			t.Errorf("%s then %s %s apart; want %s, to the second", reqs[i-1].Path, reqs[i].Path, gap, testweb.PatientDelay)
+		}
+	}
+	checkNoPoliteness(t, s)
+	// The host workflow's history: a lease per page, a durable timer before each of the later ones.
+	it := s.tc.GetWorkflowHistory(context.Background(), crawl.HostWorkflowID(s.cfg.IDPrefix, "patient.test"), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	var leases, timers int
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch ev.EventType {
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+			if ev.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName() == "FetchBatch" {
+				leases++
+			}
+		case enumspb.EVENT_TYPE_TIMER_STARTED:
+			timers++
+		}
+	}
+	t.Logf("host history: %d leases, %d timers", leases, timers)
+	if leases < 2 || timers < 1 {
+		t.Errorf("%d leases and %d timers: the 45 s waits were not the workflow's timers", leases, timers)
 	}
 }

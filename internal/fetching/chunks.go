@@ -56,6 +56,9 @@ func closed(ch <-chan struct{}) bool {
 // false when the lease should end.
 func (b *leaseRun) nextChunk(ctx context.Context, sem chan struct{}) (bool, error) {
 	b.drain(sem)
+	if b.slotFar() {
+		return false, nil // a long Crawl-delay: the host workflow's durable timer waits it out
+	}
 	owner := crawl.ChunkOwner(b.in.Owner)
 	owners := crawl.LeaseOwners(b.in.Owner)
 	dryFrom := b.f.clock().Now()
@@ -146,6 +149,14 @@ func (b *leaseRun) nextChunk(ctx context.Context, sem chan struct{}) (bool, erro
 // claimAhead is how long before the host's next request may leave a lease claims the URLs for
 // it.
 const claimAhead = 100 * time.Millisecond
+
+// slotFar says the host's next request may not leave before a lease would stop waiting for it
+// (errSlotFar), now that the lease has made one.
+func (b *leaseRun) slotFar() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.res.Requests > 0 && b.f.clock().Until(b.nextStartLocked()) > inLeaseWait
+}
 
 // nearSlot waits until shortly before the host's next request may leave (at most inLeaseWait):
 // a claim any sooner gains nothing, and the URLs that fall due meanwhile — links from the

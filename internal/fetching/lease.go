@@ -23,7 +23,7 @@ const MaxRedirects = 5
 type LeaseInput struct {
 	Host          string        `json:"host"`
 	Delay         time.Duration `json:"delay"`         // between request starts, before robots.txt's Crawl-delay
-	MaxCrawlDelay time.Duration `json:"maxCrawlDelay"` // cap on Crawl-delay
+	MaxCrawlDelay time.Duration `json:"maxCrawlDelay"` // bounds the auto-throttle's delay (a Crawl-delay over a crawl's cap skips the host: withoutRequest)
 	NotBefore     time.Time     `json:"notBefore"`     // no request starts earlier
 	Concurrency   int           `json:"concurrency"`   // requests in flight at most (default 1)
 	// Chunk is how many due URLs the lease claims at a time, each claim held for ClaimTTL.
@@ -60,8 +60,8 @@ type LeaseResult struct {
 	LateDepartures    int           `json:"lateDepartures,omitempty"` // requests that left late: the next slot moved out
 	PeakInFlight      int           `json:"peakInFlight"`
 	LastRequestAt     time.Time     `json:"lastRequestAt"`
-	CrawlDelay        time.Duration `json:"crawlDelay"` // from robots.txt, capped
-	CrawlDelayCapped  bool          `json:"crawlDelayCapped"`
+	CrawlDelay        time.Duration `json:"crawlDelay"`          // from robots.txt, as asked, of crawls that wait that long
+	CrawlDelayCapped  bool          `json:"crawlDelayCapped"`    // a crawl skipped the host: its Crawl-delay is over the crawl's maxCrawlDelay
 	AutoDelay         time.Duration `json:"autoDelay,omitempty"` // the gap the host's response times ask for (spec.autoThrottle)
 	DeferUntil        time.Time     `json:"deferUntil"`          // the host asked us to wait (Retry-After)
 	ConsecutiveErrors int           `json:"consecutiveErrors"`
@@ -248,7 +248,9 @@ func (f *Stage) Lease(ctx context.Context, in LeaseInput, resumed LeaseResult, a
 				b.mu.Lock()
 				b.cursor = i
 				b.mu.Unlock()
-				if cached, err = f.robots(ctx, b, u.URL, ci); err != nil {
+				if cached, err = f.robots(ctx, b, u.URL, ci); errors.Is(err, errSlotFar) {
+					break // (robots.txt of the other scheme, after a long Crawl-delay)
+				} else if err != nil {
 					return b.result(), err
 				}
 				cachedOf[cachedKey{scheme, ci.ID}] = cached
@@ -256,12 +258,15 @@ func (f *Stage) Lease(ctx context.Context, in LeaseInput, resumed LeaseResult, a
 			rules = robots.FromStatus(cached.Status, []byte(cached.Body), ci.Token)
 			rulesOf[rulesKey{scheme, ci.Token, ci.ID}] = rules
 			if d := rules.CrawlDelay; d > 0 {
-				// One server answers both schemes: the larger Crawl-delay paces them all.
+				// One server answers both schemes: the larger Crawl-delay paces them all. A
+				// crawl that will not wait that long skips the host's URLs (withoutRequest) and
+				// does not slow the host for the others.
 				b.mu.Lock()
-				if d := crawl.CrawlDelayPace(d, in.MaxCrawlDelay).Delay; d > b.res.CrawlDelay {
+				if crawl.CrawlDelayOver(d, ci.Spec.MaxCrawlDelay.D()) {
+					b.res.CrawlDelayCapped = true
+				} else if d := crawl.CrawlDelayPace(d).Delay; d > b.res.CrawlDelay {
 					b.res.CrawlDelay = d
 				}
-				b.res.CrawlDelayCapped = b.res.CrawlDelayCapped || rules.CrawlDelay > in.MaxCrawlDelay
 				b.delayRaisedLocked()
 				b.mu.Unlock()
 			}
@@ -290,6 +295,9 @@ func (f *Stage) Lease(ctx context.Context, in LeaseInput, resumed LeaseResult, a
 			start = slot.Start
 			if errors.Is(err, errDeferred) {
 				o, skip = b.withoutRequest(ci, u, rules)
+			} else if errors.Is(err, errSlotFar) {
+				<-sem
+				break // the lease ends: the host workflow's timer waits for the slot
 			} else if err != nil {
 				<-sem
 				return b.wait(sem, errs, err)

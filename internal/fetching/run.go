@@ -74,6 +74,13 @@ func (b *leaseRun) withoutRequest(ci *admit.Crawl, u crawl.Claimed, rules *robot
 		b.res.Skipped++
 		return o, true
 	}
+	if crawl.CrawlDelayOver(rules.CrawlDelay, ci.Spec.MaxCrawlDelay.D()) {
+		// The site asks for more time between requests than this crawl waits: skipped,
+		// never fetched faster than asked (a crawl with a higher cap still fetches it).
+		o.State, o.SkipReason = store.StateSkipped, crawl.SkipCrawlDelay
+		b.res.Skipped++
+		return o, true
+	}
 	if rules.Allowed(pu.RequestURI()) {
 		return o, false
 	}

@@ -18,6 +18,12 @@ const maxLateSlots = 3
 // errDeferred says the host asked us to wait (Retry-After) while a request waited for its slot.
 var errDeferred = errors.New("host deferred")
 
+// errSlotFar says the host's next request may not leave for longer than a lease waits
+// (inLeaseWait) and the lease has made a request: a long Crawl-delay is waited out by the host
+// workflow's durable timer, not by a lease holding a fetch worker's slot. The lease ends; its
+// unfinished claims are the next lease's.
+var errSlotFar = errors.New("the host's next request is too far off for the lease to wait")
+
 // errWindowLater says the lease's window starts later than a gap from now (someone else held
 // the host's time): wait for its start, then book again for the URL states.
 var errWindowLater = errors.New("window starts later")
@@ -58,6 +64,10 @@ func (b *leaseRun) takeFor(ctx context.Context, i int) (store.Slot, error) {
 		// slot booked before it knew is closer than the new delay plus margin.
 		gap := b.delay() + crawl.GapMargin(b.delay())
 		wait := b.f.clock().Until(b.nextStartLocked())
+		if wait > inLeaseWait && b.res.Requests > 0 {
+			b.mu.Unlock()
+			return store.Slot{}, errSlotFar
+		}
 		if wait <= 0 {
 			// The host's time is booked in Postgres — its schedule, and its address's when the
 			// per-IP limit applies — so a retried lease and a stale attempt of it that has not

@@ -56,7 +56,7 @@ func (r *Stage) newPagePolicy(ctx context.Context, ci *admit.Crawl, j store.Rend
 	if err != nil {
 		return nil, err
 	}
-	delay := crawl.Slowest(spec.Pace(), crawl.CrawlDelayPace(crawlDelay, spec.MaxCrawlDelay.D())).Delay
+	delay := crawl.Slowest(spec.Pace(), crawl.CrawlDelayPace(crawlDelay)).Delay
 	return &pagePolicy{r: r, ci: ci, j: j, page: pu.String(), scheme: pu.Scheme, body: body, rules: rules,
 		gap: delay + crawl.GapMargin(delay), ip: r.IP.Of(ctx, j.Host)}, nil
 }

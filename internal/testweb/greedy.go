@@ -8,17 +8,21 @@ import (
 
 // ---- slowpoke.test (Config.GreedyDelay): a robots.txt that asks for a day between requests. --
 //
-// Its robots.txt says Crawl-delay: 86400. A crawler caps what robots.txt may ask (the crawl's
-// maxCrawlDelay), so it paces the host at the cap, not at a day: its five pages come one cap
-// apart. The audit requires the cap (SlowpokeCap), not the day. Linked from nowhere: seed it.
+// Its robots.txt says Crawl-delay: 86400. A crawl whose maxCrawlDelay is below that skips the
+// host's URLs (robots.txt Crawl-delay over maxCrawlDelay): it never fetches faster than asked,
+// so its audit requires the whole day between two requests. Linked from nowhere: seed it.
+//
+// ---- patient.test (Config.GreedyDelay): a robots.txt that asks for 45 s between requests. ----
+//
+// Under the default maxCrawlDelay (a day) its front page and /1 come 45 s after robots.txt and
+// after each other, each wait a durable timer of its host workflow. Linked from nowhere.
 
 type slowpokeSite struct{ w *Web }
 
-// SlowpokeDelay is what slowpoke.test's robots.txt asks for; SlowpokeCap the gap its audit
-// requires (a crawl of it must cap Crawl-delay at this).
+// SlowpokeDelay is what slowpoke.test's robots.txt asks for, PatientDelay patient.test's.
 const (
 	SlowpokeDelay = 24 * time.Hour
-	SlowpokeCap   = time.Second
+	PatientDelay  = 45 * time.Second
 )
 
 // SlowpokePages are slowpoke.test's pages besides its front page.
@@ -28,7 +32,7 @@ func (s *slowpokeSite) host() string { return "slowpoke.test" }
 
 func (s *slowpokeSite) robots() robotsSpec {
 	return robotsSpec{profile: "slowpoke", status: 200, body: fmt.Sprintf("User-agent: *\nCrawl-delay: %d\n", int(SlowpokeDelay/time.Second)),
-		rules: ruleset{crawlDelay: SlowpokeCap}}
+		rules: ruleset{crawlDelay: SlowpokeDelay}}
 }
 
 func (s *slowpokeSite) sitemapPages() []string { return nil }
@@ -50,3 +54,28 @@ func (s *slowpokeSite) serve(w http.ResponseWriter, r *http.Request) {
 
 // page keeps slowpoke.test out of the truth: its test says what it expects itself.
 func (s *slowpokeSite) page(p, q string) pageInfo { return pageInfo{kind: pageOther} }
+
+type patientSite struct{ w *Web }
+
+func (s *patientSite) host() string { return "patient.test" }
+
+func (s *patientSite) robots() robotsSpec {
+	return robotsSpec{profile: "patient", status: 200, body: fmt.Sprintf("User-agent: *\nCrawl-delay: %d\n", int(PatientDelay/time.Second)),
+		rules: ruleset{crawlDelay: PatientDelay}}
+}
+
+func (s *patientSite) sitemapPages() []string { return nil }
+
+func (s *patientSite) serve(w http.ResponseWriter, r *http.Request) {
+	switch p := r.URL.Path; p {
+	case "/":
+		htmlPage(w, doc{title: "patient.test", paragraphs: []string{"A site that asks for 45 seconds between requests."}, links: []link{{href: "/1", text: "page 1"}}})
+	case "/1":
+		htmlPage(w, doc{title: "patient.test/1", paragraphs: []string{"The other page of a site that asks for 45 seconds between requests."}})
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// page keeps patient.test out of the truth: its test says what it expects itself.
+func (s *patientSite) page(p, q string) pageInfo { return pageInfo{kind: pageOther} }

@@ -29,7 +29,7 @@ type Config struct {
 	Specials     bool   // serve the special hosts (trap.test, redirect.test, …)
 	Bytes        bool   // serve bytes.test (legacy charsets, header bytes >= 0x80, …), linked from nowhere: seed it
 	Formats      bool   // serve formats.test (PDF, feeds, text, sniffing, hostile PDFs), linked from nowhere: seed it
-	GreedyDelay  bool   // serve slowpoke.test, whose robots.txt asks for a day between requests (linked from nowhere: seed it)
+	GreedyDelay  bool   // serve slowpoke.test and patient.test, whose robots.txt ask for a day and 45 s between requests (linked from nowhere: seed them)
 	Sluggish     bool   // serve sluggish.test, whose answers slow from 10 ms to 800 ms and recover (linked from nowhere: seed it)
 	Cookies      bool   // serve cookie.test, which sets a session cookie and counts the pages requested with it (linked from nowhere: seed it)
 	Scripts      bool   // serve js.test (links only its scripts add), tracker.test and jsbad.test (attacks on a renderer), linked from nowhere: seed them
@@ -154,8 +154,8 @@ func New(cfg Config) (*Web, error) {
 		w.sites[s.host()] = s
 	}
 	if cfg.GreedyDelay {
-		s := &slowpokeSite{w: w}
-		w.sites[s.host()] = s
+		w.sites["slowpoke.test"] = &slowpokeSite{w: w}
+		w.sites["patient.test"] = &patientSite{w: w}
 	}
 	if cfg.Sluggish {
 		s := &sluggishSite{w: w}
