@@ -28,14 +28,14 @@ type Config struct {
 	TemporalCompression string
 	// PayloadKey seals every payload and failure Trawler writes into Temporal (codec); "":
 	// payloads go as plain JSON. Comma-separated: the first seals, all open (rotation).
-	PayloadKey   string
-	CodecAddr    string   // where `trawler codec-server` listens
-	CodecOrigins []string // browser origins (the Temporal UI's) allowed to call it
-	TaskQueue           string
-	IDPrefix            string
-	FetchTaskQueue      string
-	ProcessTaskQueue    string
-	RenderTaskQueue     string
+	PayloadKey       string
+	CodecAddr        string   // where `trawler codec-server` listens
+	CodecOrigins     []string // browser origins (the Temporal UI's) allowed to call it
+	TaskQueue        string
+	IDPrefix         string
+	FetchTaskQueue   string
+	ProcessTaskQueue string
+	RenderTaskQueue  string
 
 	DatabaseURL string
 	PGMaxConns  int // pool size per process
