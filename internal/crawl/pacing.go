@@ -37,9 +37,6 @@ func CrawlDelayOver(crawlDelay, maxCrawlDelay time.Duration) bool {
 	return maxCrawlDelay > 0 && crawlDelay > maxCrawlDelay
 }
 
-// SkipCrawlDelay is the skip reason of a URL whose host's Crawl-delay is over the crawl's cap.
-const SkipCrawlDelay = "robots.txt Crawl-delay over maxCrawlDelay"
-
 // GapMargin is added to a host's delay when its next slot is booked: connection set-up and
 // scheduling on either side can bring two requests closer at the server than they left here,
 // and the delay is a floor the server must see. A fifth of the delay, at most 50 ms.

@@ -50,6 +50,9 @@ type Spec struct {
 	MaxPages        int      `json:"maxPages,omitempty"`        // admitted URLs; 0 = unlimited
 	MaxDepth        int      `json:"maxDepth,omitempty"`        // link hops from a seed
 	MaxPagesPerHost int      `json:"maxPagesPerHost,omitempty"` // 0 = unlimited
+	// MaxHosts caps the hosts the crawl takes URLs of (0: no cap): a site with wildcard
+	// subdomains costs a host workflow each. URLs of hosts past it are skipped as "maxHosts".
+	MaxHosts int `json:"maxHosts,omitempty"`
 	MaxOutlinks     int      `json:"maxOutlinks,omitempty"`     // links followed per page
 	// Budgets: the crawl stops (as by the stop signal, its reason in its progress) once it has
 	// run this long since it started, paused time included, or fetched this many body bytes.
@@ -271,7 +274,7 @@ func (s Spec) Validate() error {
 	for _, c := range []struct {
 		name string
 		v    int64
-	}{{"maxPages", int64(s.MaxPages)}, {"maxDepth", int64(s.MaxDepth)}, {"maxPagesPerHost", int64(s.MaxPagesPerHost)},
+	}{{"maxPages", int64(s.MaxPages)}, {"maxDepth", int64(s.MaxDepth)}, {"maxPagesPerHost", int64(s.MaxPagesPerHost)}, {"maxHosts", int64(s.MaxHosts)},
 		{"maxOutlinks", int64(s.MaxOutlinks)}, {"concurrency", int64(s.Concurrency)}, {"maxBodyBytes", s.MaxBodyBytes},
 		{"maxAttempts", int64(s.MaxAttempts)}, {"maxBatch", int64(s.MaxBatch)}, {"maxBytes", s.MaxBytes}} {
 		if c.v < 0 {

@@ -51,10 +51,10 @@ func (s *Store) CreateCrawl(ctx context.Context, id string, spec crawl.Spec) (cr
 	// (with any blocks added since).
 	var recorded []byte
 	err = s.pool.QueryRow(ctx, `WITH ins AS (
-			INSERT INTO crawls (id, spec, max_pages, max_pages_per_host) VALUES ($1, $2, $3, $4)
+			INSERT INTO crawls (id, spec, max_pages, max_pages_per_host, max_hosts) VALUES ($1, $2, $3, $4, $5)
 			ON CONFLICT (id) DO NOTHING RETURNING spec)
 		SELECT spec FROM ins UNION ALL SELECT spec FROM crawls WHERE id = $1 LIMIT 1`,
-		id, raw, spec.MaxPages, spec.MaxPagesPerHost).Scan(&recorded)
+		id, raw, spec.MaxPages, spec.MaxPagesPerHost, spec.MaxHosts).Scan(&recorded)
 	if err != nil {
 		return spec, fmt.Errorf("store: create crawl %s: %w", id, err)
 	}

@@ -60,7 +60,7 @@ func (s *Store) AdmitWaking(ctx context.Context, crawlID string, cands []Candida
 	err := s.inPipelinedTx(ctx, func(tx *pipelinedTx) error {
 		res = AdmitResult{New: map[string]int{}}
 		var maxPages, admitted int64
-		var maxPerHost int
+		var maxPerHost, maxHosts, hostCount int
 		var state crawl.CrawlState
 		n := len(cands)
 		hashes, urls, hosts, sources := make([][]byte, n), make([]string, n), make([]string, n), make([]string, n)
@@ -80,7 +80,7 @@ func (s *Store) AdmitWaking(ctx context.Context, crawlID string, cands []Candida
 		// FOR NO KEY UPDATE, not FOR UPDATE: admissions serialize on the crawl's budget, but
 		// every insert that references the crawl (a fetch, a document, a URL) takes a KEY
 		// SHARE lock on its row, which FOR UPDATE would make wait for the whole admission.
-		b.Queue(`SELECT max_pages, max_pages_per_host, admitted, state FROM crawls WHERE id = $1 FOR NO KEY UPDATE`, crawlID)
+		b.Queue(`SELECT max_pages, max_pages_per_host, max_hosts, hosts, admitted, state FROM crawls WHERE id = $1 FOR NO KEY UPDATE`, crawlID)
 		b.Queue(`INSERT INTO urls (crawl_id, url_hash, url, host, depth, hops, source, priority, change_hint_s)
 			SELECT $1, h, u, ho, d, hp, s, p, nullif(ch, 0)
 			FROM unnest($2::bytea[], $3::text[], $4::text[], $5::int[], $6::int[], $7::text[], $8::real[], $9::int[]) AS t(h, u, ho, d, hp, s, p, ch)
@@ -107,7 +107,7 @@ func (s *Store) AdmitWaking(ctx context.Context, crawlID string, cands []Candida
 		}
 		var forwardHosts []string
 		err := tx.send(ctx, b, false, func(br pgx.BatchResults) error {
-			if err := br.QueryRow().Scan(&maxPages, &maxPerHost, &admitted, &state); err != nil {
+			if err := br.QueryRow().Scan(&maxPages, &maxPerHost, &maxHosts, &hostCount, &admitted, &state); err != nil {
 				return fmt.Errorf("lock crawl %s: %w", crawlID, err)
 			}
 			rows, err := br.Query()
@@ -153,8 +153,13 @@ func (s *Store) AdmitWaking(ctx context.Context, crawlID string, cands []Candida
 		for _, h := range inserted {
 			isNew[string(h)] = true
 		}
-		var over [][]byte
+		var over, overHosts [][]byte
 		seen := map[string]bool{}
+		known := make(map[string]bool, len(hostAdmitted)) // hosts the crawl has a row of
+		for h := range hostAdmitted {
+			known[h] = true
+		}
+		newHostCount := 0
 		for _, c := range cands {
 			key := string(c.Hash)
 			if !isNew[key] || seen[key] {
@@ -162,10 +167,20 @@ func (s *Store) AdmitWaking(ctx context.Context, crawlID string, cands []Candida
 				continue
 			}
 			seen[key] = true
+			if !known[c.Host] && maxHosts > 0 && hostCount >= maxHosts {
+				overHosts = append(overHosts, c.Hash)
+				res.OverBudget++
+				continue
+			}
 			if (maxPages > 0 && admitted >= maxPages) || (maxPerHost > 0 && hostAdmitted[c.Host] >= maxPerHost) {
 				over = append(over, c.Hash)
 				res.OverBudget++
 				continue
+			}
+			if !known[c.Host] {
+				known[c.Host] = true
+				hostCount++
+				newHostCount++
 			}
 			admitted++
 			hostAdmitted[c.Host]++
@@ -175,6 +190,10 @@ func (s *Store) AdmitWaking(ctx context.Context, crawlID string, cands []Candida
 		if len(over) > 0 {
 			b.Queue(`UPDATE urls u SET state = 'skipped', skip_reason = 'budget' FROM unnest($2::bytea[]) AS t(h)
 				WHERE u.crawl_id = $1 AND u.url_hash = t.h`, crawlID, over)
+		}
+		if len(overHosts) > 0 {
+			b.Queue(`UPDATE urls u SET state = 'skipped', skip_reason = $3 FROM unnest($2::bytea[]) AS t(h)
+				WHERE u.crawl_id = $1 AND u.url_hash = t.h`, crawlID, overHosts, crawl.SkipMaxHosts)
 		}
 		// Each further link to a queued URL is an in-link: it moves up its host's queue.
 		var again [][]byte
@@ -212,7 +231,7 @@ func (s *Store) AdmitWaking(ctx context.Context, crawlID string, cands []Candida
 			b.Queue(`INSERT INTO crawl_hosts (crawl_id, host, admitted)
 				SELECT $1, h, c FROM unnest($2::text[], $3::int[]) AS t(h, c)
 				ON CONFLICT (crawl_id, host) DO UPDATE SET admitted = crawl_hosts.admitted + excluded.admitted`, crawlID, newHosts, counts)
-			b.Queue(`UPDATE crawls SET admitted = admitted + $2, updated_at = now() WHERE id = $1`, crawlID, total)
+			b.Queue(`UPDATE crawls SET admitted = admitted + $2, hosts = hosts + $3, updated_at = now() WHERE id = $1`, crawlID, total, newHostCount)
 		}
 		if len(due) > 0 {
 			dueHosts := make([]string, 0, len(due))

@@ -59,6 +59,30 @@ func TestAdmitEnforcesBudgetsAndRecordsTheRest(t *testing.T) {
 	}
 }
 
+// A crawl with maxHosts takes URLs of that many hosts and skips the others' as "maxHosts":
+// new URLs of a host it has keep coming, across admissions (a site of wildcard subdomains).
+func TestAdmitStopsTakingHostsAtMaxHosts(t *testing.T) {
+	pool, _ := testenv.Postgres(t)
+	s := store.New(pool)
+	ctx := context.Background()
+	if _, err := s.CreateCrawl(ctx, "c", crawl.Spec{Seeds: []string{"http://a.test/"}, MaxHosts: 2}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Admit(ctx, "c", []store.Candidate{cand("http://a.test/", "a.test", 0), cand("http://x1.a.test/", "x1.a.test", 1),
+		cand("http://x2.a.test/", "x2.a.test", 1), cand("http://a.test/2", "a.test", 1)})
+	if err != nil || res.New["a.test"] != 2 || res.New["x1.a.test"] != 1 || res.OverBudget != 1 {
+		t.Fatalf("first admission: %+v, %v", res, err)
+	}
+	res, err = s.Admit(ctx, "c", []store.Candidate{cand("http://x3.a.test/", "x3.a.test", 1), cand("http://x1.a.test/more", "x1.a.test", 2)})
+	if err != nil || len(res.New) != 1 || res.New["x1.a.test"] != 1 || res.OverBudget != 1 {
+		t.Fatalf("second admission: %+v, %v", res, err)
+	}
+	p, err := s.CrawlProgress(ctx, "c")
+	if err != nil || p.Skipped[crawl.SkipMaxHosts] != 2 || p.Hosts != 2 {
+		t.Fatalf("progress: %+v, %v", p, err)
+	}
+}
+
 func TestClaimLeasesAndReclaimsExpiredLeases(t *testing.T) {
 	s, ctx := newStore(t, 0, 0)
 	var batch []store.Candidate
