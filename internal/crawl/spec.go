@@ -52,8 +52,8 @@ type Spec struct {
 	MaxPagesPerHost int      `json:"maxPagesPerHost,omitempty"` // 0 = unlimited
 	// MaxHosts caps the hosts the crawl takes URLs of (0: no cap): a site with wildcard
 	// subdomains costs a host workflow each. URLs of hosts past it are skipped as "maxHosts".
-	MaxHosts int `json:"maxHosts,omitempty"`
-	MaxOutlinks     int      `json:"maxOutlinks,omitempty"`     // links followed per page
+	MaxHosts    int `json:"maxHosts,omitempty"`
+	MaxOutlinks int `json:"maxOutlinks,omitempty"` // links followed per page
 	// Budgets: the crawl stops (as by the stop signal, its reason in its progress) once it has
 	// run this long since it started, paused time included, or fetched this many body bytes.
 	MaxDuration Duration `json:"maxDuration,omitempty"`
