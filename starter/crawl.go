@@ -43,6 +43,7 @@ func runCrawl(ctx context.Context, args []string, stdout io.Writer) error {
 	// stops at a thousand URLs unless told otherwise; a spec file or --max-pages 0 lifts it.
 	maxPages := fs.Int("max-pages", 1000, "URLs admitted at most (0: unlimited). The command line's default is 1000, as a safety net; the spec's (JSON, as temporal workflow start takes it) is unlimited, with --spec, the file's maxPages is kept when it sets one and this flag is not given")
 	maxDepth := fs.Int("max-depth", 0, "link hops from a seed (default 20)")
+	maxHosts := fs.Int("max-hosts", 0, "hosts the crawl takes URLs of at most; further hosts' URLs are skipped as maxHosts (0: no cap)")
 	maxDuration := fs.Duration("max-duration", 0, "stop the crawl after this long, e.g. 2h (0: no time budget)")
 	maxBytes := fs.Int64("max-bytes", 0, "stop the crawl after fetching this many body bytes (0: no byte budget)")
 	perHost := fs.Int("max-pages-per-host", 0, "URLs admitted per host at most (0: unlimited)")
@@ -108,6 +109,7 @@ func runCrawl(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	setIf(visited["max-pages"] || spec.MaxPages == 0, func() { spec.MaxPages = *maxPages })
 	setIf(*maxDepth > 0, func() { spec.MaxDepth = *maxDepth })
+	setIf(*maxHosts > 0, func() { spec.MaxHosts = *maxHosts })
 	setIf(visited["max-duration"], func() { spec.MaxDuration = crawl.Duration(*maxDuration) })
 	setIf(visited["max-bytes"], func() { spec.MaxBytes = *maxBytes })
 	setIf(*perHost > 0, func() { spec.MaxPagesPerHost = *perHost })
