@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/trawlerdev/trawler/internal/blob"
+	"github.com/trawlerdev/trawler/internal/confine"
 )
 
 // Health checks, from inside a worker, that the worker reaches its stores (and, on a render
@@ -26,13 +27,15 @@ type HealthReport struct {
 	SchemaVersion   int    `json:"schemaVersion"`
 	Bucket          string `json:"bucket"`
 	LatencyMs       int64  `json:"latencyMs"`
+	// Isolation is what the worker's PDF readers and browser get (confine.Isolation).
+	Isolation string `json:"isolation"`
 }
 
 // Check pings Postgres (and reads the schema version) and MinIO.
 func (h *Health) Check(ctx context.Context) (HealthReport, error) {
 	start := time.Now()
 	host, _ := os.Hostname()
-	r := HealthReport{Worker: fmt.Sprintf("%s/%d", host, os.Getpid()), Bucket: h.Blob.Bucket()}
+	r := HealthReport{Worker: fmt.Sprintf("%s/%d", host, os.Getpid()), Bucket: h.Blob.Bucket(), Isolation: confine.Isolation()}
 	if err := h.DB.QueryRow(ctx, `SELECT current_setting('server_version'), coalesce(max(version), 0) FROM schema_migrations`).
 		Scan(&r.PostgresVersion, &r.SchemaVersion); err != nil {
 		return r, fmt.Errorf("health: postgres: %w", err)

@@ -33,7 +33,8 @@ func TestTheClusterRecipeIsTheScripts(t *testing.T) {
 	}
 
 	count := func(prefix string) int { return strings.Count(layout, "| "+prefix) }
-	opts, err := cli.NewProjectOptions([]string{"../../docker-compose.yml"}, cli.WithWorkingDirectory("../.."), cli.WithName("trawler"))
+	opts, err := cli.NewProjectOptions([]string{"../../docker-compose.yml"}, cli.WithWorkingDirectory("../.."), cli.WithName("trawler"),
+		cli.WithEnv([]string{"TRAWLER_PG_PASSWORD=p", "TRAWLER_S3_SECRET_KEY=k", "GRAFANA_ADMIN_PASSWORD=g"})) // (none ships)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,14 +19,32 @@ var workerServices = []string{RoleWorkflow, RoleFetch, RoleProcess, RoleRender}
 // it (the Compose specification's own library: schema, anchors, interpolation), and what can
 // be checked without an engine is.
 func TestDockerComposeAsShipped(t *testing.T) {
+	// No password ships: without them set, compose refuses to start, naming them.
+	for _, v := range []string{"TRAWLER_PG_PASSWORD", "TRAWLER_S3_SECRET_KEY", "GRAFANA_ADMIN_PASSWORD"} {
+		t.Setenv(v, "")
+		os.Unsetenv(v)
+	}
+	bare, err := cli.NewProjectOptions([]string{"../../docker-compose.yml"}, cli.WithWorkingDirectory("../.."), cli.WithName("trawler"), cli.WithOsEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cli.ProjectFromOptions(context.Background(), bare); err == nil || !strings.Contains(err.Error(), "TRAWLER_PG_PASSWORD") {
+		t.Errorf("docker-compose.yml loads without its passwords set: %v", err)
+	}
+	t.Setenv("TRAWLER_PG_PASSWORD", "pg-test-password")
+	t.Setenv("TRAWLER_S3_SECRET_KEY", "s3-test-secret")
+	t.Setenv("GRAFANA_ADMIN_PASSWORD", "grafana-test-password")
 	opts, err := cli.NewProjectOptions([]string{"../../docker-compose.yml"}, cli.WithWorkingDirectory("../.."),
-		cli.WithName("trawler"))
+		cli.WithName("trawler"), cli.WithOsEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
 	p, err := cli.ProjectFromOptions(context.Background(), opts)
 	if err != nil {
 		t.Fatalf("docker-compose.yml does not load: %v", err)
+	}
+	if got := p.Services["postgresql"].Environment["POSTGRES_PASSWORD"]; got == nil || *got != "pg-test-password" {
+		t.Errorf("postgresql's password is %v, not the one set", got)
 	}
 	for _, name := range append([]string{"postgresql", "postgresql-standby", "temporal-schema", "temporal-1", "temporal-namespace",
 		"temporal-ui", "minio-1", "trawler-setup", "prometheus", "grafana"}, workerServices...) {

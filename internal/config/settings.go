@@ -141,6 +141,12 @@ var settings = []setting{
 			}
 			return nil
 		}},
+	{Flag: "require-isolation", Env: "TRAWLER_REQUIRE_ISOLATION", Default: "false", Usage: "refuse to read PDFs or render pages where their processes cannot have a network namespace of their own (otherwise they run on the worker's network, held off it by resource limits and Chromium's flags; trawler check reports which)",
+		set: func(c *Config, v string) error {
+			err := boolean(&c.PDF.RequireIsolation, v)
+			c.Render.RequireIsolation = c.PDF.RequireIsolation
+			return err
+		}},
 	{Flag: "pdf-memory-mb", Env: "TRAWLER_PDF_MEMORY_MB", Default: "512", Usage: "address space of a PDF reader process, MiB (a compression bomb fails that PDF, not the worker)",
 		set: func(c *Config, v string) error { return positiveInt(&c.PDF.MemoryMB, v) }},
 	{Flag: "chromium", Env: "TRAWLER_CHROMIUM", Default: "", Usage: "the Chromium binary of the render role (default: chromium, chromium-browser or google-chrome on PATH)",

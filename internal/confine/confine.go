@@ -1,6 +1,6 @@
 // Package confine runs the child processes that read untrusted bytes (poppler on a crawled
 // PDF) under kernel resource limits that hold whatever the platform's shell is, with an empty
-// environment.
+// environment, in a network namespace of their own where one can be made (offline.go).
 //
 // Why a re-exec and not `sh -c "ulimit …; exec …"`: Debian's /bin/sh is dash, whose ulimit
 // takes one limit per call, so the one-line form failed there, the error was hidden and
@@ -34,6 +34,9 @@ type Limits struct {
 	CPUSeconds  uint64 // CPU time (RLIMIT_CPU): the kernel kills the child past it
 	FileBytes   uint64 // largest file the child may write (RLIMIT_FSIZE); pipes are not files
 	OpenFiles   uint64 // file descriptors (RLIMIT_NOFILE)
+	// RequireOffline refuses to start the child where it cannot have a network namespace
+	// (NetworkIsolation); otherwise it runs on the worker's network there.
+	RequireOffline bool
 }
 
 // Command is exec.CommandContext for path under lim: a re-exec of this binary that sets the
@@ -50,6 +53,11 @@ func Command(ctx context.Context, lim Limits, path string, args ...string) (*exe
 	cmd := exec.CommandContext(ctx, "/proc/self/exe", argv...)
 	cmd.Env = []string{} // not nil: nil would inherit the worker's
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := NetworkIsolation(); err == nil {
+		Offline(cmd.SysProcAttr)
+	} else if lim.RequireOffline {
+		return nil, fmt.Errorf("confine: %s not started: isolation is required (TRAWLER_REQUIRE_ISOLATION) and %w", path, err)
+	}
 	cmd.Cancel = func() error {
 		// The whole group: a tool that forks leaves nothing behind.
 		if cmd.Process != nil {
@@ -63,6 +71,9 @@ func Command(ctx context.Context, lim Limits, path string, args ...string) (*exe
 func fmtLimit(n uint64) string { return strconv.FormatUint(n, 10) }
 
 func init() {
+	if len(os.Args) > 1 && os.Args[1] == probeMarker {
+		os.Exit(0)
+	}
 	if len(os.Args) > 1 && os.Args[1] == marker {
 		err := enter(os.Args[2:])
 		// Only a failure returns: the launcher says why and ends as the tool would have.

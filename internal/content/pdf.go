@@ -30,6 +30,9 @@ type PDFLimits struct {
 	Pages    int           // pages read (first ones)
 	Timeout  time.Duration // wall clock per child process
 	MemoryMB int           // address space per child process
+	// RequireIsolation refuses to read a PDF where its reader cannot have a network
+	// namespace of its own (the PDF is stored, not read, with the reason).
+	RequireIsolation bool
 }
 
 // DefaultPDFLimits suit ordinary documents: reports, papers and manuals read in well under a
@@ -108,7 +111,7 @@ func runLimited(ctx context.Context, body []byte, lim PDFLimits, maxOut int, nam
 	// address space and CPU seconds hold whatever the PDF makes poppler do, it writes no
 	// file, and it sees none of the worker's environment.
 	cmd, err := confine.Command(ctx, confine.Limits{MemoryBytes: uint64(lim.MemoryMB) << 20,
-		CPUSeconds: uint64(max(int(lim.Timeout/time.Second), 1)), FileBytes: 1, OpenFiles: 64}, name, args...)
+		CPUSeconds: uint64(max(int(lim.Timeout/time.Second), 1)), FileBytes: 1, OpenFiles: 64, RequireOffline: lim.RequireIsolation}, name, args...)
 	if err != nil {
 		return "", err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/chromedp"
+	"github.com/trawlerdev/trawler/internal/confine"
 )
 
 // Browser is a headless Chromium that renders pages, started again when it dies.
@@ -146,6 +147,9 @@ func launch(path string, opts Options) (*instance, error) {
 	if err == nil {
 		return inst, nil
 	}
+	if opts.RequireIsolation {
+		return nil, fmt.Errorf("render: no network namespace for the browser and isolation is required (TRAWLER_REQUIRE_ISOLATION): %w", err)
+	}
 	slog.Warn("render: no network namespace for the browser; it runs on the worker's network, held off it by its flags",
 		"error", err)
 	return launchIn(path, opts, false)
@@ -223,16 +227,8 @@ func launchIn(path string, opts Options, offline bool) (*instance, error) {
 // namespace that maps the worker's own uid and gid, so nothing gains a privilege).
 func isolation(cred *syscall.Credential, offline bool) *syscall.SysProcAttr {
 	a := &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Credential: cred}
-	if !offline {
-		return a
-	}
-	a.Cloneflags = syscall.CLONE_NEWNET
-	if os.Geteuid() != 0 {
-		uid, gid := os.Geteuid(), os.Getegid()
-		a.Cloneflags |= syscall.CLONE_NEWUSER
-		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
-		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
-		a.GidMappingsEnableSetgroups = false
+	if offline {
+		confine.Offline(a)
 	}
 	return a
 }

@@ -39,6 +39,8 @@ type Options struct {
 	MaxRequests int           // requests a page may make besides its own document; more are blocked
 	MaxDOMBytes int           // the serialized DOM kept (longer: cut inside the page)
 	MemoryMB    int           // V8 heap per renderer, and resident memory per browser process
+	// RequireIsolation refuses to start a browser without a network namespace of its own.
+	RequireIsolation bool
 }
 
 // Request is one request a page makes.
