@@ -86,7 +86,9 @@ pg_home() {
 temporal_schema() {
   local host=$1 port=$2 log=$3 db dir
   local schema="$root/.tools/temporal-schema"
-  local sqltool=("$bin/temporal-sql-tool" --plugin postgres12 --ep "$host" -p "$port" -u trawler)
+  # The password (PG_PASSWORD: the stack's; the cluster's nodes trust loopback) by environment:
+  # not on a command line that ps shows.
+  local sqltool=(env SQL_PASSWORD="${PG_PASSWORD:-}" "$bin/temporal-sql-tool" --plugin postgres12 --ep "$host" -p "$port" -u trawler)
   local psql=("$PGBIN/psql" -h "$host" -p "$port" -U trawler -d postgres)
   for db in temporal temporal_visibility; do
     if [[ "${TRAWLER_TEMPORAL_RESET:-}" == 1 ]]; then
@@ -114,6 +116,7 @@ temporal_schema() {
 temporal_config() {
   local dir=$1 ip=$2 port=$3 pg=$4 shards=$5 conns=$6 vconns=$7 rpc=$8 pprof=$9 svc
   mkdir -p "$dir/config"
+  touch "$dir/config/development.yaml" && chmod 600 "$dir/config/development.yaml" # it holds the database password
   cat >"$dir/dynamicconfig.yaml" <<YAML
 system.enableActivityEagerExecution:
   - value: true
@@ -130,6 +133,7 @@ YAML
         connectAddr: "$pg"
         connectProtocol: tcp
         user: trawler
+        password: "${PG_PASSWORD:-}"
         maxConns: $2
         maxIdleConns: $2
         maxConnLifetime: 1h

@@ -15,11 +15,32 @@ TEMPORAL_UI_PORT=${TRAWLER_TEMPORAL_UI_PORT:-8233}
 PG_PORT=${TRAWLER_PG_PORT:-55432}
 MINIO_PORT=${TRAWLER_MINIO_PORT:-9000}
 MINIO_CONSOLE_PORT=${TRAWLER_MINIO_CONSOLE_PORT:-9001}
-LOCAL_DATABASE_URL="postgres://trawler@127.0.0.1:$PG_PORT/trawler?sslmode=disable"
+
+# Credentials are made on first start, one file each (mode 0600) under .dev/secrets, and
+# `env` prints them: a local user other than you cannot log in to Postgres (scram-sha-256, no
+# trust) nor use MinIO with a published key. A stack made before they were kept its
+# credentials: MinIO's key (its data is sealed with it), Postgres's trust turned into a
+# password on its next start.
+secrets="$dev/secrets"
+# secret NAME [VALUE]: the credential NAME, made now (VALUE, or 24 random characters) if new.
+secret() {
+  local f="$secrets/$1"
+  if [[ ! -s "$f" ]]; then
+    (umask 077; mkdir -p "$secrets"
+     if [[ -n "${2:-}" ]]; then printf '%s' "$2" >"$f"; else head -c 18 /dev/urandom | base64 | tr '+/' '-_' >"$f"; fi)
+  fi
+  cat "$f"
+}
+PG_PASSWORD=$(secret postgres)
+export PGPASSWORD=$PG_PASSWORD # psql and createdb below
+LOCAL_DATABASE_URL="postgres://trawler:$PG_PASSWORD@127.0.0.1:$PG_PORT/trawler?sslmode=disable"
 # external_db: the user pointed DATABASE_URL at their own server (not at ours, as `env` prints).
-external_db() { [[ -n "${DATABASE_URL:-}" && "$DATABASE_URL" != "$LOCAL_DATABASE_URL" ]]; }
+external_db() { [[ -n "${DATABASE_URL:-}" && "$DATABASE_URL" != *"@127.0.0.1:$PG_PORT/trawler"* ]]; }
 export MINIO_ROOT_USER=${TRAWLER_S3_ACCESS_KEY:-trawler}
-export MINIO_ROOT_PASSWORD=${TRAWLER_S3_SECRET_KEY:-trawler-dev-secret}
+if [[ -d "$dev/minio/.minio.sys" && ! -s "$secrets/minio" ]]; then
+  secret minio trawler-dev-secret >/dev/null # an existing store keeps the key it was made with
+fi
+export MINIO_ROOT_PASSWORD=${TRAWLER_S3_SECRET_KEY:-$(secret minio)}
 
 who=stack
 # shellcheck source=scripts/lib.sh
@@ -101,16 +122,34 @@ postgres_up() {
   [[ $(id -u) == 0 ]] && chown postgres "$sock" "$data" "$(dirname "$data")"
   ln -sfn "$pglog" "$logs/postgres.log" 2>/dev/null || true
   if [[ ! -f "$data/PG_VERSION" ]]; then
-    as_pg "$PGBIN/initdb" -D "$data" -U trawler --auth=trust -E UTF8 --locale=C.UTF-8 >"$logs/initdb.log" 2>&1 \
-      || { tail -n 20 "$logs/initdb.log" >&2; die "postgres: initdb failed (see $logs/initdb.log)"; }
+    local pwfile
+    pwfile=$(mktemp)
+    printf '%s\n' "$PG_PASSWORD" >"$pwfile"
+    [[ $(id -u) == 0 ]] && chown postgres "$pwfile"
+    as_pg "$PGBIN/initdb" -D "$data" -U trawler --auth=scram-sha-256 --pwfile="$pwfile" -E UTF8 --locale=C.UTF-8 >"$logs/initdb.log" 2>&1 \
+      || { rm -f "$pwfile"; tail -n 20 "$logs/initdb.log" >&2; die "postgres: initdb failed (see $logs/initdb.log)"; }
+    rm -f "$pwfile"
   fi
   as_pg "$PGBIN/pg_ctl" -D "$data" -l "$pglog" -w -t 60 start \
     -o "-c listen_addresses=127.0.0.1 -p $PG_PORT -k $sock -c max_connections=200 -c shared_buffers=256MB -c fsync=${TRAWLER_PG_FSYNC:-on} ${TRAWLER_PG_EXTRA_OPTS:-}" \
     >/dev/null || { tail -n 20 "$pglog" >&2; die "postgres: failed to start (see $pglog)"; }
   head -n 1 "$data/postmaster.pid" >"$run/postgres.pid"
   wait_for postgres 30 pg_healthy || die "postgres failed to start"
+  pg_no_trust "$data" "$sock"
   pg_createdb
   say "postgres: up on 127.0.0.1:$PG_PORT"
+}
+
+# pg_no_trust DATA SOCK: a cluster made with --auth=trust (before credentials) gets the
+# password and scram-sha-256 in place of trust, once.
+pg_no_trust() {
+  local data=$1 sock=$2
+  as_pg grep -qE '^[^#]*[[:space:]]trust([[:space:]]|$)' "$data/pg_hba.conf" || return 0
+  say "postgres: replacing trust with a password (in $secrets/postgres)"
+  as_pg "$PGBIN/psql" -h "$sock" -p "$PG_PORT" -U trawler -d postgres -qtAc "ALTER USER trawler PASSWORD '$PG_PASSWORD'" >/dev/null \
+    || die "postgres: could not set the password"
+  as_pg sed -i -E '/^[^#]/s/([[:space:]])trust([[:space:]]|$)/\1scram-sha-256\2/' "$data/pg_hba.conf"
+  as_pg "$PGBIN/pg_ctl" -D "$data" reload >/dev/null || die "postgres: reload after the pg_hba change failed"
 }
 
 pg_createdb() {
@@ -153,7 +192,7 @@ status_line() {
 print_env() {
   cat <<ENV
 export TEMPORAL_ADDRESS=127.0.0.1:$TEMPORAL_PORT
-export DATABASE_URL='${DATABASE_URL:-$LOCAL_DATABASE_URL}'
+export DATABASE_URL='$(if external_db; then echo "$DATABASE_URL"; else echo "$LOCAL_DATABASE_URL"; fi)'
 export TRAWLER_S3_ENDPOINT=127.0.0.1:$MINIO_PORT
 export TRAWLER_S3_ACCESS_KEY=$MINIO_ROOT_USER
 export TRAWLER_S3_SECRET_KEY=$MINIO_ROOT_PASSWORD

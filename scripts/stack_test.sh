@@ -20,6 +20,22 @@ after=$(pids)
 [[ "$before" == "$after" ]] || fail "second up restarted something: '$before' -> '$after'"
 echo "stack_test: ok: second 'up' left every service as it was ($after)"
 
+# Credentials: made on first start, private, and needed: a local connection without the
+# password is refused (no trust), as is the MinIO key everyone knows (unless this stack was
+# made with it, before credentials).
+for f in .dev/secrets/postgres .dev/secrets/minio; do
+  [[ "$(stat -c %a "$f")" == 600 ]] || fail "$f has mode $(stat -c %a "$f"), want 600"
+done
+pg_port=${DATABASE_URL##*@127.0.0.1:}; pg_port=${pg_port%%/*}
+if PGPASSWORD= PGPASSFILE=/dev/null psql "postgres://trawler@127.0.0.1:$pg_port/trawler?sslmode=disable" -tAc 'SELECT 1' >/dev/null 2>&1; then
+  fail "postgres let a local connection in without the password"
+fi
+if PGPASSWORD= PGPASSFILE=/dev/null psql "postgres://trawler:wrong@127.0.0.1:$pg_port/trawler?sslmode=disable" -tAc 'SELECT 1' >/dev/null 2>&1; then
+  fail "postgres let a local connection in with a wrong password"
+fi
+[[ "$(psql_q 'SELECT 1')" == 1 ]] || fail "postgres refused the password env printed"
+echo "stack_test: ok: postgres refuses a connection without the password"
+
 marker="stack-test-$$-$(date +%s)"
 psql_q "CREATE TABLE IF NOT EXISTS stack_test_marker (v text)" >/dev/null
 psql_q "INSERT INTO stack_test_marker VALUES ('$marker')" >/dev/null
@@ -41,4 +57,4 @@ psql_q "DROP TABLE stack_test_marker" >/dev/null
 tctl workflow describe --workflow-id "$marker" >/dev/null || fail "temporal lost workflow $marker across down/up"
 tctl workflow terminate --workflow-id "$marker" --reason "stack test done" >/dev/null
 echo "stack_test: ok: data survived down/up"
-echo "stack_test: 3 passed, 0 failed"
+echo "stack_test: 4 passed, 0 failed"
