@@ -27,10 +27,10 @@ for f in .dev/secrets/postgres .dev/secrets/minio; do
   [[ "$(stat -c %a "$f")" == 600 ]] || fail "$f has mode $(stat -c %a "$f"), want 600"
 done
 pg_port=${DATABASE_URL##*@127.0.0.1:}; pg_port=${pg_port%%/*}
-if PGPASSWORD= PGPASSFILE=/dev/null psql "postgres://trawler@127.0.0.1:$pg_port/trawler?sslmode=disable" -tAc 'SELECT 1' >/dev/null 2>&1; then
+if PGPASSWORD= PGPASSFILE=/nonexistent psql -w "postgres://trawler@127.0.0.1:$pg_port/trawler?sslmode=disable" -tAc 'SELECT 1' >/dev/null 2>&1; then
   fail "postgres let a local connection in without the password"
 fi
-if PGPASSWORD= PGPASSFILE=/dev/null psql "postgres://trawler:wrong@127.0.0.1:$pg_port/trawler?sslmode=disable" -tAc 'SELECT 1' >/dev/null 2>&1; then
+if PGPASSWORD= PGPASSFILE=/nonexistent psql -w "postgres://trawler:wrong@127.0.0.1:$pg_port/trawler?sslmode=disable" -tAc 'SELECT 1' >/dev/null 2>&1; then
   fail "postgres let a local connection in with a wrong password"
 fi
 [[ "$(psql_q 'SELECT 1')" == 1 ]] || fail "postgres refused the password env printed"
