@@ -26,6 +26,7 @@ secrets="$dev/secrets"
 secret() {
   local f="$secrets/$1"
   if [[ ! -s "$f" ]]; then
+    mkdir -p "$dev" # (as any other run would make it: only secrets/ is private)
     (umask 077; mkdir -p "$secrets"
      if [[ -n "${2:-}" ]]; then printf '%s' "$2" >"$f"; else head -c 18 /dev/urandom | base64 | tr '+/' '-_' >"$f"; fi)
   fi
