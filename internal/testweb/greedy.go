@@ -14,8 +14,9 @@ import (
 //
 // ---- patient.test (Config.GreedyDelay): a robots.txt that asks for 45 s between requests. ----
 //
-// Under the default maxCrawlDelay (a day) its front page and /1 come 45 s after robots.txt and
-// after each other, each wait a durable timer of its host workflow. Linked from nowhere.
+// Under the default maxCrawlDelay (a day) its front page comes 45 s after robots.txt, and the
+// /sitemap.xml a crawler looks for 45 s after that, each wait a durable timer of its host
+// workflow. Linked from nowhere.
 
 type slowpokeSite struct{ w *Web }
 
@@ -69,9 +70,7 @@ func (s *patientSite) sitemapPages() []string { return nil }
 func (s *patientSite) serve(w http.ResponseWriter, r *http.Request) {
 	switch p := r.URL.Path; p {
 	case "/":
-		htmlPage(w, doc{title: "patient.test", paragraphs: []string{"A site that asks for 45 seconds between requests."}, links: []link{{href: "/1", text: "page 1"}}})
-	case "/1":
-		htmlPage(w, doc{title: "patient.test/1", paragraphs: []string{"The other page of a site that asks for 45 seconds between requests."}})
+		htmlPage(w, doc{title: "patient.test", paragraphs: []string{"A site that asks for 45 seconds between requests."}})
 	default:
 		http.NotFound(w, r)
 	}
