@@ -345,8 +345,10 @@ func (c *crawlRun) render(tick int) {
 	actx := workflow.WithActivityOptions(c.ctx, workflow.ActivityOptions{
 		TaskQueue:           or(c.carry.RenderQueue, crawl.RenderQueue),
 		StartToCloseTimeout: renderRunFor + 3*time.Minute,
-		HeartbeatTimeout:    time.Minute,
-		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 5 * time.Second, MaximumInterval: time.Minute, MaximumAttempts: 3},
+		// The run beats every few seconds, pages rendering or not: a dead render worker's
+		// claims are taken back by the retry within the recovery bound (README, Resilience).
+		HeartbeatTimeout: 20 * time.Second,
+		RetryPolicy:      &temporal.RetryPolicy{InitialInterval: 5 * time.Second, MaximumInterval: time.Minute, MaximumAttempts: 3},
 	})
 	var r *activities.Renderer
 	owner := crawl.RenderOwner(workflow.GetInfo(c.ctx).WorkflowExecution.RunID, tick)

@@ -28,6 +28,7 @@ func (s *stack) workerEnv(roles, metricsAddr string) []string {
 	}
 	env := append(s.env(), "DATABASE_URL="+s.cfg.DatabaseURL, "TRAWLER_S3_BUCKET="+s.cfg.S3Bucket,
 		"TRAWLER_FETCH_TASK_QUEUE="+s.cfg.FetchTaskQueue, "TRAWLER_PROCESS_TASK_QUEUE="+s.cfg.ProcessTaskQueue,
+		"TRAWLER_RENDER_TASK_QUEUE="+s.cfg.RenderTaskQueue,
 		"TRAWLER_CONNECT_TO="+strings.Join(rules, ","), "TRAWLER_CA_FILE="+s.cfg.CAFile, "TRAWLER_HEARTBEAT_MAX=1s", "TRAWLER_ROLES="+roles,
 		"TRAWLER_SHUTDOWN_TIMEOUT=5s", "TRAWLER_METRICS_ADDR="+metricsAddr, "TRAWLER_LOG_FORMAT=json", "TRAWLER_LOG_LEVEL=info",
 	)

@@ -34,6 +34,7 @@ const (
 	LinksAdmitted    = "links-admitted"    // links are in the frontier, their hosts not yet woken
 	ProcessFinishing = "process-finishing" // a processing batch is done, its result not yet reported
 	RedirectAdmitted = "redirect-admitted" // a redirect's target is admitted, its outcome not yet recorded
+	RenderClaimed    = "render-claimed"    // a render run claimed pages to render, none rendered yet
 )
 
 var (

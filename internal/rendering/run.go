@@ -11,6 +11,7 @@ import (
 	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/clock"
 	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/failpoint"
 	"github.com/trawlerdev/trawler/internal/parse"
 	"github.com/trawlerdev/trawler/internal/render"
 	"github.com/trawlerdev/trawler/internal/robots"
@@ -24,11 +25,22 @@ const maxBrowserRestarts = 3
 // renderIdle is how long a render run waits for work before it ends.
 const renderIdle = 10 * time.Second
 
+// renderBeat is how often a render run heartbeats while pages render: a page may take its
+// whole timeout, and the run's heartbeat timeout (the crawl workflow's) is what finds a dead
+// worker, so it must be short and the beats steady.
+const renderBeat = 5 * time.Second
+
 // Render renders the crawl's queued pages until in.For has passed or none came for
 // renderIdle.
 func (r *Stage) Render(ctx context.Context, in Run) (Result, error) {
 	var res Result
 	var mu sync.Mutex
+	defer clock.Every(ctx, renderBeat, func() {
+		mu.Lock()
+		now := res
+		mu.Unlock()
+		r.Hooks.beat(now)
+	})()
 	deadline := time.Now().Add(in.For)
 	idleSince := time.Now()
 	for time.Now().Before(deadline) && time.Since(idleSince) < renderIdle {
@@ -50,6 +62,7 @@ func (r *Stage) Render(ctx context.Context, in Run) (Result, error) {
 			r.Hooks.beat(res)
 			continue
 		}
+		failpoint.Hit(failpoint.RenderClaimed)
 		idleSince = time.Now()
 		var wg sync.WaitGroup
 		errs := make(chan error, len(jobs))
@@ -83,7 +96,9 @@ func (r *Stage) Render(ctx context.Context, in Run) (Result, error) {
 			return res, err
 		}
 		if gone > 0 {
+			mu.Lock() // (the heartbeat reads it)
 			res.BrowserRestarts++
+			mu.Unlock()
 			if res.BrowserRestarts > maxBrowserRestarts {
 				return res, fmt.Errorf("render: the browser died %d times in one render run", res.BrowserRestarts)
 			}
