@@ -10,6 +10,10 @@ run="$dev/run"
 logs="$dev/log"
 bin="$root/.tools/bin"
 
+who=stack
+# shellcheck source=scripts/lib.sh
+source "$root/scripts/lib.sh"
+
 TEMPORAL_PORT=${TRAWLER_TEMPORAL_PORT:-7233}
 TEMPORAL_UI_PORT=${TRAWLER_TEMPORAL_UI_PORT:-8233}
 PG_PORT=${TRAWLER_PG_PORT:-55432}
@@ -30,9 +34,11 @@ secret() {
     (umask 077; mkdir -p "$secrets"
      if [[ -n "${2:-}" ]]; then printf '%s' "$2" >"$f"; else head -c 18 /dev/urandom | base64 | tr '+/' '-_' >"$f"; fi)
   fi
+  # It goes into DATABASE_URL, SQL and YAML unquoted: a hand-made one must be as safe.
+  grep -qE '^[A-Za-z0-9_-]+$' "$f" || die "$f: use letters, digits, '-' and '_' only"
   cat "$f"
 }
-PG_PASSWORD=$(secret postgres)
+PG_PASSWORD=$(secret postgres) || exit 1
 export PGPASSWORD=$PG_PASSWORD # psql and createdb below
 LOCAL_DATABASE_URL="postgres://trawler:$PG_PASSWORD@127.0.0.1:$PG_PORT/trawler?sslmode=disable"
 # external_db: the user pointed DATABASE_URL at their own server (not at ours, as `env` prints).
@@ -41,11 +47,9 @@ export MINIO_ROOT_USER=${TRAWLER_S3_ACCESS_KEY:-trawler}
 if [[ -d "$dev/minio/.minio.sys" && ! -s "$secrets/minio" ]]; then
   secret minio trawler-dev-secret >/dev/null # an existing store keeps the key it was made with
 fi
-export MINIO_ROOT_PASSWORD=${TRAWLER_S3_SECRET_KEY:-$(secret minio)}
+MINIO_SECRET=$(secret minio) || exit 1
+export MINIO_ROOT_PASSWORD=${TRAWLER_S3_SECRET_KEY:-$MINIO_SECRET}
 
-who=stack
-# shellcheck source=scripts/lib.sh
-source "$root/scripts/lib.sh"
 
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
@@ -114,10 +118,10 @@ postgres_up() {
     fi
   fi
   export PGBIN
-  if pg_healthy; then pg_createdb; say "postgres: already up"; return; fi
   local data sock pglog
   data=$(pg_data)
   sock="$(dirname "$data")/sock"
+  if pg_healthy; then pg_no_trust "$data" "$sock"; pg_createdb; say "postgres: already up"; return; fi
   pglog="$(dirname "$data")/postgres.log"
   mkdir -p "$sock" "$data"
   [[ $(id -u) == 0 ]] && chown postgres "$sock" "$data" "$(dirname "$data")"
@@ -147,7 +151,8 @@ pg_no_trust() {
   local data=$1 sock=$2
   as_pg grep -qE '^[^#]*[[:space:]]trust([[:space:]]|$)' "$data/pg_hba.conf" || return 0
   say "postgres: replacing trust with a password (in $secrets/postgres)"
-  as_pg "$PGBIN/psql" -h "$sock" -p "$PG_PORT" -U trawler -d postgres -qtAc "ALTER USER trawler PASSWORD '$PG_PASSWORD'" >/dev/null \
+  # On standard input: a command line shows in ps to every local user.
+  printf "ALTER USER trawler PASSWORD '%s'\n" "$PG_PASSWORD" | as_pg "$PGBIN/psql" -h "$sock" -p "$PG_PORT" -U trawler -d postgres -qtA -f - >/dev/null \
     || die "postgres: could not set the password"
   as_pg sed -i -E '/^[^#]/s/([[:space:]])trust([[:space:]]|$)/\1scram-sha-256\2/' "$data/pg_hba.conf"
   as_pg "$PGBIN/pg_ctl" -D "$data" reload >/dev/null || die "postgres: reload after the pg_hba change failed"

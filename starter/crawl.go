@@ -100,7 +100,7 @@ func runCrawl(ctx context.Context, args []string, stdout io.Writer) error {
 	for _, h := range lines {
 		hname, hvalue, ok := strings.Cut(h, ":")
 		if !ok {
-			return fmt.Errorf("--header %q: give \"Name: value\"", h)
+			return errors.New(`--header: a value has no colon (not shown: it may be a secret): give "Name: value"`)
 		}
 		if spec.Headers == nil {
 			spec.Headers = map[string]string{}

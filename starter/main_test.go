@@ -48,7 +48,7 @@ func TestBadInputIsRefusedClearly(t *testing.T) {
 		{[]string{"crawl", "--allow-pattern", "/docs/(", "http://a.test/"}, `allowPatterns: "/docs/("`},
 		{[]string{"crawl", "--header", "Accept-Language de", "http://a.test/"}, `give "Name: value"`},
 		{[]string{"crawl", "--header", "Cookie: session=1", "http://a.test/"}, "headers: Cookie may not be set"},
-		{[]string{"crawl", "--header", "X-Key: a\nb", "http://a.test/"}, "headers: X-Key: the value"},
+		{[]string{"crawl", "--header", "X-Key: a\nb", "http://a.test/"}, "headers: X-Key: its value has characters"},
 		{[]string{"dlq"}, "usage: trawler dlq list|replay"},
 		{[]string{"delete"}, "name a crawl (--crawl NAME) or an age"},
 		{[]string{"export"}, "export: name the crawl"},

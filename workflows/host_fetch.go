@@ -28,9 +28,10 @@ func (h *hostRun) fetch() (activities.FetchLeaseResult, bool) {
 		NotBefore: h.st.NextRequestAt, Concurrency: h.concurrency(), Chunk: h.chunkSize(), ClaimTTL: h.claimTTL(),
 		Owner: h.owner, LeaseFor: h.cfg.FetchLease.D()}
 	// A chunk's requests, the last ones' timeouts and a wait for a slot, on top of the lease
-	// (a longer Crawl-delay ends the lease and is this workflow's timer).
+	// (a longer Crawl-delay ends the lease and is this workflow's timer), and robots.txt's
+	// redirect hops, each a delay apart (they wait in the lease).
 	timeout := time.Duration(in.Chunk)*(d+h.cfg.RequestTimeout.D()) + 2*(h.cfg.RequestTimeout.D()+inLeaseWait) +
-		time.Minute + in.LeaseFor
+		5*d + time.Minute + in.LeaseFor
 	actx, cancel := workflow.WithCancel(ctx)
 	h.waitFor(fmt.Sprintf("fetch lease %d to end", h.leases+1))
 	actx = workflow.WithActivityOptions(actx, workflow.ActivityOptions{

@@ -2,9 +2,14 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/minio/minio-go/v7"
 )
 
 // Await calls open until it succeeds, for at most wait (0: once), backing off from 1 s to 15 s
@@ -24,6 +29,10 @@ func Await[T any](ctx context.Context, log *slog.Logger, what string, wait time.
 			return v, nil
 		}
 		left := time.Until(deadline)
+		if permanent(err) {
+			var zero T
+			return zero, fmt.Errorf("%s: %w (not waited for: a wrong password or setting does not clear)", what, err)
+		}
 		if left <= 0 || ctx.Err() != nil {
 			var zero T
 			if attempt == 1 {
@@ -40,4 +49,23 @@ func Await[T any](ctx context.Context, log *slog.Logger, what string, wait time.
 		}
 		backoff = min(2*backoff, 15*time.Second)
 	}
+}
+
+// permanent says err is the service answering no, not the service missing: a wrong password,
+// an unknown database or bucket owner, a key S3 does not know. Waiting does not mend those.
+func permanent(err error) bool {
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) {
+		// 28: invalid authorization; 3D: invalid catalog name (no such database).
+		return strings.HasPrefix(pg.Code, "28") || strings.HasPrefix(pg.Code, "3D")
+	}
+	switch minio.ToErrorResponse(errors.Unwrap(err)).Code {
+	case "InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied":
+		return true
+	}
+	switch minio.ToErrorResponse(err).Code {
+	case "InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied":
+		return true
+	}
+	return false
 }

@@ -19,6 +19,7 @@ import (
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
+	"golang.org/x/crypto/scrypt"
 )
 
 // Metadata of a sealed payload: its encoding says what Decode opens, the key ID which key.
@@ -42,9 +43,14 @@ type key struct {
 	aead cipher.AEAD
 }
 
+// kdfSalt is scrypt's salt: fixed, so every process of a deployment derives the same key
+// from the same secret; what it buys is that a guess of a passphrase costs a guesser an
+// scrypt (32 MiB, tens of milliseconds) against the key ID every payload carries.
+const kdfSalt = "trawler payload key v1"
+
 // New builds a codec from a comma-separated list of secrets. Each secret is a passphrase of
-// at least 16 characters (or 32 random bytes in base64, `openssl rand -base64 32`); the
-// AES-256 key is its SHA-256.
+// at least 16 characters (better: 32 random bytes in base64, `openssl rand -base64 32`); the
+// AES-256 key is its scrypt.
 func New(secrets string) (*Codec, error) {
 	c := &Codec{}
 	for _, s := range strings.Split(secrets, ",") {
@@ -52,8 +58,11 @@ func New(secrets string) (*Codec, error) {
 		if len(s) < 16 {
 			return nil, fmt.Errorf("codec: a payload key must be at least 16 characters (got %d)", len(s))
 		}
-		sum := sha256.Sum256([]byte(s))
-		block, err := aes.NewCipher(sum[:])
+		sum, err := scrypt.Key([]byte(s), []byte(kdfSalt), 1<<15, 8, 1, 32)
+		if err != nil {
+			return nil, fmt.Errorf("codec: derive the key: %w", err)
+		}
+		block, err := aes.NewCipher(sum)
 		if err != nil {
 			return nil, fmt.Errorf("codec: %w", err)
 		}
@@ -62,7 +71,7 @@ func New(secrets string) (*Codec, error) {
 			return nil, fmt.Errorf("codec: %w", err)
 		}
 		// The ID names the key without revealing it: a hash of the key, not of the secret.
-		idSum := sha256.Sum256(sum[:])
+		idSum := sha256.Sum256(sum)
 		c.keys = append(c.keys, key{id: hex.EncodeToString(idSum[:keyIDLength]), aead: aead})
 	}
 	return c, nil

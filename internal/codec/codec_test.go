@@ -113,3 +113,19 @@ func TestTheCodecServerDecodesForTheUI(t *testing.T) {
 		t.Fatalf("a foreign origin was allowed: %v %v", err, pre.Header)
 	}
 }
+
+// Without a token the codec server answers loopback names only (DNS rebinding).
+func TestTheCodecServerWithoutATokenAnswersLoopbackOnly(t *testing.T) {
+	c, _ := New("correct horse battery staple")
+	h := c.Handler(nil, "")
+	for host, want := range map[string]int{"127.0.0.1:8089": http.StatusBadRequest, "localhost:8089": http.StatusBadRequest,
+		"[::1]:8089": http.StatusBadRequest, "rebind.evil.test:8089": http.StatusForbidden} {
+		req := httptest.NewRequest(http.MethodPost, "http://"+host+"/decode", strings.NewReader("not json"))
+		req.Host = host
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != want {
+			t.Errorf("Host %s: %d, want %d", host, rec.Code, want)
+		}
+	}
+}

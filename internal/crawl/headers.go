@@ -42,7 +42,7 @@ func CheckHeader(name, value string) error {
 	case !httpguts.ValidHeaderFieldName(name):
 		return fmt.Errorf("%q is not a header name", name)
 	case !httpguts.ValidHeaderFieldValue(value):
-		return fmt.Errorf("%s: the value %q has characters a header cannot carry", name, value)
+		return fmt.Errorf("%s: its value has characters a header cannot carry (the value is not shown: it may be a secret)", name)
 	}
 	if why, ok := refusedHeaders[http.CanonicalHeaderKey(name)]; ok {
 		return fmt.Errorf("%s may not be set: %s", name, why)

@@ -115,7 +115,8 @@ type Request struct {
 	// with the request, an Accept among them replacing Trawler's.
 	Header http.Header
 	// RecordSecrets keeps the values of Header's names, Authorization and Cookie in
-	// Response.RequestHead; by default they read Redacted there (never on the wire).
+	// Response.RequestHead, and Set-Cookie in Response.ResponseHead; by default they read
+	// Redacted there (never on the wire, nor in Response.Header, which the jar reads).
 	RecordSecrets bool
 	// Sent, if set, is called with the time the request was written to the connection: the
 	// moment politeness is measured from, which a slow dial or a descheduled process can put
@@ -196,7 +197,7 @@ func (c *Client) Get(ctx context.Context, r Request) (*Response, error) {
 		// megabyte validator would come back in every heartbeat of its recrawl, and be sent back.
 		ContentType: crawl.Clip(resp.Header.Get("Content-Type"), crawl.MaxFieldBytes),
 		ETag:        crawl.Validator(resp.Header.Get("ETag")), LastModified: crawl.Validator(resp.Header.Get("Last-Modified")),
-		RequestHead: requestHead(resp.Request, r), ResponseHead: responseHead(resp)}
+		RequestHead: requestHead(resp.Request, r), ResponseHead: responseHead(resp, r)}
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
 		if loc, err := resp.Location(); err == nil {
 			out.Location = loc.String()
@@ -328,7 +329,7 @@ func requestHead(r *http.Request, sent Request) string {
 const Redacted = "[redacted]"
 
 // secretHeaders are sent values no record keeps by default, besides the crawl's own headers.
-var secretHeaders = []string{"Authorization", "Cookie", "Proxy-Authorization"}
+var secretHeaders = []string{"Authorization", "Cookie", "Proxy-Authorization", "Set-Cookie"}
 
 // redact is h with the values of own's names and of secretHeaders replaced by Redacted (h
 // itself when none is present).
@@ -356,10 +357,14 @@ func redact(h, own http.Header) http.Header {
 
 // responseHead renders the status line and headers as received (Go canonicalises header
 // names and joins nothing; the order is sorted, as WriteSubset writes it).
-func responseHead(resp *http.Response) string {
+func responseHead(resp *http.Response, sent Request) string {
+	h := resp.Header
+	if !sent.RecordSecrets {
+		h = redact(h, nil) // a session the site sets (Set-Cookie) is the crawl's, not the archive's
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "HTTP/%d.%d %s\r\n", resp.ProtoMajor, resp.ProtoMinor, resp.Status)
-	_ = resp.Header.WriteSubset(&b, nil)
+	_ = h.WriteSubset(&b, nil)
 	b.WriteString("\r\n")
 	return b.String()
 }

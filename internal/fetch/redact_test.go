@@ -14,8 +14,8 @@ import (
 )
 
 // The crawl's own headers, Authorization and Cookie reach the server as given but are
-// recorded (the WARC request record, fetches.request_head) as "[redacted]", unless the crawl
-// asks to keep them.
+// recorded (the WARC request record, fetches.request_head) as "[redacted]", as is the session
+// a site sets (Set-Cookie, in the response record), unless the crawl asks to keep them.
 func TestRecordedRequestHeadsRedactSecrets(t *testing.T) {
 	var mu sync.Mutex
 	var seen http.Header
@@ -23,6 +23,7 @@ func TestRecordedRequestHeadsRedactSecrets(t *testing.T) {
 		mu.Lock()
 		seen = r.Header.Clone()
 		mu.Unlock()
+		http.SetCookie(w, &http.Cookie{Name: "site-session", Value: "s1t3-s3ssion"})
 		_, _ = w.Write([]byte("ok"))
 	}))
 	defer srv.Close()
@@ -46,13 +47,18 @@ func TestRecordedRequestHeadsRedactSecrets(t *testing.T) {
 			t.Errorf("recorded request head keeps %q:\n%s", secret, head)
 		}
 	}
+	if strings.Contains(resp.ResponseHead, "s1t3-s3ssion") || !strings.Contains(resp.ResponseHead, "Set-Cookie: [redacted]\r\n") ||
+		!strings.Contains(resp.Header.Get("Set-Cookie"), "s1t3-s3ssion") {
+		t.Errorf("the recorded response head keeps the session the site set (or the jar lost it):\n%s", resp.ResponseHead)
+	}
 	for _, line := range []string{"X-Api-Key: [redacted]", "Authorization: [redacted]", "Cookie: [redacted]", "User-Agent: TrawlerBot/test"} {
 		if !strings.Contains(head, line+"\r\n") {
 			t.Errorf("recorded request head lacks %q:\n%s", line, head)
 		}
 	}
 	req.RecordSecrets = true
-	if resp, err = c.Get(ctx, req); err != nil || !strings.Contains(resp.RequestHead, "X-Api-Key: k1-secret\r\n") || !strings.Contains(resp.RequestHead, "sid=s3ssion") {
+	if resp, err = c.Get(ctx, req); err != nil || !strings.Contains(resp.RequestHead, "X-Api-Key: k1-secret\r\n") || !strings.Contains(resp.RequestHead, "sid=s3ssion") ||
+		!strings.Contains(resp.ResponseHead, "s1t3-s3ssion") {
 		t.Errorf("recordSecretHeaders: %v\n%s", err, resp.RequestHead)
 	}
 }

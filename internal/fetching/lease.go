@@ -248,9 +248,7 @@ func (f *Stage) Lease(ctx context.Context, in LeaseInput, resumed LeaseResult, a
 				b.mu.Lock()
 				b.cursor = i
 				b.mu.Unlock()
-				if cached, err = f.robots(ctx, b, u.URL, ci); errors.Is(err, errSlotFar) {
-					break // (robots.txt of the other scheme, after a long Crawl-delay)
-				} else if err != nil {
+				if cached, err = f.robots(ctx, b, u.URL, ci); err != nil {
 					return b.result(), err
 				}
 				cachedOf[cachedKey{scheme, ci.ID}] = cached

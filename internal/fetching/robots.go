@@ -50,8 +50,8 @@ func (f *Stage) robots(ctx context.Context, b *leaseRun, pageURL string, ci *adm
 				refused = why
 				break
 			}
-			if !own {
-				header = nil
+			if !own || (pu.Scheme == "https" && schemeOf(target) != "https") {
+				header = nil // (nor in clear, after a redirect from https)
 			}
 		}
 		var start time.Time

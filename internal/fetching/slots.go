@@ -18,7 +18,7 @@ const maxLateSlots = 3
 // errDeferred says the host asked us to wait (Retry-After) while a request waited for its slot.
 var errDeferred = errors.New("host deferred")
 
-// errSlotFar says the host's next request may not leave for longer than a lease waits
+// errSlotFar says the host's next page request may not leave for longer than a lease waits
 // (inLeaseWait) and the lease has made a request: a long Crawl-delay is waited out by the host
 // workflow's durable timer, not by a lease holding a fetch worker's slot. The lease ends; its
 // unfinished claims are the next lease's.
@@ -64,7 +64,9 @@ func (b *leaseRun) takeFor(ctx context.Context, i int) (store.Slot, error) {
 		// slot booked before it knew is closer than the new delay plus margin.
 		gap := b.delay() + crawl.GapMargin(b.delay())
 		wait := b.f.clock().Until(b.nextStartLocked())
-		if wait > inLeaseWait && b.res.Requests > 0 {
+		if wait > inLeaseWait && b.res.Requests > 0 && i >= 0 {
+			// (Not robots.txt's hops, i < 0: a lease that ended between them would start
+			// again from the first, for ever. They wait here, at most five delays.)
 			b.mu.Unlock()
 			return store.Slot{}, errSlotFar
 		}
