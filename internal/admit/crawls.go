@@ -1,7 +1,6 @@
 package admit
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -30,6 +29,9 @@ type Crawl struct {
 	Header    http.Header     // the spec's own headers, sent with every request (nil: none)
 	Proxy     *url.URL        // the outbound proxy its requests go through (nil: direct)
 	Dedup     *dedup.Detector // nil: near-duplicate detection is off
+	// Unresolved says why a secret the spec names could not be read on this worker: the
+	// crawl's requests are not sent (without a header, around a proxy); they fail, counted.
+	Unresolved string
 
 	scope     *scope.Scope
 	render    *scope.Matcher // nil: the crawl renders nothing
@@ -78,7 +80,11 @@ func (c *Crawls) CheckProxy(ctx context.Context, spec crawl.Spec) error {
 	if c == nil || spec.Proxy == "" || c.Guard == nil {
 		return nil
 	}
-	p, err := crawl.ParseProxy(spec.Proxy)
+	raw, err := crawl.ResolveSecret(spec.Proxy)
+	if err != nil {
+		return nil // a secret this process cannot read: the fetch workers resolve it, and judge its dials
+	}
+	p, err := crawl.ParseProxy(raw)
 	if err != nil {
 		return err
 	}
@@ -158,9 +164,18 @@ func (c *Crawls) build(id string, spec crawl.Spec) *Crawl {
 	ci := &Crawl{ID: id, Spec: spec, scope: scope.New(spec, hosts), UserAgent: ua, Dedup: det, ports: c.Ports,
 		traps: traps.Rules{MaxPathDepth: spec.Traps.MaxPathDepth, MaxRepeats: spec.Traps.MaxSegmentRepeats,
 			CalendarYears: spec.Traps.CalendarYears},
-		Token: robots.ProductToken(ua), Header: spec.Header(), loaded: time.Now()}
-	if p := cmp.Or(spec.Proxy, c.DefaultProxy); p != "" {
-		ci.Proxy, _ = crawl.ParseProxy(p) // checked with the spec, and with the worker's settings
+		Token: robots.ProductToken(ua), loaded: time.Now()}
+	var err error
+	if ci.Header, err = spec.ResolvedHeader(); err != nil {
+		ci.Unresolved = crawl.ClipError(err.Error())
+	}
+	p, err := spec.ResolvedProxy(c.DefaultProxy)
+	if err != nil {
+		ci.Unresolved = crawl.ClipError(err.Error())
+	} else if p != "" {
+		if ci.Proxy, err = crawl.ParseProxy(p); err != nil { // a named secret is checked only here
+			ci.Unresolved = "proxy: " + err.Error()
+		}
 	}
 	if r := spec.Render; r != nil {
 		ci.render = scope.NewMatcher(r.Hosts, r.Patterns)

@@ -237,7 +237,15 @@ func (s Spec) Validate() error {
 	sort.Strings(names)
 	canonical := map[string]string{}
 	for _, name := range names {
-		if err := CheckHeader(name, s.Headers[name]); err != nil {
+		value := s.Headers[name]
+		if IsSecretRef(value) {
+			// Named, not given: the worker checks the value it resolves (ResolvedHeader).
+			if err := CheckSecretRef(value); err != nil {
+				errs = append(errs, fmt.Errorf("headers: %s: %w", name, err))
+			}
+			value = ""
+		}
+		if err := CheckHeader(name, value); err != nil {
 			errs = append(errs, fmt.Errorf("headers: %w", err))
 		}
 		if other, ok := canonical[strings.ToLower(name)]; ok {
@@ -281,7 +289,11 @@ func (s Spec) Validate() error {
 			errs = append(errs, fmt.Errorf("%s: must not be negative (got %d)", c.name, c.v))
 		}
 	}
-	if s.Proxy != "" {
+	if IsSecretRef(s.Proxy) {
+		if err := CheckSecretRef(s.Proxy); err != nil {
+			errs = append(errs, fmt.Errorf("proxy: %w", err))
+		}
+	} else if s.Proxy != "" {
 		if _, err := ParseProxy(s.Proxy); err != nil {
 			errs = append(errs, fmt.Errorf("proxy: %w", err))
 		}

@@ -2,10 +2,12 @@ package e2e
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/testenv"
 	"github.com/trawlerdev/trawler/internal/testweb"
 )
 
@@ -19,8 +21,10 @@ func TestRobotsRedirectCarriesNoSecretOutOfScope(t *testing.T) {
 	wc.Hosts, wc.Pages, wc.Specials, wc.Bytes = 1, 3, false, true
 	wc.DefaultDelay = 200 * time.Millisecond
 	s := newStack(t, wc)
+	// The API key is named, not given: each worker reads it from its environment.
+	t.Setenv("TRAWLER_TEST_CRAWL_KEY", "s3cret")
 	spec := crawl.Spec{Seeds: []string{"http://moved.test/"}, Scope: crawl.ScopeHost,
-		Headers: map[string]string{testweb.SecretHeader: "s3cret", "Authorization": "Bearer t0ken"},
+		Headers: map[string]string{testweb.SecretHeader: "secret:env:TRAWLER_TEST_CRAWL_KEY", "Authorization": "Bearer t0ken"},
 		Delay:   crawl.Duration(wc.DefaultDelay), MaxAttempts: 2, RetryBase: crawl.Duration(200 * time.Millisecond),
 		ProgressInterval: crawl.Duration(time.Second)}
 
@@ -64,6 +68,10 @@ func TestRobotsRedirectCarriesNoSecretOutOfScope(t *testing.T) {
 			OR position('t0ken' in encode(request_head, 'escape')) > 0), count(request_head) FROM fetches`).Scan(&kept, &heads); err != nil || heads == 0 || kept != 0 {
 		t.Errorf("stored request heads: %d of %d keep the crawl's secret (%v)", kept, heads, err)
 	}
+	var specs int
+	if err := s.store.Pool().QueryRow(context.Background(), `SELECT count(*) FROM crawls WHERE spec::text LIKE '%s3cret%'`).Scan(&specs); err != nil || specs != 0 {
+		t.Errorf("%d recorded specs hold the named secret's value (%v)", specs, err)
+	}
 	reqs := s.web.Audit().Requests("bytes.test")
 	if len(reqs) == 0 {
 		t.Fatal("the redirect to bytes.test's robots.txt was not followed")
@@ -72,5 +80,21 @@ func TestRobotsRedirectCarriesNoSecretOutOfScope(t *testing.T) {
 		if r.Secret {
 			t.Errorf("bytes.test (out of scope) received the crawl's secret headers on %s", r.Path)
 		}
+	}
+
+	// A secret a worker cannot read: nothing is sent (not even robots.txt), each URL fails,
+	// counted, and is dead-lettered with the reason.
+	before := len(s.web.Audit().Requests("moved.test"))
+	unread := spec
+	unread.Name = "unread-" + testenv.Unique("s")
+	unread.Seeds = []string{"http://moved.test/unread"}
+	unread.Headers = map[string]string{testweb.SecretHeader: "secret:env:TRAWLER_TEST_UNSET_KEY"}
+	p = s.crawl(unread, 2*time.Minute)
+	if n := len(s.web.Audit().Requests("moved.test")) - before; n != 0 || p.State != crawl.CrawlDone {
+		t.Errorf("a crawl whose secret is unreadable sent %d requests and ended %s", n, p.State)
+	}
+	dead, err := s.store.DeadLetters(context.Background(), p.CrawlID, 10)
+	if err != nil || len(dead) != 1 || !strings.Contains(dead[0].Reason+string(dead[0].Attempts), "TRAWLER_TEST_UNSET_KEY") {
+		t.Errorf("dead letters %+v (%v): want the seed, naming the unset variable", dead, err)
 	}
 }

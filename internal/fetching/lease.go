@@ -231,6 +231,16 @@ func (f *Stage) Lease(ctx context.Context, in LeaseInput, resumed LeaseResult, a
 		if err != nil {
 			return b.wait(sem, errs, err)
 		}
+		if ci.Unresolved != "" {
+			// A secret the spec names is not readable here: no request goes without it.
+			o := b.unresolved(ci, u)
+			if err := f.record(ctx, in.Host, o); err != nil {
+				return b.wait(sem, errs, err)
+			}
+			b.note(o)
+			b.finish(ctx, i)
+			continue
+		}
 		scheme := schemeOf(u.URL)
 		rules := rulesOf[rulesKey{scheme, ci.Token, ci.ID}]
 		cached := cachedOf[cachedKey{scheme, ci.ID}]

@@ -59,6 +59,22 @@ type leaseRun struct {
 
 // withoutRequest decides URLs that need no request now: forbidden by robots.txt, waiting for
 // an unreachable robots.txt, or deferred by a Retry-After.
+// unresolved is the outcome of a URL whose crawl names a secret (a header, its proxy) this
+// worker cannot read: a network error of the URL, counted and dead-lettered at maxAttempts,
+// and no request sent — not without the header, not around the proxy.
+func (b *leaseRun) unresolved(ci *admit.Crawl, u crawl.Claimed) store.FetchOutcome {
+	now := b.f.clock().Now()
+	o := store.FetchOutcome{CrawlID: u.CrawlID, Hash: u.Hash, URL: u.URL, Attempts: u.Attempts + 1, Err: ci.Unresolved,
+		FetchKey: crawl.FetchKey(u.CrawlID, u.Hash, u.FetchCount, u.Attempts), FetchedAt: now}
+	o.State, o.NextFetchAt = retryAfterFailure(ci.Spec, o.Attempts, now, time.Time{})
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.res.Errors++
+	b.res.ConsecutiveErrors++
+	b.res.LastError = ci.Unresolved
+	return o
+}
+
 func (b *leaseRun) withoutRequest(ci *admit.Crawl, u crawl.Claimed, rules *robots.Rules) (store.FetchOutcome, bool) {
 	o := store.FetchOutcome{CrawlID: u.CrawlID, Hash: u.Hash, URL: u.URL, Attempts: u.Attempts}
 	b.mu.Lock()

@@ -71,6 +71,8 @@ func (p *pagePolicy) answer(ctx context.Context, req render.Request) render.Answ
 		return render.Answer{ContentType: p.j.ContentType, Body: p.body}
 	case u.Scheme != "http" && u.Scheme != "https":
 		return render.Answer{Block: "scheme " + u.Scheme}
+	case p.ci.Unresolved != "":
+		return render.Answer{Block: "secret not readable on this worker"} // not without it, not around the proxy
 	case urlnorm.Authority(req.URL) != p.j.Host:
 		return render.Answer{Block: "third party"}
 	case u.Scheme != p.scheme:
