@@ -39,8 +39,12 @@ PG_NODES=(127.0.0.2 127.0.0.3)
 PG_PORT=55432
 WORKERS=(workflow-1 fetch-1 fetch-2 process-1)
 
+# Credentials of their own, made on first start (lib.sh's secret), printed by `env`.
+PG_PASSWORD=$(secret cluster-postgres) || exit 1
+export PG_PASSWORD PGPASSWORD=$PG_PASSWORD # psql, pg_basebackup, and Temporal's config (lib.sh)
 export MINIO_ROOT_USER=${TRAWLER_S3_ACCESS_KEY:-trawler}
-export MINIO_ROOT_PASSWORD=${TRAWLER_S3_SECRET_KEY:-trawler-dev-secret}
+MINIO_SECRET=$(secret cluster-minio) || exit 1
+export MINIO_ROOT_PASSWORD=${TRAWLER_S3_SECRET_KEY:-$MINIO_SECRET}
 
 join() { local IFS=,; echo "$*"; }
 since() { awk "BEGIN{printf \"%.1f\", $EPOCHREALTIME - $1}"; } # seconds since an $EPOCHREALTIME
@@ -50,7 +54,7 @@ pg_addrs() { local ip out=(); for ip in "${PG_NODES[@]}"; do out+=("$ip:$PG_PORT
 print_env() {
   cat <<ENV
 export TEMPORAL_ADDRESS=$(temporal_addrs)
-export DATABASE_URL='postgres://trawler@$(pg_addrs)/trawler?sslmode=disable&target_session_attrs=read-write&connect_timeout=2'
+export DATABASE_URL='postgres://trawler:${PG_PASSWORD}@$(pg_addrs)/trawler?sslmode=disable&target_session_attrs=read-write&connect_timeout=2'
 export TRAWLER_S3_ENDPOINT=$(join "${MINIO_NODES[@]}")
 export TRAWLER_S3_ACCESS_KEY=$MINIO_ROOT_USER
 export TRAWLER_S3_SECRET_KEY=$MINIO_ROOT_PASSWORD
@@ -81,7 +85,7 @@ print_layout() {
   echo 'What every worker and `trawler` command is given (`scripts/cluster.sh env`):'
   echo
   echo '```sh'
-  print_env | grep -v SECRET_KEY
+  print_env | grep -v SECRET_KEY | sed -E 's|trawler:[A-Za-z0-9_-]+@|trawler:PASSWORD@|' # (each machine's own)
   echo '```'
 }
 
@@ -124,9 +128,8 @@ pg_node_up() {
   [[ $(id -u) == 0 ]] && chown postgres "$dir" "$dir/sock" "$dir/data"
   if [[ ! -f "$dir/data/PG_VERSION" ]]; then
     if [[ $role == primary ]]; then
-      as_pg "$PGBIN/initdb" -D "$dir/data" -U trawler --auth=trust -E UTF8 --locale=C.UTF-8 >"$logs/initdb.log" 2>&1 \
-        || die "postgres: initdb failed (see $logs/initdb.log)"
-      printf 'host all all 127.0.0.0/8 trust\nhost replication all 127.0.0.0/8 trust\n' | as_pg tee -a "$dir/data/pg_hba.conf" >/dev/null
+      pg_initdb "$dir/data"
+      printf 'host all all 127.0.0.0/8 scram-sha-256\nhost replication all 127.0.0.0/8 scram-sha-256\n' | as_pg tee -a "$dir/data/pg_hba.conf" >/dev/null
     else
       as_pg "$PGBIN/pg_basebackup" -h "${PG_NODES[p - 1]}" -p "$PG_PORT" -U trawler -D "$dir/data" -R -X stream -c fast \
         >>"$logs/pg-$n-basebackup.log" 2>&1 || die "postgres: base backup for node $n failed (see $logs/pg-$n-basebackup.log)"

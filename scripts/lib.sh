@@ -55,6 +55,34 @@ stop_pidfile() {
   rm -f "$run/$name.pid"
 }
 
+# ---- credentials ----------------------------------------------------------------------------
+# secret NAME [VALUE]: the credential NAME under $root/.dev/secrets (mode 0600), made now if new
+# (VALUE, or 24 random characters). The stack and the cluster make theirs on first start and
+# `env` prints them: a local user other than you cannot log in to their Postgres (scram-sha-256,
+# no trust) nor use MinIO with a published key.
+secret() {
+  local secrets="$root/.dev/secrets" f="$root/.dev/secrets/$1"
+  if [[ ! -s "$f" ]]; then
+    mkdir -p "$root/.dev" # (as any other run would make it: only secrets/ is private)
+    (umask 077; mkdir -p "$secrets"
+     if [[ -n "${2:-}" ]]; then printf '%s' "$2" >"$f"; else head -c 18 /dev/urandom | base64 | tr '+/' '-_' >"$f"; fi)
+  fi
+  # It goes into DATABASE_URL, SQL and YAML unquoted: a hand-made one must be as safe.
+  grep -qE '^[A-Za-z0-9_-]+$' "$f" || die "$f: use letters, digits, '-' and '_' only"
+  cat "$f"
+}
+
+# pg_initdb DATA: a new cluster in DATA whose user trawler has the password PG_PASSWORD.
+pg_initdb() {
+  local pwfile
+  pwfile=$(mktemp)
+  printf '%s\n' "$PG_PASSWORD" >"$pwfile"
+  [[ $(id -u) == 0 ]] && chown postgres "$pwfile"
+  as_pg "$PGBIN/initdb" -D "$1" -U trawler --auth=scram-sha-256 --pwfile="$pwfile" -E UTF8 --locale=C.UTF-8 >"$logs/initdb.log" 2>&1 \
+    || { rm -f "$pwfile"; tail -n 20 "$logs/initdb.log" >&2; die "postgres: initdb failed (see $logs/initdb.log)"; }
+  rm -f "$pwfile"
+}
+
 # ---- PostgreSQL -----------------------------------------------------------------------------
 pg_bindir() {
   if command -v initdb >/dev/null 2>&1; then dirname "$(readlink -f "$(command -v initdb)")"; return; fi

@@ -20,31 +20,15 @@ PG_PORT=${TRAWLER_PG_PORT:-55432}
 MINIO_PORT=${TRAWLER_MINIO_PORT:-9000}
 MINIO_CONSOLE_PORT=${TRAWLER_MINIO_CONSOLE_PORT:-9001}
 
-# Credentials are made on first start, one file each (mode 0600) under .dev/secrets, and
-# `env` prints them: a local user other than you cannot log in to Postgres (scram-sha-256, no
-# trust) nor use MinIO with a published key. A stack made before they were kept its
-# credentials: MinIO's key (its data is sealed with it), Postgres's trust turned into a
-# password on its next start.
-secrets="$dev/secrets"
-# secret NAME [VALUE]: the credential NAME, made now (VALUE, or 24 random characters) if new.
-secret() {
-  local f="$secrets/$1"
-  if [[ ! -s "$f" ]]; then
-    mkdir -p "$dev" # (as any other run would make it: only secrets/ is private)
-    (umask 077; mkdir -p "$secrets"
-     if [[ -n "${2:-}" ]]; then printf '%s' "$2" >"$f"; else head -c 18 /dev/urandom | base64 | tr '+/' '-_' >"$f"; fi)
-  fi
-  # It goes into DATABASE_URL, SQL and YAML unquoted: a hand-made one must be as safe.
-  grep -qE '^[A-Za-z0-9_-]+$' "$f" || die "$f: use letters, digits, '-' and '_' only"
-  cat "$f"
-}
+# Credentials (lib.sh's secret): a stack made before them kept its credentials: MinIO's key
+# (its data is sealed with it), Postgres's trust turned into a password on its next start.
 PG_PASSWORD=$(secret postgres) || exit 1
 export PGPASSWORD=$PG_PASSWORD # psql and createdb below
 LOCAL_DATABASE_URL="postgres://trawler:$PG_PASSWORD@127.0.0.1:$PG_PORT/trawler?sslmode=disable"
 # external_db: the user pointed DATABASE_URL at their own server (not at ours, as `env` prints).
 external_db() { [[ -n "${DATABASE_URL:-}" && "$DATABASE_URL" != *"@127.0.0.1:$PG_PORT/trawler"* ]]; }
 export MINIO_ROOT_USER=${TRAWLER_S3_ACCESS_KEY:-trawler}
-if [[ -d "$dev/minio/.minio.sys" && ! -s "$secrets/minio" ]]; then
+if [[ -d "$dev/minio/.minio.sys" && ! -s "$dev/secrets/minio" ]]; then
   secret minio trawler-dev-secret >/dev/null # an existing store keeps the key it was made with
 fi
 MINIO_SECRET=$(secret minio) || exit 1
@@ -126,15 +110,7 @@ postgres_up() {
   mkdir -p "$sock" "$data"
   [[ $(id -u) == 0 ]] && chown postgres "$sock" "$data" "$(dirname "$data")"
   ln -sfn "$pglog" "$logs/postgres.log" 2>/dev/null || true
-  if [[ ! -f "$data/PG_VERSION" ]]; then
-    local pwfile
-    pwfile=$(mktemp)
-    printf '%s\n' "$PG_PASSWORD" >"$pwfile"
-    [[ $(id -u) == 0 ]] && chown postgres "$pwfile"
-    as_pg "$PGBIN/initdb" -D "$data" -U trawler --auth=scram-sha-256 --pwfile="$pwfile" -E UTF8 --locale=C.UTF-8 >"$logs/initdb.log" 2>&1 \
-      || { rm -f "$pwfile"; tail -n 20 "$logs/initdb.log" >&2; die "postgres: initdb failed (see $logs/initdb.log)"; }
-    rm -f "$pwfile"
-  fi
+  [[ -f "$data/PG_VERSION" ]] || pg_initdb "$data"
   as_pg "$PGBIN/pg_ctl" -D "$data" -l "$pglog" -w -t 60 start \
     -o "-c listen_addresses=127.0.0.1 -p $PG_PORT -k $sock -c max_connections=200 -c shared_buffers=256MB -c fsync=${TRAWLER_PG_FSYNC:-on} ${TRAWLER_PG_EXTRA_OPTS:-}" \
     >/dev/null || { tail -n 20 "$pglog" >&2; die "postgres: failed to start (see $pglog)"; }
@@ -150,7 +126,7 @@ postgres_up() {
 pg_no_trust() {
   local data=$1 sock=$2
   as_pg grep -qE '^[^#]*[[:space:]]trust([[:space:]]|$)' "$data/pg_hba.conf" || return 0
-  say "postgres: replacing trust with a password (in $secrets/postgres)"
+  say "postgres: replacing trust with a password (in $dev/secrets/postgres)"
   # On standard input: a command line shows in ps to every local user.
   printf "ALTER USER trawler PASSWORD '%s'\n" "$PG_PASSWORD" | as_pg "$PGBIN/psql" -h "$sock" -p "$PG_PORT" -U trawler -d postgres -qtA -f - >/dev/null \
     || die "postgres: could not set the password"
