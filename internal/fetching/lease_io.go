@@ -1,0 +1,109 @@
+package fetching
+
+import (
+	"time"
+
+	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/store"
+)
+
+// What a fetch lease is given (LeaseInput, from the host workflow) and what it hands back
+// (LeaseResult: its heartbeat and its result), kept small whatever the host serves.
+
+// MaxRedirects is how many redirect hops lead to a URL at most.
+const MaxRedirects = 5
+
+// LeaseInput is one fetch lease of a host: its pacing and how it claims. (The JSON
+// names of renamed fields are kept for leases scheduled before the rename.)
+type LeaseInput struct {
+	Host          string        `json:"host"`
+	Delay         time.Duration `json:"delay"`         // between request starts, before robots.txt's Crawl-delay
+	MaxCrawlDelay time.Duration `json:"maxCrawlDelay"` // bounds the auto-throttle's delay (a Crawl-delay over a crawl's cap skips the host: withoutRequest)
+	NotBefore     time.Time     `json:"notBefore"`     // no request starts earlier
+	Concurrency   int           `json:"concurrency"`   // requests in flight at most (default 1)
+	// Chunk is how many due URLs the lease claims at a time, each claim held for ClaimTTL.
+	Chunk    int           `json:"topUp,omitempty"`
+	ClaimTTL time.Duration `json:"lease,omitempty"`
+	// Owner names the lease: its first and last claims are made as Owner, those between as
+	// crawl.ChunkOwner(Owner), so whoever outlives the lease finds what it holds by owner.
+	Owner string `json:"owner,omitempty"`
+	// LeaseFor is how long the lease holds its host at most (see chunks.go).
+	LeaseFor time.Duration `json:"leaseFor,omitempty"`
+}
+
+// LeaseResult is small: counts, pacing facts and page references, never bodies. It is
+// also the heartbeat detail, so a retried activity resumes with the URLs it finished (the
+// chunk and its flags are in the heartbeat only: FetchBatch drops them from the result).
+type LeaseResult struct {
+	// What an operator reads first in the Temporal UI (fields in this order, JSON keys as
+	// they always were): the progress, the last URL recorded and when the next request may
+	// start — the heartbeat details, under Pending Activities — and each URL's outcome, newest
+	// last, at most MaxOutcomes of them.
+	Done            int          `json:"done"`
+	Fetched         int          `json:"fetched"`
+	Errors          int          `json:"errors"`
+	Skipped         int          `json:"skipped"`
+	LastURL         string       `json:"lastURL,omitempty"`
+	NextSlot        *time.Time   `json:"nextSlot,omitempty"`
+	Outcomes        []URLOutcome `json:"outcomes,omitempty"`
+	OutcomesDropped int          `json:"outcomesDropped,omitempty"` // older outcomes left out
+
+	NotModified       int           `json:"notModified"`
+	Deferred          int           `json:"deferred"`
+	Requests          int           `json:"requests"`
+	LateSlots         int           `json:"lateSlots,omitempty"`      // slots given up because this process woke too late
+	LateDepartures    int           `json:"lateDepartures,omitempty"` // requests that left late: the next slot moved out
+	PeakInFlight      int           `json:"peakInFlight"`
+	LastRequestAt     time.Time     `json:"lastRequestAt"`
+	CrawlDelay        time.Duration `json:"crawlDelay"`          // from robots.txt, as asked, of crawls that wait that long
+	CrawlDelayCapped  bool          `json:"crawlDelayCapped"`    // a crawl skipped the host: its Crawl-delay is over the crawl's maxCrawlDelay
+	AutoDelay         time.Duration `json:"autoDelay,omitempty"` // the gap the host's response times ask for (spec.autoThrottle)
+	DeferUntil        time.Time     `json:"deferUntil"`          // the host asked us to wait (Retry-After)
+	ConsecutiveErrors int           `json:"consecutiveErrors"`
+	LastError         string        `json:"lastError,omitempty"`
+	Answered          bool          `json:"answered,omitempty"` // the host answered a request sensibly
+	Gone              string        `json:"gone,omitempty"`     // why the host may be dead
+	Retired           bool          `json:"retired,omitempty"`  // the host was retired (dead-site cleanup)
+	// Dry: the lease ended because the host has no URL due, and its last claim
+	// left the host waiting for the next admission; NextDue is when its next URL is due.
+	Dry     bool       `json:"dry,omitempty"`
+	NextDue *time.Time `json:"nextDue,omitempty"`
+
+	Finished []bool          `json:"finished,omitempty"` // by index in Chunk
+	Chunk    []crawl.Claimed `json:"topUp,omitempty"`    // the URLs the lease is at (a retry resumes them)
+}
+
+// MaxOutcomes bounds the per-URL outcomes a lease result carries: a busy host's lease stays
+// a few kilobytes in its history.
+const MaxOutcomes = 50
+
+// URLOutcome is one URL of a lease as the UI shows it.
+type URLOutcome struct {
+	URL     string `json:"url"`
+	Status  int    `json:"status,omitempty"` // 0: no answer
+	Bytes   int64  `json:"bytes,omitempty"`
+	MS      int64  `json:"ms"`
+	Verdict string `json:"verdict"` // what became of it: fetched, done, recrawl, retry, skipped, dead (and why)
+}
+
+// outcomeOf says what became of a URL in a few words.
+func outcomeOf(o store.FetchOutcome) URLOutcome {
+	v := o.State
+	switch {
+	case o.State == store.StateFetched:
+		v = "fetched: to processing"
+	case o.State == store.StateSkipped:
+		v = "skipped: " + o.SkipReason
+	case o.State == store.StateQueued && o.Err != "":
+		v = "retry: " + o.Err
+	case o.State == store.StateQueued:
+		v = "recrawl"
+	case o.State == store.StateDead:
+		v = "dead: " + o.Err
+	}
+	if o.Note != "" {
+		v += " (" + o.Note + ")"
+	}
+	v = crawl.Clip(v, 160)
+	return URLOutcome{URL: o.URL, Status: o.Status, Bytes: o.Bytes, MS: o.Duration.Milliseconds(), Verdict: v}
+}
