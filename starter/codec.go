@@ -6,15 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
-	"time"
 
-	"github.com/trawlerdev/trawler/internal/api"
 	"github.com/trawlerdev/trawler/internal/app"
 	"github.com/trawlerdev/trawler/internal/codec"
 	"github.com/trawlerdev/trawler/internal/config"
-	"github.com/trawlerdev/trawler/internal/listen"
 )
 
 // runCodecServer decodes sealed payloads (TRAWLER_PAYLOAD_KEY) for the Temporal UI and the
@@ -34,26 +30,12 @@ func runCodecServer(ctx context.Context, args []string, stdout io.Writer) error 
 	if err != nil {
 		return err
 	}
-	ln, err := listen.TCP(cfg.CodecAddr)
-	if err != nil {
-		return fmt.Errorf("codec-server: listen on %s: %w", cfg.CodecAddr, err)
-	}
 	// Whoever reaches it reads every payload: beyond this machine only with a token.
-	if cfg.APIToken == "" && !api.IsLoopbackHost(ln.Addr().String()) {
-		_ = ln.Close()
-		return fmt.Errorf("codec-server: %s is reachable beyond this machine: set TRAWLER_API_TOKEN (clients send Authorization: Bearer <token>) or listen on 127.0.0.1", cfg.CodecAddr)
+	ln, err := listenGuarded("codec-server", cfg.CodecAddr, cfg.APIToken)
+	if err != nil {
+		return err
 	}
-	hs := &http.Server{Handler: c.Handler(cfg.CodecOrigins, cfg.APIToken), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, WriteTimeout: time.Minute}
-	go func() {
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = hs.Shutdown(sctx)
-	}()
 	app.NewLogger(cfg).Info("serving the payload codec", "url", "http://"+ln.Addr().String(), "key", c.KeyID(), "origins", cfg.CodecOrigins, "auth", cfg.APIToken != "")
 	fmt.Fprintf(stdout, "codec endpoint http://%s (key %s): temporal ... --codec-endpoint http://%s, or the UI's codec server setting\n", ln.Addr(), c.KeyID(), ln.Addr())
-	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("codec-server: %w", err)
-	}
-	return nil
+	return serveUntil(ctx, "codec-server", ln, c.Handler(cfg.CodecOrigins, cfg.APIToken))
 }

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"strings"
 	"time"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/listen"
 	"github.com/trawlerdev/trawler/internal/robots"
 	"github.com/trawlerdev/trawler/internal/store"
 	"github.com/trawlerdev/trawler/internal/urlnorm"
@@ -74,7 +74,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 				writeError(w, http.StatusUnauthorized, "missing or wrong bearer token (Authorization: Bearer <TRAWLER_API_TOKEN>)")
 				return
 			}
-		} else if !IsLoopbackHost(r.Host) {
+		} else if !listen.IsLoopbackHost(r.Host) {
 			writeError(w, http.StatusForbidden, "Host %q: without a token the API answers loopback names only", r.Host)
 			return
 		}
@@ -96,16 +96,6 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
-}
-
-// IsLoopbackHost says whether a host or host:port names this machine's loopback.
-func IsLoopbackHost(hostport string) bool {
-	host := urlnorm.Hostname(hostport)
-	if host == "localhost" {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.Unmap().IsLoopback()
 }
 
 type apiError struct {

@@ -2,11 +2,11 @@ package codec
 
 import (
 	"crypto/subtle"
-	"net"
 	"net/http"
 	"slices"
 	"strings"
 
+	"github.com/trawlerdev/trawler/internal/listen"
 	"go.temporal.io/sdk/converter"
 )
 
@@ -28,7 +28,7 @@ func (c *Codec) Handler(origins []string, token string) http.Handler {
 			w.WriteHeader(http.StatusNoContent)
 			return
 		}
-		if token == "" && !loopbackHost(r.Host) {
+		if token == "" && !listen.IsLoopbackHost(r.Host) {
 			// Without a token it serves loopback only: a page whose name a DNS answer points
 			// at 127.0.0.1 (rebinding) must not decode through the operator's browser.
 			http.Error(w, "forbidden: the codec server without a token answers loopback names only", http.StatusForbidden)
@@ -44,18 +44,4 @@ func (c *Codec) Handler(origins []string, token string) http.Handler {
 		r.Body = http.MaxBytesReader(w, r.Body, 64<<20) // a history's payloads, not a stream
 		inner.ServeHTTP(w, r)
 	})
-}
-
-// loopbackHost says whether a Host header names this machine's loopback (127.0.0.0/8, ::1,
-// localhost), with or without a port.
-func loopbackHost(host string) bool {
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	host = strings.Trim(host, "[]")
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }

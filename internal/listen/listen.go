@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"strconv"
 	"strings"
 	"syscall"
@@ -65,4 +66,19 @@ func TCP(addr string) (net.Listener, error) {
 		taken = err
 	}
 	return nil, fmt.Errorf("listen on %s: every port of the range is taken (%w)", addr, taken)
+}
+
+// IsLoopbackHost says whether a host or host:port (a listener's address, a request's Host)
+// names this machine's loopback: localhost, 127.0.0.0/8, ::1.
+func IsLoopbackHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
 }
