@@ -59,13 +59,12 @@ func permanent(err error) bool {
 		// 28: invalid authorization; 3D: invalid catalog name (no such database).
 		return strings.HasPrefix(pg.Code, "28") || strings.HasPrefix(pg.Code, "3D")
 	}
-	switch minio.ToErrorResponse(errors.Unwrap(err)).Code {
-	case "InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied":
-		return true
-	}
-	switch minio.ToErrorResponse(err).Code {
-	case "InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied":
-		return true
+	var s3 minio.ErrorResponse
+	if errors.As(err, &s3) {
+		switch s3.Code {
+		case "InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied":
+			return true
+		}
 	}
 	return false
 }

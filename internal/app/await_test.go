@@ -3,11 +3,15 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/minio/minio-go/v7"
 )
 
 func TestAwaitRetriesUntilTheServiceAnswers(t *testing.T) {
@@ -40,5 +44,19 @@ func TestAwaitRetriesUntilTheServiceAnswers(t *testing.T) {
 	cancel()
 	if _, err = Await(ctx, log, "minio", time.Hour, func(context.Context) (int, error) { return 0, down }); !errors.Is(err, down) {
 		t.Fatalf("a stopped wait: %v", err)
+	}
+}
+
+// A wrong password or key is not waited for: waiting does not mend it.
+func TestAwaitGivesUpAtOnceOnAWrongCredential(t *testing.T) {
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	for _, wrong := range []error{fmt.Errorf("connect: %w", &pgconn.PgError{Code: "28P01"}),
+		fmt.Errorf("blob: check bucket: %w", minio.ErrorResponse{Code: "InvalidAccessKeyId"})} {
+		calls := 0
+		start := time.Now()
+		_, err := Await(context.Background(), log, "x", time.Minute, func(context.Context) (int, error) { calls++; return 0, wrong })
+		if err == nil || calls != 1 || time.Since(start) > time.Second {
+			t.Errorf("%v: %d calls in %v", wrong, calls, time.Since(start))
+		}
 	}
 }
