@@ -155,6 +155,10 @@ const claimAhead = 100 * time.Millisecond
 func (b *leaseRun) slotFar() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	return b.slotFarLocked()
+}
+
+func (b *leaseRun) slotFarLocked() bool {
 	return b.res.Requests > 0 && b.f.clock().Until(b.nextStartLocked()) > inLeaseWait
 }
 

@@ -64,7 +64,7 @@ func (b *leaseRun) takeFor(ctx context.Context, i int) (store.Slot, error) {
 		// slot booked before it knew is closer than the new delay plus margin.
 		gap := b.delay() + crawl.GapMargin(b.delay())
 		wait := b.f.clock().Until(b.nextStartLocked())
-		if wait > inLeaseWait && b.res.Requests > 0 && i >= 0 {
+		if i >= 0 && b.slotFarLocked() {
 			// (Not robots.txt's hops, i < 0: a lease that ended between them would start
 			// again from the first, for ever. They wait here, at most five delays.)
 			b.mu.Unlock()
