@@ -13,6 +13,7 @@ import (
 	"github.com/trawlerdev/trawler/internal/content"
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/failpoint"
+	"github.com/trawlerdev/trawler/internal/membudget"
 	"github.com/trawlerdev/trawler/internal/processing"
 	"github.com/trawlerdev/trawler/internal/segment"
 	"github.com/trawlerdev/trawler/internal/store"
@@ -34,6 +35,8 @@ type Processor struct {
 	// Gate bounds the batches processed at once in this process (nil: no bound): activity
 	// slots are many, because a crawl's processing holds one while it waits for pages.
 	Gate chan struct{}
+	// Parse bounds the memory this process's parsing takes at once (nil: no bound).
+	Parse *membudget.Budget
 	// PDF bounds the reading of one PDF (zero: content.DefaultPDFLimits).
 	PDF content.PDFLimits
 }
@@ -66,7 +69,7 @@ func (p *Processor) Process(ctx context.Context, in crawl.ProcessInput) (crawl.P
 // stage is the process stage over this worker's stores, reporting to ctx's activity.
 func (p *Processor) stage(ctx context.Context) *processing.Stage {
 	return &processing.Stage{Store: p.Store, Crawls: p.Crawls, Admit: admitDiscovered(ctx, p.Admitter),
-		Body: p.body, StoreText: p.storeText, Gate: p.Gate, PDF: p.PDF, Stopping: p.Stopping,
+		Body: p.body, StoreText: p.storeText, Gate: p.Gate, Parse: p.Parse, PDF: p.PDF, Stopping: p.Stopping,
 		Hooks: processing.Hooks{
 			Beat:  func(done int64) { activity.RecordHeartbeat(ctx, done) },
 			Count: func(name string, n int64, tags ...string) { count(ctx, name, n, tags...) },

@@ -2,6 +2,7 @@ package config
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"strconv"
 	"strings"
@@ -52,17 +53,17 @@ func TestDockerComposeAsShipped(t *testing.T) {
 			t.Errorf("service %q missing", name)
 		}
 	}
-	// The render service can start Chromium sandboxed (user namespaces), and nothing else is
-	// unconfined.
+	// The services that start sandboxed children (Chromium, PDF readers: user and network
+	// namespaces) run under the repository's profile, the others under Docker's default; none
+	// is unconfined.
+	const profile = "seccomp=./deploy/seccomp/sandboxed.json"
 	for name, s := range p.Services {
-		unconfined := false
-		for _, o := range s.SecurityOpt {
-			unconfined = unconfined || o == "seccomp=unconfined" || o == "seccomp:unconfined"
-		}
-		if unconfined != (name == RoleRender) {
-			t.Errorf("service %s: security_opt %v (only the render service relaxes seccomp, for Chromium's sandbox)", name, s.SecurityOpt)
+		sandboxes := name == RoleRender || name == RoleProcess
+		if got := strings.Join(s.SecurityOpt, " "); (got == profile) != sandboxes || strings.Contains(got, "unconfined") {
+			t.Errorf("service %s: security_opt %v (want %q only for the render and process services, nothing unconfined)", name, s.SecurityOpt, profile)
 		}
 	}
+	checkSeccompProfile(t, "../../deploy/seccomp/sandboxed.json")
 	// Images: pinned tags that name a release, no auto-setup; Trawler's own built here.
 	for name, s := range p.Services {
 		repo, tag, _ := strings.Cut(s.Image, ":")
@@ -210,6 +211,48 @@ func TestDockerComposeAsShipped(t *testing.T) {
 		}
 		if !found {
 			t.Errorf("service %s does not publish 127.0.0.1:%s", svc, port)
+		}
+	}
+}
+
+// checkSeccompProfile reads the sandboxes' seccomp profile: calls it does not name are
+// refused; it allows what a Go worker, Chromium's sandbox and a PDF reader's namespace need,
+// and none of the calls that reach past a container.
+func checkSeccompProfile(t *testing.T, path string) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prof struct {
+		DefaultAction string `json:"defaultAction"`
+		Syscalls      []struct {
+			Names  []string `json:"names"`
+			Action string   `json:"action"`
+		} `json:"syscalls"`
+	}
+	if err := json.Unmarshal(raw, &prof); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	if prof.DefaultAction != "SCMP_ACT_ERRNO" {
+		t.Errorf("%s: default action %q; a call the profile does not name must be refused", path, prof.DefaultAction)
+	}
+	allowed := map[string]bool{}
+	for _, s := range prof.Syscalls {
+		for _, n := range s.Names {
+			allowed[n] = s.Action == "SCMP_ACT_ALLOW"
+		}
+	}
+	for _, n := range []string{"read", "write", "openat", "mmap", "futex", "epoll_pwait", "socket", "connect", "execve", "clone",
+		"clone3", "unshare", "setns", "chroot", "prctl", "seccomp", "setrlimit", "prlimit64"} {
+		if !allowed[n] {
+			t.Errorf("%s: %s is not allowed (the worker or a sandbox needs it)", path, n)
+		}
+	}
+	for _, n := range []string{"mount", "umount2", "pivot_root", "ptrace", "bpf", "perf_event_open", "kexec_load", "init_module",
+		"finit_module", "keyctl", "add_key", "open_by_handle_at", "process_vm_writev", "userfaultfd", "reboot", "swapon", "settimeofday"} {
+		if allowed[n] {
+			t.Errorf("%s: %s is allowed (it reaches past the container)", path, n)
 		}
 	}
 }

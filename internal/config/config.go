@@ -69,6 +69,8 @@ type Config struct {
 	Retention          time.Duration // crawls that ended longer ago are deleted (0: never)
 	SegmentMaxBytes    int
 	SegmentCacheBytes  int
+	BodyBudget         int64             // body bytes a process holds across its requests (0: no bound)
+	ParseBudget        int64             // memory a process's page parsing may take at once (0: no bound)
 	PDF                content.PDFLimits // how much of one PDF the process role reads
 	Render             render.Options    // the render role's browser and budgets
 	StartupWait        time.Duration     // a worker's wait for its services (a restart during an outage)

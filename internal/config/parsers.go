@@ -104,6 +104,27 @@ func positiveInt(dst *int, v string) error {
 	return nil
 }
 
+// byteSize reads a count of bytes, as a whole number or with a unit (KiB, MiB, GiB); 0 is
+// allowed, for "no bound".
+func byteSize(dst *int64, v string) error {
+	num, mult := strings.TrimSpace(v), int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}} {
+		if rest, ok := strings.CutSuffix(num, u.suffix); ok {
+			num, mult = strings.TrimSpace(rest), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n < 0 || n > (1<<50)/mult {
+		return fmt.Errorf("want a size in bytes such as 536870912 or 512MiB (0: no bound)")
+	}
+	*dst = n * mult
+	return nil
+}
+
 func duration(dst *time.Duration, v string) error {
 	d, err := time.ParseDuration(v)
 	if err != nil || d < 0 {

@@ -28,6 +28,7 @@ import (
 	"github.com/andybalholm/brotli"
 
 	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/membudget"
 	"github.com/trawlerdev/trawler/internal/netguard"
 )
 
@@ -44,6 +45,10 @@ type Options struct {
 	// TrustedProxy is the worker's own outbound proxy (TRAWLER_PROXY, as a URL): dialed as
 	// named, where a proxy a crawl's spec names is dialed through the guard (proxy.go).
 	TrustedProxy string
+	// Budget bounds the body bytes this process holds across its requests (nil: no bound).
+	// A request waits for room before it is sent, and while its body grows; its Response
+	// holds the bytes until Release.
+	Budget *membudget.Budget
 }
 
 // Client fetches pages.
@@ -140,6 +145,16 @@ type Response struct {
 	Duration     time.Duration
 	RequestHead  string // request line and headers as sent, CRLF-terminated (for WARC)
 	ResponseHead string // status line and headers as received
+
+	hold *membudget.Hold // Body's bytes in the client's budget
+}
+
+// Release gives the body's bytes back to the client's budget: call it once Body is no longer
+// needed (recorded, or copied). Safe on a nil Response and more than once.
+func (r *Response) Release() {
+	if r != nil {
+		r.hold.Release()
+	}
 }
 
 // ErrTimeout marks a request cut by its total time limit.
@@ -151,6 +166,27 @@ func (c *Client) Get(ctx context.Context, r Request) (*Response, error) {
 	if r.Timeout <= 0 {
 		r.Timeout = 30 * time.Second
 	}
+	if r.MaxBytes <= 0 {
+		r.MaxBytes = 10 << 20
+	}
+	// Room for the start of the body is waited for before the request is sent, and before
+	// its time limit starts: a request held back by the budget is slowed, not timed out.
+	hold, err := c.opts.Budget.Take(ctx, min(firstTake, r.MaxBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("fetch %s: %w", r.URL, err)
+	}
+	resp, err := c.get(ctx, r, hold)
+	if resp == nil {
+		hold.Release()
+	}
+	return resp, err
+}
+
+// firstTake is what a request takes from the budget before it is sent: most pages fit.
+const firstTake = 64 << 10
+
+// get performs the request, its body's bytes held in hold.
+func (c *Client) get(ctx context.Context, r Request, hold *membudget.Hold) (*Response, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.Timeout)
 	defer cancel()
 	if r.Sent != nil {
@@ -197,7 +233,7 @@ func (c *Client) Get(ctx context.Context, r Request) (*Response, error) {
 		// megabyte validator would come back in every heartbeat of its recrawl, and be sent back.
 		ContentType: crawl.Clip(resp.Header.Get("Content-Type"), crawl.MaxFieldBytes),
 		ETag:        crawl.Validator(resp.Header.Get("ETag")), LastModified: crawl.Validator(resp.Header.Get("Last-Modified")),
-		RequestHead: requestHead(resp.Request, r), ResponseHead: responseHead(resp, r)}
+		RequestHead: requestHead(resp.Request, r), ResponseHead: responseHead(resp, r), hold: hold}
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
 		if loc, err := resp.Location(); err == nil {
 			out.Location = loc.String()
@@ -206,7 +242,7 @@ func (c *Client) Get(ctx context.Context, r Request) (*Response, error) {
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
 		out.RetryAfter = ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 	}
-	body, truncated, err := readBody(resp, r.MaxBytes)
+	body, truncated, err := readBody(ctx, resp, r.MaxBytes, hold)
 	out.Body, out.Truncated, out.Duration = body, truncated, time.Since(start)
 	if err != nil {
 		return out, c.wrap(ctx, r.URL, err)
@@ -230,15 +266,15 @@ func (e clipped) Error() string { return crawl.ClipError(e.err.Error()) }
 func (e clipped) Unwrap() error { return e.err }
 
 // readBody decodes the transfer and reads at most max bytes of the decoded body (and at most
-// max bytes off the wire).
-func readBody(resp *http.Response, max int64) ([]byte, bool, error) {
-	if max <= 0 {
-		max = 10 << 20
-	}
+// max bytes off the wire), growing hold with the memory it takes.
+func readBody(ctx context.Context, resp *http.Response, max int64, hold *membudget.Hold) ([]byte, bool, error) {
+	taken := hold.Bytes() // what the request took before it was sent: the buffer's start
 	wire := &countingReader{r: io.LimitReader(resp.Body, max+1)}
 	var dec io.Reader = wire
+	hint := int64(-1) // the decoded length, where the header says it
 	switch strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding"))) {
 	case "", "identity":
+		hint = resp.ContentLength
 	case "gzip", "x-gzip":
 		zr, err := gzip.NewReader(wire)
 		if err != nil {
@@ -247,7 +283,14 @@ func readBody(resp *http.Response, max int64) ([]byte, bool, error) {
 		defer zr.Close()
 		dec = zr
 	case "br":
-		dec = brotli.NewReader(wire)
+		// A brotli decoder keeps a window of up to 16 MiB, as the stream's header asks: held
+		// in the budget like the body, so a thousand small answers cannot ask for 16 GiB.
+		br := bufio.NewReader(wire)
+		head, _ := br.Peek(1)
+		if err := hold.Grow(ctx, brotliWindow(head)); err != nil {
+			return nil, false, err
+		}
+		dec = brotli.NewReader(br)
 	case "deflate":
 		// HTTP's deflate is the zlib format (RFC 9110 §8.4.1.2); many servers send raw
 		// deflate under the same name. The zlib header tells them apart.
@@ -267,7 +310,7 @@ func readBody(resp *http.Response, max int64) ([]byte, bool, error) {
 	default:
 		return nil, false, fmt.Errorf("unsupported Content-Encoding %q", resp.Header.Get("Content-Encoding"))
 	}
-	body, err := io.ReadAll(io.LimitReader(dec, max+1))
+	body, err := readAll(ctx, dec, max+1, hint, hold, taken)
 	truncated := int64(len(body)) > max || wire.n > max
 	if int64(len(body)) > max {
 		body = body[:max]
@@ -276,6 +319,69 @@ func readBody(resp *http.Response, max int64) ([]byte, bool, error) {
 		return body, truncated, err
 	}
 	return body, truncated, nil
+}
+
+// readAll reads r to its end or limit bytes, into a buffer sized by hint (the length the
+// server announced, -1 if none) and doubled as it fills. hold grows before the buffer does,
+// so that what it holds covers the buffer's capacity; taken bytes of it are the buffer's
+// already.
+func readAll(ctx context.Context, r io.Reader, limit, hint int64, hold *membudget.Hold, taken int64) ([]byte, error) {
+	size := int64(512)
+	if hint >= 0 {
+		size = hint + 1 // +1: the read that finds the end needs room
+	}
+	size = min(max(size, 512), limit)
+	if err := hold.Grow(ctx, size-taken); err != nil {
+		return nil, err
+	}
+	held := max(size, taken)
+	buf := make([]byte, 0, size)
+	for {
+		if int64(len(buf)) >= limit {
+			return buf, nil
+		}
+		if len(buf) == cap(buf) {
+			next := min(int64(cap(buf))*2, limit)
+			if err := hold.Grow(ctx, next-held); err != nil {
+				return buf, err
+			}
+			held = max(held, next)
+			grown := make([]byte, len(buf), next)
+			copy(grown, buf)
+			buf = grown
+		}
+		n, err := r.Read(buf[len(buf):min(int64(cap(buf)), limit)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
+}
+
+// brotliWindow is the decoding window a brotli stream's first byte declares (RFC 7932 §9.1):
+// 2^WBITS bytes, at most 16 MiB. Its reading needs up to 7 bits; a stream whose first byte
+// is missing, or that asks for a large window, is held at the most.
+func brotliWindow(head []byte) int64 {
+	const most = 1 << 24
+	if len(head) == 0 {
+		return most
+	}
+	b := head[0]
+	switch {
+	case b&1 == 0:
+		return 1 << 16
+	case (b>>1)&7 != 0:
+		return 1 << (17 + (b>>1)&7)
+	case (b>>4)&7 == 0:
+		return 1 << 17
+	case (b>>4)&7 == 1:
+		return most // a large window, which the decoder refuses anyway
+	default:
+		return 1 << (8 + (b>>4)&7)
+	}
 }
 
 type countingReader struct {

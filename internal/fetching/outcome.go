@@ -74,6 +74,7 @@ func (f *Stage) fetchOne(ctx context.Context, ci *admit.Crawl, u crawl.Claimed, 
 		FetchKey: crawl.FetchKey(u.CrawlID, u.Hash, u.FetchCount, u.Attempts)}
 	resp, err := f.Client.Get(ctx, fetch.Request{URL: u.URL, UserAgent: ci.UserAgent, Header: ci.Header, Proxy: ci.Proxy, Cookies: jar.send(u.URL), ETag: u.ETag, LastModified: u.LastModified,
 		MaxBytes: spec.MaxBodyBytes, Timeout: spec.RequestTimeout.D(), Sent: sent, RecordSecrets: spec.RecordSecretHeaders})
+	defer resp.Release() // the body is stored (copied into a segment) or dropped by then
 	o.FetchedAt, o.Duration = start, f.clock().Since(start)
 	// schedule finishes the URL, or queues its recrawl after an interval adapted to what this
 	// fetch found (crawl.Recrawl).

@@ -39,6 +39,8 @@ func (f *Stage) robots(ctx context.Context, b *leaseRun, pageURL string, ci *adm
 	// Redirects are followed here, up to five (RFC 9309 §2.3.1.2), each hop a request under
 	// the host's schedule so the host never sees two closer than its delay.
 	var resp *fetch.Response
+	// The last answer's body is copied (r.Body) by the time this returns.
+	defer func() { resp.Release() }()
 	var refused string // why a hop was not followed
 	for hop := 0; ; hop++ {
 		header := ci.Header
@@ -69,6 +71,7 @@ func (f *Stage) robots(ctx context.Context, b *leaseRun, pageURL string, ci *adm
 			}
 			sent = b.sent(ctx, start)
 		}
+		resp.Release() // the hop before: a redirect, read
 		resp, err = f.Client.Get(ctx, fetch.Request{URL: target, UserAgent: ci.UserAgent, Header: header, Proxy: ci.Proxy, MaxBytes: robots.MaxBytes,
 			Timeout: ci.Spec.RequestTimeout.D(), Sent: sent})
 		if other == "" {

@@ -23,6 +23,7 @@ import (
 
 	"github.com/trawlerdev/trawler/internal/iostats"
 	"github.com/trawlerdev/trawler/internal/listen"
+	"github.com/trawlerdev/trawler/internal/membudget"
 )
 
 // Trawler's series, exposed under exactly these names (with the SDK's tags — namespace,
@@ -59,12 +60,16 @@ const (
 	// round trips (a query, a pipelined batch or a copy each).
 	S3Requests         = "trawler_s3_requests"
 	PostgresRoundTrips = "trawler_postgres_round_trips"
+	// A process's memory budgets (tag budget: body parse): bytes held now, and the takes
+	// that waited for room (counter). A budget that waits often is too small for the work.
+	BudgetHeld  = "trawler_memory_budget_held_bytes"
+	BudgetWaits = "trawler_memory_budget_waits"
 )
 
 // Series lists every Trawler series name, for checks of the dashboard and the docs.
 var Series = []string{Fetches, Refused, FetchBytes, FetchLatency, NotModified, Retries, DeadLetters, RobotsFetches,
 	RobotsBlocked, HostBackoffs, Documents, NotRead, Duplicates, LinksAdmitted, LinksSeen, LinksRejected, FrontierURLs, Unstorable, ExpiredClaims,
-	OldestUnprocessed, OldestDue, WARCRecords, WARCBytes, S3Requests, PostgresRoundTrips}
+	OldestUnprocessed, OldestDue, WARCRecords, WARCBytes, S3Requests, PostgresRoundTrips, BudgetHeld, BudgetWaits}
 
 // Registry is a process's metrics: a tally scope reporting into a Prometheus registry.
 type Registry struct {
@@ -80,7 +85,8 @@ func New() (*Registry, error) {
 		prom.NewCounterFunc(prom.CounterOpts{Name: S3Requests, Help: "S3 requests sent by this process"},
 			func() float64 { return float64(iostats.S3Requests()) }),
 		prom.NewCounterFunc(prom.CounterOpts{Name: PostgresRoundTrips, Help: "Postgres round trips (queries, batches, copies) of this process"},
-			func() float64 { return float64(iostats.PostgresRoundTrips()) }))
+			func() float64 { return float64(iostats.PostgresRoundTrips()) }),
+		budgets{})
 	reporter := tallyprom.NewReporter(tallyprom.Options{
 		Registerer:       reg,
 		DefaultTimerType: tallyprom.HistogramTimerType,
@@ -141,4 +147,31 @@ func (r *Registry) Serve(ctx context.Context, addr string, profiles bool) (strin
 		}
 	}()
 	return ln.Addr().String(), nil
+}
+
+// budgets reports the process's memory budgets (membudget.All), read at each scrape: they
+// are made after the registry, by the roles that use them.
+type budgets struct{}
+
+var (
+	budgetHeldDesc  = prom.NewDesc(BudgetHeld, "bytes held in a memory budget of this process", []string{"budget"}, nil)
+	budgetWaitsDesc = prom.NewDesc(BudgetWaits, "takes from a memory budget that waited for room", []string{"budget"}, nil)
+)
+
+func (budgets) Describe(ch chan<- *prom.Desc) {
+	ch <- budgetHeldDesc
+	ch <- budgetWaitsDesc
+}
+
+func (budgets) Collect(ch chan<- prom.Metric) {
+	// Summed by name: a process running several runners (the tests) has several of a name.
+	held, waits := map[string]int64{}, map[string]int64{}
+	for _, b := range membudget.All() {
+		held[b.Name()] += b.Held()
+		waits[b.Name()] += b.Waits()
+	}
+	for name := range held {
+		ch <- prom.MustNewConstMetric(budgetHeldDesc, prom.GaugeValue, float64(held[name]), name)
+		ch <- prom.MustNewConstMetric(budgetWaitsDesc, prom.CounterValue, float64(waits[name]), name)
+	}
 }

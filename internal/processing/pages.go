@@ -142,6 +142,13 @@ type prepared struct {
 // links; nil when the page cannot be processed (it is marked done with the reason).
 func (p *Stage) preparePage(ctx context.Context, ci *admit.Crawl, page crawl.PageRef, res *crawl.ProcessResult) (*prepared, error) {
 	spec := ci.Spec
+	// Held until the page is parsed: its body and tree are garbage then (the text kept is
+	// a small part of them).
+	hold, err := p.Parse.Take(ctx, ParseCost(page.Size, spec.MaxBodyBytes))
+	if err != nil {
+		return nil, err
+	}
+	defer hold.Release()
 	body, err := p.Body(ctx, page.BodyKey, spec.MaxBodyBytes+1)
 	if err != nil {
 		return nil, err

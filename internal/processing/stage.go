@@ -8,6 +8,7 @@ import (
 	"github.com/trawlerdev/trawler/internal/content"
 	"github.com/trawlerdev/trawler/internal/dedup"
 	"github.com/trawlerdev/trawler/internal/hooks"
+	"github.com/trawlerdev/trawler/internal/membudget"
 	"github.com/trawlerdev/trawler/internal/store"
 )
 
@@ -56,6 +57,9 @@ type Stage struct {
 	StoreText func(ctx context.Context, crawlID string, text []byte) (string, func(context.Context) error, error)
 	// Gate bounds the batches parsed at once in this process (nil: no bound).
 	Gate chan struct{}
+	// Parse bounds the memory parsing takes at once in this process (nil: no bound): a page
+	// takes ParseCost of its size before its body is read, and gives it back once parsed.
+	Parse *membudget.Budget
 	// PDF bounds the reading of one PDF (zero: content.DefaultPDFLimits).
 	PDF content.PDFLimits
 	// Stopping is closed when this worker begins to stop: a crawl's processing returns

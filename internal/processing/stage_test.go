@@ -13,6 +13,7 @@ import (
 	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/dedup"
+	"github.com/trawlerdev/trawler/internal/membudget"
 	"github.com/trawlerdev/trawler/internal/store"
 	"github.com/trawlerdev/trawler/internal/urlnorm"
 )
@@ -244,5 +245,28 @@ func TestEveryLinkKindIsAdmittedAndRecorded(t *testing.T) {
 		if f.st.kinds[kind] != 1 {
 			t.Errorf("links saved by kind %v: want one %q", f.st.kinds, kind)
 		}
+	}
+}
+
+// Each page holds its parse cost in the process's parse budget from before its body is read
+// until it is parsed, and gives it back: a batch ends with the budget empty.
+func TestAPageHoldsItsParseCostWhileParsed(t *testing.T) {
+	f := newFixture(t)
+	budget := membudget.New("test-parse", 1<<30)
+	f.stage.Parse = budget
+	var heldAtRead []int64
+	read := f.stage.Body
+	f.stage.Body = func(ctx context.Context, ref string, limit int64) ([]byte, error) {
+		heldAtRead = append(heldAtRead, budget.Held())
+		return read(ctx, ref, limit)
+	}
+	pages := []crawl.PageRef{f.page("1", "http://a.test/", "text/html", htmlOf("one")), f.page("2", "http://a.test/two", "text/html", htmlOf("two!"))}
+	var done atomic.Int64
+	if _, err := f.stage.Pages(context.Background(), "a.test", pages, &done); err != nil {
+		t.Fatal(err)
+	}
+	want := []int64{ParseCost(pages[0].Size, 10<<20), ParseCost(pages[1].Size, 10<<20)}
+	if !slices.Equal(heldAtRead, want) || budget.Held() != 0 {
+		t.Fatalf("held %v as the bodies were read (want %v), %d after", heldAtRead, want, budget.Held())
 	}
 }

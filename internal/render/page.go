@@ -249,6 +249,9 @@ func (r *pageState) answer(ctx context.Context, ev *fetch.EventRequestPaused, po
 		a.Block = "byte budget"
 	} else if ctx.Err() == nil {
 		a = policy(ctx, req)
+		if a.Release != nil {
+			defer a.Release()
+		}
 	} else {
 		a.Block = "page ended"
 	}

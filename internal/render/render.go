@@ -57,6 +57,9 @@ type Answer struct {
 	Status      int
 	ContentType string
 	Body        []byte
+	// Release, if set, is called once the page has Body (or was refused it): the body's
+	// bytes go back to the worker's budget.
+	Release func()
 }
 
 // Policy answers the requests of one page. It is called from a few goroutines at once (at

@@ -119,6 +119,7 @@ func (p *pagePolicy) fetch(ctx context.Context, rawURL string) render.Answer {
 	resp, err := p.r.Client.Get(ctx, fetch.Request{URL: rawURL, UserAgent: p.ci.UserAgent, Header: p.ci.Header, Proxy: p.ci.Proxy, MaxBytes: spec.MaxBodyBytes,
 		Timeout: spec.RequestTimeout.D()})
 	if err != nil {
+		resp.Release()
 		return render.Answer{Block: "fetch: " + err.Error()}
 	}
 	if resp.Status == 429 || resp.Status == 503 {
@@ -136,7 +137,7 @@ func (p *pagePolicy) fetch(ctx context.Context, rawURL string) render.Answer {
 		}
 		p.stopped = fmt.Sprintf("host answered HTTP %d", resp.Status)
 	}
-	return render.Answer{Status: resp.Status, ContentType: resp.ContentType, Body: resp.Body}
+	return render.Answer{Status: resp.Status, ContentType: resp.ContentType, Body: resp.Body, Release: resp.Release}
 }
 
 func orGone(state string) string {

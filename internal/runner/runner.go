@@ -23,6 +23,7 @@ import (
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/fetch"
 	"github.com/trawlerdev/trawler/internal/fetching"
+	"github.com/trawlerdev/trawler/internal/membudget"
 	"github.com/trawlerdev/trawler/internal/netguard"
 	"github.com/trawlerdev/trawler/internal/render"
 	"github.com/trawlerdev/trawler/internal/retention"
@@ -74,6 +75,8 @@ func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 	}
 	health := &activities.Health{DB: deps.DB, Blob: deps.Blob}
 
+	// One budget of body bytes for the whole process: its fetch and render roles share it.
+	bodyBudget := membudget.New("body", cfg.BodyBudget)
 	watchCtx, unwatch := context.WithCancel(context.Background())
 	r := &Runner{stopping: make(chan struct{}), unwatch: unwatch}
 	for _, role := range cfg.Roles {
@@ -100,7 +103,7 @@ func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 			dialer := netguard.New(netguard.Options{ConnectTo: cfg.ConnectTo, Allow: cfg.AllowNetworks})
 			bodies := segment.NewWriter(deps.Blob, segment.Options{Prefix: "segments/bodies", Name: processName(),
 				MaxAge: cfg.SegmentMaxAge, MaxBytes: cfg.SegmentMaxBytes})
-			w.RegisterActivity(&activities.Fetcher{Store: st, Blob: deps.Blob, Bodies: bodies, Client: fetch.New(fetch.Options{Dialer: dialer, RootCAs: cfg.RootCAs, TrustedProxy: trustedProxy(cfg.Proxy)}),
+			w.RegisterActivity(&activities.Fetcher{Store: st, Blob: deps.Blob, Bodies: bodies, Client: fetch.New(fetch.Options{Dialer: dialer, RootCAs: cfg.RootCAs, TrustedProxy: trustedProxy(cfg.Proxy), Budget: bodyBudget}),
 				Crawls: crawls, Admitter: admitter, Dialer: dialer, Stopping: r.stopping,
 				IP:      fetching.IPLimit{Dialer: dialer, Gap: cfg.IPGap, Override: cfg.IPGapOverride},
 				Control: st.WatchControl(watchCtx), BeatEvery: cfg.HeartbeatMax})
@@ -115,7 +118,7 @@ func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 			texts := segment.NewWriter(deps.Blob, segment.Options{Prefix: "segments/text", Name: processName(),
 				MaxAge: cfg.SegmentMaxAge, MaxBytes: cfg.SegmentMaxBytes})
 			w.RegisterActivity(&activities.Processor{Store: st, Blob: deps.Blob, Bodies: reader, Texts: texts, Crawls: crawls,
-				Admitter: admitter, Gate: make(chan struct{}, cfg.ProcessConcurrency), Stopping: r.stopping, PDF: cfg.PDF})
+				Admitter: admitter, Gate: make(chan struct{}, cfg.ProcessConcurrency), Parse: membudget.New("parse", cfg.ParseBudget), Stopping: r.stopping, PDF: cfg.PDF})
 			w.RegisterActivity(&activities.Archiver{Store: st, Blob: deps.Blob, Bodies: reader, Crawls: crawls, Software: "Trawler (" + cfg.UserAgent + ")"})
 			if cfg.Retention > 0 && deps.Blob != nil {
 				d := &retention.Deleter{Store: st, Blob: deps.Blob, Open: retention.WorkflowOpen(c, cfg.IDPrefix)}
@@ -138,7 +141,7 @@ func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 					MaxAge: cfg.SegmentMaxAge, MaxBytes: cfg.SegmentMaxBytes}),
 				Crawls: crawls, Admitter: admitter, Browser: browser, Stopping: r.stopping,
 				IP:     fetching.IPLimit{Dialer: dialer, Gap: cfg.IPGap, Override: cfg.IPGapOverride},
-				Client: fetch.New(fetch.Options{Dialer: dialer, RootCAs: cfg.RootCAs, TrustedProxy: trustedProxy(cfg.Proxy)})})
+				Client: fetch.New(fetch.Options{Dialer: dialer, RootCAs: cfg.RootCAs, TrustedProxy: trustedProxy(cfg.Proxy), Budget: bodyBudget})})
 		default:
 			r.Stop()
 			return nil, fmt.Errorf("runner: unknown role %q", role)

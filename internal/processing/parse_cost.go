@@ -1,0 +1,16 @@
+package processing
+
+// parseBytesPerByte is the memory parsing takes per body byte, the body included: what
+// parsing allocates, measured on the costliest page shapes (parse_cost_test.go: 13 for flat
+// text, 21 for paragraphs and links, 35 for a page of tiny elements), rounded up. Text,
+// links and the decoded copy of a page in another charset are in it.
+const parseBytesPerByte = 40
+
+// ParseCost is what a page of size bytes takes from the process's parse budget; a page of
+// unknown size (0) is reckoned at max, the crawl's body cap.
+func ParseCost(size, max int64) int64 {
+	if size <= 0 || size > max {
+		size = max
+	}
+	return size * parseBytesPerByte
+}
