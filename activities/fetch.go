@@ -11,6 +11,7 @@ import (
 	"github.com/trawlerdev/trawler/internal/fetch"
 	"github.com/trawlerdev/trawler/internal/fetching"
 	"github.com/trawlerdev/trawler/internal/netguard"
+	"github.com/trawlerdev/trawler/internal/pacing"
 	"github.com/trawlerdev/trawler/internal/segment"
 	"github.com/trawlerdev/trawler/internal/store"
 )
@@ -34,7 +35,8 @@ type Fetcher struct {
 	// Control tells of crawl controls (pause, stop, block) as they commit, so the URL states
 	// a window of requests read stay good until one comes (nil: every request reads them).
 	Control *store.ControlWatch
-	IP      fetching.IPLimit // per-IP politeness (zero: off)
+	// Schedule books hosts' request time (and their addresses', per-IP politeness).
+	Schedule *pacing.Schedule
 	// Stopping is closed when this worker begins to stop: a running lease ends early (as if
 	// its time were up), so the host's next lease starts on a live worker at once.
 	Stopping <-chan struct{}
@@ -61,7 +63,7 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchLeaseInput) (FetchLeas
 // stage is the fetch stage over this worker's stores, reporting to ctx's activity.
 func (f *Fetcher) stage(ctx context.Context) *fetching.Stage {
 	s := &fetching.Stage{Store: f.Store, Client: f.Client, Crawls: f.Crawls, Admit: admitDiscovered(ctx, f.Admitter),
-		StoreBody: f.storeBody, Dialer: f.Dialer, Control: f.Control, IP: f.IP, Stopping: f.Stopping, BeatEvery: f.BeatEvery,
+		StoreBody: f.storeBody, Dialer: f.Dialer, Control: f.Control, Schedule: f.Schedule, Stopping: f.Stopping, BeatEvery: f.BeatEvery,
 		Hooks: fetching.Hooks{
 			Beat:  func(r fetching.LeaseResult) { activity.RecordHeartbeat(ctx, r) },
 			Count: func(name string, n int64, tags ...string) { count(ctx, name, n, tags...) },

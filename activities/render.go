@@ -8,7 +8,7 @@ import (
 	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/fetch"
-	"github.com/trawlerdev/trawler/internal/fetching"
+	"github.com/trawlerdev/trawler/internal/pacing"
 	"github.com/trawlerdev/trawler/internal/render"
 	"github.com/trawlerdev/trawler/internal/rendering"
 	"github.com/trawlerdev/trawler/internal/segment"
@@ -31,7 +31,7 @@ type Renderer struct {
 	Admitter *admit.Admitter
 	Browser  *render.Browser
 	Client   *fetch.Client    // for the pages' own subresources
-	IP       fetching.IPLimit // per-IP politeness of those requests, as for fetch leases
+	Schedule *pacing.Schedule // books those requests on their host's schedule
 	Stopping <-chan struct{}
 }
 
@@ -46,7 +46,7 @@ func (r *Renderer) RenderPages(ctx context.Context, in RenderInput) (RenderResul
 		Body: r.Bodies.Get, StoreDOM: func(_ context.Context, crawlID string, dom []byte) (string, func(context.Context) error, error) {
 			return r.DOMs.Add(crawlID, dom)
 		},
-		Client: r.Client, IP: r.IP, Stopping: r.Stopping,
+		Client: r.Client, Schedule: r.Schedule, Stopping: r.Stopping,
 		Hooks: rendering.Hooks{Beat: func(res RenderResult) { activity.RecordHeartbeat(ctx, res) }, Log: activity.GetLogger(ctx)}}
 	return s.Render(ctx, in)
 }

@@ -15,11 +15,6 @@ const (
 	defaultMaxHistory    = 3000
 	defaultMaxRunBatches = 150
 	claimTTLSlack        = 2 * time.Minute
-	// inBatchWait is the longest wait for the host's next slot that the next fetch lease takes
-	// over (it books its slots in Postgres and sleeps until NotBefore anyway): a durable timer
-	// per lease would cost two events and a workflow task for a second's crawl-delay. Longer
-	// waits (a large Crawl-delay, backoff, the next due URL) stay durable timers.
-	inLeaseWait = 5 * time.Second
 	// fetchHeartbeatTimeout is how long a fetch lease may go without a heartbeat before
 	// Temporal retries it elsewhere: leases heartbeat every few seconds whatever they are doing
 	// (crawl.HeartbeatEvery), so a dead fetch worker's hosts move on within this.
@@ -28,8 +23,8 @@ const (
 
 // HostWorkflow is the one workflow that requests pages from its host (ID host/<authority>),
 // for every crawl: one-running-execution-per-ID makes it the cluster-wide politeness lock.
-// It loops: wait on a durable timer while the host's next request is more than inBatchWait
-// away (a backoff, a long Crawl-delay, the next due URL), then run one fetch lease, an
+// It loops: wait on a durable timer while the host's next request is more than
+// pacing.InLeaseWait away (a backoff, a long Crawl-delay, the next due URL), then run one fetch lease, an
 // activity that claims the host's due URLs a chunk at a time, paces every request itself
 // (robots.txt first when its cache expired) and ends after FetchLease or when the host runs
 // dry. Fetched pages are claimed by the crawl's processing children (crawl_processing.go), so

@@ -10,6 +10,7 @@ import (
 	"github.com/trawlerdev/trawler/activities"
 	"github.com/trawlerdev/trawler/internal/clock"
 	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/pacing"
 )
 
 // leaseOwner is the claim owner of this run's next fetch lease.
@@ -30,7 +31,7 @@ func (h *hostRun) fetch() (activities.FetchLeaseResult, bool) {
 	// A chunk's requests, the last ones' timeouts and a wait for a slot, on top of the lease
 	// (a longer Crawl-delay ends the lease and is this workflow's timer), and robots.txt's
 	// redirect hops, each a delay apart (they wait in the lease).
-	timeout := time.Duration(in.Chunk)*(d+h.cfg.RequestTimeout.D()) + 2*(h.cfg.RequestTimeout.D()+inLeaseWait) +
+	timeout := time.Duration(in.Chunk)*(d+h.cfg.RequestTimeout.D()) + 2*(h.cfg.RequestTimeout.D()+pacing.InLeaseWait) +
 		5*d + time.Minute + in.LeaseFor
 	actx, cancel := workflow.WithCancel(ctx)
 	h.waitFor(fmt.Sprintf("fetch lease %d to end", h.leases+1))

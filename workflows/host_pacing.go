@@ -11,19 +11,20 @@ import (
 	"github.com/trawlerdev/trawler/internal/clock"
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/metrics"
+	"github.com/trawlerdev/trawler/internal/pacing"
 )
 
 // waitInBatch says whether the next lease may wait out the gap itself (its NotBefore).
 func (h *hostRun) waitInLease(gap time.Duration) bool {
-	return gap <= inLeaseWait && !h.st.BackoffUntil.After(workflow.Now(h.ctx))
+	return gap <= pacing.InLeaseWait && !h.st.BackoffUntil.After(workflow.Now(h.ctx))
 }
 
 // pace is the host's pacing in force: the crawl's, robots.txt's Crawl-delay (capped when it
-// was learnt) and the operator's throttle, by the one rule (crawl.Slowest).
-func (h *hostRun) pace() crawl.Pace {
-	return crawl.Slowest(crawl.Pace{Delay: h.cfg.Delay.D(), Concurrency: h.cfg.Concurrency},
-		crawl.Pace{Delay: h.st.CrawlDelay.D()},
-		crawl.Pace{Delay: h.st.ThrottleDelay.D(), Concurrency: h.st.ThrottleConcurrent})
+// was learnt) and the operator's throttle, by the one rule (pacing.Slowest).
+func (h *hostRun) pace() pacing.Pace {
+	return pacing.Slowest(pacing.Pace{Delay: h.cfg.Delay.D(), Concurrency: h.cfg.Concurrency},
+		pacing.Pace{Delay: h.st.CrawlDelay.D()},
+		pacing.Pace{Delay: h.st.ThrottleDelay.D(), Concurrency: h.st.ThrottleConcurrent})
 }
 
 // delay is the gap between request starts in force.

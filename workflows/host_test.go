@@ -16,6 +16,7 @@ import (
 	"github.com/trawlerdev/trawler/activities"
 	"github.com/trawlerdev/trawler/internal/clock"
 	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/pacing"
 )
 
 type hostEnv struct {
@@ -89,7 +90,7 @@ func (e *hostEnv) fetchOK() {
 			if dry != nil {
 				return *dry, nil
 			}
-			if in.NotBefore.Sub(now) > inLeaseWait {
+			if in.NotBefore.Sub(now) > pacing.InLeaseWait {
 				return activities.FetchLeaseResult{}, errors.New("activity started long before NotBefore: the workflow did not wait")
 			}
 			sent := clock.Later(now, in.NotBefore)
@@ -113,7 +114,7 @@ func hostInput(delay time.Duration) crawl.HostInput {
 		BatchWindow: crawl.Duration(10 * delay), IdleTimeout: crawl.Duration(time.Minute)}}
 }
 
-// A crawl-delay longer than inBatchWait is waited on a durable timer; a shorter one inside
+// A crawl-delay longer than pacing.InLeaseWait is waited on a durable timer; a shorter one inside
 // the next batch, which starts at once and sends its first request no earlier than NotBefore.
 func TestHostWaitsTheDelayBetweenBatches(t *testing.T) {
 	for _, tc := range []struct {
@@ -201,7 +202,7 @@ func TestHostPauseStopsFetchingUntilResume(t *testing.T) {
 		resumedAt = e.Now()
 		e.SignalWorkflow(crawl.SignalResume, nil)
 	}, time.Hour)
-	// A delay above inBatchWait: the pause comes during a durable timer (a mocked batch cannot
+	// A delay above pacing.InLeaseWait: the pause comes during a durable timer (a mocked batch cannot
 	// be interrupted while it waits for its slot).
 	e.ExecuteWorkflow(HostWorkflow, hostInput(6*time.Second))
 	if e.GetWorkflowError() != nil {
@@ -259,7 +260,7 @@ func TestHostContinueAsNewDrainsPendingSignals(t *testing.T) {
 	e := newHostEnv(t)
 	e.claimsOf(5, 1)
 	e.fetchOK()
-	// While the run waits out its delay (on a timer: above inBatchWait) after its first batch,
+	// While the run waits out its delay (on a timer: above pacing.InLeaseWait) after its first batch,
 	// two signals arrive at once: one wakes it, the other is still pending and is drained; both
 	// reach the next run.
 	e.RegisterDelayedCallback(func() {

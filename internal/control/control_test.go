@@ -10,6 +10,7 @@ import (
 
 	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/pacing"
 	"github.com/trawlerdev/trawler/internal/store"
 	"github.com/trawlerdev/trawler/internal/urlnorm"
 )
@@ -136,7 +137,7 @@ func TestBadControlsChangeNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	ci, _ := x.c.Crawls.Get(ctx, "c")
-	if !slices.Contains(ci.Spec.DenyHosts, "evil.test") || ci.Spec.Pace().Delay != 5*time.Second {
-		t.Errorf("rules after block and throttle: deny %v, pace %+v; want evil.test denied (lower case), 5s", ci.Spec.DenyHosts, ci.Spec.Pace())
+	if !slices.Contains(ci.Spec.DenyHosts, "evil.test") || pacing.OfCrawl(ci.Spec).Delay != 5*time.Second {
+		t.Errorf("rules after block and throttle: deny %v, pace %+v; want evil.test denied (lower case), 5s", ci.Spec.DenyHosts, pacing.OfCrawl(ci.Spec))
 	}
 }

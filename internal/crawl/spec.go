@@ -382,12 +382,3 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	*d = Duration(secs * float64(time.Second))
 	return nil
 }
-
-// Pace is the crawl's pacing of each host: its delay and concurrency, slowed by its throttle.
-func (s Spec) Pace() Pace {
-	p := Pace{Delay: s.Delay.D(), Concurrency: s.Concurrency}
-	if t := s.Throttle; t != nil {
-		p = Slowest(p, Pace{Delay: t.Delay.D(), Concurrency: t.Concurrency})
-	}
-	return p
-}

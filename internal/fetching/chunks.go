@@ -7,6 +7,7 @@ import (
 	"github.com/trawlerdev/trawler/internal/clock"
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/failpoint"
+	"github.com/trawlerdev/trawler/internal/pacing"
 )
 
 // A fetch lease is one fetch activity holding its host for up to LeaseFor: it claims the
@@ -83,7 +84,7 @@ func (b *leaseRun) nextChunk(ctx context.Context, sem chan struct{}) (bool, erro
 			// and with nothing left to wait for the lease ends on it, its host left waiting as
 			// by claimChunk.
 			epoch, _ := b.f.Control.Epoch()
-			res, err := b.f.Store.ClaimInLease(ctx, b.in.Host, owner, owners, b.in.Chunk, b.in.ClaimTTL, b.f.clock().Now(), inLeaseWait)
+			res, err := b.f.Store.ClaimInLease(ctx, b.in.Host, owner, owners, b.in.Chunk, b.in.ClaimTTL, b.f.clock().Now(), pacing.InLeaseWait)
 			if err != nil {
 				return false, err
 			}
@@ -115,7 +116,7 @@ func (b *leaseRun) nextChunk(ctx context.Context, sem chan struct{}) (bool, erro
 		}
 		var wait time.Duration
 		switch {
-		case next != nil && b.f.clock().Until(*next) <= inLeaseWait:
+		case next != nil && b.f.clock().Until(*next) <= pacing.InLeaseWait:
 			wait = max(b.f.clock().Until(*next), 0)
 			if claim && wait == 0 {
 				wait = 200 * time.Millisecond // due, yet the claim found nothing (locked by an admission): soon again
@@ -159,10 +160,10 @@ func (b *leaseRun) slotFar() bool {
 }
 
 func (b *leaseRun) slotFarLocked() bool {
-	return b.res.Requests > 0 && b.f.clock().Until(b.nextStartLocked()) > inLeaseWait
+	return b.res.Requests > 0 && b.f.clock().Until(b.nextStartLocked()) > pacing.InLeaseWait
 }
 
-// nearSlot waits until shortly before the host's next request may leave (at most inLeaseWait):
+// nearSlot waits until shortly before the host's next request may leave (at most pacing.InLeaseWait):
 // a claim any sooner gains nothing, and the URLs that fall due meanwhile — links from the
 // lease's own pages, processed as it waits — join the same claim instead of costing one each.
 // It says false when ctx ends.
@@ -172,7 +173,7 @@ func (b *leaseRun) nearSlot(ctx context.Context) bool {
 	b.mu.Unlock()
 	c := b.f.clock()
 	at := slot.Add(-claimAhead)
-	if limit := c.Now().Add(inLeaseWait); at.After(limit) {
+	if limit := c.Now().Add(pacing.InLeaseWait); at.After(limit) {
 		at = limit
 	}
 	return clock.SleepUntil(ctx, c, at) == nil
@@ -213,14 +214,10 @@ func (b *leaseRun) takeChunk(ctx context.Context, claimed []crawl.Claimed, next 
 	return true
 }
 
-// inLeaseWait is the longest wait for the host's next due URL that a lease takes itself;
-// longer ones end the lease and become the host workflow's durable timer.
-const inLeaseWait = 5 * time.Second
-
 // end settles the lease's window of the host's time (settle), when it booked one.
 func (b *leaseRun) end(ctx context.Context) error {
 	if end, next, settle := b.settle(); settle {
-		return b.f.Store.SettleWindow(ctx, b.slot(), end, next)
+		return b.f.Schedule.Settle(ctx, b.slot(), end, next)
 	}
 	return nil
 }

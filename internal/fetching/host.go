@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net"
-	"net/netip"
 	"time"
 
 	"github.com/trawlerdev/trawler/internal/urlnorm"
@@ -41,9 +40,4 @@ func (f *Stage) refusedHost(ctx context.Context, authority string) string {
 		return "refused address (" + why + ")"
 	}
 	return ""
-}
-
-// limitedIP is the address per-IP politeness counts the host's requests under (IPLimit).
-func (f *Stage) limitedIP(ctx context.Context, authority string) netip.Addr {
-	return f.IP.Of(ctx, authority)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/failpoint"
 	"github.com/trawlerdev/trawler/internal/metrics"
+	"github.com/trawlerdev/trawler/internal/pacing"
 	"github.com/trawlerdev/trawler/internal/robots"
 	"github.com/trawlerdev/trawler/internal/store"
 )
@@ -92,7 +93,7 @@ func (f *Stage) Lease(ctx context.Context, in LeaseInput, resumed LeaseResult, a
 		}
 		return b.result(), b.end(ctx)
 	}
-	b.ip = f.limitedIP(ctx, in.Host)
+	b.ip = f.Schedule.IPOf(ctx, in.Host)
 	n := max(in.Concurrency, 1)
 	sem := make(chan struct{}, n)
 	errs := make(chan error, 1) // the first failure on our side stops the lease (leaseRun.fail)
@@ -172,9 +173,9 @@ func (f *Stage) Lease(ctx context.Context, in LeaseInput, resumed LeaseResult, a
 				// crawl that will not wait that long skips the host's URLs (withoutRequest) and
 				// does not slow the host for the others.
 				b.mu.Lock()
-				if crawl.CrawlDelayOver(d, ci.Spec.MaxCrawlDelay.D()) {
+				if pacing.CrawlDelayOver(d, ci.Spec.MaxCrawlDelay.D()) {
 					b.res.CrawlDelayCapped = true
-				} else if d := crawl.CrawlDelayPace(d).Delay; d > b.res.CrawlDelay {
+				} else if d := pacing.CrawlDelayPace(d).Delay; d > b.res.CrawlDelay {
 					b.res.CrawlDelay = d
 				}
 				b.delayRaisedLocked()
@@ -199,7 +200,7 @@ func (f *Stage) Lease(ctx context.Context, in LeaseInput, resumed LeaseResult, a
 		sem <- struct{}{}
 		o, skip := b.withoutRequest(ci, u, rules)
 		var start time.Time
-		var slot store.Slot
+		var slot pacing.Slot
 		if !skip {
 			slot, err = b.takeFor(ctx, i)
 			start = slot.Start

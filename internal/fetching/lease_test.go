@@ -18,6 +18,7 @@ import (
 	"github.com/trawlerdev/trawler/internal/fetch"
 	"github.com/trawlerdev/trawler/internal/metrics"
 	"github.com/trawlerdev/trawler/internal/netguard"
+	"github.com/trawlerdev/trawler/internal/pacing"
 	"github.com/trawlerdev/trawler/internal/store"
 	"github.com/trawlerdev/trawler/internal/urlnorm"
 )
@@ -103,23 +104,17 @@ func (s *fakeStore) book(key string, earliest time.Time, gap time.Duration, n in
 	return start
 }
 
-func (s *fakeStore) BookSlot(_ context.Context, host string, gap time.Duration, _ netip.Addr, _ time.Duration, earliest time.Time) (time.Time, error) {
+func (s *fakeStore) BookSlot(_ context.Context, host string, gap time.Duration, _ netip.Addr, _ time.Duration, earliest time.Time, url *pacing.URLKey) (pacing.Slot, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.book(host, earliest, gap, 1), nil
-}
-
-func (s *fakeStore) BookSlotFor(_ context.Context, host string, gap time.Duration, _ netip.Addr, _ time.Duration, earliest time.Time, url *store.URLKey) (store.Slot, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	slot := store.Slot{Start: s.book(host, earliest, gap, 1)}
+	slot := pacing.Slot{Start: s.book(host, earliest, gap, 1)}
 	if url != nil {
 		slot.URLState, slot.CrawlState = s.states[string(url.Hash)], crawl.CrawlRunning
 	}
 	return slot, nil
 }
 
-func (s *fakeStore) BookWindow(_ context.Context, host string, gap time.Duration, n int, earliest, own time.Time, urls []store.URLKey, epoch uint64) (store.Window, error) {
+func (s *fakeStore) BookWindow(_ context.Context, host string, gap time.Duration, n int, earliest, own time.Time, urls []pacing.URLKey, epoch uint64) (pacing.Window, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n = max(n, 1)
@@ -128,18 +123,18 @@ func (s *fakeStore) BookWindow(_ context.Context, host string, gap time.Duration
 		s.next[host] = time.Time{} // the caller's own window: it goes on from earliest
 	}
 	start := s.book(host, earliest, gap, n)
-	return store.Window{Start: start, End: s.next[host], Mark: s.next[host], Continues: continues, States: s.statesLocked(urls, epoch)}, nil
+	return pacing.Window{Start: start, End: s.next[host], Mark: s.next[host], Continues: continues, States: s.statesLocked(urls, epoch)}, nil
 }
 
-func (s *fakeStore) statesLocked(urls []store.URLKey, epoch uint64) map[string]store.WindowState {
-	out := map[string]store.WindowState{}
+func (s *fakeStore) statesLocked(urls []pacing.URLKey, epoch uint64) map[string]pacing.WindowState {
+	out := map[string]pacing.WindowState{}
 	for _, u := range urls {
-		out[store.WindowKey(u)] = store.WindowState{URL: s.states[string(u.Hash)], Crawl: crawl.CrawlRunning, At: time.Now(), Epoch: epoch}
+		out[pacing.WindowKey(u)] = pacing.WindowState{URL: s.states[string(u.Hash)], Crawl: crawl.CrawlRunning, At: time.Now(), Epoch: epoch}
 	}
 	return out
 }
 
-func (s *fakeStore) WindowStates(_ context.Context, urls []store.URLKey, epoch uint64) (map[string]store.WindowState, error) {
+func (s *fakeStore) WindowStates(_ context.Context, urls []pacing.URLKey, epoch uint64) (map[string]pacing.WindowState, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.statesLocked(urls, epoch), nil
@@ -169,6 +164,14 @@ func (s *fakeStore) DeferHost(_ context.Context, _ string, until time.Time) erro
 	defer s.mu.Unlock()
 	s.deferred = until
 	return nil
+}
+
+func (s *fakeStore) BookRenderSlot(context.Context, string, string, time.Duration, netip.Addr, time.Duration, time.Time) (pacing.RenderSlot, error) {
+	panic("a fetch lease books no render slot")
+}
+
+func (s *fakeStore) ReleaseRenderSlot(context.Context, pacing.RenderSlot) error {
+	panic("a fetch lease books no render slot")
 }
 
 func (s *fakeStore) RecordFetch(_ context.Context, _ string, o store.FetchOutcome) (bool, error) {
@@ -307,7 +310,7 @@ func newFixture(t *testing.T, handler http.HandlerFunc, urls ...string) *fixture
 	crawls := &admit.Crawls{Norm: urlnorm.New(urlnorm.Default()), DefaultUserAgent: "TrawlerBot/1.0"}
 	crawls.Put("c", crawl.Spec{Name: "c", Seeds: []string{"http://site.test/"}, Scope: crawl.ScopeHost}.WithDefaults())
 	var mu sync.Mutex
-	f.stage = &Stage{Store: f.st, Client: fetch.New(fetch.Options{Dialer: dialer}), Crawls: crawls, Dialer: dialer,
+	f.stage = &Stage{Store: f.st, Schedule: &pacing.Schedule{Store: f.st}, Client: fetch.New(fetch.Options{Dialer: dialer}), Crawls: crawls, Dialer: dialer,
 		Admit: func(_ context.Context, _ *admit.Crawl, d *admit.Discovery) (admit.AdmitStats, error) {
 			mu.Lock()
 			defer mu.Unlock()

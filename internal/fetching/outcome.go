@@ -175,7 +175,7 @@ func (f *Stage) fetchOne(ctx context.Context, ci *admit.Crawl, u crawl.Claimed, 
 			eff.deferUntil = until
 			// Held in the host's row too, so its renders (which book the host's schedule, not
 			// this lease's) wait as well. The lease defers by itself either way.
-			if err := f.Store.DeferHost(ctx, urlnorm.Authority(u.URL), until); err != nil {
+			if err := f.Schedule.Defer(ctx, urlnorm.Authority(u.URL), until); err != nil {
 				f.Hooks.log().Warn("defer host", "url", u.URL, "error", err)
 			}
 		}

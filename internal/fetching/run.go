@@ -10,6 +10,7 @@ import (
 	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/clock"
 	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/pacing"
 	"github.com/trawlerdev/trawler/internal/robots"
 	"github.com/trawlerdev/trawler/internal/store"
 )
@@ -26,11 +27,11 @@ type leaseRun struct {
 	// recording counts requests whose outcome is not recorded yet (their bodies wait for
 	// their segment to be stored).
 	recording sync.WaitGroup
-	next      time.Time    // the earliest start of the next request
-	answered  time.Time    // when the last request's answer came (one request in flight at a time)
-	ip        netip.Addr   // the host's address, when the per-IP limit applies
-	window    store.Window // the host's time booked for this lease's requests (book)
-	cursor    int          // the URL the lease is at: a robots.txt request books ahead from it
+	next      time.Time     // the earliest start of the next request
+	answered  time.Time     // when the last request's answer came (one request in flight at a time)
+	ip        netip.Addr    // the host's address, when the per-IP limit applies
+	window    pacing.Window // the host's time booked for this lease's requests (book)
+	cursor    int           // the URL the lease is at: a robots.txt request books ahead from it
 	began     time.Time
 	beatAt    time.Time  // when the lease's progress last went to the SDK (beat)
 	beatMu    sync.Mutex // one beat at a time (beat)
@@ -90,7 +91,7 @@ func (b *leaseRun) withoutRequest(ci *admit.Crawl, u crawl.Claimed, rules *robot
 		b.res.Skipped++
 		return o, true
 	}
-	if crawl.CrawlDelayOver(rules.CrawlDelay, ci.Spec.MaxCrawlDelay.D()) {
+	if pacing.CrawlDelayOver(rules.CrawlDelay, ci.Spec.MaxCrawlDelay.D()) {
 		// The site asks for more time between requests than this crawl waits: skipped,
 		// never fetched faster than asked (a crawl with a higher cap still fetches it).
 		o.State, o.SkipReason = store.StateSkipped, crawl.SkipCrawlDelay

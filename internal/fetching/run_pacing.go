@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/pacing"
 )
 
 // repaceEvery is how often a lease reads its crawls' pacing again between chunks (a chunk can
@@ -43,7 +44,7 @@ func (b *leaseRun) pace(ctx context.Context, urls []crawl.Claimed) error {
 	for _, u := range urls {
 		b.crawls[u.CrawlID] = true
 	}
-	pace := crawl.Pace{Delay: b.baseDelay}
+	pace := pacing.Pace{Delay: b.baseDelay}
 	var autoK float64
 	key := b.in.Host
 	for id := range b.crawls {
@@ -51,7 +52,7 @@ func (b *leaseRun) pace(ctx context.Context, urls []crawl.Claimed) error {
 		if err != nil {
 			return err
 		}
-		pace = crawl.Slowest(pace, ci.Spec.Pace())
+		pace = pacing.Slowest(pace, pacing.OfCrawl(ci.Spec))
 		autoK = max(autoK, ci.Spec.AutoThrottle)
 		if k := ci.SlotKey(b.in.Host); k != b.in.Host {
 			key = k

@@ -8,6 +8,7 @@ import (
 
 	"github.com/trawlerdev/trawler/internal/clock"
 	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/pacing"
 	"github.com/trawlerdev/trawler/internal/store"
 	"github.com/trawlerdev/trawler/internal/urlnorm"
 )
@@ -19,7 +20,7 @@ const maxLateSlots = 3
 var errDeferred = errors.New("host deferred")
 
 // errSlotFar says the host's next page request may not leave for longer than a lease waits
-// (inLeaseWait) and the lease has made a request: a long Crawl-delay is waited out by the host
+// (pacing.InLeaseWait) and the lease has made a request: a long Crawl-delay is waited out by the host
 // workflow's durable timer, not by a lease holding a fetch worker's slot. The lease ends; its
 // unfinished claims are the next lease's.
 var errSlotFar = errors.New("the host's next request is too far off for the lease to wait")
@@ -49,26 +50,26 @@ func (b *leaseRun) take(ctx context.Context) (time.Time, error) {
 
 // takeFor is take for the request of the lease's URL i (-1: none, such as robots.txt), whose
 // state (and its crawl's) comes with the slot.
-func (b *leaseRun) takeFor(ctx context.Context, i int) (store.Slot, error) {
-	var url *store.URLKey
+func (b *leaseRun) takeFor(ctx context.Context, i int) (pacing.Slot, error) {
+	var url *pacing.URLKey
 	if i >= 0 {
-		url = &store.URLKey{CrawlID: b.urls[i].CrawlID, Hash: b.urls[i].Hash}
+		url = &pacing.URLKey{CrawlID: b.urls[i].CrawlID, Hash: b.urls[i].Hash}
 	}
 	for given := 0; ; {
 		b.mu.Lock()
 		if b.f.clock().Now().Before(b.res.DeferUntil) {
 			b.mu.Unlock()
-			return store.Slot{}, errDeferred
+			return pacing.Slot{}, errDeferred
 		}
 		// The margin here too: when robots.txt's Crawl-delay raises the delay mid-lease, the
 		// slot booked before it knew is closer than the new delay plus margin.
-		gap := b.delay() + crawl.GapMargin(b.delay())
+		gap := pacing.Gap(b.delay())
 		wait := b.f.clock().Until(b.nextStartLocked())
 		if i >= 0 && b.slotFarLocked() {
 			// (Not robots.txt's hops, i < 0: a lease that ended between them would start
 			// again from the first, for ever. They wait here, at most five delays.)
 			b.mu.Unlock()
-			return store.Slot{}, errSlotFar
+			return pacing.Slot{}, errSlotFar
 		}
 		if wait <= 0 {
 			// The host's time is booked in Postgres — its schedule, and its address's when the
@@ -79,13 +80,13 @@ func (b *leaseRun) takeFor(ctx context.Context, i int) (store.Slot, error) {
 			if errors.Is(err, errWindowLater) {
 				b.mu.Unlock()
 				if err := clock.SleepUntil(ctx, b.f.clock(), slot.Start); err != nil {
-					return store.Slot{}, err
+					return pacing.Slot{}, err
 				}
 				continue
 			}
 			if err != nil {
 				b.mu.Unlock()
-				return store.Slot{}, err
+				return pacing.Slot{}, err
 			}
 			start := slot.Start
 			b.next = start.Add(gap)
@@ -96,7 +97,7 @@ func (b *leaseRun) takeFor(ctx context.Context, i int) (store.Slot, error) {
 			b.mu.Unlock()
 			if err := clock.SleepUntil(ctx, b.f.clock(), start); err != nil {
 				b.endRequest()
-				return store.Slot{}, err
+				return pacing.Slot{}, err
 			}
 			// Slots are booked a delay plus a margin apart. A request that would leave more
 			// than half the margin after its slot (this process was descheduled: an overloaded
@@ -120,7 +121,7 @@ func (b *leaseRun) takeFor(ctx context.Context, i int) (store.Slot, error) {
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return store.Slot{}, ctx.Err()
+			return pacing.Slot{}, ctx.Err()
 		case <-t.C:
 			b.heartbeat(ctx)
 		}
@@ -131,15 +132,15 @@ func (b *leaseRun) takeFor(ctx context.Context, i int) (store.Slot, error) {
 // the host's time, booking more of it when the window is over or its state of the URL is
 // no longer fresh. A host whose address is shared (the per-IP limit applies) books
 // each request on both schedules, as before windows. Callers hold b.mu.
-func (b *leaseRun) book(ctx context.Context, i int, url *store.URLKey, gap time.Duration) (store.Slot, error) {
+func (b *leaseRun) book(ctx context.Context, i int, url *pacing.URLKey, gap time.Duration) (pacing.Slot, error) {
 	now := b.f.clock().Now()
 	if b.ip.IsValid() {
-		return b.f.Store.BookSlotFor(ctx, b.slot(), gap, b.ip, b.f.IP.Gap+crawl.GapMargin(b.f.IP.Gap), now, url)
+		return b.f.Schedule.Book(ctx, b.slot(), b.delay(), b.ip, now, url)
 	}
 	w := &b.window
-	st, known := store.WindowState{}, url == nil
+	st, known := pacing.WindowState{}, url == nil
 	if url != nil {
-		st, known = w.States[store.WindowKey(*url)]
+		st, known = w.States[pacing.WindowKey(*url)]
 		known = known && b.fresh(st, now)
 	}
 	// The window holds a request starting at max(now, its start) when that start is a whole
@@ -151,14 +152,14 @@ func (b *leaseRun) book(ctx context.Context, i int, url *store.URLKey, gap time.
 		epoch, _ := b.f.Control.Epoch()
 		states, err := b.f.Store.WindowStates(ctx, b.ahead(i), epoch)
 		if err != nil {
-			return store.Slot{}, err
+			return pacing.Slot{}, err
 		}
 		if w.States == nil {
 			w.States = states
 		} else {
 			maps.Copy(w.States, states)
 		}
-		st, known = w.States[store.WindowKey(*url)], true
+		st, known = w.States[pacing.WindowKey(*url)], true
 	}
 	if !known || !room {
 		// A request of no URL (robots.txt) books for the URLs after it too. A lease, which
@@ -169,9 +170,9 @@ func (b *leaseRun) book(ctx context.Context, i int, url *store.URLKey, gap time.
 		urls := b.ahead(i)
 		n := min(windowSlots, max(int(windowAhead/gap), 1))
 		epoch, _ := b.f.Control.Epoch()
-		nw, err := b.f.Store.BookWindow(ctx, b.slot(), gap, n, now, w.Mark, urls, epoch)
+		nw, err := b.f.Schedule.BookWindow(ctx, b.slot(), b.delay(), n, now, w.Mark, urls, epoch)
 		if err != nil {
-			return store.Slot{}, err
+			return pacing.Slot{}, err
 		}
 		if !nw.Continues {
 			// After someone else's booking: a window of its own, and only what it just read
@@ -181,26 +182,26 @@ func (b *leaseRun) book(ctx context.Context, i int, url *store.URLKey, gap time.
 				// Someone holds the host's time until then: a stale attempt of this lease
 				// still fetching, perhaps. What was read now may not hold when it ends: wait
 				// for the window, then read again.
-				w.States = map[string]store.WindowState{}
-				return store.Slot{Start: nw.Start}, errWindowLater
+				w.States = map[string]pacing.WindowState{}
+				return pacing.Slot{Start: nw.Start}, errWindowLater
 			}
 		} else {
 			w.End, w.Mark = nw.End, nw.Mark // continues this one
 			maps.Copy(w.States, nw.States)
 		}
 		if url != nil {
-			st = w.States[store.WindowKey(*url)]
+			st = w.States[pacing.WindowKey(*url)]
 		}
 	}
 	if url != nil {
-		delete(w.States, store.WindowKey(*url))
+		delete(w.States, pacing.WindowKey(*url))
 	}
-	return store.Slot{Start: clock.Later(now, w.Start), URLState: st.URL, CrawlState: st.Crawl}, nil
+	return pacing.Slot{Start: clock.Later(now, w.Start), URLState: st.URL, CrawlState: st.Crawl}, nil
 }
 
 // fresh says whether a URL state the lease holds may stand for a read now: read within
 // stateFresh, and no crawl control told of since.
-func (b *leaseRun) fresh(st store.WindowState, now time.Time) bool {
+func (b *leaseRun) fresh(st pacing.WindowState, now time.Time) bool {
 	return now.Sub(st.At) < stateFresh && b.f.Control.Fresh(st.Epoch)
 }
 
@@ -212,24 +213,24 @@ func (b *leaseRun) claimedNow(claimed []crawl.Claimed, epoch uint64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.window.States == nil {
-		b.window.States = make(map[string]store.WindowState, len(claimed))
+		b.window.States = make(map[string]pacing.WindowState, len(claimed))
 	}
 	for _, u := range claimed {
-		b.window.States[store.WindowKey(store.URLKey{CrawlID: u.CrawlID, Hash: u.Hash})] =
-			store.WindowState{URL: store.StateClaimed, Crawl: crawl.CrawlRunning, At: now, Epoch: epoch}
+		b.window.States[pacing.WindowKey(pacing.URLKey{CrawlID: u.CrawlID, Hash: u.Hash})] =
+			pacing.WindowState{URL: store.StateClaimed, Crawl: crawl.CrawlRunning, At: now, Epoch: epoch}
 	}
 }
 
 // ahead names URL i and the lease's next unfinished URLs after it, as many as a window holds
 // at most. Callers hold b.mu.
-func (b *leaseRun) ahead(i int) []store.URLKey {
+func (b *leaseRun) ahead(i int) []pacing.URLKey {
 	if i < 0 {
 		return nil
 	}
-	var urls []store.URLKey
+	var urls []pacing.URLKey
 	for j := i; j < len(b.urls) && len(urls) < windowSlots; j++ {
 		if j == i || !b.res.Finished[j] {
-			urls = append(urls, store.URLKey{CrawlID: b.urls[j].CrawlID, Hash: b.urls[j].Hash})
+			urls = append(urls, pacing.URLKey{CrawlID: b.urls[j].CrawlID, Hash: b.urls[j].Hash})
 		}
 	}
 	return urls
@@ -255,18 +256,12 @@ func (b *leaseRun) settle() (end, next time.Time, ok bool) {
 // nextStartLocked is the earliest start of the lease's next request: its own pacing (b.next),
 // and a delay as it is now, plus the margin, after its last request left. Callers hold b.mu.
 func (b *leaseRun) nextStartLocked() time.Time {
-	return clock.Later(b.next, b.res.LastRequestAt.Add(b.delay()+crawl.GapMargin(b.delay())))
+	return clock.Later(b.next, b.res.LastRequestAt.Add(pacing.Gap(b.delay())))
 }
 
 // tolerance is how late after its slot a request may leave: half the margin slots are booked
 // apart by.
-func (b *leaseRun) tolerance() time.Duration {
-	t := crawl.GapMargin(b.delay()) / 2
-	if b.ip.IsValid() {
-		t = min(t, crawl.GapMargin(b.f.IP.Gap)/2)
-	}
-	return t
-}
+func (b *leaseRun) tolerance() time.Duration { return b.f.Schedule.Tolerance(b.delay(), b.ip) }
 
 // sent returns the hook told when the request of the slot at start really left. One that left
 // later than the tolerance (a slow dial, a process descheduled after take's check) pushes the
@@ -282,8 +277,8 @@ func (b *leaseRun) sent(ctx context.Context, start time.Time) func(time.Time) {
 			return
 		}
 		b.res.LateDepartures++
-		b.next = clock.Later(b.next, at.Add(d+crawl.GapMargin(d)))
-		hostNext, ipNext := at.Add(d+crawl.GapMargin(d)), at.Add(b.f.IP.Gap+crawl.GapMargin(b.f.IP.Gap))
+		hostNext := at.Add(pacing.Gap(d))
+		b.next = clock.Later(b.next, hostNext)
 		// Within the lease's window, whoever books next starts at its end already.
 		inWindow := !b.ip.IsValid() && !hostNext.After(b.window.End)
 		b.mu.Unlock()
@@ -293,7 +288,7 @@ func (b *leaseRun) sent(ctx context.Context, start time.Time) func(time.Time) {
 		go func() {
 			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 			defer cancel()
-			if err := b.f.Store.PushSlot(ctx, b.slot(), hostNext, b.ip, ipNext); err != nil {
+			if err := b.f.Schedule.Sent(ctx, b.slot(), d, b.ip, at); err != nil {
 				b.f.Hooks.log().Warn("push a late request's next slot", "host", b.in.Host, "error", err)
 			}
 		}()
@@ -315,12 +310,11 @@ func (f *Stage) otherHost(host, target string) string {
 // takeOtherHost books the next request slot of another host, a delay after its last request
 // start whoever made it, and waits for it.
 func (f *Stage) takeOtherHost(ctx context.Context, host string, delay time.Duration) (time.Time, error) {
-	gap := delay + crawl.GapMargin(delay)
-	start, err := f.Store.BookSlot(ctx, host, gap, f.limitedIP(ctx, host), f.IP.Gap+crawl.GapMargin(f.IP.Gap), f.clock().Now())
+	slot, err := f.Schedule.Book(ctx, host, delay, f.Schedule.IPOf(ctx, host), f.clock().Now(), nil)
 	if err != nil {
 		return time.Time{}, err
 	}
-	return start, clock.SleepUntil(ctx, f.clock(), start)
+	return slot.Start, clock.SleepUntil(ctx, f.clock(), slot.Start)
 }
 
 // slot is the name of the schedule the lease books on (slotKey; its host before its first

@@ -3,7 +3,6 @@ package fetching
 import (
 	"context"
 	"fmt"
-	"net/netip"
 	"time"
 
 	"github.com/trawlerdev/trawler/internal/admit"
@@ -13,6 +12,7 @@ import (
 	"github.com/trawlerdev/trawler/internal/hooks"
 	"github.com/trawlerdev/trawler/internal/metrics"
 	"github.com/trawlerdev/trawler/internal/netguard"
+	"github.com/trawlerdev/trawler/internal/pacing"
 	"github.com/trawlerdev/trawler/internal/store"
 )
 
@@ -27,14 +27,8 @@ type Store interface {
 	Release(ctx context.Context, claims []crawl.Claimed) error
 	HostDue(ctx context.Context, host string, owners []string) (*time.Time, int, error)
 
-	// Request slots: one host's starts a delay apart, one address's an IP gap apart.
-	BookSlot(ctx context.Context, host string, hostGap time.Duration, ip netip.Addr, ipGap time.Duration, earliest time.Time) (time.Time, error)
-	BookSlotFor(ctx context.Context, host string, hostGap time.Duration, ip netip.Addr, ipGap time.Duration, earliest time.Time, url *store.URLKey) (store.Slot, error)
-	BookWindow(ctx context.Context, host string, gap time.Duration, n int, earliest, own time.Time, urls []store.URLKey, epoch uint64) (store.Window, error)
-	WindowStates(ctx context.Context, urls []store.URLKey, epoch uint64) (map[string]store.WindowState, error)
-	SettleWindow(ctx context.Context, host string, end, next time.Time) error
-	PushSlot(ctx context.Context, host string, hostNext time.Time, ip netip.Addr, ipNext time.Time) error
-	DeferHost(ctx context.Context, host string, until time.Time) error
+	// The states of URLs a lease's window holds time for (its bookings: Stage.Schedule).
+	WindowStates(ctx context.Context, urls []pacing.URLKey, epoch uint64) (map[string]pacing.WindowState, error)
 
 	// Outcomes, robots.txt and the host's health.
 	RecordFetch(ctx context.Context, host string, o store.FetchOutcome) (bool, error)
@@ -93,8 +87,9 @@ type Stage struct {
 	// Control tells of crawl controls (pause, stop, block) as they commit, so the URL states
 	// a window of requests read stay good until one comes (nil: every request reads them).
 	Control *store.ControlWatch
-	// IP is per-IP politeness across all of an address's hosts.
-	IP IPLimit
+	// Schedule books the host's request time (and its address's, per-IP politeness): the
+	// one owner of a host's schedule.
+	Schedule *pacing.Schedule
 	// Stopping is closed when this worker begins to stop: a running lease ends early (as if
 	// its time were up), so the host's next lease starts on a live worker at once.
 	Stopping <-chan struct{}

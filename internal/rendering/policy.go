@@ -13,6 +13,7 @@ import (
 	"github.com/trawlerdev/trawler/internal/clock"
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/fetch"
+	"github.com/trawlerdev/trawler/internal/pacing"
 	"github.com/trawlerdev/trawler/internal/render"
 	"github.com/trawlerdev/trawler/internal/robots"
 	"github.com/trawlerdev/trawler/internal/store"
@@ -22,7 +23,7 @@ import (
 // pagePolicy answers the requests of one rendered page: its document from the capture; a
 // subresource of its own host and scheme that robots.txt allows fetched by the worker, one at
 // a time, each on a start booked on the host's schedule (and its address's, per-IP
-// politeness) inside the page's deadline, paced by the one rule (crawl.Slowest); nothing
+// politeness) inside the page's deadline, paced by the one rule (pacing.Slowest); nothing
 // else. Once the crawl is paused or stopped, the host asks to slow down (429/503), or its
 // next start is past the deadline, the page's same-host requests stop.
 type pagePolicy struct {
@@ -33,10 +34,10 @@ type pagePolicy struct {
 	scheme  string
 	body    []byte
 	rules   *robots.Rules
-	gap     time.Duration
-	ip      netip.Addr // the address the host's requests count under (zero: no per-IP limit)
-	fetchMu sync.Mutex // held for a same-host request, from booking to response: one in flight
-	stopped string     // under fetchMu: why the page's same-host requests stop ("": they don't)
+	delay   time.Duration // the host's pace, as its fetch leases have it
+	ip      netip.Addr    // the address the host's requests count under (zero: no per-IP limit)
+	fetchMu sync.Mutex    // held for a same-host request, from booking to response: one in flight
+	stopped string        // under fetchMu: why the page's same-host requests stop ("": they don't)
 }
 
 func (r *Stage) newPagePolicy(ctx context.Context, ci *admit.Crawl, j store.RenderJob, pu *url.URL, body []byte) (*pagePolicy, error) {
@@ -56,9 +57,9 @@ func (r *Stage) newPagePolicy(ctx context.Context, ci *admit.Crawl, j store.Rend
 	if err != nil {
 		return nil, err
 	}
-	delay := crawl.Slowest(spec.Pace(), crawl.CrawlDelayPace(crawlDelay)).Delay
+	delay := pacing.Slowest(pacing.OfCrawl(spec), pacing.CrawlDelayPace(crawlDelay)).Delay
 	return &pagePolicy{r: r, ci: ci, j: j, page: pu.String(), scheme: pu.Scheme, body: body, rules: rules,
-		gap: delay + crawl.GapMargin(delay), ip: r.IP.Of(ctx, j.Host)}, nil
+		delay: delay, ip: r.Schedule.IPOf(ctx, j.Host)}, nil
 }
 
 // answer is the page's render.Policy.
@@ -94,7 +95,7 @@ func (p *pagePolicy) fetch(ctx context.Context, rawURL string) render.Answer {
 	if !ok {
 		deadline = p.r.Store.Clock().Now().Add(time.Minute)
 	}
-	slot, err := p.r.Store.BookRenderSlot(ctx, p.ci.SlotKey(p.j.Host), p.j.CrawlID, p.gap, p.ip, p.r.IP.Gap+crawl.GapMargin(p.r.IP.Gap), deadline)
+	slot, err := p.r.Schedule.BookRender(ctx, p.ci.SlotKey(p.j.Host), p.j.CrawlID, p.delay, p.ip, deadline)
 	switch {
 	case err != nil:
 		return render.Answer{Block: "no slot: " + err.Error()}
@@ -109,7 +110,7 @@ func (p *pagePolicy) fetch(ctx context.Context, rawURL string) render.Answer {
 		// The page ended while it waited: its slot goes back to the host.
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
-		if err := p.r.Store.ReleaseRenderSlot(rctx, slot); err != nil {
+		if err := p.r.Schedule.ReleaseRender(rctx, slot); err != nil {
 			p.r.Hooks.log().Warn("render: give back an unused slot", "host", p.j.Host, "error", err)
 		}
 		p.stopped = "page ended"
@@ -132,7 +133,7 @@ func (p *pagePolicy) fetch(ctx context.Context, rawURL string) render.Answer {
 		// Not on the page's context: a 429 that came as the page ended still holds.
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
-		if err := p.r.Store.DeferHost(dctx, p.j.Host, p.r.Store.Clock().Now().Add(wait)); err != nil {
+		if err := p.r.Schedule.Defer(dctx, p.j.Host, p.r.Store.Clock().Now().Add(wait)); err != nil {
 			p.r.Hooks.log().Warn("render: defer the host", "host", p.j.Host, "error", err)
 		}
 		p.stopped = fmt.Sprintf("host answered HTTP %d", resp.Status)

@@ -2,14 +2,13 @@ package rendering
 
 import (
 	"context"
-	"net/netip"
 	"time"
 
 	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/clock"
 	"github.com/trawlerdev/trawler/internal/fetch"
-	"github.com/trawlerdev/trawler/internal/fetching"
 	"github.com/trawlerdev/trawler/internal/hooks"
+	"github.com/trawlerdev/trawler/internal/pacing"
 	"github.com/trawlerdev/trawler/internal/render"
 	"github.com/trawlerdev/trawler/internal/store"
 )
@@ -24,9 +23,6 @@ type Store interface {
 	// The host's rules and schedule, shared with its fetch leases.
 	HostRobots(ctx context.Context, host, scheme string) (*store.Robots, error)
 	HostCrawlDelay(ctx context.Context, host string) (time.Duration, error)
-	BookRenderSlot(ctx context.Context, host, crawlID string, gap time.Duration, ip netip.Addr, ipGap time.Duration, latest time.Time) (store.RenderSlot, error)
-	ReleaseRenderSlot(ctx context.Context, slot store.RenderSlot) error
-	DeferHost(ctx context.Context, host string, until time.Time) error
 }
 
 // Browser renders pages (render.Browser in a worker).
@@ -61,7 +57,7 @@ type Stage struct {
 	// StoreDOM stores a rendered DOM and returns its reference and the wait for it to be stored.
 	StoreDOM func(ctx context.Context, crawlID string, dom []byte) (string, func(context.Context) error, error)
 	Client   *fetch.Client    // for the pages' own subresources
-	IP       fetching.IPLimit // per-IP politeness of those requests, as for fetch leases
+	Schedule *pacing.Schedule // books those requests on the host's schedule, as fetch leases do
 	// Stopping is closed when this worker begins to stop: a run ends (the crawl starts another
 	// on a live worker).
 	Stopping <-chan struct{}

@@ -17,6 +17,7 @@ import (
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/fetch"
 	"github.com/trawlerdev/trawler/internal/netguard"
+	"github.com/trawlerdev/trawler/internal/pacing"
 	"github.com/trawlerdev/trawler/internal/render"
 	"github.com/trawlerdev/trawler/internal/store"
 	"github.com/trawlerdev/trawler/internal/urlnorm"
@@ -73,22 +74,22 @@ func (s *fakeStore) HostCrawlDelay(context.Context, string) (time.Duration, erro
 	return s.delay, nil
 }
 
-func (s *fakeStore) BookRenderSlot(_ context.Context, _, _ string, gap time.Duration, _ netip.Addr, _ time.Duration, latest time.Time) (store.RenderSlot, error) {
+func (s *fakeStore) BookRenderSlot(_ context.Context, _, _ string, gap time.Duration, _ netip.Addr, _ time.Duration, latest time.Time) (pacing.RenderSlot, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.crawl != crawl.CrawlRunning {
-		return store.RenderSlot{CrawlState: s.crawl}, nil
+		return pacing.RenderSlot{CrawlState: s.crawl}, nil
 	}
 	start := clock.Later(time.Now(), s.next)
 	if start.After(latest) {
-		return store.RenderSlot{CrawlState: s.crawl}, nil
+		return pacing.RenderSlot{CrawlState: s.crawl}, nil
 	}
 	s.next = start.Add(gap)
 	s.gaps = append(s.gaps, gap)
-	return store.RenderSlot{Start: start, Booked: true, CrawlState: s.crawl}, nil
+	return pacing.RenderSlot{Start: start, Booked: true, CrawlState: s.crawl}, nil
 }
 
-func (s *fakeStore) ReleaseRenderSlot(context.Context, store.RenderSlot) error {
+func (s *fakeStore) ReleaseRenderSlot(context.Context, pacing.RenderSlot) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.unbooked++
@@ -100,6 +101,22 @@ func (s *fakeStore) DeferHost(_ context.Context, _ string, until time.Time) erro
 	defer s.mu.Unlock()
 	s.deferred = until
 	return nil
+}
+
+func (s *fakeStore) BookSlot(context.Context, string, time.Duration, netip.Addr, time.Duration, time.Time, *pacing.URLKey) (pacing.Slot, error) {
+	panic("a render books render slots only")
+}
+
+func (s *fakeStore) BookWindow(context.Context, string, time.Duration, int, time.Time, time.Time, []pacing.URLKey, uint64) (pacing.Window, error) {
+	panic("a render books render slots only")
+}
+
+func (s *fakeStore) SettleWindow(context.Context, string, time.Time, time.Time) error {
+	panic("a render books render slots only")
+}
+
+func (s *fakeStore) PushSlot(context.Context, string, time.Time, netip.Addr, time.Time) error {
+	panic("a render books render slots only")
 }
 
 // fakeBrowser asks the policy for each of its requests in turn, and gives back a DOM with the
@@ -171,7 +188,7 @@ func newFixture(t *testing.T, site http.HandlerFunc) *fixture {
 	crawls := &admit.Crawls{Norm: urlnorm.New(urlnorm.Default()), DefaultUserAgent: "TrawlerBot/1.0"}
 	crawls.Put("c", crawl.Spec{Name: "c", Seeds: []string{"http://site.test/"}, Scope: crawl.ScopeDomain,
 		Delay: crawl.Duration(100 * time.Millisecond)}.WithDefaults())
-	f.stage = &Stage{Store: f.st, Browser: f.browser, Crawls: crawls, Client: fetch.New(fetch.Options{Dialer: dialer}),
+	f.stage = &Stage{Store: f.st, Schedule: &pacing.Schedule{Store: f.st}, Browser: f.browser, Crawls: crawls, Client: fetch.New(fetch.Options{Dialer: dialer}),
 		Admit: func(_ context.Context, _ *admit.Crawl, d *admit.Discovery) (admit.AdmitStats, error) {
 			f.mu.Lock()
 			defer f.mu.Unlock()

@@ -22,9 +22,9 @@ import (
 	"github.com/trawlerdev/trawler/internal/config"
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/fetch"
-	"github.com/trawlerdev/trawler/internal/fetching"
 	"github.com/trawlerdev/trawler/internal/membudget"
 	"github.com/trawlerdev/trawler/internal/netguard"
+	"github.com/trawlerdev/trawler/internal/pacing"
 	"github.com/trawlerdev/trawler/internal/render"
 	"github.com/trawlerdev/trawler/internal/retention"
 	"github.com/trawlerdev/trawler/internal/seen"
@@ -105,8 +105,8 @@ func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 				MaxAge: cfg.SegmentMaxAge, MaxBytes: cfg.SegmentMaxBytes})
 			w.RegisterActivity(&activities.Fetcher{Store: st, Blob: deps.Blob, Bodies: bodies, Client: fetch.New(fetch.Options{Dialer: dialer, RootCAs: cfg.RootCAs, TrustedProxy: trustedProxy(cfg.Proxy), Budget: bodyBudget}),
 				Crawls: crawls, Admitter: admitter, Dialer: dialer, Stopping: r.stopping,
-				IP:      fetching.IPLimit{Dialer: dialer, Gap: cfg.IPGap, Override: cfg.IPGapOverride},
-				Control: st.WatchControl(watchCtx), BeatEvery: cfg.HeartbeatMax})
+				Schedule: schedule(st, dialer, cfg),
+				Control:  st.WatchControl(watchCtx), BeatEvery: cfg.HeartbeatMax})
 		case config.RoleProcess:
 			// A lease's processing holds its activity slot for the whole lease, mostly waiting for
 			// pages: slots for the leases followed, and a gate for the CPU-bound work itself.
@@ -140,8 +140,8 @@ func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 				DOMs: segment.NewWriter(deps.Blob, segment.Options{Prefix: "segments/dom", Name: processName(),
 					MaxAge: cfg.SegmentMaxAge, MaxBytes: cfg.SegmentMaxBytes}),
 				Crawls: crawls, Admitter: admitter, Browser: browser, Stopping: r.stopping,
-				IP:     fetching.IPLimit{Dialer: dialer, Gap: cfg.IPGap, Override: cfg.IPGapOverride},
-				Client: fetch.New(fetch.Options{Dialer: dialer, RootCAs: cfg.RootCAs, TrustedProxy: trustedProxy(cfg.Proxy), Budget: bodyBudget})})
+				Schedule: schedule(st, dialer, cfg),
+				Client:   fetch.New(fetch.Options{Dialer: dialer, RootCAs: cfg.RootCAs, TrustedProxy: trustedProxy(cfg.Proxy), Budget: bodyBudget})})
 		default:
 			r.Stop()
 			return nil, fmt.Errorf("runner: unknown role %q", role)
@@ -192,4 +192,9 @@ func trustedProxy(raw string) string {
 		return ""
 	}
 	return u.String()
+}
+
+// schedule is the process's booking of hosts' request time, per-IP politeness over dialer.
+func schedule(st *store.Store, dialer *netguard.Dialer, cfg *config.Config) *pacing.Schedule {
+	return &pacing.Schedule{Store: st.Schedule(), IP: pacing.IPLimit{Dialer: dialer, Gap: cfg.IPGap, Override: cfg.IPGapOverride}}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/pacing"
 	"github.com/trawlerdev/trawler/internal/store"
 	"github.com/trawlerdev/trawler/internal/testenv"
 )
@@ -50,7 +51,7 @@ func TestThrottleCrawlEditsTheSpec(t *testing.T) {
 	if err := s.ThrottleCrawl(ctx, "c", 0, 1, false); err != nil {
 		t.Fatal(err)
 	}
-	if p := read().Pace(); p.Delay != 5*time.Second || p.Concurrency != 1 {
+	if p := pacing.OfCrawl(read()); p.Delay != 5*time.Second || p.Concurrency != 1 {
 		t.Errorf("throttled pacing %+v, want 5s and 1", p)
 	}
 	if err := s.ThrottleCrawl(ctx, "c", 0, 0, true); err != nil {

@@ -217,7 +217,7 @@ func TestSlotsAreSpacedPerHostAndPerIP(t *testing.T) {
 	var all []time.Time
 	for i := 0; i < 6; i++ {
 		h := []string{"a.test", "b.test"}[i%2]
-		st, err := s.BookSlot(ctx, h, 300*time.Millisecond, ip, 100*time.Millisecond, now)
+		st, err := bookSlot(s, ctx, h, 300*time.Millisecond, ip, 100*time.Millisecond, now)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -238,21 +238,21 @@ func TestSlotsAreSpacedPerHostAndPerIP(t *testing.T) {
 	}
 	// Without an address only the host's schedule counts, and earliest is respected.
 	later := time.Now().Add(5 * time.Second)
-	if st, _ := s.BookSlot(ctx, "c.test", time.Second, netip.Addr{}, 0, later); st.Before(later.Add(-time.Microsecond)) { // Postgres keeps microseconds
+	if st, _ := bookSlot(s, ctx, "c.test", time.Second, netip.Addr{}, 0, later); st.Before(later.Add(-time.Microsecond)) { // Postgres keeps microseconds
 		t.Errorf("booked %v, before earliest %v", st, later)
 	}
 	// A request that left late pushes both schedules out; an earlier push never pulls them in.
 	pushed := time.Now().Add(10 * time.Second)
-	if err := s.PushSlot(ctx, "a.test", pushed, ip, pushed.Add(time.Second)); err != nil {
+	if err := s.Schedule().PushSlot(ctx, "a.test", pushed, ip, pushed.Add(time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.PushSlot(ctx, "a.test", now, ip, now); err != nil {
+	if err := s.Schedule().PushSlot(ctx, "a.test", now, ip, now); err != nil {
 		t.Fatal(err)
 	}
-	if st, _ := s.BookSlot(ctx, "a.test", time.Second, netip.Addr{}, 0, now); st.Before(pushed.Add(-time.Microsecond)) {
+	if st, _ := bookSlot(s, ctx, "a.test", time.Second, netip.Addr{}, 0, now); st.Before(pushed.Add(-time.Microsecond)) {
 		t.Errorf("host slot %v, before the pushed %v", st, pushed)
 	}
-	if st, _ := s.BookSlot(ctx, "b.test", time.Second, ip, 0, now); st.Before(pushed.Add(time.Second - time.Microsecond)) {
+	if st, _ := bookSlot(s, ctx, "b.test", time.Second, ip, 0, now); st.Before(pushed.Add(time.Second - time.Microsecond)) {
 		t.Errorf("address slot %v, before the pushed %v", st, pushed.Add(time.Second))
 	}
 }
@@ -470,4 +470,10 @@ func TestSitemapLastModBringsARecrawlForward(t *testing.T) {
 	if got, _, _ := s.Claim(ctx, "w.test", 10, time.Minute, time.Now()); len(got) != 1 {
 		t.Fatalf("the page is due again: %d", len(got))
 	}
+}
+
+// bookSlot books a slot of no frontier URL, returning its start.
+func bookSlot(s *store.Store, ctx context.Context, host string, hostGap time.Duration, ip netip.Addr, ipGap time.Duration, earliest time.Time) (time.Time, error) {
+	slot, err := s.Schedule().BookSlot(ctx, host, hostGap, ip, ipGap, earliest, nil)
+	return slot.Start, err
 }

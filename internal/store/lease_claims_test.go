@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trawlerdev/trawler/internal/pacing"
 	"github.com/trawlerdev/trawler/internal/store"
 )
 
@@ -62,7 +63,7 @@ func TestClaimInLeaseEndsOnlyWhenNothingIsLeft(t *testing.T) {
 }
 
 // Booking a slot for a URL reads its state and its crawl's in the same round trip.
-func TestBookSlotForReadsTheURLsState(t *testing.T) {
+func TestBookSlotReadsTheURLsState(t *testing.T) {
 	s, ctx := newStore(t, 0, 0)
 	a := cand("http://a.test/1", "a.test", 1)
 	if _, err := s.Admit(ctx, "c", []store.Candidate{a}); err != nil {
@@ -71,11 +72,11 @@ func TestBookSlotForReadsTheURLsState(t *testing.T) {
 	if _, _, err := s.Claim(ctx, "a.test", 1, time.Minute, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	slot, err := s.BookSlotFor(ctx, "a.test", time.Second, netip.Addr{}, 0, time.Now(), &store.URLKey{CrawlID: "c", Hash: a.Hash})
+	slot, err := s.Schedule().BookSlot(ctx, "a.test", time.Second, netip.Addr{}, 0, time.Now(), &pacing.URLKey{CrawlID: "c", Hash: a.Hash})
 	if err != nil || slot.URLState != store.StateClaimed || slot.CrawlState != "running" || slot.Start.IsZero() {
 		t.Fatalf("slot %+v, %v", slot, err)
 	}
-	next, err := s.BookSlotFor(ctx, "a.test", time.Second, netip.Addr{}, 0, time.Now(), nil)
+	next, err := s.Schedule().BookSlot(ctx, "a.test", time.Second, netip.Addr{}, 0, time.Now(), nil)
 	if err != nil || next.URLState != "" || next.Start.Sub(slot.Start) < time.Second-time.Millisecond {
 		t.Fatalf("next slot %+v after %v, %v", next, slot.Start, err)
 	}

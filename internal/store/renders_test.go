@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/pacing"
 	"github.com/trawlerdev/trawler/internal/store"
 )
 
@@ -111,10 +112,10 @@ func TestRenderSlotsStayInsideThePagesDeadline(t *testing.T) {
 	queuedRender(t, s, ctx, "http://a.test/page")
 	gap := 300 * time.Millisecond
 	deadline := time.Now().Add(time.Second)
-	var last store.RenderSlot
+	var last pacing.RenderSlot
 	booked := 0
 	for range 100 {
-		slot, err := s.BookRenderSlot(ctx, "a.test", "c", gap, netip.Addr{}, 0, deadline)
+		slot, err := s.Schedule().BookRenderSlot(ctx, "a.test", "c", gap, netip.Addr{}, 0, deadline)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -137,7 +138,7 @@ func TestRenderSlotsStayInsideThePagesDeadline(t *testing.T) {
 		return at
 	}
 	before := next()
-	if err := s.ReleaseRenderSlot(ctx, last); err != nil {
+	if err := s.Schedule().ReleaseRenderSlot(ctx, last); err != nil {
 		t.Fatal(err)
 	}
 	if d := before.Sub(next()); d != gap {
@@ -146,7 +147,7 @@ func TestRenderSlotsStayInsideThePagesDeadline(t *testing.T) {
 	if err := s.SetCrawlState(ctx, "c", crawl.CrawlPaused); err != nil {
 		t.Fatal(err)
 	}
-	slot, err := s.BookRenderSlot(ctx, "a.test", "c", gap, netip.Addr{}, 0, time.Now().Add(time.Hour))
+	slot, err := s.Schedule().BookRenderSlot(ctx, "a.test", "c", gap, netip.Addr{}, 0, time.Now().Add(time.Hour))
 	if err != nil || slot.Booked || slot.CrawlState != crawl.CrawlPaused {
 		t.Errorf("a paused crawl's page booked %+v %v", slot, err)
 	}
@@ -154,10 +155,10 @@ func TestRenderSlotsStayInsideThePagesDeadline(t *testing.T) {
 	if err := s.SetCrawlState(ctx, "c", crawl.CrawlRunning); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.DeferHost(ctx, "a.test", time.Now().Add(time.Minute)); err != nil {
+	if err := s.Schedule().DeferHost(ctx, "a.test", time.Now().Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	if slot, err := s.BookRenderSlot(ctx, "a.test", "c", gap, netip.Addr{}, 0, time.Now().Add(10*time.Second)); err != nil || slot.Booked {
+	if slot, err := s.Schedule().BookRenderSlot(ctx, "a.test", "c", gap, netip.Addr{}, 0, time.Now().Add(10*time.Second)); err != nil || slot.Booked {
 		t.Errorf("a deferred host booked %+v %v", slot, err)
 	}
 }
@@ -170,7 +171,7 @@ func TestRenderSlotsKeepTheAddressGap(t *testing.T) {
 	ip := netip.MustParseAddr("192.0.2.7")
 	var starts []time.Time
 	for _, host := range []string{"a.test", "b.test", "a.test"} {
-		slot, err := s.BookRenderSlot(ctx, host, "c", 10*time.Millisecond, ip, 400*time.Millisecond, time.Now().Add(time.Minute))
+		slot, err := s.Schedule().BookRenderSlot(ctx, host, "c", 10*time.Millisecond, ip, 400*time.Millisecond, time.Now().Add(time.Minute))
 		if err != nil || !slot.Booked {
 			t.Fatalf("%s: %+v %v", host, slot, err)
 		}
@@ -182,7 +183,7 @@ func TestRenderSlotsKeepTheAddressGap(t *testing.T) {
 		}
 	}
 	// Without an address, only the host's own gap holds.
-	slot, err := s.BookRenderSlot(ctx, "b.test", "c", 10*time.Millisecond, netip.Addr{}, 0, time.Now().Add(time.Minute))
+	slot, err := s.Schedule().BookRenderSlot(ctx, "b.test", "c", 10*time.Millisecond, netip.Addr{}, 0, time.Now().Add(time.Minute))
 	if err != nil || !slot.Booked || !slot.Start.Before(starts[2].Add(400*time.Millisecond)) {
 		t.Errorf("b.test without an address: %+v %v", slot, err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/trawlerdev/trawler/internal/clock"
 	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/pacing"
 	"github.com/trawlerdev/trawler/internal/store"
 )
 
@@ -25,9 +26,9 @@ func TestBookWindowKeepsOthersOutAndExtendsItsOwn(t *testing.T) {
 		t.Fatal(err)
 	}
 	const gap = 200 * time.Millisecond
-	ka, kb := store.URLKey{CrawlID: "c", Hash: a.Hash}, store.URLKey{CrawlID: "c", Hash: b.Hash}
-	missing := store.URLKey{CrawlID: "c", Hash: []byte("no such URL")}
-	w, err := s.BookWindow(ctx, "a.test", gap, 3, time.Now(), time.Time{}, []store.URLKey{ka, kb, missing}, 0)
+	ka, kb := pacing.URLKey{CrawlID: "c", Hash: a.Hash}, pacing.URLKey{CrawlID: "c", Hash: b.Hash}
+	missing := pacing.URLKey{CrawlID: "c", Hash: []byte("no such URL")}
+	w, err := s.Schedule().BookWindow(ctx, "a.test", gap, 3, time.Now(), time.Time{}, []pacing.URLKey{ka, kb, missing}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,17 +36,17 @@ func TestBookWindowKeepsOthersOutAndExtendsItsOwn(t *testing.T) {
 		t.Fatalf("window %v long, want 3 gaps", got)
 	}
 	claimed := map[string]bool{store.StateClaimed: true}
-	if st := w.States[store.WindowKey(ka)]; st.Crawl != "running" || st.URL == "" {
+	if st := w.States[pacing.WindowKey(ka)]; st.Crawl != "running" || st.URL == "" {
 		t.Errorf("state of a: %+v", st)
 	}
-	if sa, sb := w.States[store.WindowKey(ka)], w.States[store.WindowKey(kb)]; claimed[sa.URL] == claimed[sb.URL] {
+	if sa, sb := w.States[pacing.WindowKey(ka)], w.States[pacing.WindowKey(kb)]; claimed[sa.URL] == claimed[sb.URL] {
 		t.Errorf("one of the two was claimed, states %+v %+v", sa, sb)
 	}
-	if st, ok := w.States[store.WindowKey(missing)]; !ok || st.URL != "" || st.Crawl != "running" {
+	if st, ok := w.States[pacing.WindowKey(missing)]; !ok || st.URL != "" || st.Crawl != "running" {
 		t.Errorf("state of a URL not in the frontier: %+v %v", st, ok)
 	}
 	// Its own window continues from now, not after its end.
-	own, err := s.BookWindow(ctx, "a.test", gap, 2, time.Now(), w.Mark, nil, 0)
+	own, err := s.Schedule().BookWindow(ctx, "a.test", gap, 2, time.Now(), w.Mark, nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +54,7 @@ func TestBookWindowKeepsOthersOutAndExtendsItsOwn(t *testing.T) {
 		t.Errorf("extension %v–%v of the window %v–%v", own.Start, own.End, w.Start, w.End)
 	}
 	// Anyone else starts at its end.
-	other, err := s.BookSlot(ctx, "a.test", gap, netip.Addr{}, 0, time.Now())
+	other, err := bookSlot(s, ctx, "a.test", gap, netip.Addr{}, 0, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +62,7 @@ func TestBookWindowKeepsOthersOutAndExtendsItsOwn(t *testing.T) {
 		t.Errorf("another booking at %v, inside the window ending %v", other, own.End)
 	}
 	// The lease's next window, with someone else's booking since, starts after it.
-	again, err := s.BookWindow(ctx, "a.test", gap, 1, time.Now(), own.Mark, nil, 0)
+	again, err := s.Schedule().BookWindow(ctx, "a.test", gap, 1, time.Now(), own.Mark, nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,33 +71,33 @@ func TestBookWindowKeepsOthersOutAndExtendsItsOwn(t *testing.T) {
 	}
 	// An unused window goes back to a delay after the last request; a stale give-back does
 	// not move anyone's booking earlier.
-	if err := s.SettleWindow(ctx, "a.test", own.Mark, own.Start.Add(gap)); err != nil {
+	if err := s.Schedule().SettleWindow(ctx, "a.test", own.Mark, own.Start.Add(gap)); err != nil {
 		t.Fatal(err)
 	}
-	if next, err := s.BookSlot(ctx, "a.test", gap, netip.Addr{}, 0, time.Time{}); err != nil || next.Before(again.End) {
+	if next, err := bookSlot(s, ctx, "a.test", gap, netip.Addr{}, 0, time.Time{}); err != nil || next.Before(again.End) {
 		t.Errorf("a stale give-back moved the schedule: next %v, window ended %v, %v", next, again.End, err)
 	}
-	w2, err := s.BookWindow(ctx, "b.test", gap, 5, time.Now(), time.Time{}, nil, 0)
+	w2, err := s.Schedule().BookWindow(ctx, "b.test", gap, 5, time.Now(), time.Time{}, nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	back := w2.Start.Add(gap)
-	if err := s.SettleWindow(ctx, "b.test", w2.Mark, back); err != nil {
+	if err := s.Schedule().SettleWindow(ctx, "b.test", w2.Mark, back); err != nil {
 		t.Fatal(err)
 	}
-	if next, err := s.BookSlot(ctx, "b.test", gap, netip.Addr{}, 0, time.Time{}); err != nil || !next.Before(w2.End) || next.Before(back) {
+	if next, err := bookSlot(s, ctx, "b.test", gap, netip.Addr{}, 0, time.Time{}); err != nil || !next.Before(w2.End) || next.Before(back) {
 		t.Errorf("after the give-back to %v the next slot is %v (the window ended %v), %v", back, next, w2.End, err)
 	}
 	// A last answer that came late keeps the next booking a delay from it, past the window.
-	w3, err := s.BookWindow(ctx, "c.test", gap, 2, time.Now(), time.Time{}, nil, 0)
+	w3, err := s.Schedule().BookWindow(ctx, "c.test", gap, 2, time.Now(), time.Time{}, nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	late := w3.End.Add(300 * time.Millisecond)
-	if err := s.SettleWindow(ctx, "c.test", w3.Mark, late); err != nil {
+	if err := s.Schedule().SettleWindow(ctx, "c.test", w3.Mark, late); err != nil {
 		t.Fatal(err)
 	}
-	if next, err := s.BookSlot(ctx, "c.test", gap, netip.Addr{}, 0, time.Time{}); err != nil || next.Before(late.Add(-time.Microsecond)) {
+	if next, err := bookSlot(s, ctx, "c.test", gap, netip.Addr{}, 0, time.Time{}); err != nil || next.Before(late.Add(-time.Microsecond)) {
 		t.Errorf("after a late answer settled to %v the next slot is %v, %v", late, next, err)
 	}
 }
@@ -162,13 +163,13 @@ func TestSkewedWorkerClocksKeepOneSchedule(t *testing.T) {
 	var starts []time.Time // on the machine's clock
 	for _, w := range []*store.Store{behind, ahead, behind, ahead, ahead, behind} {
 		c := w.Clock()
-		win, err := w.BookWindow(ctx, "skew.test", gap, 1, c.Now(), time.Time{}, nil, 0)
+		win, err := w.Schedule().BookWindow(ctx, "skew.test", gap, 1, c.Now(), time.Time{}, nil, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(c.Until(win.Start))
 		starts = append(starts, time.Now())
-		if err := w.SettleWindow(ctx, "skew.test", win.Mark, c.Now().Add(gap)); err != nil {
+		if err := w.Schedule().SettleWindow(ctx, "skew.test", win.Mark, c.Now().Add(gap)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -188,10 +189,10 @@ func TestSkewedWorkerClocksKeepOneSchedule(t *testing.T) {
 	}
 	// A Retry-After settled by the worker behind (no window: zero mark) holds for the one ahead.
 	until := behind.Clock().Now().Add(time.Second)
-	if err := behind.SettleWindow(ctx, "skew.test", time.Time{}, until); err != nil {
+	if err := behind.Schedule().SettleWindow(ctx, "skew.test", time.Time{}, until); err != nil {
 		t.Fatal(err)
 	}
-	start, err := ahead.BookSlot(ctx, "skew.test", gap, netip.Addr{}, 0, ahead.Clock().Now())
+	start, err := bookSlot(ahead, ctx, "skew.test", gap, netip.Addr{}, 0, ahead.Clock().Now())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,11 +1,10 @@
-package fetching
+package pacing
 
 import (
 	"context"
 	"net/netip"
 	"time"
 
-	"github.com/trawlerdev/trawler/internal/netguard"
 	"github.com/trawlerdev/trawler/internal/urlnorm"
 )
 
@@ -13,9 +12,15 @@ import (
 // its hosts, booked in Postgres so every worker counts them (0: off), for fetch leases and
 // rendered pages' subresources alike. Connect-to targets count only with Override.
 type IPLimit struct {
-	Dialer   *netguard.Dialer
+	Dialer   Resolver
 	Gap      time.Duration
 	Override bool
+}
+
+// Resolver says which address a host's requests go to, and whether it is a connect-to
+// target (netguard.Dialer in a worker).
+type Resolver interface {
+	Target(ctx context.Context, host string) (ip netip.Addr, override bool, err error)
 }
 
 // Of is the address the host's requests count under, or the zero address when the limit

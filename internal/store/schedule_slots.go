@@ -8,43 +8,33 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/pacing"
 )
+
+// HostSchedule is the store's surface for hosts' schedules (pacing.Store): the only
+// statements that write a host's next request start (hosts.next_request_at) or an address's
+// (ip_slots). internal/pacing is its one client; a stage books through pacing.Schedule.
+type HostSchedule struct{ s *Store }
+
+// Schedule is the store's surface for hosts' schedules.
+func (s *Store) Schedule() *HostSchedule { return &HostSchedule{s: s} }
 
 // BookSlot reserves the next request start for host: no earlier than earliest, at least
 // hostGap after the host's previous booking and, when ip is valid, ipGap after the previous
 // booking on that address (hosts sharing an IP). Times are on the local clock; the store
-// converts them to and from the database's, where every process's bookings meet. It returns the start. Bookings from every
-// worker and every attempt of an activity serialize on the rows, so two attempts of one fetch
-// batch (a retry, and a stale one that has not noticed yet) still keep the host's spacing.
-func (s *Store) BookSlot(ctx context.Context, host string, hostGap time.Duration, ip netip.Addr, ipGap time.Duration, earliest time.Time) (time.Time, error) {
-	slot, err := s.BookSlotFor(ctx, host, hostGap, ip, ipGap, earliest, nil)
-	return slot.Start, err
-}
-
-// URLKey names one URL of a crawl.
-type URLKey struct {
-	CrawlID string
-	Hash    []byte
-}
-
-// Slot is a booked request start and, when the booking was for a URL, that URL's state and its
-// crawl's at booking time ("" when the URL is not in the frontier).
-type Slot struct {
-	Start      time.Time
-	URLState   string
-	CrawlState crawl.CrawlState
-}
-
-// BookSlotFor is BookSlot for the request of url (nil: a request of no frontier URL, such as
-// robots.txt), reading in the same round trip what URLState reads: whether the URL is still
-// claimed and its crawl still running.
-func (s *Store) BookSlotFor(ctx context.Context, host string, hostGap time.Duration, ip netip.Addr, ipGap time.Duration, earliest time.Time, url *URLKey) (Slot, error) {
+// converts them to and from the database's, where every process's bookings meet. With url
+// (nil: a request of no frontier URL, such as robots.txt) it reads, in the same round trip,
+// what URLState reads: whether the URL is still claimed and its crawl still running.
+// Bookings from every worker and every attempt of an activity serialize on the rows, so two
+// attempts of one fetch batch (a retry, and a stale one that has not noticed yet) still keep
+// the host's spacing.
+func (h *HostSchedule) BookSlot(ctx context.Context, host string, hostGap time.Duration, ip netip.Addr, ipGap time.Duration, earliest time.Time, url *pacing.URLKey) (pacing.Slot, error) {
+	s := h.s
 	if err := s.toDB(ctx, &earliest); err != nil {
-		return Slot{}, err
+		return pacing.Slot{}, err
 	}
-	var slot Slot
-	key := URLKey{}
+	var slot pacing.Slot
+	key := pacing.URLKey{}
 	if url != nil {
 		key = *url
 	}
@@ -61,16 +51,16 @@ func (s *Store) BookSlotFor(ctx context.Context, host string, hostGap time.Durat
 				coalesce((SELECT state FROM crawls WHERE id = $4), '')`, host, earliest, hostGap, key.CrawlID, key.Hash).
 			Scan(&slot.Start, &db, &slot.URLState, &slot.CrawlState)
 		if err != nil {
-			return Slot{}, fmt.Errorf("store: book a request slot on %s: %w", host, err)
+			return pacing.Slot{}, fmt.Errorf("store: book a request slot on %s: %w", host, err)
 		}
 		read(db)
 		slot.Start = s.clock.fromDB(slot.Start)
 		return slot, nil
 	}
-	start, err := s.bookSlotIP(ctx, host, hostGap, ip, ipGap, earliest)
+	start, err := h.bookSlotIP(ctx, host, hostGap, ip, ipGap, earliest)
 	start = s.clock.fromDB(start)
 	if err != nil || url == nil {
-		return Slot{Start: start}, err
+		return pacing.Slot{Start: start}, err
 	}
 	slot.Start = start
 	slot.URLState, slot.CrawlState, err = s.URLState(ctx, url.CrawlID, url.Hash)
@@ -79,7 +69,8 @@ func (s *Store) BookSlotFor(ctx context.Context, host string, hostGap time.Durat
 
 // bookSlotIP books a slot on the host's schedule and its address's; earliest and the start
 // are on the database's clock.
-func (s *Store) bookSlotIP(ctx context.Context, host string, hostGap time.Duration, ip netip.Addr, ipGap time.Duration, earliest time.Time) (time.Time, error) {
+func (h *HostSchedule) bookSlotIP(ctx context.Context, host string, hostGap time.Duration, ip netip.Addr, ipGap time.Duration, earliest time.Time) (time.Time, error) {
+	s := h.s
 	var start time.Time
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var hostNext, ipNext *time.Time
@@ -119,7 +110,8 @@ func (s *Store) bookSlotIP(ctx context.Context, host string, hostGap time.Durati
 // PushSlot moves the host's next request slot, and the address's when ip is valid, out to at
 // least hostNext and ipNext: a request that left later than its slot spaces the next one from
 // when it really left.
-func (s *Store) PushSlot(ctx context.Context, host string, hostNext time.Time, ip netip.Addr, ipNext time.Time) error {
+func (h *HostSchedule) PushSlot(ctx context.Context, host string, hostNext time.Time, ip netip.Addr, ipNext time.Time) error {
+	s := h.s
 	if err := s.toDB(ctx, &hostNext, &ipNext); err != nil {
 		return err
 	}
@@ -133,3 +125,5 @@ func (s *Store) PushSlot(ctx context.Context, host string, hostNext time.Time, i
 	}
 	return nil
 }
+
+var _ pacing.Store = (*HostSchedule)(nil)

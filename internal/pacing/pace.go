@@ -1,6 +1,10 @@
-package crawl
+package pacing
 
-import "time"
+import (
+	"time"
+
+	"github.com/trawlerdev/trawler/internal/crawl"
+)
 
 // Pace is how a host's requests are spaced: the gap between request starts, and how many may
 // be in flight (0: no limit of its own).
@@ -41,3 +45,23 @@ func CrawlDelayOver(crawlDelay, maxCrawlDelay time.Duration) bool {
 // scheduling on either side can bring two requests closer at the server than they left here,
 // and the delay is a floor the server must see. A fifth of the delay, at most 50 ms.
 func GapMargin(delay time.Duration) time.Duration { return min(delay/5, 50*time.Millisecond) }
+
+// InLeaseWait is the longest wait for a host's next request (its next slot, or its next due
+// URL) that a fetch lease takes in itself: the host workflow starts a lease when the wait is
+// shorter (a durable timer per lease would cost two events and a workflow task for a
+// second's crawl-delay), and a lease ends when it is longer, its host's workflow then
+// waiting on a durable timer (a large Crawl-delay, a backoff, the next due URL).
+const InLeaseWait = 5 * time.Second
+
+// Gap is what a booking spaces a request from the next by: the delay and its margin.
+func Gap(delay time.Duration) time.Duration { return delay + GapMargin(delay) }
+
+// OfCrawl is the crawl's pacing of each host: its delay and concurrency, slowed by its
+// throttle.
+func OfCrawl(s crawl.Spec) Pace {
+	p := Pace{Delay: s.Delay.D(), Concurrency: s.Concurrency}
+	if t := s.Throttle; t != nil {
+		p = Slowest(p, Pace{Delay: t.Delay.D(), Concurrency: t.Concurrency})
+	}
+	return p
+}

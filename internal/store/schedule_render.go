@@ -8,18 +8,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/pacing"
 )
-
-// RenderSlot is a request start booked for a rendered page's subresource, or why none was.
-type RenderSlot struct {
-	Start      time.Time        // on the local clock; zero when not booked
-	Booked     bool             // false: the crawl is not running, or the host's next start is past the page's deadline
-	CrawlState crawl.CrawlState // the crawl's state at booking ("" when it is gone)
-	host       string
-	gap        time.Duration
-	mark       time.Time // Start as the database holds it: names the booking to ReleaseRenderSlot
-}
 
 // BookRenderSlot books the host's next request start for a page of crawlID that is rendering,
 // only while the crawl runs and only if that start comes no later than latest (the page's
@@ -27,14 +17,15 @@ type RenderSlot struct {
 // the host's schedule after the page is as after one page. When ip is valid the start also
 // keeps ipGap after the previous booking on that address, as a fetch lease's does (per-IP
 // politeness). One round trip without an address; a short transaction with one.
-func (s *Store) BookRenderSlot(ctx context.Context, host, crawlID string, gap time.Duration, ip netip.Addr, ipGap time.Duration, latest time.Time) (RenderSlot, error) {
+func (h *HostSchedule) BookRenderSlot(ctx context.Context, host, crawlID string, gap time.Duration, ip netip.Addr, ipGap time.Duration, latest time.Time) (pacing.RenderSlot, error) {
+	s := h.s
 	if err := s.toDB(ctx, &latest); err != nil {
-		return RenderSlot{}, err
+		return pacing.RenderSlot{}, err
 	}
 	if !ip.IsValid() {
-		return s.bookRenderSlot(ctx, s.pool, host, crawlID, gap, nil, latest)
+		return h.bookRenderSlot(ctx, s.pool, host, crawlID, gap, nil, latest)
 	}
-	var slot RenderSlot
+	var slot pacing.RenderSlot
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		// The host's row first, then the address's: the order fetch bookings lock them in.
 		if _, err := tx.Exec(ctx, `INSERT INTO hosts (host) VALUES ($1) ON CONFLICT (host) DO UPDATE SET host = excluded.host`, host); err != nil {
@@ -46,14 +37,14 @@ func (s *Store) BookRenderSlot(ctx context.Context, host, crawlID string, gap ti
 			return err
 		}
 		var err error
-		if slot, err = s.bookRenderSlot(ctx, tx, host, crawlID, gap, &ipNext, latest); err != nil || !slot.Booked {
+		if slot, err = h.bookRenderSlot(ctx, tx, host, crawlID, gap, &ipNext, latest); err != nil || !slot.Booked {
 			return err
 		}
-		_, err = tx.Exec(ctx, `UPDATE ip_slots SET next_at = $2 WHERE ip = $1`, ip.Unmap().String(), slot.mark.Add(ipGap))
+		_, err = tx.Exec(ctx, `UPDATE ip_slots SET next_at = $2 WHERE ip = $1`, ip.Unmap().String(), slot.Mark.Add(ipGap))
 		return err
 	})
 	if err != nil {
-		return RenderSlot{}, fmt.Errorf("store: book a render slot on %s (%s): %w", host, ip, err)
+		return pacing.RenderSlot{}, fmt.Errorf("store: book a render slot on %s (%s): %w", host, ip, err)
 	}
 	return slot, nil
 }
@@ -65,8 +56,9 @@ type rowQuerier interface {
 
 // bookRenderSlot books the host's slot, no sooner than notBefore (the address's next start,
 // on the database's clock) when set.
-func (s *Store) bookRenderSlot(ctx context.Context, q rowQuerier, host, crawlID string, gap time.Duration, notBefore *time.Time, latest time.Time) (RenderSlot, error) {
-	slot := RenderSlot{host: host, gap: gap}
+func (h *HostSchedule) bookRenderSlot(ctx context.Context, q rowQuerier, host, crawlID string, gap time.Duration, notBefore *time.Time, latest time.Time) (pacing.RenderSlot, error) {
+	s := h.s
+	slot := pacing.RenderSlot{Host: host, Gap: gap}
 	var start *time.Time
 	var db time.Time
 	read := s.clock.reading()
@@ -78,25 +70,25 @@ func (s *Store) bookRenderSlot(ctx context.Context, q rowQuerier, host, crawlID 
 		SELECT coalesce((SELECT state FROM c), ''), (SELECT start FROM b), clock_timestamp()`,
 		host, gap, latest, crawlID, notBefore).Scan(&slot.CrawlState, &start, &db)
 	if err != nil {
-		return RenderSlot{}, fmt.Errorf("store: book a render slot on %s: %w", host, err)
+		return pacing.RenderSlot{}, fmt.Errorf("store: book a render slot on %s: %w", host, err)
 	}
 	read(db)
 	if start != nil {
-		slot.Booked, slot.mark, slot.Start = true, *start, s.clock.fromDB(*start)
+		slot.Booked, slot.Mark, slot.Start = true, *start, s.clock.fromDB(*start)
 	}
 	return slot, nil
 }
 
 // ReleaseRenderSlot gives back a slot its page did not use (the page ended while it waited),
 // if nobody booked the host after it: the host's next start moves back to the slot's.
-func (s *Store) ReleaseRenderSlot(ctx context.Context, slot RenderSlot) error {
+func (h *HostSchedule) ReleaseRenderSlot(ctx context.Context, slot pacing.RenderSlot) error {
 	if !slot.Booked {
 		return nil
 	}
-	_, err := s.pool.Exec(ctx, `UPDATE hosts SET next_request_at = $2::timestamptz WHERE host = $1 AND next_request_at = $2::timestamptz + $3::interval`,
-		slot.host, slot.mark, slot.gap)
+	_, err := h.s.pool.Exec(ctx, `UPDATE hosts SET next_request_at = $2::timestamptz WHERE host = $1 AND next_request_at = $2::timestamptz + $3::interval`,
+		slot.Host, slot.Mark, slot.Gap)
 	if err != nil {
-		return fmt.Errorf("store: release a render slot on %s: %w", slot.host, err)
+		return fmt.Errorf("store: release a render slot on %s: %w", slot.Host, err)
 	}
 	return nil
 }
@@ -104,7 +96,8 @@ func (s *Store) ReleaseRenderSlot(ctx context.Context, slot RenderSlot) error {
 // DeferHost moves the host's next request start to until at the earliest (a 429 or 503 with
 // Retry-After): every booking of the host — fetch leases' windows after the current one,
 // renders' slots — starts no sooner.
-func (s *Store) DeferHost(ctx context.Context, host string, until time.Time) error {
+func (h *HostSchedule) DeferHost(ctx context.Context, host string, until time.Time) error {
+	s := h.s
 	if err := s.toDB(ctx, &until); err != nil {
 		return err
 	}

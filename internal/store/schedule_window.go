@@ -6,33 +6,8 @@ import (
 	"time"
 
 	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/pacing"
 )
-
-// Window is a run of a host's request time booked by one fetch lease: its requests start in
-// [Start, End-gap], paced by the lease itself, and every other booking of the host (another
-// attempt, a redirect from another host) starts at End or later. Start and End are on the
-// local clock; Mark is End as the database holds it, which names the window to BookWindow and
-// SettleWindow exactly. Continues says the booking extended the caller's own window (nobody
-// booked the host since). States holds, for the URLs named at booking, their state and their
-// crawl's ("" when not in the frontier), keyed by WindowKey.
-type Window struct {
-	Start, End time.Time
-	Mark       time.Time
-	Continues  bool
-	States     map[string]WindowState
-}
-
-// WindowState is a URL's state and its crawl's, and when they were read (on the local clock):
-// when its window was booked, or when the URL was claimed.
-type WindowState struct {
-	URL   string
-	Crawl crawl.CrawlState
-	At    time.Time
-	Epoch uint64 // the ControlWatch's epoch before they were read
-}
-
-// WindowKey is how Window.States names a URL.
-func WindowKey(u URLKey) string { return u.CrawlID + "\x00" + string(u.Hash) }
 
 // urlStatesSQL selects the states of the URLs named by the arrays $c (crawls) and $h (hashes),
 // and their crawls' states, as two arrays in the order named.
@@ -44,7 +19,7 @@ func urlStatesSQL(c, h string) string {
 }
 
 // urlArrays splits urls into the arrays urlStatesSQL reads.
-func urlArrays(urls []URLKey) ([]string, [][]byte) {
+func urlArrays(urls []pacing.URLKey) ([]string, [][]byte) {
 	crawls := make([]string, len(urls))
 	hashes := make([][]byte, len(urls))
 	for i, u := range urls {
@@ -54,12 +29,12 @@ func urlArrays(urls []URLKey) ([]string, [][]byte) {
 }
 
 // windowStates pairs urls with the arrays urlStatesSQL read, stamped as read now at epoch.
-func (s *Store) windowStates(urls []URLKey, states, crawlStates []string, epoch uint64) map[string]WindowState {
-	out := make(map[string]WindowState, len(urls))
+func (s *Store) windowStates(urls []pacing.URLKey, states, crawlStates []string, epoch uint64) map[string]pacing.WindowState {
+	out := make(map[string]pacing.WindowState, len(urls))
 	now := s.clock.local.Now()
 	for i, u := range urls {
 		if i < len(states) && i < len(crawlStates) {
-			out[WindowKey(u)] = WindowState{URL: states[i], Crawl: crawl.CrawlState(crawlStates[i]), At: now, Epoch: epoch}
+			out[pacing.WindowKey(u)] = pacing.WindowState{URL: states[i], Crawl: crawl.CrawlState(crawlStates[i]), At: now, Epoch: epoch}
 		}
 	}
 	return out
@@ -82,20 +57,21 @@ SELECT b.next_request_at, clock_timestamp(), ` + urlStatesSQL("$5", "$6") + ` FR
 // the new window continues it from earliest instead of starting after it. Bookings from every
 // worker and every attempt serialize on the host's row, so two attempts of one lease never
 // have overlapping windows.
-func (s *Store) BookWindow(ctx context.Context, host string, gap time.Duration, n int, earliest, own time.Time, urls []URLKey, epoch uint64) (Window, error) {
+func (h *HostSchedule) BookWindow(ctx context.Context, host string, gap time.Duration, n int, earliest, own time.Time, urls []pacing.URLKey, epoch uint64) (pacing.Window, error) {
+	s := h.s
 	if err := s.toDB(ctx, &earliest); err != nil {
-		return Window{}, err
+		return pacing.Window{}, err
 	}
 	n = max(n, 1)
 	crawls, hashes := urlArrays(urls)
 	ownEnd := markArg(own)
-	var w Window
+	var w pacing.Window
 	var states, crawlStates []string
 	var db time.Time
 	read := s.clock.reading()
 	if err := s.pool.QueryRow(ctx, bookWindowSQL, host, earliest, time.Duration(n)*gap, ownEnd, crawls, hashes).
 		Scan(&w.Mark, &db, &states, &crawlStates); err != nil {
-		return Window{}, fmt.Errorf("store: book %d request slots on %s: %w", n, host, err)
+		return pacing.Window{}, fmt.Errorf("store: book %d request slots on %s: %w", n, host, err)
 	}
 	read(db)
 	w.Continues = ownEnd != nil && !w.Mark.Add(-time.Duration(n)*gap).After(own)
@@ -112,7 +88,7 @@ const settleSQL = `UPDATE hosts SET next_request_at = CASE WHEN next_request_at 
 
 // WindowStates reads the states of urls (and their crawls') for a window the caller holds
 // already, keyed by WindowKey and stamped with the caller's control epoch.
-func (s *Store) WindowStates(ctx context.Context, urls []URLKey, epoch uint64) (map[string]WindowState, error) {
+func (s *Store) WindowStates(ctx context.Context, urls []pacing.URLKey, epoch uint64) (map[string]pacing.WindowState, error) {
 	crawls, hashes := urlArrays(urls)
 	var states, crawlStates []string
 	if err := s.pool.QueryRow(ctx, `SELECT `+urlStatesSQL("$1", "$2"), crawls, hashes).Scan(&states, &crawlStates); err != nil {
@@ -134,7 +110,8 @@ func markArg(mark time.Time) *time.Time {
 // answer came. That gives back what the lease did not
 // use, and, when its last answer came late, keeps the next lease a whole delay from it (the
 // server may have seen the request late).
-func (s *Store) SettleWindow(ctx context.Context, host string, end, next time.Time) error {
+func (h *HostSchedule) SettleWindow(ctx context.Context, host string, end, next time.Time) error {
+	s := h.s
 	if err := s.toDB(ctx, &next); err != nil {
 		return err
 	}
