@@ -45,7 +45,7 @@ func (a *Archiver) WriteWARC(ctx context.Context, in ArchiveInput) (ArchiveResul
 	if !ok {
 		return ArchiveResult{}, nil
 	}
-	w := archiving.Writer{Store: a.Store, Blobs: a.Blob, Body: a.body, Software: a.Software, TempDir: a.TempDir,
+	w := archiving.Writer{Store: a.Store.Archive(), Blobs: a.Blob, Body: a.body, Software: a.Software, TempDir: a.TempDir,
 		Hooks: archiving.Hooks{
 			Progress: func(after int64) { activity.RecordHeartbeat(ctx, after) },
 			Wrote: func(file string, records int, bytes int64) {

@@ -17,7 +17,7 @@ type (
 
 // control is the control stage over this worker's stores.
 func (f *Frontier) control() *control.Control {
-	c := &control.Control{Store: f.Store, Crawls: f.Crawls}
+	c := &control.Control{Store: f.Store.Crawls(), Crawls: f.Crawls}
 	if f.Admitter != nil {
 		c.AdmitSeeds, c.Wake = f.Admitter.AdmitSeeds, f.Admitter.Waker.Wake
 	}

@@ -62,7 +62,8 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchLeaseInput) (FetchLeas
 
 // stage is the fetch stage over this worker's stores, reporting to ctx's activity.
 func (f *Fetcher) stage(ctx context.Context) *fetching.Stage {
-	s := &fetching.Stage{Store: f.Store, Client: f.Client, Crawls: f.Crawls, Admit: admitDiscovered(ctx, f.Admitter),
+	s := &fetching.Stage{Frontier: f.Store.Frontier(), Fetches: f.Store.Fetches(), Hosts: f.Store.Hosts(), Payloads: f.Store.Documents(),
+		Clock: f.Store.Clock(), Client: f.Client, Crawls: f.Crawls, Admit: admitDiscovered(ctx, f.Admitter),
 		StoreBody: f.storeBody, Dialer: f.Dialer, Control: f.Control, Schedule: f.Schedule, Stopping: f.Stopping, BeatEvery: f.BeatEvery,
 		Hooks: fetching.Hooks{
 			Beat:  func(r fetching.LeaseResult) { activity.RecordHeartbeat(ctx, r) },

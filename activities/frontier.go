@@ -32,7 +32,7 @@ type Frontier struct {
 
 // frontier is the frontier stage over this worker's stores, its gauges ctx's activity's.
 func (f *Frontier) frontier(ctx context.Context) *frontier.Frontier {
-	s := &frontier.Frontier{Store: f.Store, Crawls: f.Crawls, ProcessQueue: f.ProcessQueue, RenderQueue: f.RenderQueue}
+	s := &frontier.Frontier{Store: f.Store.Crawls(), URLs: f.Store.Frontier(), Crawls: f.Crawls, ProcessQueue: f.ProcessQueue, RenderQueue: f.RenderQueue}
 	if f.Admitter != nil {
 		s.AdmitSeeds, s.Wake, s.Behind = f.Admitter.AdmitSeedsWakingLater, f.Admitter.Waker.Wake, f.Admitter.Backlog.Behind
 	}

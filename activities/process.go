@@ -68,7 +68,7 @@ func (p *Processor) Process(ctx context.Context, in crawl.ProcessInput) (crawl.P
 
 // stage is the process stage over this worker's stores, reporting to ctx's activity.
 func (p *Processor) stage(ctx context.Context) *processing.Stage {
-	return &processing.Stage{Store: p.Store, Crawls: p.Crawls, Admit: admitDiscovered(ctx, p.Admitter),
+	return &processing.Stage{Store: p.Store.Documents(), Renders: p.Store.Renders(), Crawls: p.Crawls, Admit: admitDiscovered(ctx, p.Admitter),
 		Body: p.body, StoreText: p.storeText, Gate: p.Gate, Parse: p.Parse, PDF: p.PDF, Stopping: p.Stopping,
 		Hooks: processing.Hooks{
 			Beat:  func(done int64) { activity.RecordHeartbeat(ctx, done) },

@@ -42,7 +42,7 @@ func (r *Renderer) RenderPages(ctx context.Context, in RenderInput) (RenderResul
 	// of any other owner (a dead attempt, an earlier run) are taken back at once, and a stale
 	// attempt's late results no longer match its claims.
 	in.Owner = crawl.RenderAttemptOwner(in.Owner, activity.GetInfo(ctx).Attempt)
-	s := &rendering.Stage{Store: r.Store, Browser: r.Browser, Crawls: r.Crawls, Admit: admitDiscovered(ctx, r.Admitter),
+	s := &rendering.Stage{Store: r.Store.Renders(), Hosts: r.Store.Hosts(), Clock: r.Store.Clock(), Browser: r.Browser, Crawls: r.Crawls, Admit: admitDiscovered(ctx, r.Admitter),
 		Body: r.Bodies.Get, StoreDOM: func(_ context.Context, crawlID string, dom []byte) (string, func(context.Context) error, error) {
 			return r.DOMs.Add(crawlID, dom)
 		},

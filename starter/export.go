@@ -61,13 +61,13 @@ func runExport(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	st := store.New(db)
-	if exists, _, err := st.CrawlLive(ctx, o.Crawl); err != nil {
+	if exists, _, err := st.Crawls().CrawlLive(ctx, o.Crawl); err != nil {
 		return err
 	} else if !exists {
 		return fmt.Errorf("export: no crawl %q", o.Crawl)
 	}
 	if isTerminal(os.Stderr) {
-		total, err := st.CountStoredPages(ctx, o.Crawl, o.Since)
+		total, err := st.Inspect().CountStoredPages(ctx, o.Crawl, o.Since)
 		if err != nil {
 			return err
 		}

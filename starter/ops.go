@@ -113,7 +113,7 @@ func runDLQ(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	defer db.Close()
-	dl, err := store.New(db).DeadLettersWhere(ctx, *crawlName, f, *limit)
+	dl, err := store.New(db).Fetches().DeadLettersWhere(ctx, *crawlName, f, *limit)
 	if err != nil {
 		return err
 	}

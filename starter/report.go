@@ -40,7 +40,7 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	defer db.Close()
-	figures, err := store.New(db).CrawlFigures(ctx, *crawlName)
+	figures, err := store.New(db).Inspect().CrawlFigures(ctx, *crawlName)
 	if err != nil {
 		return err
 	}

@@ -51,7 +51,7 @@ func runWARC(ctx context.Context, args []string, stdout io.Writer) error {
 		return writeWACZ(ctx, cfg, st, *crawlName, *waczOut, stdout)
 	}
 	if *rawURL == "" {
-		files, err := st.WARCFiles(ctx, *crawlName)
+		files, err := st.Archive().WARCFiles(ctx, *crawlName)
 		if err != nil {
 			return err
 		}
@@ -67,7 +67,7 @@ func runWARC(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("warc: --url: %w", err)
 	}
-	caps, err := st.CapturesOf(ctx, *crawlName, urlnorm.Hash(n))
+	caps, err := st.Archive().CapturesOf(ctx, *crawlName, urlnorm.Hash(n))
 	if err != nil {
 		return err
 	}
@@ -128,7 +128,7 @@ func writeWACZ(ctx context.Context, cfg *config.Config, st *store.Store, crawlNa
 		}
 	}
 	fmt.Fprintf(stdout, "%s: WACZ %s, %d WARC files, %d pages, main page %s\n", path, wacz.Version, warcs, pkg.Pages, pkg.MainPageURL)
-	borrowed, err := st.BorrowedFrom(ctx, crawlName)
+	borrowed, err := st.Documents().BorrowedFrom(ctx, crawlName)
 	if err != nil {
 		return err
 	}

@@ -27,7 +27,7 @@ type Service struct {
 // New assembles admission on a store for the workers and for other processes that admit URLs
 // (the HTTP API). seen may be nil.
 func New(c client.Client, cfg *config.Config, st *store.Store, filter *seen.Filter) *Service {
-	crawls := &Crawls{Store: st, Norm: cfg.Normalizer(), DefaultUserAgent: cfg.UserAgent, DefaultProxy: cfg.Proxy, Ports: cfg.AllowPorts,
+	crawls := &Crawls{Store: st.Crawls(), Norm: cfg.Normalizer(), DefaultUserAgent: cfg.UserAgent, DefaultProxy: cfg.Proxy, Ports: cfg.AllowPorts,
 		Guard: netguard.New(netguard.Options{ConnectTo: cfg.ConnectTo, Allow: cfg.AllowNetworks})}
 	waker := &Waker{Client: c, TaskQueue: cfg.TaskQueue, FetchQueue: cfg.FetchTaskQueue, ProcessQueue: cfg.ProcessTaskQueue,
 		IDPrefix: cfg.IDPrefix}

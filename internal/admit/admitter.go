@@ -96,7 +96,7 @@ func (a *Admitter) admit(ctx context.Context, ci *Crawl, cands []store.Candidate
 	} else if a.Wakes != nil && !wakeQueued {
 		maxWake = max(int(a.Wakes.Tokens()), 0)
 	}
-	res, err := a.Store.AdmitWaking(ctx, ci.ID, keep, maxWake)
+	res, err := a.Store.Frontier().AdmitWaking(ctx, ci.ID, keep, maxWake)
 	if err != nil {
 		return st, err
 	}
@@ -121,7 +121,7 @@ func (a *Admitter) admit(ctx context.Context, ci *Crawl, cands []store.Candidate
 		for i, c := range cands {
 			all[i] = c.Hash
 		}
-		queued, err := a.Store.QueuedHosts(ctx, ci.ID, all)
+		queued, err := a.Store.Frontier().QueuedHosts(ctx, ci.ID, all)
 		if err != nil {
 			return st, err
 		}

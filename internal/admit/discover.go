@@ -142,7 +142,7 @@ func (a *Admitter) AdmitDiscovered(ctx context.Context, ci *Crawl, d *Discovery)
 		}
 	}
 	// Counted once per pass; a retried activity may count its refusals again (stats only).
-	if err := a.Store.CountRejections(ctx, ci.ID, d.Rejected); err != nil {
+	if err := a.Store.Crawls().CountRejections(ctx, ci.ID, d.Rejected); err != nil {
 		return st, err
 	}
 	return st, nil

@@ -19,7 +19,7 @@ func TestClaimFollowsThePriorityOrder(t *testing.T) {
 	pool, _ := testenv.Postgres(t)
 	st := store.New(pool)
 	ctx := context.Background()
-	if _, err := st.CreateCrawl(ctx, "c", crawl.Spec{Seeds: []string{"http://p.test/"}, Scope: crawl.ScopeAny}.WithDefaults()); err != nil {
+	if _, err := st.Crawls().CreateCrawl(ctx, "c", crawl.Spec{Seeds: []string{"http://p.test/"}, Scope: crawl.ScopeAny}.WithDefaults()); err != nil {
 		t.Fatal(err)
 	}
 	c := &admit.Crawls{Norm: urlnorm.New(urlnorm.Default())}
@@ -61,16 +61,16 @@ func TestClaimFollowsThePriorityOrder(t *testing.T) {
 		}
 		cands = append(cands, cd)
 	}
-	if _, err := st.Admit(ctx, "c", cands); err != nil {
+	if _, err := st.Frontier().Admit(ctx, "c", cands); err != nil {
 		t.Fatal(err)
 	}
 	popular := c.Candidate("http://p.test/link/popular", 3, 0, crawl.SourceLink)
 	for range 3 { // linked again from three more pages
-		if _, err := st.Admit(ctx, "c", []store.Candidate{popular}); err != nil {
+		if _, err := st.Frontier().Admit(ctx, "c", []store.Candidate{popular}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	claimed, _, err := st.Claim(ctx, "p.test", 100, time.Minute, time.Now().Add(time.Second))
+	claimed, _, err := st.Frontier().Claim(ctx, "p.test", 100, time.Minute, time.Now().Add(time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}

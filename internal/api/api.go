@@ -134,14 +134,14 @@ func (s *Server) stats(w http.ResponseWriter, r *http.Request) {
 	ids := r.URL.Query()["crawl"]
 	if len(ids) == 0 {
 		var err error
-		if ids, err = s.Store.CrawlIDs(ctx); err != nil {
+		if ids, err = s.Store.Inspect().CrawlIDs(ctx); err != nil {
 			s.fail(w, r, err)
 			return
 		}
 	}
 	out := Stats{Crawls: []crawl.CrawlProgress{}, Hosts: map[string]int64{}, At: time.Now().UTC()}
 	for _, id := range ids {
-		st, err := s.Store.CrawlStats(ctx, id, time.Now())
+		st, err := s.Store.Inspect().CrawlStats(ctx, id, time.Now())
 		if errors.Is(err, store.ErrNoCrawl) {
 			writeError(w, http.StatusNotFound, "no crawl %q", id)
 			return
@@ -197,7 +197,7 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusRequestEntityTooLarge, "urls: at most %d per request (got %d)", maxSubmitURLs, len(req.URLs))
 		return
 	}
-	state, err := s.Store.CrawlState(r.Context(), req.Crawl)
+	state, err := s.Store.Crawls().CrawlState(r.Context(), req.Crawl)
 	if errors.Is(err, store.ErrNoCrawl) {
 		writeError(w, http.StatusNotFound, "no crawl %q", req.Crawl)
 		return
@@ -255,13 +255,13 @@ func (s *Server) url(w http.ResponseWriter, r *http.Request) {
 	out := URLAnalysis{Input: raw, Normalized: n, Hash: fmt.Sprintf("%x", hash), Crawls: []*store.URLRecord{}}
 	ids := r.URL.Query()["crawl"]
 	if len(ids) == 0 {
-		if ids, err = s.Store.CrawlsOfURL(ctx, hash); err != nil {
+		if ids, err = s.Store.Inspect().CrawlsOfURL(ctx, hash); err != nil {
 			s.fail(w, r, err)
 			return
 		}
 	}
 	for _, id := range ids {
-		rec, err := s.Store.URLRecordOf(ctx, id, hash)
+		rec, err := s.Store.Inspect().URLRecordOf(ctx, id, hash)
 		if errors.Is(err, store.ErrNoURL) {
 			continue
 		}
@@ -272,7 +272,7 @@ func (s *Server) url(w http.ResponseWriter, r *http.Request) {
 		out.Crawls = append(out.Crawls, rec)
 	}
 	u, _ := url.Parse(n)
-	if rb, err := s.Store.HostRobots(ctx, urlnorm.Authority(n), u.Scheme); err == nil && rb != nil && !rb.FetchedAt.IsZero() {
+	if rb, err := s.Store.Hosts().HostRobots(ctx, urlnorm.Authority(n), u.Scheme); err == nil && rb != nil && !rb.FetchedAt.IsZero() {
 		allowed, why := robots.FromStatus(rb.Status, []byte(rb.Body), robots.ProductToken(s.UserAgent)).Explain(u.RequestURI())
 		fetched := rb.FetchedAt
 		out.Robots = &RobotsVerdict{Allowed: allowed, Rule: why, Status: rb.Status, FetchedAt: &fetched}

@@ -53,7 +53,7 @@ func QueryHost(ctx context.Context, tc client.Client, idPrefix, host string) *cr
 // InspectHost is a host's Postgres record and its running workflow's status (store.ErrNoHost:
 // no crawl has touched it).
 func InspectHost(ctx context.Context, tc client.Client, st *store.Store, idPrefix, host string) (HostAnalysis, error) {
-	rec, err := st.HostRecordOf(ctx, host)
+	rec, err := st.Inspect().HostRecordOf(ctx, host)
 	if err != nil {
 		return HostAnalysis{}, err
 	}

@@ -33,7 +33,7 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "format: %q is not html or json", format)
 		return
 	}
-	figures, err := s.Store.CrawlFigures(r.Context(), name)
+	figures, err := s.Store.Inspect().CrawlFigures(r.Context(), name)
 	if errors.Is(err, store.ErrNoCrawl) {
 		writeError(w, http.StatusNotFound, "no crawl %q", name)
 		return

@@ -58,7 +58,7 @@ func sampleMemory(ctx context.Context, s *stack, crawlID string, live *liveWorke
 			case <-tick.C:
 			}
 			m := memorySample{at: time.Since(start), rss: map[string]float64{}, heap: map[string]float64{}}
-			p, err := s.store.CrawlProgress(ctx, crawlID)
+			p, err := s.store.Crawls().CrawlProgress(ctx, crawlID)
 			if err != nil { // the run ended during the read
 				continue
 			}

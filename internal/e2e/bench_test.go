@@ -465,7 +465,7 @@ func allowedRate(w *testweb.Web, rep *testweb.Report, delay time.Duration) float
 }
 
 func (s *stack) fetched(crawlID string) int64 {
-	p, err := s.store.CrawlProgress(context.Background(), crawlID)
+	p, err := s.store.Crawls().CrawlProgress(context.Background(), crawlID)
 	if err != nil {
 		s.t.Fatal(err)
 	}

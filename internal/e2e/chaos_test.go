@@ -177,7 +177,7 @@ func checkNothingLost(t *testing.T, s *stack, p crawl.CrawlProgress, elapsed tim
 	// Host counters are bumped in the same transaction as the fetch row, once per fetch key.
 	_ = s.store.Pool().QueryRow(ctx, `SELECT (SELECT coalesce(sum(fetched + errors), 0) FROM hosts),
 		(SELECT count(*) FROM fetches)`).Scan(&hostCount, &fetchRows)
-	dead, err := s.store.DeadLetters(ctx, p.CrawlID, 10000)
+	dead, err := s.store.Fetches().DeadLetters(ctx, p.CrawlID, 10000)
 	if err != nil {
 		t.Fatal(err)
 	}

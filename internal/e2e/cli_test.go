@@ -303,7 +303,7 @@ func TestTrawlerCrawlWaitEndsAtStop(t *testing.T) {
 	cmd, stdout, stderr = run("wait-signal")
 	id := crawl.CrawlWorkflowID(s.cfg.IDPrefix, "wait-signal")
 	waitFor(t, 60*time.Second, func() bool {
-		p, err := s.store.CrawlProgress(context.Background(), "wait-signal")
+		p, err := s.store.Crawls().CrawlProgress(context.Background(), "wait-signal")
 		return err == nil && p.Fetched >= 50
 	})
 	if err := s.tc.SignalWorkflow(context.Background(), id, "", crawl.SignalStop, nil); err != nil {

@@ -22,7 +22,7 @@ import (
 func checkWARC(t *testing.T, s *stack, crawlID string) (responses, revisits int) {
 	t.Helper()
 	ctx := context.Background()
-	files, err := s.store.WARCFiles(ctx, crawlID)
+	files, err := s.store.Archive().WARCFiles(ctx, crawlID)
 	if err != nil || len(files) == 0 {
 		t.Fatalf("WARC files of %s: %v %v", crawlID, files, err)
 	}

@@ -141,7 +141,7 @@ func TestCrawlTheTestWeb(t *testing.T) {
 	}
 
 	// 500-forever pages are dead letters, each with its three attempts.
-	dl, err := s.store.DeadLetters(ctx, crawlID, 100)
+	dl, err := s.store.Fetches().DeadLetters(ctx, crawlID, 100)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -111,7 +111,7 @@ func checkDelete(t *testing.T, s *stack, pages int) {
 		return keys
 	}
 	rowsOf := func(crawlID string) map[string]int64 {
-		rows, err := s.store.CrawlRows(ctx, crawlID)
+		rows, err := s.store.Deletes().CrawlRows(ctx, crawlID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -125,7 +125,7 @@ func checkDelete(t *testing.T, s *stack, pages int) {
 	if after := all(); len(after) != len(before) || len(rowsOf("first")) == 0 {
 		t.Fatalf("the dry run deleted something: %d objects before, %d after", len(before), len(after))
 	}
-	if _, err := s.store.CreateCrawl(ctx, "live", crawl.Spec{Name: "live", Seeds: []string{"http://a.test/"}}.WithDefaults()); err != nil {
+	if _, err := s.store.Crawls().CreateCrawl(ctx, "live", crawl.Spec{Name: "live", Seeds: []string{"http://a.test/"}}.WithDefaults()); err != nil {
 		t.Fatal(err)
 	}
 	if out := trawler(false, "delete", "--crawl", "live"); !strings.Contains(out, "stop it first") {

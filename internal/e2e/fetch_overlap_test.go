@@ -123,7 +123,7 @@ func fetchFixture(t *testing.T, delay time.Duration) (*stack, *activities.Fetche
 	s := newStackWithoutWorkers(t, wc)
 	ctx := context.Background()
 	spec := crawl.Spec{Seeds: s.web.Seeds(), Scope: crawl.ScopeAny, Delay: crawl.Duration(delay)}.WithDefaults()
-	if _, err := s.store.CreateCrawl(ctx, "overlap", spec); err != nil {
+	if _, err := s.store.Crawls().CreateCrawl(ctx, "overlap", spec); err != nil {
 		t.Fatal(err)
 	}
 	var cands []store.Candidate
@@ -131,11 +131,11 @@ func fetchFixture(t *testing.T, delay time.Duration) (*stack, *activities.Fetche
 		u := "http://h0000.test" + p
 		cands = append(cands, store.Candidate{URL: u, Hash: urlnorm.Hash(u), Host: "h0000.test", Source: "link"})
 	}
-	if _, err := s.store.Admit(ctx, "overlap", cands); err != nil {
+	if _, err := s.store.Frontier().Admit(ctx, "overlap", cands); err != nil {
 		t.Fatal(err)
 	}
 	norm := urlnorm.New(urlnorm.Default())
-	crawls := &admit.Crawls{Store: s.store, Norm: norm, DefaultUserAgent: s.cfg.UserAgent}
+	crawls := &admit.Crawls{Store: s.store.Crawls(), Norm: norm, DefaultUserAgent: s.cfg.UserAgent}
 	fetcher := &activities.Fetcher{Store: s.store, Blob: s.blob, Crawls: crawls,
 		Client:   fetch.New(fetch.Options{Dialer: netguard.New(netguard.Options{ConnectTo: s.cfg.ConnectTo})}),
 		Admitter: &admit.Admitter{Store: s.store, Waker: &admit.Waker{Client: s.tc, TaskQueue: s.cfg.TaskQueue}}}

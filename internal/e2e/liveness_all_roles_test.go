@@ -101,13 +101,13 @@ func TestDeadLeaseClaimIsTakenBack(t *testing.T) {
 		ProgressInterval: crawl.Duration(time.Second)})
 	ctx := context.Background()
 	waitFor(t, time.Minute, func() bool {
-		p, err := s.store.CrawlProgress(ctx, name)
+		p, err := s.store.Crawls().CrawlProgress(ctx, name)
 		return err == nil && p.Fetched > 0
 	})
 	// A URL of another host, claimed for an hour by a lease of a run that no longer exists.
 	orphan := "http://" + s.web.HostName(1) + "/"
 	host := s.web.HostName(1)
-	if _, err := s.store.Admit(ctx, name, []store.Candidate{{URL: orphan, Key: orphan, Hash: urlnorm.Hash(orphan), Host: host}}); err != nil {
+	if _, err := s.store.Frontier().Admit(ctx, name, []store.Candidate{{URL: orphan, Key: orphan, Hash: urlnorm.Hash(orphan), Host: host}}); err != nil {
 		t.Fatal(err)
 	}
 	if tag, err := s.store.Pool().Exec(ctx, `UPDATE urls SET state = 'claimed', claimed_by = $2, claimed_until = now() + interval '1 hour'

@@ -75,7 +75,7 @@ func TestARefusedOrDeadProxyEndsTheCrawl(t *testing.T) {
 	if p.State != crawl.CrawlDone || p.Pending != 0 || p.Dead != 2 || p.Errors < 2 {
 		t.Fatalf("a crawl through a dead proxy ended %s: %d pending, %d dead, %d errors; want done, both seeds dead-lettered", p.State, p.Pending, p.Dead, p.Errors)
 	}
-	letters, err := s.store.DeadLetters(context.Background(), p.CrawlID, 10)
+	letters, err := s.store.Fetches().DeadLetters(context.Background(), p.CrawlID, 10)
 	if err != nil {
 		t.Fatal(err)
 	}

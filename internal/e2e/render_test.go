@@ -96,7 +96,7 @@ func TestRenderingFindsLinksOnlyScriptsMake(t *testing.T) {
 	// The WARC output holds the rendered DOM as a conversion record beside the raw capture,
 	// referring to the capture's response record.
 	checkWARC(t, s, p.CrawlID)
-	files, err := s.store.WARCFiles(ctx, p.CrawlID)
+	files, err := s.store.Archive().WARCFiles(ctx, p.CrawlID)
 	if err != nil {
 		t.Fatal(err)
 	}

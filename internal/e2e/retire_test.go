@@ -27,14 +27,14 @@ func TestDeadHostIsRetired(t *testing.T) {
 	s := newStackWithoutWorkers(t, wc)
 	ctx := context.Background()
 	spec := crawl.Spec{Seeds: []string{"http://gone.example/"}, Scope: crawl.ScopeAny, RetireAfter: crawl.Duration(time.Millisecond)}.WithDefaults()
-	if _, err := s.store.CreateCrawl(ctx, "dead", spec); err != nil {
+	if _, err := s.store.Crawls().CreateCrawl(ctx, "dead", spec); err != nil {
 		t.Fatal(err)
 	}
 	var cands []store.Candidate
 	for _, u := range []string{"http://gone.example/", "http://gone.example/a", "http://gone.example/b"} {
 		cands = append(cands, store.Candidate{URL: u, Hash: urlnorm.Hash(u), Host: "gone.example", Source: "link"})
 	}
-	if _, err := s.store.Admit(ctx, "dead", cands); err != nil {
+	if _, err := s.store.Frontier().Admit(ctx, "dead", cands); err != nil {
 		t.Fatal(err)
 	}
 	// No real DNS traffic: a resolver that knows no name.
@@ -42,7 +42,7 @@ func TestDeadHostIsRetired(t *testing.T) {
 		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
 	}, time.Minute, time.Minute)
 	fetcher := &activities.Fetcher{Store: s.store, Blob: s.blob,
-		Crawls: &admit.Crawls{Store: s.store, Norm: urlnorm.New(urlnorm.Default()), DefaultUserAgent: s.cfg.UserAgent},
+		Crawls: &admit.Crawls{Store: s.store.Crawls(), Norm: urlnorm.New(urlnorm.Default()), DefaultUserAgent: s.cfg.UserAgent},
 		Client: fetch.New(fetch.Options{Dialer: netguard.New(netguard.Options{Resolver: nx})})}
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestActivityEnvironment()
@@ -56,14 +56,14 @@ func TestDeadHostIsRetired(t *testing.T) {
 		t.Fatalf("failing reason %q, %v", reason, err)
 	}
 	time.Sleep(5 * time.Millisecond)
-	if retired, err := s.store.RetireIfDead(ctx, "gone.example", time.Millisecond); err != nil || !retired {
+	if retired, err := s.store.Hosts().RetireIfDead(ctx, "gone.example", time.Millisecond); err != nil || !retired {
 		t.Fatalf("retired %v, %v", retired, err)
 	}
 	late := "http://gone.example/late"
-	if _, err := s.store.Admit(ctx, "dead", []store.Candidate{{URL: late, Hash: urlnorm.Hash(late), Host: "gone.example", Source: "link"}}); err != nil {
+	if _, err := s.store.Frontier().Admit(ctx, "dead", []store.Candidate{{URL: late, Hash: urlnorm.Hash(late), Host: "gone.example", Source: "link"}}); err != nil {
 		t.Fatal(err)
 	}
-	p, err := s.store.CrawlProgress(ctx, "dead")
+	p, err := s.store.Crawls().CrawlProgress(ctx, "dead")
 	if err != nil {
 		t.Fatal(err)
 	}

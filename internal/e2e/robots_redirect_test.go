@@ -93,7 +93,7 @@ func TestRobotsRedirectCarriesNoSecretOutOfScope(t *testing.T) {
 	if n := len(s.web.Audit().Requests("moved.test")) - before; n != 0 || p.State != crawl.CrawlDone {
 		t.Errorf("a crawl whose secret is unreadable sent %d requests and ended %s", n, p.State)
 	}
-	dead, err := s.store.DeadLetters(context.Background(), p.CrawlID, 10)
+	dead, err := s.store.Fetches().DeadLetters(context.Background(), p.CrawlID, 10)
 	if err != nil || len(dead) != 1 || !strings.Contains(dead[0].Reason+string(dead[0].Attempts), "TRAWLER_TEST_UNSET_KEY") {
 		t.Errorf("dead letters %+v (%v): want the seed, naming the unset variable", dead, err)
 	}

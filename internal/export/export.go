@@ -105,7 +105,7 @@ func (s *Source) Write(ctx context.Context, w io.Writer, o Options) (int64, erro
 	var after []byte
 	var n int64
 	for {
-		pages, err := s.Store.StoredPages(ctx, o.Crawl, after, o.Since, pageRows)
+		pages, err := s.Store.Inspect().StoredPages(ctx, o.Crawl, after, o.Since, pageRows)
 		if err != nil {
 			return n, err
 		}

@@ -78,7 +78,7 @@ func BenchmarkExportMemory(b *testing.B) {
 // key), documents with their text in segments, and links between them.
 func seedPages(b *testing.B, ctx context.Context, st *store.Store, blobs *blob.Store, id string, n int) {
 	b.Helper()
-	if _, err := st.CreateCrawl(ctx, id, crawl.Spec{Name: id, Seeds: []string{"http://h.test/"}}.WithDefaults()); err != nil {
+	if _, err := st.Crawls().CreateCrawl(ctx, id, crawl.Spec{Name: id, Seeds: []string{"http://h.test/"}}.WithDefaults()); err != nil {
 		b.Fatal(err)
 	}
 	w := segment.NewWriter(blobs, segment.Options{Prefix: "segments/text", Name: "bench", MaxAge: time.Minute, MaxBytes: 8 << 20})

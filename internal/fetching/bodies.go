@@ -19,7 +19,7 @@ func (f *Stage) keepBody(ctx context.Context, ci *admit.Crawl, u crawl.Claimed, 
 		return u.BodyKey, nil, nil
 	}
 	if len(ci.Spec.DedupAgainst) > 0 {
-		p, ok, err := f.Store.FindPayload(ctx, u.CrawlID, ci.Spec.DedupAgainst, h[:])
+		p, ok, err := f.Payloads.FindPayload(ctx, u.CrawlID, ci.Spec.DedupAgainst, h[:])
 		if err != nil {
 			return "", nil, fmt.Errorf("fetching: find payload of %s: %w", u.URL, err)
 		}

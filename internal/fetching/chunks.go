@@ -84,7 +84,7 @@ func (b *leaseRun) nextChunk(ctx context.Context, sem chan struct{}) (bool, erro
 			// and with nothing left to wait for the lease ends on it, its host left waiting as
 			// by claimChunk.
 			epoch, _ := b.f.Control.Epoch()
-			res, err := b.f.Store.ClaimInLease(ctx, b.in.Host, owner, owners, b.in.Chunk, b.in.ClaimTTL, b.f.clock().Now(), pacing.InLeaseWait)
+			res, err := b.f.Frontier.ClaimInLease(ctx, b.in.Host, owner, owners, b.in.Chunk, b.in.ClaimTTL, b.f.clock().Now(), pacing.InLeaseWait)
 			if err != nil {
 				return false, err
 			}
@@ -110,7 +110,7 @@ func (b *leaseRun) nextChunk(ctx context.Context, sem chan struct{}) (bool, erro
 			// Dry: one cheap look (no claim, no transaction) at when the next URL is due and
 			// whether pages of this lease still await processing (their links may be for us).
 			var err error
-			if next, awaiting, err = b.f.Store.HostDue(ctx, b.in.Host, owners); err != nil {
+			if next, awaiting, err = b.f.Frontier.HostDue(ctx, b.in.Host, owners); err != nil {
 				return false, err
 			}
 		}
@@ -186,7 +186,7 @@ func (b *leaseRun) nearSlot(ctx context.Context) bool {
 // and URLs admitted just before are still found. It says false when none is due.
 func (b *leaseRun) claimChunk(ctx context.Context, owner string) (bool, error) {
 	epoch, _ := b.f.Control.Epoch()
-	claimed, next, err := b.f.Store.ClaimAs(ctx, b.in.Host, owner, b.in.Chunk, b.in.ClaimTTL, b.f.clock().Now())
+	claimed, next, err := b.f.Frontier.ClaimAs(ctx, b.in.Host, owner, b.in.Chunk, b.in.ClaimTTL, b.f.clock().Now())
 	if err != nil {
 		return false, err
 	}

@@ -50,7 +50,7 @@ func (b *leaseRun) cookies(ctx context.Context, ci *admit.Crawl) (*cookieJar, er
 	if j != nil {
 		return j, nil
 	}
-	saved, err := b.f.Store.CookieJar(ctx, ci.ID, b.in.Host)
+	saved, err := b.f.Hosts.CookieJar(ctx, ci.ID, b.in.Host)
 	if err != nil {
 		return nil, err
 	}

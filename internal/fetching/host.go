@@ -21,12 +21,12 @@ func isNoSuchHost(err error) bool {
 func (f *Stage) hostHealth(ctx context.Context, host string, res LeaseResult, retireAfter time.Duration, healthy bool) (bool, error) {
 	switch {
 	case res.Gone == "front page gone" || (res.Gone != "" && !res.Answered):
-		if err := f.Store.HostFailing(ctx, host, res.Gone); err != nil {
+		if err := f.Hosts.HostFailing(ctx, host, res.Gone); err != nil {
 			return false, err
 		}
-		return f.Store.RetireIfDead(ctx, host, retireAfter)
+		return f.Hosts.RetireIfDead(ctx, host, retireAfter)
 	case res.Answered && !healthy:
-		return false, f.Store.HostHealthy(ctx, host)
+		return false, f.Hosts.HostHealthy(ctx, host)
 	}
 	return false, nil
 }

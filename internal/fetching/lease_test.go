@@ -310,7 +310,7 @@ func newFixture(t *testing.T, handler http.HandlerFunc, urls ...string) *fixture
 	crawls := &admit.Crawls{Norm: urlnorm.New(urlnorm.Default()), DefaultUserAgent: "TrawlerBot/1.0"}
 	crawls.Put("c", crawl.Spec{Name: "c", Seeds: []string{"http://site.test/"}, Scope: crawl.ScopeHost}.WithDefaults())
 	var mu sync.Mutex
-	f.stage = &Stage{Store: f.st, Schedule: &pacing.Schedule{Store: f.st}, Client: fetch.New(fetch.Options{Dialer: dialer}), Crawls: crawls, Dialer: dialer,
+	f.stage = &Stage{Frontier: f.st, Fetches: f.st, Hosts: f.st, Payloads: f.st, Schedule: &pacing.Schedule{Store: f.st}, Client: fetch.New(fetch.Options{Dialer: dialer}), Crawls: crawls, Dialer: dialer,
 		Admit: func(_ context.Context, _ *admit.Crawl, d *admit.Discovery) (admit.AdmitStats, error) {
 			mu.Lock()
 			defer mu.Unlock()

@@ -111,7 +111,7 @@ func (f *Stage) fetchOne(ctx context.Context, ci *admit.Crawl, u crawl.Claimed, 
 	// Saved before the outcome is recorded: the next page's request, on whichever worker,
 	// finds the cookie (a failure here is ours: the lease is retried).
 	if err := jar.record(ctx, u.URL, resp.Header.Values("Set-Cookie"), time.Now(), func(ctx context.Context, keep []store.SetCookie) error {
-		return f.Store.SaveCookies(ctx, jar.crawlID, jar.host, keep)
+		return f.Hosts.SaveCookies(ctx, jar.crawlID, jar.host, keep)
 	}); err != nil {
 		return o, eff, err
 	}
@@ -239,7 +239,7 @@ func (f *Stage) followRedirect(ctx context.Context, ci *admit.Crawl, u crawl.Cla
 // could not be made storable) is recorded as this URL's skip with the reason, so it costs
 // that URL, never its lease, host or crawl.
 func (f *Stage) record(ctx context.Context, host string, o store.FetchOutcome) error {
-	_, err := f.Store.RecordFetchGrouped(ctx, host, o)
+	_, err := f.Fetches.RecordFetchGrouped(ctx, host, o)
 	if err == nil || !store.IsDataError(err) {
 		return err
 	}
@@ -248,7 +248,7 @@ func (f *Stage) record(ctx context.Context, host string, o store.FetchOutcome) e
 	bare := store.FetchOutcome{CrawlID: o.CrawlID, Hash: o.Hash, URL: o.URL, FetchKey: o.FetchKey, FetchedAt: o.FetchedAt,
 		Status: o.Status, Duration: o.Duration, Attempts: o.Attempts, State: store.StateSkipped, SkipReason: "unstorable response",
 		Err: err.Error()}
-	_, err = f.Store.RecordFetch(ctx, host, bare)
+	_, err = f.Fetches.RecordFetch(ctx, host, bare)
 	return err
 }
 

@@ -23,7 +23,7 @@ func (f *Stage) robots(ctx context.Context, b *leaseRun, pageURL string, ci *adm
 	if err != nil {
 		return nil, fmt.Errorf("robots.txt for %q: %w", pageURL, err)
 	}
-	cached, failing, err := f.Store.HostRobotsAndHealth(ctx, b.in.Host, pu.Scheme)
+	cached, failing, err := f.Hosts.HostRobotsAndHealth(ctx, b.in.Host, pu.Scheme)
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +125,7 @@ func (f *Stage) robots(ctx context.Context, b *leaseRun, pageURL string, ci *adm
 		// Unreachable now, but we hold a good copy: keep obeying it (§2.3.1.4), look again soon.
 		r.Status, r.Body, r.FetchedAt, r.Sitemaps = cached.Status, cached.Body, cached.FetchedAt, cached.Sitemaps
 		r.ExpiresAt = now.Add(min(robots.UnreachableTTL, backoff(ci.Spec.RetryBase.D(), 1)))
-		if err := f.Store.SaveRobots(ctx, b.in.Host, pu.Scheme, *r, robots.FromStatus(r.Status, []byte(r.Body), ci.Token).CrawlDelay); err != nil {
+		if err := f.Hosts.SaveRobots(ctx, b.in.Host, pu.Scheme, *r, robots.FromStatus(r.Status, []byte(r.Body), ci.Token).CrawlDelay); err != nil {
 			return nil, err
 		}
 		return r, nil
@@ -135,7 +135,7 @@ func (f *Stage) robots(ctx context.Context, b *leaseRun, pageURL string, ci *adm
 		r.ExpiresAt = now.Add(min(robots.UnreachableTTL, backoff(ci.Spec.RetryBase.D(), 1)))
 	}
 	r.Sitemaps = rules.Sitemaps
-	if err := f.Store.SaveRobots(ctx, b.in.Host, pu.Scheme, *r, rules.CrawlDelay); err != nil {
+	if err := f.Hosts.SaveRobots(ctx, b.in.Host, pu.Scheme, *r, rules.CrawlDelay); err != nil {
 		return nil, err
 	}
 	b.heartbeat(ctx)

@@ -231,7 +231,7 @@ func (b *leaseRun) releaseCrawl(ctx context.Context, crawlID string) error {
 	if len(release) == 0 {
 		return nil
 	}
-	if err := b.f.Store.Release(ctx, release); err != nil {
+	if err := b.f.Frontier.Release(ctx, release); err != nil {
 		return err
 	}
 	for _, i := range idx {

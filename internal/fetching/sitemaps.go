@@ -18,7 +18,7 @@ func (f *Stage) discoverSitemaps(ctx context.Context, ci *admit.Crawl, host stri
 	if r == nil || r.Status < 200 || r.Status >= 500 { // unreachable robots.txt: look again later
 		return nil
 	}
-	first, err := f.Store.StartSitemapDiscovery(ctx, ci.ID, host)
+	first, err := f.Hosts.StartSitemapDiscovery(ctx, ci.ID, host)
 	if err != nil || !first {
 		return err
 	}

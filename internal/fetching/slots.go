@@ -150,7 +150,7 @@ func (b *leaseRun) book(ctx context.Context, i int, url *pacing.URLKey, gap time
 		// Time in hand, states not: read them alone. (Booking more would put this window
 		// after whoever booked since, who may be waiting for theirs in turn.)
 		epoch, _ := b.f.Control.Epoch()
-		states, err := b.f.Store.WindowStates(ctx, b.ahead(i), epoch)
+		states, err := b.f.Frontier.WindowStates(ctx, b.ahead(i), epoch)
 		if err != nil {
 			return pacing.Slot{}, err
 		}

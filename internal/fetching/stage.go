@@ -16,35 +16,38 @@ import (
 	"github.com/trawlerdev/trawler/internal/store"
 )
 
-// Store is what the fetch stage reads and writes in Postgres.
-type Store interface {
-	// Clock is the clock the store converts bookings with.
-	Clock() clock.Clock
-
-	// Claims (claims.go of the store).
+// Frontier is what a lease reads and writes of its host's URLs (store.Frontier): it claims
+// them a chunk at a time, gives back what it did not fetch, and reads their states.
+type Frontier interface {
 	ClaimAs(ctx context.Context, host, owner string, limit int, ttl time.Duration, now time.Time) ([]crawl.Claimed, *time.Time, error)
 	ClaimInLease(ctx context.Context, host, owner string, owners []string, limit int, ttl time.Duration, now time.Time, soon time.Duration) (store.LeaseClaim, error)
 	Release(ctx context.Context, claims []crawl.Claimed) error
 	HostDue(ctx context.Context, host string, owners []string) (*time.Time, int, error)
-
 	// The states of URLs a lease's window holds time for (its bookings: Stage.Schedule).
 	WindowStates(ctx context.Context, urls []pacing.URLKey, epoch uint64) (map[string]pacing.WindowState, error)
+}
 
-	// Outcomes, robots.txt and the host's health.
+// Fetches records each request's outcome (store.Fetches).
+type Fetches interface {
 	RecordFetch(ctx context.Context, host string, o store.FetchOutcome) (bool, error)
 	RecordFetchGrouped(ctx context.Context, host string, o store.FetchOutcome) (bool, error)
+}
+
+// Hosts is what a lease reads and writes of its host other than its schedule (store.Hosts):
+// robots.txt, health and retirement, sitemap discovery, a crawl's cookies for it.
+type Hosts interface {
 	HostRobotsAndHealth(ctx context.Context, host, scheme string) (*store.Robots, bool, error)
 	SaveRobots(ctx context.Context, host, scheme string, r store.Robots, crawlDelay time.Duration) error
 	StartSitemapDiscovery(ctx context.Context, crawlID, host string) (bool, error)
 	HostFailing(ctx context.Context, host, reason string) error
 	HostHealthy(ctx context.Context, host string) error
 	RetireIfDead(ctx context.Context, host string, after time.Duration) (bool, error)
-
-	// A crawl's cookies per host (spec.cookies).
 	CookieJar(ctx context.Context, crawlID, host string) ([]store.SetCookie, error)
 	SaveCookies(ctx context.Context, crawlID, host string, cookies []store.SetCookie) error
+}
 
-	// Stored bodies by digest (spec.dedupAgainst).
+// Payloads finds stored bodies by digest (spec.dedupAgainst; store.Documents).
+type Payloads interface {
 	FindPayload(ctx context.Context, crawlID string, from []string, hash []byte) (store.Payload, bool, error)
 }
 
@@ -73,7 +76,12 @@ func (h Hooks) log() hooks.Logger { return hooks.Log(h.Log) }
 // Stage runs fetch leases: each fetches one host's URLs, spacing request starts by the host's
 // delay, and stores bodies and outcomes.
 type Stage struct {
-	Store  Store
+	Frontier Frontier
+	Fetches  Fetches
+	Hosts    Hosts
+	Payloads Payloads
+	// Clock is the clock the store converts bookings with (zero: the machine's).
+	Clock  clock.Clock
 	Client *fetch.Client
 	Crawls *admit.Crawls
 	// Admit admits what a redirect or a sitemap discovered (the one admission path).
@@ -112,10 +120,10 @@ func (f *Stage) beatEvery() time.Duration {
 // clock is the worker's clock: the one its store converts the host's bookings with (the
 // machine's, unless a test sets it off).
 func (f *Stage) clock() clock.Clock {
-	if f == nil || f.Store == nil { // a lease's pure parts under unit test
+	if f == nil { // a lease's pure parts under unit test
 		return clock.Clock{}
 	}
-	return f.Store.Clock()
+	return f.Clock
 }
 
 // observe records one request's outcome in the fetch series.

@@ -16,6 +16,10 @@ type Store interface {
 	CrawlProgress(ctx context.Context, id string) (crawl.CrawlProgress, error)
 	SetCrawlState(ctx context.Context, id string, state crawl.CrawlState) error
 	StaleHosts(ctx context.Context, crawlID string, before time.Time, limit int) ([]string, error)
+}
+
+// URLs is what the frontier stage reads and releases of the crawl's URLs (store.Frontier).
+type URLs interface {
 	StaleFetched(ctx context.Context, crawlID string, before time.Time, limit int) ([]store.FetchedPage, error)
 	ReleaseOwned(ctx context.Context, host string, owners []string) error
 }
@@ -25,7 +29,8 @@ type Gauge func(name string, v float64, tags map[string]string)
 
 // Frontier runs the frontier's steps.
 type Frontier struct {
-	Store  Store
+	Store  Store // crawls' rows (store.Crawls)
+	URLs   URLs  // their URLs, for the sweeps (store.Frontier)
 	Crawls *admit.Crawls
 	// AdmitSeeds admits a crawl's seeds and wakes their hosts, in the background so that the
 	// crawl's processing starts first (admit.Admitter.AdmitSeedsWakingLater).

@@ -77,7 +77,7 @@ type fixture struct {
 func newFixture() *fixture {
 	x := &fixture{st: &fakeStore{specs: map[string]crawl.Spec{}}, woken: map[string][]string{}, gauges: map[string]float64{}}
 	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
-	x.f = &Frontier{Store: x.st, ProcessQueue: "process-q", RenderQueue: "render-q",
+	x.f = &Frontier{Store: x.st, URLs: x.st, ProcessQueue: "process-q", RenderQueue: "render-q",
 		Crawls: &admit.Crawls{Store: x.st, Norm: urlnorm.New(urlnorm.Default()), DefaultUserAgent: "TrawlerBot/1.0"},
 		AdmitSeeds: func(_ context.Context, _ *admit.Crawl, cands []store.Candidate) (admit.AdmitStats, error) {
 			hosts := map[string]bool{}

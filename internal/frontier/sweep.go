@@ -35,7 +35,7 @@ func (f *Frontier) WakeStale(ctx context.Context, crawlID string, staleFor time.
 // finished, for the crawl to process again: a fetched page is never left behind.
 func (f *Frontier) StaleFetched(ctx context.Context, crawlID string, olderThan time.Duration) (crawl.ProcessInput, error) {
 	out := crawl.ProcessInput{Host: "reprocess", TaskQueue: f.ProcessQueue}
-	pages, err := f.Store.StaleFetched(ctx, crawlID, f.now().Add(-olderThan), sweepPages)
+	pages, err := f.URLs.StaleFetched(ctx, crawlID, f.now().Add(-olderThan), sweepPages)
 	out.Pages = store.PageRefs(pages)
 	return out, err
 }
@@ -50,5 +50,5 @@ type AbandonInput struct {
 // Abandon returns an abandoned lease's claims to the queue. The pages it fetched stay fetched
 // for the crawl's processing.
 func (f *Frontier) Abandon(ctx context.Context, in AbandonInput) error {
-	return f.Store.ReleaseOwned(ctx, in.Host, in.Owners)
+	return f.URLs.ReleaseOwned(ctx, in.Host, in.Owners)
 }

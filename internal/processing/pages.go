@@ -80,7 +80,7 @@ func (p *Stage) Pages(ctx context.Context, host string, pages []crawl.PageRef, d
 			return res, err
 		}
 		// Queued before the pages are done, so the crawl never looks drained in between.
-		if err := p.Store.QueueRenders(ctx, id, cb.renders); err != nil {
+		if err := p.Renders.QueueRenders(ctx, id, cb.renders); err != nil {
 			return res, err
 		}
 		docs = append(docs, cb.docs...)

@@ -22,10 +22,14 @@ type Store interface {
 	SaveDocument(ctx context.Context, d store.Document, links []store.Link, det *dedup.Detector) (*store.Dup, error)
 	// MarkDone sets a page aside as done, with the reason.
 	MarkDone(ctx context.Context, crawlID string, hash []byte, reason string) error
-	// QueueRenders queues pages for the crawl's render runs.
-	QueueRenders(ctx context.Context, crawlID string, hashes [][]byte) error
 	// FinishProcessed marks saved documents' pages done.
 	FinishProcessed(ctx context.Context, docs []store.Document) error
+}
+
+// Renders is the render queue the stage adds the crawl's pages to (store.Renders).
+type Renders interface {
+	// QueueRenders queues pages for the crawl's render runs.
+	QueueRenders(ctx context.Context, crawlID string, hashes [][]byte) error
 }
 
 // Hooks are told of the stage's progress (nil: not told).
@@ -46,8 +50,9 @@ func (h Hooks) log() hooks.Logger { return hooks.Log(h.Log) }
 // Stage processes fetched pages: parse, store text and documents, record links, admit new
 // URLs (waking their hosts) and queue renders.
 type Stage struct {
-	Store  Store
-	Crawls *admit.Crawls // each crawl's rules (their specs cached; Put fills it without a store)
+	Store   Store         // the crawl's fetched pages and their documents (store.Documents)
+	Renders Renders       // where pages to render go
+	Crawls  *admit.Crawls // each crawl's rules (their specs cached; Put fills it without a store)
 	// Admit admits a discovered batch of a crawl (admit.Admitter.AdmitDiscovered in a worker).
 	Admit func(ctx context.Context, ci *admit.Crawl, d *admit.Discovery) (admit.AdmitStats, error)
 	// Body reads a page's body by reference, at most limit bytes.

@@ -105,7 +105,7 @@ func newFixture(t *testing.T) *fixture {
 	f := &fixture{st: &fakeStore{}, bodies: map[string]string{}, rejected: map[string]int{}}
 	crawls := &admit.Crawls{Norm: urlnorm.New(urlnorm.Default()), DefaultUserAgent: "TrawlerBot/1.0"}
 	crawls.Put("c", crawl.Spec{Name: "c", Seeds: []string{"http://a.test/"}, Scope: crawl.ScopeHost}.WithDefaults())
-	f.stage = &Stage{Store: f.st, Crawls: crawls,
+	f.stage = &Stage{Store: f.st, Renders: f.st, Crawls: crawls,
 		Admit: func(_ context.Context, _ *admit.Crawl, d *admit.Discovery) (admit.AdmitStats, error) {
 			f.st.steps = append(f.st.steps, "admit")
 			f.admitted = append(f.admitted, d.Cands...)

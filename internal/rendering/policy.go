@@ -42,7 +42,7 @@ type pagePolicy struct {
 
 func (r *Stage) newPagePolicy(ctx context.Context, ci *admit.Crawl, j store.RenderJob, pu *url.URL, body []byte) (*pagePolicy, error) {
 	spec := ci.Spec
-	cached, err := r.Store.HostRobots(ctx, j.Host, pu.Scheme)
+	cached, err := r.Hosts.HostRobots(ctx, j.Host, pu.Scheme)
 	if err != nil {
 		return nil, err
 	}
@@ -53,7 +53,7 @@ func (r *Stage) newPagePolicy(ctx context.Context, ci *admit.Crawl, j store.Rend
 	case cached != nil:
 		rules = robots.FromStatus(cached.Status, []byte(cached.Body), ci.Token)
 	}
-	crawlDelay, err := r.Store.HostCrawlDelay(ctx, j.Host)
+	crawlDelay, err := r.Hosts.HostCrawlDelay(ctx, j.Host)
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +93,7 @@ func (p *pagePolicy) fetch(ctx context.Context, rawURL string) render.Answer {
 	}
 	deadline, ok := ctx.Deadline()
 	if !ok {
-		deadline = p.r.Store.Clock().Now().Add(time.Minute)
+		deadline = p.r.Clock.Now().Add(time.Minute)
 	}
 	slot, err := p.r.Schedule.BookRender(ctx, p.ci.SlotKey(p.j.Host), p.j.CrawlID, p.delay, p.ip, deadline)
 	switch {
@@ -106,7 +106,7 @@ func (p *pagePolicy) fetch(ctx context.Context, rawURL string) render.Answer {
 		p.stopped = "host's next start past the page's deadline"
 		return render.Answer{Block: p.stopped}
 	}
-	if err := clock.SleepUntil(ctx, p.r.Store.Clock(), slot.Start); err != nil {
+	if err := clock.SleepUntil(ctx, p.r.Clock, slot.Start); err != nil {
 		// The page ended while it waited: its slot goes back to the host.
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
@@ -133,7 +133,7 @@ func (p *pagePolicy) fetch(ctx context.Context, rawURL string) render.Answer {
 		// Not on the page's context: a 429 that came as the page ended still holds.
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
-		if err := p.r.Schedule.Defer(dctx, p.j.Host, p.r.Store.Clock().Now().Add(wait)); err != nil {
+		if err := p.r.Schedule.Defer(dctx, p.j.Host, p.r.Clock.Now().Add(wait)); err != nil {
 			p.r.Hooks.log().Warn("render: defer the host", "host", p.j.Host, "error", err)
 		}
 		p.stopped = fmt.Sprintf("host answered HTTP %d", resp.Status)

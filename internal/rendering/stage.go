@@ -15,12 +15,15 @@ import (
 
 // Store is what the render stage reads and writes in Postgres.
 type Store interface {
-	Clock() clock.Clock
 	// The crawl's render queue.
 	ClaimRenders(ctx context.Context, crawlID, owner string, limit int, hold time.Duration) ([]store.RenderJob, error)
 	FinishRender(ctx context.Context, j store.RenderJob, owner string, o store.RenderOutcome) error
 	ReleaseRender(ctx context.Context, j store.RenderJob, owner string) error
-	// The host's rules and schedule, shared with its fetch leases.
+}
+
+// Hosts is what the render stage reads of a host: its rules and pace, shared with its fetch
+// leases (store.Hosts).
+type Hosts interface {
 	HostRobots(ctx context.Context, host, scheme string) (*store.Robots, error)
 	HostCrawlDelay(ctx context.Context, host string) (time.Duration, error)
 }
@@ -47,7 +50,9 @@ func (h Hooks) log() hooks.Logger { return hooks.Log(h.Log) }
 
 // Stage renders the pages crawls ask for (spec.render) and admits the links of the rendered DOM.
 type Stage struct {
-	Store   Store
+	Store   Store       // the crawl's render queue (store.Renders)
+	Hosts   Hosts       // the hosts' robots.txt and Crawl-delay
+	Clock   clock.Clock // the clock the store converts bookings with
 	Browser Browser
 	Crawls  *admit.Crawls
 	// Admit admits the rendered DOM's links (the one admission path).

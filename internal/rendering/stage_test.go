@@ -188,7 +188,7 @@ func newFixture(t *testing.T, site http.HandlerFunc) *fixture {
 	crawls := &admit.Crawls{Norm: urlnorm.New(urlnorm.Default()), DefaultUserAgent: "TrawlerBot/1.0"}
 	crawls.Put("c", crawl.Spec{Name: "c", Seeds: []string{"http://site.test/"}, Scope: crawl.ScopeDomain,
 		Delay: crawl.Duration(100 * time.Millisecond)}.WithDefaults())
-	f.stage = &Stage{Store: f.st, Schedule: &pacing.Schedule{Store: f.st}, Browser: f.browser, Crawls: crawls, Client: fetch.New(fetch.Options{Dialer: dialer}),
+	f.stage = &Stage{Store: f.st, Hosts: f.st, Schedule: &pacing.Schedule{Store: f.st}, Browser: f.browser, Crawls: crawls, Client: fetch.New(fetch.Options{Dialer: dialer}),
 		Admit: func(_ context.Context, _ *admit.Crawl, d *admit.Discovery) (admit.AdmitStats, error) {
 			f.mu.Lock()
 			defer f.mu.Unlock()

@@ -54,7 +54,7 @@ var ErrStillClosing = errors.New("the crawl's workflow is still finishing (its l
 // remove.
 func (d *Deleter) Delete(ctx context.Context, crawlID string, dryRun bool) (Plan, error) {
 	p := Plan{Crawl: crawlID, DryRun: dryRun}
-	exists, live, err := d.Store.CrawlLive(ctx, crawlID)
+	exists, live, err := d.Store.Crawls().CrawlLive(ctx, crawlID)
 	if err != nil {
 		return p, err
 	}
@@ -81,18 +81,18 @@ func (d *Deleter) Delete(ctx context.Context, crawlID string, dryRun bool) (Plan
 	for _, pre := range d.prefixes(crawlID) {
 		paths = append(paths, pre.path)
 	}
-	if p.Legacy, err = d.Store.LegacyRefs(ctx, crawlID, paths); err != nil {
+	if p.Legacy, err = d.Store.Deletes().LegacyRefs(ctx, crawlID, paths); err != nil {
 		return p, err
 	}
 	var shared, pending []string
 	if dryRun {
-		if p.Rows, err = d.Store.CrawlRows(ctx, crawlID); err != nil {
+		if p.Rows, err = d.Store.Deletes().CrawlRows(ctx, crawlID); err != nil {
 			return p, err
 		}
-		if shared, err = d.Store.SharedBodies(ctx, crawlID); err != nil {
+		if shared, err = d.Store.Deletes().SharedBodies(ctx, crawlID); err != nil {
 			return p, err
 		}
-		orphaned, err := d.Store.OrphanedBodies(ctx, crawlID)
+		orphaned, err := d.Store.Deletes().OrphanedBodies(ctx, crawlID)
 		if err != nil {
 			return p, err
 		}
@@ -101,13 +101,13 @@ func (d *Deleter) Delete(ctx context.Context, crawlID string, dryRun bool) (Plan
 			pending = append(pending, key)
 		}
 	} else {
-		if shared, err = d.Store.ReleaseCrawl(ctx, crawlID); err != nil {
+		if shared, err = d.Store.Deletes().ReleaseCrawl(ctx, crawlID); err != nil {
 			return p, err
 		}
-		if p.Rows, err = d.Store.DeleteCrawlRows(ctx, crawlID); err != nil {
+		if p.Rows, err = d.Store.Deletes().DeleteCrawlRows(ctx, crawlID); err != nil {
 			return p, err
 		}
-		if pending, err = d.Store.PendingObjectDeletes(ctx, crawlID); err != nil {
+		if pending, err = d.Store.Deletes().PendingObjectDeletes(ctx, crawlID); err != nil {
 			return p, err
 		}
 	}
@@ -146,7 +146,7 @@ func (d *Deleter) Delete(ctx context.Context, crawlID string, dryRun bool) (Plan
 	if err := d.Blob.Delete(ctx, p.Objects); err != nil {
 		return p, fmt.Errorf("retention: crawl %s: its rows are deleted, some objects not (run the delete again): %w", crawlID, err)
 	}
-	if err := d.Store.ObjectsDeleted(ctx, pending); err != nil {
+	if err := d.Store.Deletes().ObjectsDeleted(ctx, pending); err != nil {
 		return p, err
 	}
 	return p, nil
@@ -173,7 +173,7 @@ func (d *Deleter) Sweep(ctx context.Context, olderThan time.Duration, now time.T
 	if olderThan <= 0 {
 		return nil, errors.New("retention: the age must be positive")
 	}
-	ids, err := d.Store.CrawlsFinishedBefore(ctx, now.Add(-olderThan))
+	ids, err := d.Store.Deletes().CrawlsFinishedBefore(ctx, now.Add(-olderThan))
 	if err != nil {
 		return nil, err
 	}

@@ -24,7 +24,7 @@ func TestASweepDeletesOnlyCrawlsEndedBeforeTheRetention(t *testing.T) {
 		id, state string
 		ended     time.Duration
 	}{{"old", "done", 48 * time.Hour}, {"stopped-old", "stopped", 30 * time.Hour}, {"recent", "done", time.Hour}, {"live", "running", 0}} {
-		if _, err := st.CreateCrawl(ctx, c.id, crawl.Spec{Name: c.id, Seeds: []string{"http://a.test/"}}.WithDefaults()); err != nil {
+		if _, err := st.Crawls().CreateCrawl(ctx, c.id, crawl.Spec{Name: c.id, Seeds: []string{"http://a.test/"}}.WithDefaults()); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := pool.Exec(ctx, `UPDATE crawls SET state = $2, finished_at = CASE WHEN $2 = 'running' THEN NULL ELSE now() - $3::interval END WHERE id = $1`,
@@ -66,14 +66,14 @@ func TestASweepDeletesOnlyCrawlsEndedBeforeTheRetention(t *testing.T) {
 	}
 	keys, _ := b.List(ctx, "")
 	for _, id := range []string{"recent", "live"} {
-		if exists, _, _ := st.CrawlLive(ctx, id); !exists {
+		if exists, _, _ := st.Crawls().CrawlLive(ctx, id); !exists {
 			t.Errorf("crawl %s was deleted", id)
 		}
 	}
 	if len(keys) != 5 {
 		t.Errorf("objects left %v; want the 4 of the crawls kept and the shared one", keys)
 	}
-	if _, err := st.CreateCrawl(ctx, "20261124", crawl.Spec{Name: "20261124", Seeds: []string{"http://a.test/"}}.WithDefaults()); err != nil {
+	if _, err := st.Crawls().CreateCrawl(ctx, "20261124", crawl.Spec{Name: "20261124", Seeds: []string{"http://a.test/"}}.WithDefaults()); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := pool.Exec(ctx, `UPDATE crawls SET state = 'done', finished_at = now() - interval '1 hour' WHERE id = '20261124'`); err != nil {
@@ -99,7 +99,7 @@ func TestADeleteTouchesOnlyItsOwnCrawlsObjects(t *testing.T) {
 	b := testenv.Blob(t)
 	st := store.New(pool)
 	for _, id := range []string{"crawls", "crawls/x"} {
-		if _, err := st.CreateCrawl(ctx, id, crawl.Spec{Seeds: []string{"http://a.test/"}}.WithDefaults()); err != nil {
+		if _, err := st.Crawls().CreateCrawl(ctx, id, crawl.Spec{Seeds: []string{"http://a.test/"}}.WithDefaults()); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := pool.Exec(ctx, `UPDATE crawls SET state = 'done', finished_at = now() WHERE id = $1`, id); err != nil {

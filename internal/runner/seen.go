@@ -25,7 +25,7 @@ func warmSeen(ctx context.Context, f *seen.Filter, st *store.Store, blobs *blob.
 			return
 		}
 	}
-	rows, err := st.SeenRows(ctx)
+	rows, err := st.Frontier().SeenRows(ctx)
 	if err != nil {
 		log.Warn("seen filter not warmed", "error", err)
 		return

@@ -17,11 +17,11 @@ func TestWarmSeenFromPostgresThenFromSnapshot(t *testing.T) {
 	st := store.New(pool)
 	blobs := testenv.Blob(t)
 	ctx := context.Background()
-	if _, err := st.CreateCrawl(ctx, "c", crawl.Spec{}); err != nil {
+	if _, err := st.Crawls().CreateCrawl(ctx, "c", crawl.Spec{}); err != nil {
 		t.Fatal(err)
 	}
 	u := "http://a.test/x"
-	if _, err := st.Admit(ctx, "c", []store.Candidate{{URL: u, Hash: urlnorm.Hash(u), Host: "a.test", Source: "seed"}}); err != nil {
+	if _, err := st.Frontier().Admit(ctx, "c", []store.Candidate{{URL: u, Hash: urlnorm.Hash(u), Host: "a.test", Source: "seed"}}); err != nil {
 		t.Fatal(err)
 	}
 	for _, step := range []string{"postgres", "snapshot"} {

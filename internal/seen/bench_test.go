@@ -22,7 +22,7 @@ func seedFrontier(b *testing.B, n int) (*store.Store, [][]byte) {
 	pool, _ := testenv.Postgres(b)
 	s := store.New(pool)
 	ctx := context.Background()
-	if _, err := s.CreateCrawl(ctx, "bench", crawl.Spec{Seeds: []string{"http://x/"}}); err != nil {
+	if _, err := s.Crawls().CreateCrawl(ctx, "bench", crawl.Spec{Seeds: []string{"http://x/"}}); err != nil {
 		b.Fatal(err)
 	}
 	hashes := make([][]byte, n)
@@ -51,7 +51,7 @@ func BenchmarkBloomRebuild1M(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		f := seen.New(10_000_000, 1e-6, true)
 		start := time.Now()
-		rows, err := s.SeenRows(ctx)
+		rows, err := s.Frontier().SeenRows(ctx)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -95,7 +95,7 @@ func BenchmarkAdmitLinks(b *testing.B) {
 		b.Run(mode, func(b *testing.B) {
 			f := seen.New(10_000_000, 1e-6, true)
 			if mode == "bloom-approximate" {
-				rows, _ := s.SeenRows(ctx)
+				rows, _ := s.Frontier().SeenRows(ctx)
 				_, _ = f.Rebuild(rows)
 				rows.Close()
 			}
@@ -119,7 +119,7 @@ func BenchmarkAdmitLinks(b *testing.B) {
 						keep = append(keep, c)
 					}
 				}
-				if _, err := s.Admit(ctx, "bench", keep); err != nil {
+				if _, err := s.Frontier().Admit(ctx, "bench", keep); err != nil {
 					b.Fatal(err)
 				}
 				links += len(batch)

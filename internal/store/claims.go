@@ -14,8 +14,9 @@ import (
 // Claim claims up to limit due URLs of host, best first, from running crawls: queued ones due
 // by now, and claimed ones whose TTL has run out (their claimer died). When none is due it
 // returns when the next one will be (nil: none pending).
-func (s *Store) Claim(ctx context.Context, host string, limit int, ttl time.Duration, now time.Time) ([]crawl.Claimed, *time.Time, error) {
-	return s.ClaimAs(ctx, host, "", limit, ttl, now)
+func (agg Frontier) Claim(ctx context.Context, host string, limit int, ttl time.Duration, now time.Time) ([]crawl.Claimed, *time.Time, error) {
+	s := agg.s
+	return s.Frontier().ClaimAs(ctx, host, "", limit, ttl, now)
 }
 
 // ClaimAs is Claim on behalf of owner, the host's fetch lease. The host's workflow runs one
@@ -25,7 +26,8 @@ func (s *Store) Claim(ctx context.Context, host string, limit int, ttl time.Dura
 // back for (StaleHosts wakes those hosts). The owner's own claims come first, so a retry takes
 // back what its dead attempt held. An empty claim leaves the host waiting: the next admission
 // of its URLs returns it in AdmitResult.Wake.
-func (s *Store) ClaimAs(ctx context.Context, host, owner string, limit int, ttl time.Duration, now time.Time) ([]crawl.Claimed, *time.Time, error) {
+func (agg Frontier) ClaimAs(ctx context.Context, host, owner string, limit int, ttl time.Duration, now time.Time) ([]crawl.Claimed, *time.Time, error) {
+	s := agg.s
 	r, err := s.claim(ctx, host, owner, limit, ttl, now, claimMode{waitIfEmpty: true})
 	return r.URLs, r.Next, err
 }
@@ -33,7 +35,8 @@ func (s *Store) ClaimAs(ctx context.Context, host, owner string, limit int, ttl 
 // ClaimQuietly is ClaimAs for a claimer that will claim again by itself (a batch topping itself
 // up, a host whose own pages are being processed): found or not, the host is not left waiting,
 // so admissions meanwhile wake nobody.
-func (s *Store) ClaimQuietly(ctx context.Context, host, owner string, limit int, ttl time.Duration, now time.Time) ([]crawl.Claimed, *time.Time, error) {
+func (agg Frontier) ClaimQuietly(ctx context.Context, host, owner string, limit int, ttl time.Duration, now time.Time) ([]crawl.Claimed, *time.Time, error) {
+	s := agg.s
 	r, err := s.claim(ctx, host, owner, limit, ttl, now, claimMode{})
 	return r.URLs, r.Next, err
 }
@@ -54,7 +57,8 @@ type LeaseClaim struct {
 // soon and no page of owners awaiting processing leaves the host waiting, as ClaimAs does: the
 // lease has nothing left to wait for and ends, and the next admission of the host's URLs wakes
 // its workflow.
-func (s *Store) ClaimInLease(ctx context.Context, host, owner string, owners []string, limit int, ttl time.Duration, now time.Time, soon time.Duration) (LeaseClaim, error) {
+func (agg Frontier) ClaimInLease(ctx context.Context, host, owner string, owners []string, limit int, ttl time.Duration, now time.Time, soon time.Duration) (LeaseClaim, error) {
+	s := agg.s
 	return s.claim(ctx, host, owner, limit, ttl, now, claimMode{waitIfEmpty: true, owners: owners, soon: soon})
 }
 
@@ -157,7 +161,8 @@ func (s *Store) claim(ctx context.Context, host, owner string, limit int, ttl ti
 }
 
 // Release returns claimed URLs to the queue (their fetch will not happen now).
-func (s *Store) Release(ctx context.Context, claims []crawl.Claimed) error {
+func (agg Frontier) Release(ctx context.Context, claims []crawl.Claimed) error {
+	s := agg.s
 	for _, c := range claims {
 		if _, err := s.pool.Exec(ctx, `UPDATE urls SET state = 'queued', claimed_until = NULL, updated_at = now()
 			WHERE crawl_id = $1 AND url_hash = $2 AND state = 'claimed'`, c.CrawlID, c.Hash); err != nil {
@@ -169,7 +174,8 @@ func (s *Store) Release(ctx context.Context, claims []crawl.Claimed) error {
 
 // SeenRows streams every (crawl, URL hash) of the frontier, for rebuilding a Bloom filter.
 // The caller closes the rows.
-func (s *Store) SeenRows(ctx context.Context) (pgx.Rows, error) {
+func (agg Frontier) SeenRows(ctx context.Context) (pgx.Rows, error) {
+	s := agg.s
 	rows, err := s.pool.Query(ctx, `SELECT crawl_id, url_hash FROM urls`)
 	if err != nil {
 		return nil, fmt.Errorf("store: stream the seen-set: %w", err)
@@ -180,7 +186,8 @@ func (s *Store) SeenRows(ctx context.Context) (pgx.Rows, error) {
 // URLState reads a URL's state and its crawl's: a batch checks the URL is still "claimed"
 // before each request (a stop or a block since the claim takes the URL back) and its crawl not
 // paused, and finds "fetched" when an earlier attempt of the batch already fetched it.
-func (s *Store) URLState(ctx context.Context, crawlID string, hash []byte) (state string, crawlState crawl.CrawlState, err error) {
+func (agg Frontier) URLState(ctx context.Context, crawlID string, hash []byte) (state string, crawlState crawl.CrawlState, err error) {
+	s := agg.s
 	err = s.pool.QueryRow(ctx, `SELECT u.state, c.state FROM urls u JOIN crawls c ON c.id = u.crawl_id
 		WHERE u.crawl_id = $1 AND u.url_hash = $2`, crawlID, hash).Scan(&state, &crawlState)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -194,7 +201,8 @@ func (s *Store) URLState(ctx context.Context, crawlID string, hash []byte) (stat
 
 // ReleaseOwned returns to the queue the URLs of host still claimed by any of owners: what a
 // batch that stopped or failed for good holds, top-ups it claimed itself included.
-func (s *Store) ReleaseOwned(ctx context.Context, host string, owners []string) error {
+func (agg Frontier) ReleaseOwned(ctx context.Context, host string, owners []string) error {
+	s := agg.s
 	if _, err := s.pool.Exec(ctx, `UPDATE urls SET state = 'queued', claimed_until = NULL, updated_at = now()
 		WHERE host = $1 AND state = 'claimed' AND claimed_by = ANY($2)`, host, owners); err != nil {
 		return fmt.Errorf("store: release %s's claims of %v: %w", host, owners, err)
@@ -211,7 +219,8 @@ func scanOwnedPage(r pgx.CollectableRow) (FetchedPage, error) {
 }
 
 // QueuedHosts returns the hosts of the given URLs of a crawl that are queued (sorted).
-func (s *Store) QueuedHosts(ctx context.Context, crawlID string, hashes [][]byte) ([]string, error) {
+func (agg Frontier) QueuedHosts(ctx context.Context, crawlID string, hashes [][]byte) ([]string, error) {
+	s := agg.s
 	rows, err := s.pool.Query(ctx, `SELECT DISTINCT host FROM urls WHERE crawl_id = $1 AND url_hash = ANY($2) AND state = 'queued' ORDER BY host`,
 		crawlID, hashes)
 	if err != nil {

@@ -18,7 +18,8 @@ type DeadLetterFilter struct {
 }
 
 // DeadLettersWhere lists a crawl's unreplayed dead letters matching f, newest first.
-func (s *Store) DeadLettersWhere(ctx context.Context, crawlID string, f DeadLetterFilter, limit int) ([]DeadLetter, error) {
+func (agg Fetches) DeadLettersWhere(ctx context.Context, crawlID string, f DeadLetterFilter, limit int) ([]DeadLetter, error) {
+	s := agg.s
 	rows, err := s.pool.Query(ctx, `SELECT id, crawl_id, url, host, reason, attempts::text, created_at FROM dead_letters
 		WHERE crawl_id = $1 AND replayed_at IS NULL AND ($2 = '' OR host = $2) AND ($3 = '' OR reason ILIKE '%' || $3 || '%')
 		ORDER BY created_at DESC, id DESC LIMIT $4`, crawlID, f.Host, escapeLike(f.Reason), limit)
@@ -42,7 +43,8 @@ func escapeLike(s string) string {
 
 // AddSeeds records seeds added to a running crawl in its spec, so its scope (hosts or domains
 // of the seeds) takes them in.
-func (s *Store) AddSeeds(ctx context.Context, crawlID string, seeds []string) error {
+func (agg Crawls) AddSeeds(ctx context.Context, crawlID string, seeds []string) error {
+	s := agg.s
 	return s.editSpec(ctx, crawlID, func(spec map[string]any) {
 		spec["seeds"] = appendUnique(spec["seeds"], seeds)
 	})
@@ -51,7 +53,8 @@ func (s *Store) AddSeeds(ctx context.Context, crawlID string, seeds []string) er
 // ThrottleCrawl slows every host of a crawl (its spec's throttle: at least delay between
 // request starts, at most concurrency in flight), on top of what earlier throttles set, or
 // ends the throttle (reset). Leases read it with the crawl's rules, within seconds.
-func (s *Store) ThrottleCrawl(ctx context.Context, crawlID string, delay time.Duration, concurrency int, reset bool) error {
+func (agg Crawls) ThrottleCrawl(ctx context.Context, crawlID string, delay time.Duration, concurrency int, reset bool) error {
+	s := agg.s
 	return s.editSpec(ctx, crawlID, func(spec map[string]any) {
 		if reset {
 			delete(spec, "throttle")
@@ -104,7 +107,8 @@ func editSpecTx(ctx context.Context, tx pgx.Tx, crawlID string, edit func(map[st
 
 // ReplayDeadLetters queues the dead URLs matching f again with a fresh attempt count, marks
 // their dead letters replayed and returns the hosts to wake with how many URLs each got back.
-func (s *Store) ReplayDeadLetters(ctx context.Context, crawlID string, f DeadLetterFilter) (map[string]int, error) {
+func (agg Crawls) ReplayDeadLetters(ctx context.Context, crawlID string, f DeadLetterFilter) (map[string]int, error) {
+	s := agg.s
 	hosts := map[string]int{}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, `WITH d AS (
@@ -138,7 +142,8 @@ func (s *Store) ReplayDeadLetters(ctx context.Context, crawlID string, f DeadLet
 // entries match the host and its subdomains; patterns are regular expressions (Go syntax;
 // the queued URLs are matched in Postgres, whose regular expressions agree with Go's on the
 // common syntax). It returns how many queued or claimed URLs it skipped.
-func (s *Store) Block(ctx context.Context, crawlID string, hosts, patterns []string) (int64, error) {
+func (agg Crawls) Block(ctx context.Context, crawlID string, hosts, patterns []string) (int64, error) {
+	s := agg.s
 	var skipped int64
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if err := editSpecTx(ctx, tx, crawlID, func(spec map[string]any) {

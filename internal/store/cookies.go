@@ -19,7 +19,8 @@ type SetCookie struct {
 }
 
 // CookieJar is the Set-Cookie headers a crawl's host has sent, oldest first (none: an empty jar).
-func (s *Store) CookieJar(ctx context.Context, crawlID, host string) ([]SetCookie, error) {
+func (agg Hosts) CookieJar(ctx context.Context, crawlID, host string) ([]SetCookie, error) {
+	s := agg.s
 	var raw []byte
 	err := s.pool.QueryRow(ctx, `SELECT cookies FROM cookie_jars WHERE crawl_id = $1 AND host = $2`, crawlID, host).Scan(&raw)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -36,7 +37,8 @@ func (s *Store) CookieJar(ctx context.Context, crawlID, host string) ([]SetCooki
 }
 
 // SaveCookies replaces a crawl's host's jar with cookies (the caller caps them).
-func (s *Store) SaveCookies(ctx context.Context, crawlID, host string, cookies []SetCookie) error {
+func (agg Hosts) SaveCookies(ctx context.Context, crawlID, host string, cookies []SetCookie) error {
+	s := agg.s
 	raw, err := json.Marshal(cookies)
 	if err != nil {
 		return err

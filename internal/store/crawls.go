@@ -42,7 +42,8 @@ var ErrNoCrawl = errors.New("no such crawl")
 // CreateCrawl records a crawl (its spec, with the spec's page budgets) and returns the spec
 // as recorded: creating an existing crawl keeps the first record (a retried start must not
 // reset counters).
-func (s *Store) CreateCrawl(ctx context.Context, id string, spec crawl.Spec) (crawl.Spec, error) {
+func (agg Crawls) CreateCrawl(ctx context.Context, id string, spec crawl.Spec) (crawl.Spec, error) {
+	s := agg.s
 	raw, err := json.Marshal(spec)
 	if err != nil {
 		return spec, fmt.Errorf("store: encode crawl spec: %w", err)
@@ -66,7 +67,8 @@ func (s *Store) CreateCrawl(ctx context.Context, id string, spec crawl.Spec) (cr
 }
 
 // CrawlSpec decodes a crawl's spec into dst.
-func (s *Store) CrawlSpec(ctx context.Context, id string, dst any) error {
+func (agg Crawls) CrawlSpec(ctx context.Context, id string, dst any) error {
+	s := agg.s
 	var raw []byte
 	err := s.pool.QueryRow(ctx, `SELECT spec FROM crawls WHERE id = $1`, id).Scan(&raw)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -80,7 +82,8 @@ func (s *Store) CrawlSpec(ctx context.Context, id string, dst any) error {
 
 // SetCrawlState moves a crawl to state. Stopping also skips its unfetched URLs, so nothing is
 // left pending without a recorded reason.
-func (s *Store) SetCrawlState(ctx context.Context, id string, state crawl.CrawlState) error {
+func (agg Crawls) SetCrawlState(ctx context.Context, id string, state crawl.CrawlState) error {
+	s := agg.s
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `UPDATE crawls SET state = $2, updated_at = now(),
 			finished_at = CASE WHEN $2 IN ('stopped', 'done') THEN now() ELSE finished_at END WHERE id = $1`, id, state)
@@ -103,7 +106,8 @@ func (s *Store) SetCrawlState(ctx context.Context, id string, state crawl.CrawlS
 // waking. A claim counts whatever its TTL: a host whose lease died after claiming, and whose
 // workflow then ended, holds claims no one else takes until its next lease does (ClaimAs).
 // A live but slow lease that shows here only gets a wake-up it does not need.
-func (s *Store) StaleHosts(ctx context.Context, crawlID string, before time.Time, limit int) ([]string, error) {
+func (agg Crawls) StaleHosts(ctx context.Context, crawlID string, before time.Time, limit int) ([]string, error) {
+	s := agg.s
 	if err := s.toDB(ctx, &before); err != nil {
 		return nil, err
 	}
@@ -120,7 +124,8 @@ func (s *Store) StaleHosts(ctx context.Context, crawlID string, before time.Time
 }
 
 // CountRejections adds admission refusals by reason to a crawl's counters.
-func (s *Store) CountRejections(ctx context.Context, crawlID string, byReason map[string]int) error {
+func (agg Crawls) CountRejections(ctx context.Context, crawlID string, byReason map[string]int) error {
+	s := agg.s
 	if len(byReason) == 0 {
 		return nil
 	}
@@ -138,7 +143,8 @@ func (s *Store) CountRejections(ctx context.Context, crawlID string, byReason ma
 }
 
 // CrawlState reads a crawl's state (running, paused, stopped, done).
-func (s *Store) CrawlState(ctx context.Context, id string) (crawl.CrawlState, error) {
+func (agg Crawls) CrawlState(ctx context.Context, id string) (crawl.CrawlState, error) {
+	s := agg.s
 	var state crawl.CrawlState
 	err := s.pool.QueryRow(ctx, `SELECT state FROM crawls WHERE id = $1`, id).Scan(&state)
 	if errors.Is(err, pgx.ErrNoRows) {

@@ -22,7 +22,8 @@ var crawlTables = []string{"dedup_keys", "links", "documents", "renders", "fetch
 var ErrCrawlLive = errors.New("the crawl is running or paused: stop it first")
 
 // CrawlRows counts a crawl's rows in each table that holds them (zero counts left out).
-func (s *Store) CrawlRows(ctx context.Context, crawlID string) (map[string]int64, error) {
+func (agg Deletes) CrawlRows(ctx context.Context, crawlID string) (map[string]int64, error) {
+	s := agg.s
 	b := &pgx.Batch{}
 	for _, t := range crawlTables {
 		col := "crawl_id"
@@ -57,19 +58,22 @@ const (
 
 // SharedBodies are the body references of a crawl's segments that other crawls point at
 // (through spec.dedupAgainst): their segments stay when the crawl is deleted.
-func (s *Store) SharedBodies(ctx context.Context, crawlID string) ([]string, error) {
+func (agg Deletes) SharedBodies(ctx context.Context, crawlID string) ([]string, error) {
+	s := agg.s
 	return s.strings(ctx, sharedBodiesSQL, crawlID)
 }
 
 // OrphanedBodies are the body references a crawl borrowed from crawls already deleted that no
 // other crawl points at: once the crawl goes, nothing holds them.
-func (s *Store) OrphanedBodies(ctx context.Context, crawlID string) ([]string, error) {
+func (agg Deletes) OrphanedBodies(ctx context.Context, crawlID string) ([]string, error) {
+	s := agg.s
 	return s.strings(ctx, orphanedBodiesSQL, crawlID)
 }
 
 // LegacyRefs counts a crawl's stored items kept outside its own prefixes — segments written
 // before segments were per crawl, which other crawls' items share: a delete leaves them.
-func (s *Store) LegacyRefs(ctx context.Context, crawlID string, prefixes []string) (int64, error) {
+func (agg Deletes) LegacyRefs(ctx context.Context, crawlID string, prefixes []string) (int64, error) {
+	s := agg.s
 	var n int64
 	err := s.pool.QueryRow(ctx, `SELECT
 			(SELECT count(*) FROM fetches WHERE crawl_id = $1 AND body_key IS NOT NULL AND NOT body_key LIKE ANY($2)
@@ -89,7 +93,8 @@ func (s *Store) LegacyRefs(ctx context.Context, crawlID string, prefixes []strin
 // crawl's payload rows and marks it deleting. After it, no fetch can be pointed at the crawl's
 // bytes but the ones other crawls already point at, which it returns (their segments stay).
 // The lock is held for these few statements only, not for the bulk of the delete.
-func (s *Store) ReleaseCrawl(ctx context.Context, crawlID string) (shared []string, err error) {
+func (agg Deletes) ReleaseCrawl(ctx context.Context, crawlID string) (shared []string, err error) {
+	s := agg.s
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, payloadLock); err != nil {
 			return err
@@ -134,7 +139,8 @@ const CrawlDeleting = "deleting"
 
 // DeleteCrawlRows deletes every row of a crawl ReleaseCrawl released, in one transaction, and
 // counts them per table.
-func (s *Store) DeleteCrawlRows(ctx context.Context, crawlID string) (map[string]int64, error) {
+func (agg Deletes) DeleteCrawlRows(ctx context.Context, crawlID string) (map[string]int64, error) {
+	s := agg.s
 	rows := map[string]int64{}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var state string
@@ -168,12 +174,14 @@ func (s *Store) DeleteCrawlRows(ctx context.Context, crawlID string) (map[string
 
 // PendingObjectDeletes are the objects deletes of crawlID decided to remove and have not yet
 // removed ("": every crawl's).
-func (s *Store) PendingObjectDeletes(ctx context.Context, crawlID string) ([]string, error) {
+func (agg Deletes) PendingObjectDeletes(ctx context.Context, crawlID string) ([]string, error) {
+	s := agg.s
 	return s.strings(ctx, `SELECT key FROM object_deletes WHERE crawl_id = $1 OR $1 = '' ORDER BY key`, crawlID)
 }
 
 // ObjectsDeleted forgets pending deletes once the objects are gone.
-func (s *Store) ObjectsDeleted(ctx context.Context, keys []string) error {
+func (agg Deletes) ObjectsDeleted(ctx context.Context, keys []string) error {
+	s := agg.s
 	if _, err := s.pool.Exec(ctx, `DELETE FROM object_deletes WHERE key = ANY($1)`, keys); err != nil {
 		return fmt.Errorf("store: forget object deletes: %w", err)
 	}
@@ -190,13 +198,15 @@ func segmentOf(ref string) string {
 
 // CrawlsFinishedBefore names the crawls that ended (done or stopped) before t, oldest first,
 // and those whose delete was cut short.
-func (s *Store) CrawlsFinishedBefore(ctx context.Context, t time.Time) ([]string, error) {
+func (agg Deletes) CrawlsFinishedBefore(ctx context.Context, t time.Time) ([]string, error) {
+	s := agg.s
 	return s.strings(ctx, `SELECT id FROM crawls WHERE (state IN ('done', 'stopped') AND finished_at < $1) OR state = 'deleting'
 		ORDER BY finished_at, id`, t)
 }
 
 // CrawlLive reports whether a crawl exists, and whether it is running or paused.
-func (s *Store) CrawlLive(ctx context.Context, crawlID string) (exists, live bool, err error) {
+func (agg Crawls) CrawlLive(ctx context.Context, crawlID string) (exists, live bool, err error) {
+	s := agg.s
 	var state string
 	err = s.pool.QueryRow(ctx, `SELECT state FROM crawls WHERE id = $1`, crawlID).Scan(&state)
 	if errors.Is(err, pgx.ErrNoRows) {

@@ -23,7 +23,7 @@ func TestDemoForgetsCachedRobots(t *testing.T) {
 	}
 	s, ctx := newStore(t, 0, 0)
 	for _, scheme := range []string{"http", "https"} {
-		if err := s.SaveRobots(ctx, "h0000.test", scheme, store.Robots{Status: 200, Body: "User-agent: *\n", FetchedAt: time.Now(),
+		if err := s.Hosts().SaveRobots(ctx, "h0000.test", scheme, store.Robots{Status: 200, Body: "User-agent: *\n", FetchedAt: time.Now(),
 			ExpiresAt: time.Now().Add(24 * time.Hour)}, 0); err != nil {
 			t.Fatal(err)
 		}
@@ -32,7 +32,7 @@ func TestDemoForgetsCachedRobots(t *testing.T) {
 		t.Fatalf("demo.sh's %q: %v", m[1], err)
 	}
 	for _, scheme := range []string{"http", "https"} {
-		r, err := s.HostRobots(ctx, "h0000.test", scheme)
+		r, err := s.Hosts().HostRobots(ctx, "h0000.test", scheme)
 		if err != nil {
 			t.Fatal(err)
 		}

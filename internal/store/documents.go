@@ -57,8 +57,9 @@ type Link struct {
 // records its out-links. Documents that could match each other take the same advisory locks
 // first, so two workers saving near-duplicates at once cannot both miss each other. Running
 // it twice for the same page changes nothing the second time.
-func (s *Store) SaveDocument(ctx context.Context, d Document, links []Link, det *dedup.Detector) (*Dup, error) {
-	dups, err := s.SaveDocuments(ctx, []DocumentSave{{Doc: d, Links: links, Det: det}})
+func (agg Documents) SaveDocument(ctx context.Context, d Document, links []Link, det *dedup.Detector) (*Dup, error) {
+	s := agg.s
+	dups, err := s.Documents().SaveDocuments(ctx, []DocumentSave{{Doc: d, Links: links, Det: det}})
 	if err != nil {
 		return nil, err
 	}
@@ -79,7 +80,8 @@ type DocumentSave struct {
 // document sees an earlier one's keys) and file keys; record verdicts and links. It returns
 // each document's verdict. One document Postgres refuses fails the batch (IsDataError): save
 // them one by one then.
-func (s *Store) SaveDocuments(ctx context.Context, saves []DocumentSave) ([]*Dup, error) {
+func (agg Documents) SaveDocuments(ctx context.Context, saves []DocumentSave) ([]*Dup, error) {
+	s := agg.s
 	preps := make([]docPrep, len(saves))
 	var locks []int64
 	for i, sv := range saves {
@@ -187,7 +189,8 @@ func lockKeys(crawlID string, contentHash []byte, keys []int64) []int64 {
 // "fetched" keeps the crawl pending, so a crawl cannot end while links of a page it fetched
 // are still on their way into the frontier (a process worker killed between the two leaves
 // the page to its retry, or to the crawl's sweep).
-func (s *Store) FinishProcessed(ctx context.Context, docs []Document) error {
+func (agg Documents) FinishProcessed(ctx context.Context, docs []Document) error {
+	s := agg.s
 	if len(docs) == 0 {
 		return nil
 	}
@@ -211,7 +214,8 @@ func (s *Store) FinishProcessed(ctx context.Context, docs []Document) error {
 }
 
 // MarkDone moves a fetched URL that needs no processing (or could not be processed) to done.
-func (s *Store) MarkDone(ctx context.Context, crawlID string, hash []byte, reason string) error {
+func (agg Documents) MarkDone(ctx context.Context, crawlID string, hash []byte, reason string) error {
+	s := agg.s
 	_, err := s.pool.Exec(ctx, `UPDATE urls SET state = 'done', last_error = coalesce(nullif($3, ''), last_error), updated_at = now()
 		WHERE crawl_id = $1 AND url_hash = $2 AND state = 'fetched'`, crawlID, hash, crawl.ClipError(Text(reason)))
 	if err != nil {
@@ -261,7 +265,8 @@ func scanFetchedPage(r pgx.CollectableRow) (FetchedPage, error) {
 // StaleFetched returns up to limit pages of a crawl fetched before `before` and still not
 // processed (their processing workflow failed for good or was lost), touching them so a
 // sweep hands each out once per period.
-func (s *Store) StaleFetched(ctx context.Context, crawlID string, before time.Time, limit int) ([]FetchedPage, error) {
+func (agg Frontier) StaleFetched(ctx context.Context, crawlID string, before time.Time, limit int) ([]FetchedPage, error) {
+	s := agg.s
 	rows, err := s.pool.Query(ctx, `WITH stale AS (
 			SELECT crawl_id, url_hash FROM urls WHERE crawl_id = $1 AND state = 'fetched' AND updated_at < $2
 			LIMIT $3 FOR UPDATE SKIP LOCKED),

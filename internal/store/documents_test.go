@@ -16,11 +16,11 @@ import (
 func saveText(t testing.TB, ctx context.Context, s *store.Store, det *dedup.Detector, url, text string) *store.Dup {
 	t.Helper()
 	c := cand(url, "a.test", 1)
-	if _, err := s.Admit(ctx, "c", []store.Candidate{c}); err != nil {
+	if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{c}); err != nil {
 		t.Fatal(err)
 	}
 	content := sha256.Sum256([]byte(text))
-	dup, err := s.SaveDocument(ctx, store.Document{CrawlID: "c", Hash: c.Hash, ContentHash: content[:], BodyKey: "k",
+	dup, err := s.Documents().SaveDocument(ctx, store.Document{CrawlID: "c", Hash: c.Hash, ContentHash: content[:], BodyKey: "k",
 		Size: int64(len(text)), Fingerprint: det.Fingerprint(text)}, nil, det)
 	if err != nil {
 		t.Fatal(err)
@@ -132,13 +132,13 @@ func BenchmarkNearDuplicateSave10k(b *testing.B) {
 func TestProcessedPagesStayPendingUntilFinished(t *testing.T) {
 	s, ctx := newStore(t, 0, 0)
 	a, b := cand("http://a.test/a", "a.test", 1), cand("http://a.test/b", "a.test", 1)
-	if _, err := s.Admit(ctx, "c", []store.Candidate{a, b}); err != nil {
+	if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{a, b}); err != nil {
 		t.Fatal(err)
 	}
 	var docs []store.Document
 	recrawl := time.Now().Add(time.Hour)
 	for i, c := range []store.Candidate{a, b} {
-		if _, err := s.RecordFetch(ctx, "a.test", store.FetchOutcome{CrawlID: "c", Hash: c.Hash, URL: c.URL, FetchKey: c.URL,
+		if _, err := s.Fetches().RecordFetch(ctx, "a.test", store.FetchOutcome{CrawlID: "c", Hash: c.Hash, URL: c.URL, FetchKey: c.URL,
 			FetchedAt: time.Now(), Status: 200, BodyKey: "k", ContentType: "text/html", Bytes: 10, State: store.StateFetched}); err != nil {
 			t.Fatal(err)
 		}
@@ -147,18 +147,18 @@ func TestProcessedPagesStayPendingUntilFinished(t *testing.T) {
 		if i == 1 {
 			d.RecrawlAt, d.RecrawlS = &recrawl, 3600
 		}
-		if _, err := s.SaveDocument(ctx, d, nil, nil); err != nil {
+		if _, err := s.Documents().SaveDocument(ctx, d, nil, nil); err != nil {
 			t.Fatal(err)
 		}
 		docs = append(docs, d)
 	}
-	if p, _ := s.CrawlProgress(ctx, "c"); p.Pending != 2 || p.ByState["fetched"] != 2 {
+	if p, _ := s.Crawls().CrawlProgress(ctx, "c"); p.Pending != 2 || p.ByState["fetched"] != 2 {
 		t.Fatalf("saved but not finished: %+v", p)
 	}
-	if err := s.FinishProcessed(ctx, docs); err != nil {
+	if err := s.Documents().FinishProcessed(ctx, docs); err != nil {
 		t.Fatal(err)
 	}
-	p, _ := s.CrawlProgress(ctx, "c")
+	p, _ := s.Crawls().CrawlProgress(ctx, "c")
 	if p.ByState["done"] != 1 || p.ByState["queued"] != 1 || p.ByState["fetched"] != 0 {
 		t.Fatalf("finished: done and queued for the recrawl: %+v", p)
 	}
@@ -174,14 +174,14 @@ func TestSaveDocumentsInOneBatchFindEachOther(t *testing.T) {
 	var saves []store.DocumentSave
 	for _, name := range []string{"original", "copy", "near", "other"} {
 		c := cand("http://a.test/"+name, "a.test", 1)
-		if _, err := s.Admit(ctx, "c", []store.Candidate{c}); err != nil {
+		if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{c}); err != nil {
 			t.Fatal(err)
 		}
 		content := sha256.Sum256([]byte(texts[name]))
 		saves = append(saves, store.DocumentSave{Det: det, Links: []store.Link{{From: c.Hash, To: c.Hash}},
 			Doc: store.Document{CrawlID: "c", Hash: c.Hash, ContentHash: content[:], BodyKey: "k", Size: 1, Fingerprint: det.Fingerprint(texts[name])}})
 	}
-	dups, err := s.SaveDocuments(ctx, saves)
+	dups, err := s.Documents().SaveDocuments(ctx, saves)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,12 +195,12 @@ func TestSaveDocumentsInOneBatchFindEachOther(t *testing.T) {
 	if dups[2] == nil || dups[2].Kind == dedup.KindExact || string(dups[2].Of) != string(orig) {
 		t.Errorf("near: %+v, want a near-duplicate of the original", dups[2])
 	}
-	again, err := s.SaveDocuments(ctx, saves) // a retried batch decides the same
+	again, err := s.Documents().SaveDocuments(ctx, saves) // a retried batch decides the same
 	if err != nil || again[0] != nil || again[1] == nil || again[2] == nil || again[3] != nil {
 		t.Errorf("saved again: %+v %v", again, err)
 	}
 	// A batch naming a document twice (a page processed twice at once) saves it in order.
-	twice, err := s.SaveDocuments(ctx, []store.DocumentSave{saves[3], saves[0], saves[3], saves[2]})
+	twice, err := s.Documents().SaveDocuments(ctx, []store.DocumentSave{saves[3], saves[0], saves[3], saves[2]})
 	if err != nil || twice[0] != nil || twice[1] != nil || twice[2] != nil || twice[3] == nil || string(twice[3].Of) != string(orig) {
 		t.Errorf("a document twice in a batch: %+v %v", twice, err)
 	}

@@ -41,7 +41,8 @@ const storedPagesSQL = `SELECT u.url_hash, u.url, coalesce(f.final_url, ''), f.s
 
 // StoredPages returns up to limit of a crawl's stored pages after url hash after (nil: from the
 // first), fetched at since or later (zero: any time): call again with the last hash for more.
-func (s *Store) StoredPages(ctx context.Context, crawlID string, after []byte, since time.Time, limit int) ([]StoredPage, error) {
+func (agg Inspect) StoredPages(ctx context.Context, crawlID string, after []byte, since time.Time, limit int) ([]StoredPage, error) {
+	s := agg.s
 	if after == nil {
 		after = []byte{}
 	}
@@ -66,7 +67,8 @@ func (s *Store) StoredPages(ctx context.Context, crawlID string, after []byte, s
 }
 
 // CountStoredPages counts a crawl's URLs with a stored capture fetched at since or later.
-func (s *Store) CountStoredPages(ctx context.Context, crawlID string, since time.Time) (int64, error) {
+func (agg Inspect) CountStoredPages(ctx context.Context, crawlID string, since time.Time) (int64, error) {
+	s := agg.s
 	var from *time.Time
 	if !since.IsZero() {
 		from = &since
@@ -81,7 +83,8 @@ func (s *Store) CountStoredPages(ctx context.Context, crawlID string, since time
 }
 
 // SeedURLs are a crawl's seed URLs, as a set.
-func (s *Store) SeedURLs(ctx context.Context, crawlID string) (map[string]bool, error) {
+func (agg Inspect) SeedURLs(ctx context.Context, crawlID string) (map[string]bool, error) {
+	s := agg.s
 	urls, err := s.strings(ctx, `SELECT url FROM urls WHERE crawl_id = $1 AND source = 'seed'`, crawlID)
 	if err != nil {
 		return nil, err

@@ -57,7 +57,8 @@ type FetchOutcome struct {
 // RecordFetch stores an outcome: the fetches row, the URL's new state, the host's counters
 // and, for a dead URL, its dead letter with every attempt. It returns false when this attempt
 // was already recorded (a retried activity), changing nothing.
-func (s *Store) RecordFetch(ctx context.Context, host string, o FetchOutcome) (bool, error) {
+func (agg Fetches) RecordFetch(ctx context.Context, host string, o FetchOutcome) (bool, error) {
+	s := agg.s
 	o = textOutcome(o)
 	p := &groupedFetch{host: host, o: o}
 	var err error
@@ -98,8 +99,9 @@ type DeadLetter struct {
 }
 
 // DeadLetters lists a crawl's dead letters (not yet replayed), newest first.
-func (s *Store) DeadLetters(ctx context.Context, crawlID string, limit int) ([]DeadLetter, error) {
-	return s.DeadLettersWhere(ctx, crawlID, DeadLetterFilter{}, limit)
+func (agg Fetches) DeadLetters(ctx context.Context, crawlID string, limit int) ([]DeadLetter, error) {
+	s := agg.s
+	return s.Fetches().DeadLettersWhere(ctx, crawlID, DeadLetterFilter{}, limit)
 }
 
 // textOutcome makes o's texts storable (what the web sent may not be valid UTF-8) and caps

@@ -32,9 +32,10 @@ type groupedFetch struct {
 // RecordFetchGrouped is RecordFetch, written in one round trip with the outcomes other
 // requests of this process record at the same time. One outcome Postgres refuses costs only
 // itself: the group is then recorded one by one.
-func (s *Store) RecordFetchGrouped(ctx context.Context, host string, o FetchOutcome) (bool, error) {
+func (agg Fetches) RecordFetchGrouped(ctx context.Context, host string, o FetchOutcome) (bool, error) {
+	s := agg.s
 	if o.State == StateDead { // its dead letter needs a transaction of its own
-		return s.RecordFetch(ctx, host, o)
+		return s.Fetches().RecordFetch(ctx, host, o)
 	}
 	p := &groupedFetch{host: host, o: o, done: make(chan struct{})}
 	g := &s.fetches
@@ -102,6 +103,6 @@ func (s *Store) writeFetchGroup(ctx context.Context, batch []*groupedFetch) {
 // recordEach records the outcomes one by one: one that Postgres refuses costs only itself.
 func (s *Store) recordEach(ctx context.Context, batch []*groupedFetch) {
 	for _, p := range batch {
-		p.recorded, p.err = s.RecordFetch(ctx, p.host, p.o)
+		p.recorded, p.err = s.Fetches().RecordFetch(ctx, p.host, p.o)
 	}
 }

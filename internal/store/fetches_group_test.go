@@ -20,7 +20,7 @@ func TestGroupedOutcomesAreAllRecordedAndARefusedOneAlone(t *testing.T) {
 	for i := 0; i < n; i++ {
 		cands = append(cands, cand(fmt.Sprintf("http://h%d.test/%d", i%5, i), fmt.Sprintf("h%d.test", i%5), 1))
 	}
-	if _, err := s.Admit(ctx, "c", cands); err != nil {
+	if _, err := s.Frontier().Admit(ctx, "c", cands); err != nil {
 		t.Fatal(err)
 	}
 	errs := make([]error, n)
@@ -34,7 +34,7 @@ func TestGroupedOutcomesAreAllRecordedAndARefusedOneAlone(t *testing.T) {
 			if i == 7 {
 				o.FetchedAt = time.Date(300000, 1, 1, 0, 0, 0, 0, time.UTC) // past Postgres's last timestamp
 			}
-			_, errs[i] = s.RecordFetchGrouped(ctx, c.Host, o)
+			_, errs[i] = s.Fetches().RecordFetchGrouped(ctx, c.Host, o)
 		}()
 	}
 	wg.Wait()
@@ -58,7 +58,7 @@ func TestGroupedOutcomesAreAllRecordedAndARefusedOneAlone(t *testing.T) {
 // same attempts changes nothing.
 func TestGroupStatementRecordsWhatSingleOutcomesRecord(t *testing.T) {
 	s, ctx := newStore(t, 0, 0)
-	if _, err := s.CreateCrawl(ctx, "d", crawl.Spec{Seeds: []string{"http://a.test/"}}); err != nil {
+	if _, err := s.Crawls().CreateCrawl(ctx, "d", crawl.Spec{Seeds: []string{"http://a.test/"}}); err != nil {
 		t.Fatal(err)
 	}
 	paths := []string{"ok", "timeout", "robots", "gone", "changed", "unchanged"}
@@ -69,7 +69,7 @@ func TestGroupStatementRecordsWhatSingleOutcomesRecord(t *testing.T) {
 		var os []store.FetchOutcome
 		for i, p := range paths {
 			c := cand("http://h.test/"+p, "h.test", 1)
-			if _, err := s.Admit(ctx, crawl, []store.Candidate{c}); err != nil {
+			if _, err := s.Frontier().Admit(ctx, crawl, []store.Candidate{c}); err != nil {
 				t.Fatal(err)
 			}
 			o := store.FetchOutcome{CrawlID: crawl, Hash: c.Hash, URL: c.URL, FetchKey: crawl + "/" + p, FetchedAt: at.Add(time.Duration(i) * time.Second),
@@ -104,7 +104,7 @@ func TestGroupStatementRecordsWhatSingleOutcomesRecord(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i, o := range outD {
-			want, err := s.RecordFetch(ctx, hostsD[i], o)
+			want, err := s.Fetches().RecordFetch(ctx, hostsD[i], o)
 			if err != nil {
 				t.Fatal(err)
 			}

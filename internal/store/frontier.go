@@ -43,15 +43,17 @@ type AdmitResult struct {
 // left alone; new ones beyond the crawl's max_pages or a host's max_pages_per_host are
 // recorded as skipped ("budget"), earlier candidates taking the room first. The crawl row is
 // locked for the transaction, so concurrent admitters cannot overrun a budget.
-func (s *Store) Admit(ctx context.Context, crawlID string, cands []Candidate) (AdmitResult, error) {
-	return s.AdmitWaking(ctx, crawlID, cands, -1)
+func (agg Frontier) Admit(ctx context.Context, crawlID string, cands []Candidate) (AdmitResult, error) {
+	s := agg.s
+	return s.Frontier().AdmitWaking(ctx, crawlID, cands, -1)
 }
 
 // AdmitWaking is Admit that wakes at most maxWake of the hosts waiting for work (negative: all
 // of them): the others stay waiting, their URLs queued, for the crawl's sweep or a later
 // admission. A worker that admits links faster than host workflows can start keeps the
 // workflow task queue from flooding (and the crawl's own signals from waiting behind it).
-func (s *Store) AdmitWaking(ctx context.Context, crawlID string, cands []Candidate, maxWake int) (AdmitResult, error) {
+func (agg Frontier) AdmitWaking(ctx context.Context, crawlID string, cands []Candidate, maxWake int) (AdmitResult, error) {
+	s := agg.s
 	res := AdmitResult{New: map[string]int{}}
 	if len(cands) == 0 {
 		return res, nil

@@ -25,7 +25,7 @@ func newStore(t testing.TB, maxPages, perHost int) (*store.Store, context.Contex
 	pool, _ := testenv.Postgres(t)
 	s := store.New(pool)
 	ctx := context.Background()
-	if _, err := s.CreateCrawl(ctx, "c", crawl.Spec{Seeds: []string{"http://a.test/"}, MaxPages: maxPages, MaxPagesPerHost: perHost}); err != nil {
+	if _, err := s.Crawls().CreateCrawl(ctx, "c", crawl.Spec{Seeds: []string{"http://a.test/"}, MaxPages: maxPages, MaxPagesPerHost: perHost}); err != nil {
 		t.Fatal(err)
 	}
 	return s, ctx
@@ -38,7 +38,7 @@ func TestAdmitEnforcesBudgetsAndRecordsTheRest(t *testing.T) {
 		batch = append(batch, cand(fmt.Sprintf("http://a.test/%d", i), "a.test", 1))
 	}
 	batch = append(batch, cand("http://b.test/0", "b.test", 1), cand("http://b.test/1", "b.test", 1), cand("http://a.test/0", "a.test", 1))
-	res, err := s.Admit(ctx, "c", batch)
+	res, err := s.Frontier().Admit(ctx, "c", batch)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,11 +46,11 @@ func TestAdmitEnforcesBudgetsAndRecordsTheRest(t *testing.T) {
 	if res.New["a.test"] != 3 || res.New["b.test"] != 2 || res.OverBudget != 1 || res.Duplicates != 1 {
 		t.Fatalf("admit: %+v", res)
 	}
-	res, _ = s.Admit(ctx, "c", []store.Candidate{cand("http://c.test/", "c.test", 0), cand("http://a.test/0", "a.test", 1)})
+	res, _ = s.Frontier().Admit(ctx, "c", []store.Candidate{cand("http://c.test/", "c.test", 0), cand("http://a.test/0", "a.test", 1)})
 	if len(res.New) != 0 || res.OverBudget != 1 || res.Duplicates != 1 { // the crawl's 5 are used up
 		t.Fatalf("admit past the crawl budget: %+v", res)
 	}
-	p, err := s.CrawlProgress(ctx, "c")
+	p, err := s.Crawls().CrawlProgress(ctx, "c")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,19 +65,19 @@ func TestAdmitStopsTakingHostsAtMaxHosts(t *testing.T) {
 	pool, _ := testenv.Postgres(t)
 	s := store.New(pool)
 	ctx := context.Background()
-	if _, err := s.CreateCrawl(ctx, "c", crawl.Spec{Seeds: []string{"http://a.test/"}, MaxHosts: 2}); err != nil {
+	if _, err := s.Crawls().CreateCrawl(ctx, "c", crawl.Spec{Seeds: []string{"http://a.test/"}, MaxHosts: 2}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := s.Admit(ctx, "c", []store.Candidate{cand("http://a.test/", "a.test", 0), cand("http://x1.a.test/", "x1.a.test", 1),
+	res, err := s.Frontier().Admit(ctx, "c", []store.Candidate{cand("http://a.test/", "a.test", 0), cand("http://x1.a.test/", "x1.a.test", 1),
 		cand("http://x2.a.test/", "x2.a.test", 1), cand("http://a.test/2", "a.test", 1)})
 	if err != nil || res.New["a.test"] != 2 || res.New["x1.a.test"] != 1 || res.OverBudget != 1 {
 		t.Fatalf("first admission: %+v, %v", res, err)
 	}
-	res, err = s.Admit(ctx, "c", []store.Candidate{cand("http://x3.a.test/", "x3.a.test", 1), cand("http://x1.a.test/more", "x1.a.test", 2)})
+	res, err = s.Frontier().Admit(ctx, "c", []store.Candidate{cand("http://x3.a.test/", "x3.a.test", 1), cand("http://x1.a.test/more", "x1.a.test", 2)})
 	if err != nil || len(res.New) != 1 || res.New["x1.a.test"] != 1 || res.OverBudget != 1 {
 		t.Fatalf("second admission: %+v, %v", res, err)
 	}
-	p, err := s.CrawlProgress(ctx, "c")
+	p, err := s.Crawls().CrawlProgress(ctx, "c")
 	if err != nil || p.Skipped[crawl.SkipMaxHosts] != 2 || p.Hosts != 2 {
 		t.Fatalf("progress: %+v, %v", p, err)
 	}
@@ -89,34 +89,34 @@ func TestClaimLeasesAndReclaimsExpiredLeases(t *testing.T) {
 	for i := 0; i < 5; i++ {
 		batch = append(batch, cand(fmt.Sprintf("http://a.test/%d", i), "a.test", i))
 	}
-	if _, err := s.Admit(ctx, "c", batch); err != nil {
+	if _, err := s.Frontier().Admit(ctx, "c", batch); err != nil {
 		t.Fatal(err)
 	}
 	now := time.Now()
-	got, _, err := s.Claim(ctx, "a.test", 3, time.Minute, now)
+	got, _, err := s.Frontier().Claim(ctx, "a.test", 3, time.Minute, now)
 	if err != nil || len(got) != 3 || got[0].URL != "http://a.test/0" {
 		t.Fatalf("claim: %v %v", got, err)
 	}
-	rest, _, _ := s.Claim(ctx, "a.test", 10, time.Minute, now)
+	rest, _, _ := s.Frontier().Claim(ctx, "a.test", 10, time.Minute, now)
 	if len(rest) != 2 {
 		t.Fatalf("second claim got %d; the first 3 are leased", len(rest))
 	}
-	none, next, _ := s.Claim(ctx, "a.test", 10, time.Minute, now)
+	none, next, _ := s.Frontier().Claim(ctx, "a.test", 10, time.Minute, now)
 	if len(none) != 0 || next == nil || next.Sub(now) < 50*time.Second {
 		t.Fatalf("nothing due: %v, next %v (the earliest lease end)", none, next)
 	}
 	// The claimer died: after the lease, the URLs are claimable again.
-	again, _, _ := s.Claim(ctx, "a.test", 10, time.Minute, now.Add(2*time.Minute))
+	again, _, _ := s.Frontier().Claim(ctx, "a.test", 10, time.Minute, now.Add(2*time.Minute))
 	if len(again) != 5 {
 		t.Fatalf("after the lease: %d reclaimed, want 5", len(again))
 	}
-	if err := s.Release(ctx, again[:2]); err != nil {
+	if err := s.Frontier().Release(ctx, again[:2]); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SetCrawlState(ctx, "c", crawl.CrawlPaused); err != nil {
+	if err := s.Crawls().SetCrawlState(ctx, "c", crawl.CrawlPaused); err != nil {
 		t.Fatal(err)
 	}
-	if paused, _, _ := s.Claim(ctx, "a.test", 10, time.Minute, now.Add(3*time.Minute)); len(paused) != 0 {
+	if paused, _, _ := s.Frontier().Claim(ctx, "a.test", 10, time.Minute, now.Add(3*time.Minute)); len(paused) != 0 {
 		t.Fatalf("claimed %d URLs of a paused crawl", len(paused))
 	}
 }
@@ -124,7 +124,7 @@ func TestClaimLeasesAndReclaimsExpiredLeases(t *testing.T) {
 func TestRecordFetchIsIdempotentAndDeadLetters(t *testing.T) {
 	s, ctx := newStore(t, 0, 0)
 	c := cand("http://a.test/x", "a.test", 0)
-	if _, err := s.Admit(ctx, "c", []store.Candidate{c}); err != nil {
+	if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{c}); err != nil {
 		t.Fatal(err)
 	}
 	now := time.Now()
@@ -135,7 +135,7 @@ func TestRecordFetchIsIdempotentAndDeadLetters(t *testing.T) {
 			o.State = store.StateDead
 		}
 		for run := 0; run < 2; run++ { // the activity ran twice
-			recorded, err := s.RecordFetch(ctx, "a.test", o)
+			recorded, err := s.Fetches().RecordFetch(ctx, "a.test", o)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -151,11 +151,11 @@ func TestRecordFetchIsIdempotentAndDeadLetters(t *testing.T) {
 	if fetches != 3 || errs != 3 || deadLetters != 1 {
 		t.Fatalf("fetches %d, host errors %d, dead letters %d; want 3, 3, 1", fetches, errs, deadLetters)
 	}
-	dl, err := s.DeadLetters(ctx, "c", 10)
+	dl, err := s.Fetches().DeadLetters(ctx, "c", 10)
 	if err != nil || len(dl) != 1 || dl[0].Reason != "HTTP 500" {
 		t.Fatalf("dead letters: %+v %v", dl, err)
 	}
-	if p, _ := s.CrawlProgress(ctx, "c"); p.Dead != 1 || p.Pending != 0 || p.Errors != 3 {
+	if p, _ := s.Crawls().CrawlProgress(ctx, "c"); p.Dead != 1 || p.Pending != 0 || p.Errors != 3 {
 		t.Fatalf("progress: %+v", p)
 	}
 }
@@ -163,12 +163,12 @@ func TestRecordFetchIsIdempotentAndDeadLetters(t *testing.T) {
 func TestSaveDocumentMarksExactDuplicates(t *testing.T) {
 	s, ctx := newStore(t, 0, 0)
 	a, b := cand("http://a.test/1", "a.test", 0), cand("http://a.test/2", "a.test", 0)
-	if _, err := s.Admit(ctx, "c", []store.Candidate{a, b}); err != nil {
+	if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{a, b}); err != nil {
 		t.Fatal(err)
 	}
 	content := sha256.Sum256([]byte("same body"))
 	for i, c := range []store.Candidate{a, b, b} { // b saved twice: no change the second time
-		dup, err := s.SaveDocument(ctx, store.Document{CrawlID: "c", Hash: c.Hash, ContentHash: content[:], BodyKey: "k", Size: 9},
+		dup, err := s.Documents().SaveDocument(ctx, store.Document{CrawlID: "c", Hash: c.Hash, ContentHash: content[:], BodyKey: "k", Size: 9},
 			[]store.Link{{From: c.Hash, To: a.Hash}}, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -187,22 +187,22 @@ func TestSaveDocumentMarksExactDuplicates(t *testing.T) {
 func TestStaleFetchedPagesAreHandedOutOncePerPeriod(t *testing.T) {
 	s, ctx := newStore(t, 0, 0)
 	c := cand("http://a.test/p", "a.test", 2)
-	if _, err := s.Admit(ctx, "c", []store.Candidate{c}); err != nil {
+	if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{c}); err != nil {
 		t.Fatal(err)
 	}
 	long := time.Now().Add(-time.Hour)
-	if _, err := s.RecordFetch(ctx, "a.test", store.FetchOutcome{CrawlID: "c", Hash: c.Hash, URL: c.URL, FetchKey: "k",
+	if _, err := s.Fetches().RecordFetch(ctx, "a.test", store.FetchOutcome{CrawlID: "c", Hash: c.Hash, URL: c.URL, FetchKey: "k",
 		FetchedAt: long, Status: 200, BodyKey: "bodies/x", ContentType: "text/html", Bytes: 10, State: store.StateFetched}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Pool().Exec(ctx, `UPDATE urls SET updated_at = $1`, long); err != nil {
 		t.Fatal(err)
 	}
-	pages, err := s.StaleFetched(ctx, "c", time.Now().Add(-30*time.Minute), 10)
+	pages, err := s.Frontier().StaleFetched(ctx, "c", time.Now().Add(-30*time.Minute), 10)
 	if err != nil || len(pages) != 1 || pages[0].BodyKey != "bodies/x" || pages[0].Depth != 2 {
 		t.Fatalf("stale: %+v %v", pages, err)
 	}
-	if again, _ := s.StaleFetched(ctx, "c", time.Now().Add(-30*time.Minute), 10); len(again) != 0 {
+	if again, _ := s.Frontier().StaleFetched(ctx, "c", time.Now().Add(-30*time.Minute), 10); len(again) != 0 {
 		t.Fatalf("handed out twice in one period: %+v", again)
 	}
 }
@@ -261,36 +261,36 @@ func TestSlotsAreSpacedPerHostAndPerIP(t *testing.T) {
 // claims again after its batch by itself.
 func TestAdmitWakesOnlyWaitingHosts(t *testing.T) {
 	s, ctx := newStore(t, 0, 0)
-	res, err := s.Admit(ctx, "c", []store.Candidate{cand("http://w.test/1", "w.test", 0)})
+	res, err := s.Frontier().Admit(ctx, "c", []store.Candidate{cand("http://w.test/1", "w.test", 0)})
 	if err != nil || len(res.Wake) != 1 || res.Wake[0] != "w.test" {
 		t.Fatalf("a host never claimed is woken: %+v %v", res, err)
 	}
-	if got, _, err := s.Claim(ctx, "w.test", 10, time.Minute, time.Now()); err != nil || len(got) != 1 {
+	if got, _, err := s.Frontier().Claim(ctx, "w.test", 10, time.Minute, time.Now()); err != nil || len(got) != 1 {
 		t.Fatalf("claim: %d %v", len(got), err)
 	}
-	res, _ = s.Admit(ctx, "c", []store.Candidate{cand("http://w.test/2", "w.test", 1)})
+	res, _ = s.Frontier().Admit(ctx, "c", []store.Candidate{cand("http://w.test/2", "w.test", 1)})
 	if res.New["w.test"] != 1 || len(res.Wake) != 0 {
 		t.Fatalf("a busy host is not signalled: %+v", res)
 	}
-	if got, _, _ := s.Claim(ctx, "w.test", 10, time.Minute, time.Now()); len(got) != 1 {
+	if got, _, _ := s.Frontier().Claim(ctx, "w.test", 10, time.Minute, time.Now()); len(got) != 1 {
 		t.Fatalf("the busy host finds the new URL at its next claim: %d", len(got))
 	}
 	// A quiet claim (a batch topping itself up, a host awaiting its own processing) that finds
 	// nothing leaves the host busy: it claims again by itself.
-	if got, _, _ := s.ClaimQuietly(ctx, "w.test", "", 10, time.Minute, time.Now()); len(got) != 0 {
+	if got, _, _ := s.Frontier().ClaimQuietly(ctx, "w.test", "", 10, time.Minute, time.Now()); len(got) != 0 {
 		t.Fatalf("nothing left: %d", len(got))
 	}
-	res, _ = s.Admit(ctx, "c", []store.Candidate{cand("http://w.test/2b", "w.test", 1)})
+	res, _ = s.Frontier().Admit(ctx, "c", []store.Candidate{cand("http://w.test/2b", "w.test", 1)})
 	if res.New["w.test"] != 1 || len(res.Wake) != 0 {
 		t.Fatalf("a host after an empty quiet claim is not signalled: %+v", res)
 	}
-	if got, _, _ := s.ClaimQuietly(ctx, "w.test", "", 10, time.Minute, time.Now()); len(got) != 1 {
+	if got, _, _ := s.Frontier().ClaimQuietly(ctx, "w.test", "", 10, time.Minute, time.Now()); len(got) != 1 {
 		t.Fatalf("the quiet claim finds the new URL: %d", len(got))
 	}
-	if got, _, _ := s.Claim(ctx, "w.test", 10, time.Minute, time.Now()); len(got) != 0 {
+	if got, _, _ := s.Frontier().Claim(ctx, "w.test", 10, time.Minute, time.Now()); len(got) != 0 {
 		t.Fatalf("nothing left: %d", len(got))
 	}
-	res, _ = s.Admit(ctx, "c", []store.Candidate{cand("http://w.test/3", "w.test", 1), cand("http://v.test/", "v.test", 1)})
+	res, _ = s.Frontier().Admit(ctx, "c", []store.Candidate{cand("http://w.test/3", "w.test", 1), cand("http://v.test/", "v.test", 1)})
 	if len(res.Wake) != 2 || res.Wake[0] != "v.test" || res.Wake[1] != "w.test" {
 		t.Fatalf("a host whose last claim was empty waits, and is woken: %+v", res)
 	}
@@ -304,26 +304,26 @@ func TestAdmitWakesNoMoreHostsThanAllowed(t *testing.T) {
 	for _, h := range []string{"e.test", "d.test", "c.test", "b.test", "a.test"} {
 		cands = append(cands, cand("http://"+h+"/", h, 0))
 	}
-	res, err := s.AdmitWaking(ctx, "c", cands, 2)
+	res, err := s.Frontier().AdmitWaking(ctx, "c", cands, 2)
 	if err != nil || len(res.Wake) != 2 || res.Wake[0] != "a.test" || res.Wake[1] != "b.test" || len(res.New) != 5 {
 		t.Fatalf("5 new hosts, 2 wakes allowed: %+v %v", res, err)
 	}
-	res, err = s.AdmitWaking(ctx, "c", []store.Candidate{cand("http://a.test/2", "a.test", 1), cand("http://d.test/2", "d.test", 1)}, 0)
+	res, err = s.Frontier().AdmitWaking(ctx, "c", []store.Candidate{cand("http://a.test/2", "a.test", 1), cand("http://d.test/2", "d.test", 1)}, 0)
 	if err != nil || len(res.Wake) != 0 || len(res.New) != 2 {
 		t.Fatalf("no wake allowed: %+v %v", res, err)
 	}
-	res, err = s.Admit(ctx, "c", []store.Candidate{cand("http://c.test/2", "c.test", 1), cand("http://d.test/3", "d.test", 1),
+	res, err = s.Frontier().Admit(ctx, "c", []store.Candidate{cand("http://c.test/2", "c.test", 1), cand("http://d.test/3", "d.test", 1),
 		cand("http://e.test/2", "e.test", 1), cand("http://a.test/3", "a.test", 1)})
 	if err != nil || !slices.Equal(res.Wake, []string{"c.test", "d.test", "e.test"}) {
 		t.Fatalf("the hosts left waiting are woken by the next admission (a.test is busy): %+v %v", res, err)
 	}
-	if err := s.SetCrawlState(ctx, "c", crawl.CrawlPaused); err != nil {
+	if err := s.Crawls().SetCrawlState(ctx, "c", crawl.CrawlPaused); err != nil {
 		t.Fatal(err)
 	}
-	if got, _, err := s.Claim(ctx, "f.test", 10, time.Minute, time.Now()); err != nil || len(got) != 0 {
+	if got, _, err := s.Frontier().Claim(ctx, "f.test", 10, time.Minute, time.Now()); err != nil || len(got) != 0 {
 		t.Fatalf("claim: %v %v", got, err)
 	}
-	res, err = s.Admit(ctx, "c", []store.Candidate{cand("http://f.test/", "f.test", 0)})
+	res, err = s.Frontier().Admit(ctx, "c", []store.Candidate{cand("http://f.test/", "f.test", 0)})
 	if err != nil || len(res.Wake) != 0 || res.New["f.test"] != 1 {
 		t.Fatalf("a paused crawl's admission wakes nobody: %+v %v", res, err)
 	}
@@ -335,24 +335,24 @@ func TestAdmitWakesNoMoreHostsThanAllowed(t *testing.T) {
 // they can be no one else's); an anonymous claim waits for the TTL.
 func TestClaimAsGivesAnOwnerItsClaimsBack(t *testing.T) {
 	s, ctx := newStore(t, 0, 0)
-	if _, err := s.Admit(ctx, "c", []store.Candidate{cand("http://o.test/1", "o.test", 0), cand("http://o.test/2", "o.test", 1),
+	if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{cand("http://o.test/1", "o.test", 0), cand("http://o.test/2", "o.test", 1),
 		cand("http://o.test/3", "o.test", 2)}); err != nil {
 		t.Fatal(err)
 	}
 	now := time.Now()
-	first, _, err := s.ClaimAs(ctx, "o.test", "host:r/0", 1, time.Hour, now)
+	first, _, err := s.Frontier().ClaimAs(ctx, "o.test", "host:r/0", 1, time.Hour, now)
 	if err != nil || len(first) != 1 {
 		t.Fatalf("claim: %d %v", len(first), err)
 	}
-	if others, _, _ := s.Claim(ctx, "o.test", 10, time.Hour, now); len(others) != 2 {
+	if others, _, _ := s.Frontier().Claim(ctx, "o.test", 10, time.Hour, now); len(others) != 2 {
 		t.Fatalf("an anonymous claim gets only the unclaimed URLs: %+v", others)
 	}
-	again, _, _ := s.ClaimAs(ctx, "o.test", "host:r/0", 1, time.Hour, now)
+	again, _, _ := s.Frontier().ClaimAs(ctx, "o.test", "host:r/0", 1, time.Hour, now)
 	if len(again) != 1 || string(again[0].Hash) != string(first[0].Hash) {
 		t.Fatalf("the owner gets its claim back first: %+v", again)
 	}
 	// The lease died holding claims an hour ahead; the host's next run claims them now.
-	next, _, _ := s.ClaimAs(ctx, "o.test", "host:r2/0", 10, time.Hour, now)
+	next, _, _ := s.Frontier().ClaimAs(ctx, "o.test", "host:r2/0", 10, time.Hour, now)
 	if len(next) != 3 {
 		t.Fatalf("the next lease takes the dead lease's claims at once: %d of 3", len(next))
 	}
@@ -364,24 +364,24 @@ func TestClaimAsGivesAnOwnerItsClaimsBack(t *testing.T) {
 func TestProgressShowsWhatRecoveryWaitsOn(t *testing.T) {
 	s, ctx := newStore(t, 0, 0)
 	a, b, c := cand("http://a.test/1", "a.test", 1), cand("http://a.test/2", "a.test", 1), cand("http://a.test/3", "a.test", 1)
-	if _, err := s.Admit(ctx, "c", []store.Candidate{a, b, c}); err != nil {
+	if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{a, b, c}); err != nil {
 		t.Fatal(err)
 	}
-	claimed, _, err := s.ClaimAs(ctx, "a.test", "host:r/1", 3, time.Minute, time.Now())
+	claimed, _, err := s.Frontier().ClaimAs(ctx, "a.test", "host:r/1", 3, time.Minute, time.Now())
 	if err != nil || len(claimed) != 3 {
 		t.Fatalf("claim: %v %v", claimed, err)
 	}
 	if _, err := s.Pool().Exec(ctx, `UPDATE urls SET claimed_until = now() - interval '1 second'`); err != nil { // their claimer died
 		t.Fatal(err)
 	}
-	if _, err := s.RecordFetch(ctx, "a.test", store.FetchOutcome{CrawlID: "c", Hash: a.Hash, URL: a.URL, FetchKey: "k1",
+	if _, err := s.Fetches().RecordFetch(ctx, "a.test", store.FetchOutcome{CrawlID: "c", Hash: a.Hash, URL: a.URL, FetchKey: "k1",
 		FetchedAt: time.Now(), Status: 200, BodyKey: "bodies/a", ContentType: "text/html", Bytes: 5, State: store.StateFetched}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Pool().Exec(ctx, `UPDATE urls SET updated_at = now() - interval '40 seconds' WHERE url_hash = $1`, a.Hash); err != nil {
 		t.Fatal(err)
 	}
-	p, err := s.CrawlProgress(ctx, "c")
+	p, err := s.Crawls().CrawlProgress(ctx, "c")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -394,13 +394,13 @@ func TestProgressShowsWhatRecoveryWaitsOn(t *testing.T) {
 		w.Held[2].URL != a.URL || w.Held[2].State != store.StateFetched || w.Held[2].SinceS < 39 {
 		t.Errorf("held = %+v, want the two claims by host:r/1, then %s fetched ~40 s ago", w.Held, a.URL)
 	}
-	if err := s.ReleaseOwned(ctx, "a.test", []string{"host:r/1"}); err != nil {
+	if err := s.Frontier().ReleaseOwned(ctx, "a.test", []string{"host:r/1"}); err != nil {
 		t.Fatal(err)
 	}
-	if p, _ := s.CrawlProgress(ctx, "c"); p.ByState[store.StateQueued] != 2 || p.ByState[store.StateFetched] != 1 {
+	if p, _ := s.Crawls().CrawlProgress(ctx, "c"); p.ByState[store.StateQueued] != 2 || p.ByState[store.StateFetched] != 1 {
 		t.Errorf("after releasing the owner's claims: %v, want 2 queued and the fetched page left alone", p.ByState)
 	}
-	hosts, err := s.QueuedHosts(ctx, "c", [][]byte{a.Hash, b.Hash})
+	hosts, err := s.Frontier().QueuedHosts(ctx, "c", [][]byte{a.Hash, b.Hash})
 	if err != nil || len(hosts) != 1 || hosts[0] != "a.test" {
 		t.Errorf("queued hosts: %v %v", hosts, err)
 	}
@@ -408,26 +408,26 @@ func TestProgressShowsWhatRecoveryWaitsOn(t *testing.T) {
 
 func TestAdmitSkipsURLsOfRetiredHosts(t *testing.T) {
 	s, ctx := newStore(t, 0, 0)
-	if err := s.HostFailing(ctx, "dead.test", "dns"); err != nil {
+	if err := s.Hosts().HostFailing(ctx, "dead.test", "dns"); err != nil {
 		t.Fatal(err)
 	}
-	if retired, err := s.RetireIfDead(ctx, "dead.test", 0); err != nil || !retired {
+	if retired, err := s.Hosts().RetireIfDead(ctx, "dead.test", 0); err != nil || !retired {
 		t.Fatalf("retire: %v %v", retired, err)
 	}
 	dead, live := cand("http://dead.test/a", "dead.test", 1), cand("http://live.test/a", "live.test", 1)
-	if _, err := s.Admit(ctx, "c", []store.Candidate{dead, live}); err != nil {
+	if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{dead, live}); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
 		cand store.Candidate
 		want string
 	}{{dead, "skipped"}, {live, "queued"}} {
-		state, _, err := s.URLState(ctx, "c", c.cand.Hash)
+		state, _, err := s.Frontier().URLState(ctx, "c", c.cand.Hash)
 		if err != nil || state != c.want {
 			t.Fatalf("%s: state %q (%v), want %q", c.cand.URL, state, err, c.want)
 		}
 	}
-	p, err := s.CrawlProgress(ctx, "c")
+	p, err := s.Crawls().CrawlProgress(ctx, "c")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -441,33 +441,33 @@ func TestAdmitSkipsURLsOfRetiredHosts(t *testing.T) {
 func TestSitemapLastModBringsARecrawlForward(t *testing.T) {
 	s, ctx := newStore(t, 0, 0)
 	c := cand("http://w.test/page", "w.test", 1)
-	if _, err := s.Admit(ctx, "c", []store.Candidate{c}); err != nil {
+	if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{c}); err != nil {
 		t.Fatal(err)
 	}
-	got, _, err := s.Claim(ctx, "w.test", 10, time.Minute, time.Now())
+	got, _, err := s.Frontier().Claim(ctx, "w.test", 10, time.Minute, time.Now())
 	if err != nil || len(got) != 1 {
 		t.Fatalf("claim: %d %v", len(got), err)
 	}
 	fetchedAt := time.Now().Add(-2 * time.Hour)
-	if _, err := s.RecordFetch(ctx, "w.test", store.FetchOutcome{CrawlID: "c", Hash: c.Hash, URL: c.URL, FetchKey: "k1",
+	if _, err := s.Fetches().RecordFetch(ctx, "w.test", store.FetchOutcome{CrawlID: "c", Hash: c.Hash, URL: c.URL, FetchKey: "k1",
 		FetchedAt: fetchedAt, Status: 304, State: store.StateQueued, NextFetchAt: time.Now().Add(24 * time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
-	if got, _, _ := s.Claim(ctx, "w.test", 10, time.Minute, time.Now()); len(got) != 0 { // nothing due: the host waits
+	if got, _, _ := s.Frontier().Claim(ctx, "w.test", 10, time.Minute, time.Now()); len(got) != 0 { // nothing due: the host waits
 		t.Fatalf("due before its recrawl: %d", len(got))
 	}
 	old := c
 	old.LastMod = fetchedAt.Add(-time.Hour)
-	if res, err := s.Admit(ctx, "c", []store.Candidate{old}); err != nil || res.Forward != 0 || len(res.Wake) != 0 {
+	if res, err := s.Frontier().Admit(ctx, "c", []store.Candidate{old}); err != nil || res.Forward != 0 || len(res.Wake) != 0 {
 		t.Fatalf("an older lastmod: %+v %v", res, err)
 	}
 	newer := c
 	newer.LastMod = fetchedAt.Add(time.Hour)
-	res, err := s.Admit(ctx, "c", []store.Candidate{newer})
+	res, err := s.Frontier().Admit(ctx, "c", []store.Candidate{newer})
 	if err != nil || res.Forward != 1 || len(res.Wake) != 1 || res.Wake[0] != "w.test" || res.Duplicates != 1 {
 		t.Fatalf("a newer lastmod: %+v %v", res, err)
 	}
-	if got, _, _ := s.Claim(ctx, "w.test", 10, time.Minute, time.Now()); len(got) != 1 {
+	if got, _, _ := s.Frontier().Claim(ctx, "w.test", 10, time.Minute, time.Now()); len(got) != 1 {
 		t.Fatalf("the page is due again: %d", len(got))
 	}
 }

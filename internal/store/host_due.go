@@ -9,7 +9,8 @@ import (
 // HostDue says when host's next queued URL of a running crawl is due (nil: none queued) and
 // how many pages fetched under owners await processing, in one cheap round trip: what a
 // fetch lease whose host ran dry looks at before it claims again.
-func (s *Store) HostDue(ctx context.Context, host string, owners []string) (*time.Time, int, error) {
+func (agg Frontier) HostDue(ctx context.Context, host string, owners []string) (*time.Time, int, error) {
+	s := agg.s
 	var next *time.Time
 	var awaiting int
 	err := s.pool.QueryRow(ctx, `SELECT

@@ -29,21 +29,21 @@ func TestTextIsStorable(t *testing.T) {
 func TestWebBytesAreStored(t *testing.T) {
 	s, ctx := newStore(t, 0, 0)
 	body := "# caf\xe9 \x00\nUser-agent: *\nDisallow: /caf\xe9\n"
-	if err := s.SaveRobots(ctx, "a.test", "http", store.Robots{Status: 200, Body: body, FetchedAt: time.Now(),
+	if err := s.Hosts().SaveRobots(ctx, "a.test", "http", store.Robots{Status: 200, Body: body, FetchedAt: time.Now(),
 		ExpiresAt: time.Now().Add(time.Hour), Sitemaps: []string{"http://a.test/s\xe9.xml"}}, 0); err != nil {
 		t.Fatalf("Latin-1 robots.txt: %v", err)
 	}
-	r, err := s.HostRobots(ctx, "a.test", "http")
+	r, err := s.Hosts().HostRobots(ctx, "a.test", "http")
 	if err != nil || r == nil || r.Body != body {
 		t.Fatalf("robots.txt not kept byte for byte: %+v %v", r, err)
 	}
 	a := cand("http://a.test/1", "a.test", 0)
-	if _, err := s.Admit(ctx, "c", []store.Candidate{a}); err != nil {
+	if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{a}); err != nil {
 		t.Fatal(err)
 	}
 	head := "HTTP/1.1 200 OK\r\nX-Name: Jos\xe9\r\nETag: \"\xff\"\r\n\r\n"
 	content := sha256.Sum256([]byte("page"))
-	if _, err := s.RecordFetch(ctx, "a.test", store.FetchOutcome{CrawlID: "c", Hash: a.Hash, URL: a.URL, FetchKey: "k1",
+	if _, err := s.Fetches().RecordFetch(ctx, "a.test", store.FetchOutcome{CrawlID: "c", Hash: a.Hash, URL: a.URL, FetchKey: "k1",
 		FetchedAt: time.Now(), Status: 200, ContentType: "text/html; charset=\xe9\x00", ETag: "\"\xff\"", LastModified: "\xfe",
 		ContentHash: content[:], BodyKey: "bodies/x", Bytes: 4, RequestHead: "GET / HTTP/1.1\r\n\r\n", ResponseHead: head,
 		Err: "", Note: "\x00", State: store.StateFetched}); err != nil {
@@ -53,7 +53,7 @@ func TestWebBytesAreStored(t *testing.T) {
 	if err := s.Pool().QueryRow(ctx, `SELECT response_head FROM fetches WHERE fetch_key = 'k1'`).Scan(&stored); err != nil || string(stored) != head {
 		t.Fatalf("response head not kept byte for byte: %q %v", stored, err)
 	}
-	if _, err := s.SaveDocument(ctx, store.Document{CrawlID: "c", Hash: a.Hash, ContentHash: content[:], BodyKey: "bodies/x",
+	if _, err := s.Documents().SaveDocument(ctx, store.Document{CrawlID: "c", Hash: a.Hash, ContentHash: content[:], BodyKey: "bodies/x",
 		Title: "T\xe9\x00", Lang: "\xff", Charset: "latin1\x00", ContentType: "text/html", Size: 4}, nil, nil); err != nil {
 		t.Fatalf("non-UTF-8 lang and title: %v", err)
 	}

@@ -20,15 +20,17 @@ type Robots struct {
 
 // HostRobots returns the cached robots.txt of host for scheme (http or https), or nil if none
 // is cached.
-func (s *Store) HostRobots(ctx context.Context, host, scheme string) (*Robots, error) {
-	r, _, err := s.HostRobotsAndHealth(ctx, host, scheme)
+func (agg Hosts) HostRobots(ctx context.Context, host, scheme string) (*Robots, error) {
+	s := agg.s
+	r, _, err := s.Hosts().HostRobotsAndHealth(ctx, host, scheme)
 	return r, err
 }
 
 // HostRobotsAndHealth is HostRobots, and whether the host's dead-site clock runs (it failed
 // lately, see HostFailing), in the same round trip: a lease that knows its host is not failing
 // need not tell Postgres it is healthy.
-func (s *Store) HostRobotsAndHealth(ctx context.Context, host, scheme string) (*Robots, bool, error) {
+func (agg Hosts) HostRobotsAndHealth(ctx context.Context, host, scheme string) (*Robots, bool, error) {
+	s := agg.s
 	var r Robots
 	var status *int
 	var body []byte
@@ -61,7 +63,8 @@ func (s *Store) HostRobotsAndHealth(ctx context.Context, host, scheme string) (*
 // SaveRobots caches the robots.txt of one scheme of a host and the crawl-delay it sets (0:
 // none). The host's crawl_delay_ms becomes the largest of its schemes' delays: both schemes'
 // requests go to one server under one schedule.
-func (s *Store) SaveRobots(ctx context.Context, host, scheme string, r Robots, crawlDelay time.Duration) error {
+func (agg Hosts) SaveRobots(ctx context.Context, host, scheme string, r Robots, crawlDelay time.Duration) error {
+	s := agg.s
 	var delay *int64
 	if crawlDelay > 0 {
 		ms := crawlDelay.Milliseconds()
@@ -90,7 +93,8 @@ func (s *Store) SaveRobots(ctx context.Context, host, scheme string, r Robots, c
 
 // StartSitemapDiscovery marks that a crawl looks for a host's sitemaps now; false means it
 // already has.
-func (s *Store) StartSitemapDiscovery(ctx context.Context, crawlID, host string) (bool, error) {
+func (agg Hosts) StartSitemapDiscovery(ctx context.Context, crawlID, host string) (bool, error) {
+	s := agg.s
 	tag, err := s.pool.Exec(ctx, `UPDATE crawl_hosts SET sitemaps_at = now() WHERE crawl_id = $1 AND host = $2 AND sitemaps_at IS NULL`,
 		crawlID, host)
 	if err != nil {

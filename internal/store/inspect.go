@@ -14,8 +14,9 @@ import (
 
 // CrawlStats reads a crawl's progress with what an operator asks of it besides: duplicates,
 // robots refusals and throughput (a scan of its documents and fetches each).
-func (s *Store) CrawlStats(ctx context.Context, id string, now time.Time) (crawl.CrawlProgress, error) {
-	p, err := s.CrawlProgress(ctx, id)
+func (agg Inspect) CrawlStats(ctx context.Context, id string, now time.Time) (crawl.CrawlProgress, error) {
+	s := agg.s
+	p, err := s.Crawls().CrawlProgress(ctx, id)
 	if err != nil {
 		return p, err
 	}
@@ -36,7 +37,8 @@ func (s *Store) CrawlStats(ctx context.Context, id string, now time.Time) (crawl
 }
 
 // CrawlIDs lists crawls, newest first.
-func (s *Store) CrawlIDs(ctx context.Context) ([]string, error) {
+func (agg Inspect) CrawlIDs(ctx context.Context) ([]string, error) {
+	s := agg.s
 	rows, err := s.pool.Query(ctx, `SELECT id FROM crawls ORDER BY created_at DESC LIMIT 1000`)
 	if err != nil {
 		return nil, fmt.Errorf("store: crawls: %w", err)
@@ -124,7 +126,8 @@ func keptOutBy(r *URLRecord) string {
 const maxListedLinks = 100
 
 // URLRecordOf reads everything known about one URL of a crawl; ErrNoURL when it is unknown.
-func (s *Store) URLRecordOf(ctx context.Context, crawlID string, hash []byte) (*URLRecord, error) {
+func (agg Inspect) URLRecordOf(ctx context.Context, crawlID string, hash []byte) (*URLRecord, error) {
+	s := agg.s
 	r := &URLRecord{CrawlID: crawlID, Fetches: []FetchRecord{}, InLinks: []string{}, OutLinks: []string{}}
 	var skip, lastErr *string
 	err := s.pool.QueryRow(ctx, `SELECT url, host, state, skip_reason, source, depth, priority, attempts, fetch_count,
@@ -193,7 +196,8 @@ func (s *Store) URLRecordOf(ctx context.Context, crawlID string, hash []byte) (*
 var ErrNoURL = errors.New("no such URL in the crawl")
 
 // CrawlsOfURL lists the crawls that know a URL.
-func (s *Store) CrawlsOfURL(ctx context.Context, hash []byte) ([]string, error) {
+func (agg Inspect) CrawlsOfURL(ctx context.Context, hash []byte) ([]string, error) {
+	s := agg.s
 	rows, err := s.pool.Query(ctx, `SELECT crawl_id FROM urls WHERE url_hash = $1 ORDER BY crawl_id`, hash)
 	if err != nil {
 		return nil, fmt.Errorf("store: crawls of url: %w", err)
@@ -231,7 +235,8 @@ type RobotsRecord struct {
 }
 
 // HostRecordOf reads a host's record; ErrNoHost when no crawl has touched it.
-func (s *Store) HostRecordOf(ctx context.Context, host string) (*HostRecord, error) {
+func (agg Inspect) HostRecordOf(ctx context.Context, host string) (*HostRecord, error) {
+	s := agg.s
 	h := &HostRecord{Host: host, Crawls: map[string]map[string]int{}, KeptOut: map[string]int{}}
 	var lastErr, retiredReason *string
 	err := s.pool.QueryRow(ctx, `SELECT crawl_delay_ms, fetched, errors, bytes, last_error,

@@ -15,49 +15,49 @@ import (
 func TestClaimInLeaseEndsOnlyWhenNothingIsLeft(t *testing.T) {
 	s, ctx := newStore(t, 0, 0)
 	owners := []string{"lease-1", "lease-1/top-up"}
-	if _, err := s.Admit(ctx, "c", []store.Candidate{cand("http://a.test/1", "a.test", 1)}); err != nil {
+	if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{cand("http://a.test/1", "a.test", 1)}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := s.ClaimInLease(ctx, "a.test", owners[1], owners, 10, time.Minute, time.Now(), 5*time.Second)
+	res, err := s.Frontier().ClaimInLease(ctx, "a.test", owners[1], owners, 10, time.Minute, time.Now(), 5*time.Second)
 	if err != nil || len(res.URLs) != 1 || res.Waiting {
 		t.Fatalf("claim: %+v %v", res, err)
 	}
 	c := res.URLs[0]
 	changed := true
-	if ok, err := s.RecordFetch(ctx, "a.test", store.FetchOutcome{CrawlID: c.CrawlID, Hash: c.Hash, URL: c.URL, FetchKey: c.URL,
+	if ok, err := s.Fetches().RecordFetch(ctx, "a.test", store.FetchOutcome{CrawlID: c.CrawlID, Hash: c.Hash, URL: c.URL, FetchKey: c.URL,
 		FetchedAt: time.Now(), Status: 200, ContentType: "text/html", BodyKey: "bodies/x", ContentHash: []byte{1},
 		State: store.StateFetched, Changed: &changed}); err != nil || !ok {
 		t.Fatalf("record: %v %v", ok, err)
 	}
 	// Its page awaits processing: the lease waits for its links.
-	res, err = s.ClaimInLease(ctx, "a.test", owners[1], owners, 10, time.Minute, time.Now(), 5*time.Second)
+	res, err = s.Frontier().ClaimInLease(ctx, "a.test", owners[1], owners, 10, time.Minute, time.Now(), 5*time.Second)
 	if err != nil || len(res.URLs) != 0 || res.Awaiting != 1 || res.Waiting || res.Next != nil {
 		t.Fatalf("with a page awaiting processing: %+v %v", res, err)
 	}
-	if w, _ := s.Admit(ctx, "c", []store.Candidate{cand("http://a.test/2", "a.test", 1)}); len(w.Wake) != 0 {
+	if w, _ := s.Frontier().Admit(ctx, "c", []store.Candidate{cand("http://a.test/2", "a.test", 1)}); len(w.Wake) != 0 {
 		t.Fatalf("a host whose lease goes on is woken: %+v", w)
 	}
-	if res, err = s.ClaimInLease(ctx, "a.test", owners[1], owners, 10, time.Minute, time.Now(), 5*time.Second); err != nil || len(res.URLs) != 1 {
+	if res, err = s.Frontier().ClaimInLease(ctx, "a.test", owners[1], owners, 10, time.Minute, time.Now(), 5*time.Second); err != nil || len(res.URLs) != 1 {
 		t.Fatalf("the lease claims the new URL: %+v %v", res, err)
 	}
 	u := res.URLs[0] // answered 503: retried in 3 s
-	if ok, err := s.RecordFetch(ctx, "a.test", store.FetchOutcome{CrawlID: u.CrawlID, Hash: u.Hash, URL: u.URL, FetchKey: u.URL + "#1",
+	if ok, err := s.Fetches().RecordFetch(ctx, "a.test", store.FetchOutcome{CrawlID: u.CrawlID, Hash: u.Hash, URL: u.URL, FetchKey: u.URL + "#1",
 		FetchedAt: time.Now(), Status: 503, Err: "503", Attempts: 1, State: store.StateQueued, NextFetchAt: time.Now().Add(3 * time.Second)}); err != nil || !ok {
 		t.Fatalf("record: %v %v", ok, err)
 	}
-	if err := s.MarkDone(ctx, c.CrawlID, c.Hash, ""); err != nil {
+	if err := s.Documents().MarkDone(ctx, c.CrawlID, c.Hash, ""); err != nil {
 		t.Fatal(err)
 	}
 	// Nothing awaits, but a URL falls due within soon: the lease waits for it.
-	res, err = s.ClaimInLease(ctx, "a.test", owners[1], owners, 10, time.Minute, time.Now(), 5*time.Second)
+	res, err = s.Frontier().ClaimInLease(ctx, "a.test", owners[1], owners, 10, time.Minute, time.Now(), 5*time.Second)
 	if err != nil || res.Waiting || res.Awaiting != 0 || res.Next == nil || time.Until(*res.Next) > 4*time.Second {
 		t.Fatalf("with a URL due in 3 s: %+v %v", res, err)
 	}
 	// Nothing soon enough: the lease ends, and the next admission wakes the host.
-	if res, err = s.ClaimInLease(ctx, "a.test", owners[1], owners, 10, time.Minute, time.Now(), time.Millisecond); err != nil || !res.Waiting || res.Next == nil {
+	if res, err = s.Frontier().ClaimInLease(ctx, "a.test", owners[1], owners, 10, time.Minute, time.Now(), time.Millisecond); err != nil || !res.Waiting || res.Next == nil {
 		t.Fatalf("nothing due soon: %+v %v", res, err)
 	}
-	if w, _ := s.Admit(ctx, "c", []store.Candidate{cand("http://a.test/3", "a.test", 1)}); len(w.Wake) != 1 || w.Wake[0] != "a.test" {
+	if w, _ := s.Frontier().Admit(ctx, "c", []store.Candidate{cand("http://a.test/3", "a.test", 1)}); len(w.Wake) != 1 || w.Wake[0] != "a.test" {
 		t.Fatalf("a host whose lease ended dry is not woken: %+v", w)
 	}
 }
@@ -66,10 +66,10 @@ func TestClaimInLeaseEndsOnlyWhenNothingIsLeft(t *testing.T) {
 func TestBookSlotReadsTheURLsState(t *testing.T) {
 	s, ctx := newStore(t, 0, 0)
 	a := cand("http://a.test/1", "a.test", 1)
-	if _, err := s.Admit(ctx, "c", []store.Candidate{a}); err != nil {
+	if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{a}); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.Claim(ctx, "a.test", 1, time.Minute, time.Now()); err != nil {
+	if _, _, err := s.Frontier().Claim(ctx, "a.test", 1, time.Minute, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	slot, err := s.Schedule().BookSlot(ctx, "a.test", time.Second, netip.Addr{}, 0, time.Now(), &pacing.URLKey{CrawlID: "c", Hash: a.Hash})

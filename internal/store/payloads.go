@@ -29,7 +29,8 @@ type Payload struct {
 // crawlID too, so a delete of its owner keeps the bytes while crawlID points at them. What is
 // returned is the row filed: when the crawl filed its own copy meanwhile (a fetch of the same
 // bytes recorded since this statement's snapshot), that copy — never bytes no row protects.
-func (s *Store) FindPayload(ctx context.Context, crawlID string, from []string, hash []byte) (Payload, bool, error) {
+func (agg Documents) FindPayload(ctx context.Context, crawlID string, from []string, hash []byte) (Payload, bool, error) {
+	s := agg.s
 	any := false
 	for _, c := range from {
 		any = any || c == "*"
@@ -66,7 +67,8 @@ func (s *Store) FindPayload(ctx context.Context, crawlID string, from []string, 
 
 // BorrowedFrom counts, per crawl, the bodies crawlID points at that another crawl stored
 // (spec.dedupAgainst): its revisits of those need that crawl's WARC files to replay.
-func (s *Store) BorrowedFrom(ctx context.Context, crawlID string) ([]Count, error) {
+func (agg Documents) BorrowedFrom(ctx context.Context, crawlID string) ([]Count, error) {
+	s := agg.s
 	rows, err := s.pool.Query(ctx, `SELECT owner_crawl, count(*) FROM payloads WHERE crawl_id = $1 AND owner_crawl <> $1
 		GROUP BY owner_crawl ORDER BY 2 DESC, 1`, crawlID)
 	if err != nil {

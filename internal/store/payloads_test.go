@@ -17,7 +17,7 @@ func TestPayloadsAreFoundWhereTheSpecSaysAndFiled(t *testing.T) {
 	s := store.New(pool)
 	ctx := t.Context()
 	for _, id := range []string{"a", "b", "c"} {
-		if _, err := s.CreateCrawl(ctx, id, crawl.Spec{Name: id, Seeds: []string{"http://a.test/"}}.WithDefaults()); err != nil {
+		if _, err := s.Crawls().CreateCrawl(ctx, id, crawl.Spec{Name: id, Seeds: []string{"http://a.test/"}}.WithDefaults()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -30,51 +30,51 @@ func TestPayloadsAreFoundWhereTheSpecSaysAndFiled(t *testing.T) {
 		VALUES ($1, 'a', 'a', 'segments/bodies/crawl=a/x.gz#0+10', 'http://a.test/', $2)`, hash, at); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok, err := s.FindPayload(ctx, "b", []string{"c"}, hash); err != nil || ok {
+	if _, ok, err := s.Documents().FindPayload(ctx, "b", []string{"c"}, hash); err != nil || ok {
 		t.Fatalf("found in a crawl not named: %v %v", ok, err)
 	}
-	p, ok, err := s.FindPayload(ctx, "b", []string{"*"}, hash)
+	p, ok, err := s.Documents().FindPayload(ctx, "b", []string{"*"}, hash)
 	if err != nil || !ok || p.OwnerCrawl != "a" || p.BodyKey != "segments/bodies/crawl=a/x.gz#0+10" || p.URL != "http://a.test/" || !p.FetchedAt.Equal(at) {
 		t.Fatalf("store-wide: %+v %v %v", p, ok, err)
 	}
-	if p, ok, _ := s.FindPayload(ctx, "b", nil, hash); !ok || p.OwnerCrawl != "a" {
+	if p, ok, _ := s.Documents().FindPayload(ctx, "b", nil, hash); !ok || p.OwnerCrawl != "a" {
 		t.Errorf("b's own filed row is not found again: %+v", p)
 	}
-	shared, err := s.SharedBodies(ctx, "a")
+	shared, err := s.Deletes().SharedBodies(ctx, "a")
 	if err != nil || len(shared) != 1 {
 		t.Errorf("a's shared bodies %v %v; want the one b points at", shared, err)
 	}
-	borrowed, err := s.BorrowedFrom(ctx, "b")
+	borrowed, err := s.Documents().BorrowedFrom(ctx, "b")
 	if err != nil || len(borrowed) != 1 || borrowed[0].Key != "a" || borrowed[0].N != 1 {
 		t.Errorf("b borrowed %v %v", borrowed, err)
 	}
 	// a is deleted: its segment stays (b points there) until b goes, whose delete notes it.
-	if shared, err := s.ReleaseCrawl(ctx, "a"); err != nil || len(shared) != 1 {
+	if shared, err := s.Deletes().ReleaseCrawl(ctx, "a"); err != nil || len(shared) != 1 {
 		t.Fatalf("release a: %v %v", shared, err)
 	}
-	if _, err := s.DeleteCrawlRows(ctx, "a"); err != nil {
+	if _, err := s.Deletes().DeleteCrawlRows(ctx, "a"); err != nil {
 		t.Fatal(err)
 	}
-	if orphaned, err := s.OrphanedBodies(ctx, "b"); err != nil || len(orphaned) != 1 {
+	if orphaned, err := s.Deletes().OrphanedBodies(ctx, "b"); err != nil || len(orphaned) != 1 {
 		t.Errorf("b's orphaned bodies %v %v; want a's segment", orphaned, err)
 	}
-	if _, err := s.ReleaseCrawl(ctx, "b"); err != nil {
+	if _, err := s.Deletes().ReleaseCrawl(ctx, "b"); err != nil {
 		t.Fatal(err)
 	}
-	if pending, err := s.PendingObjectDeletes(ctx, "b"); err != nil || len(pending) != 1 || pending[0] != "segments/bodies/crawl=a/x.gz" {
+	if pending, err := s.Deletes().PendingObjectDeletes(ctx, "b"); err != nil || len(pending) != 1 || pending[0] != "segments/bodies/crawl=a/x.gz" {
 		t.Errorf("pending deletes %v %v; want a's segment", pending, err)
 	}
-	if _, err := s.ReleaseCrawl(ctx, "c"); err != nil {
+	if _, err := s.Deletes().ReleaseCrawl(ctx, "c"); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.FindPayload(ctx, "c", []string{"*"}, hash); err != nil {
+	if _, _, err := s.Documents().FindPayload(ctx, "c", []string{"*"}, hash); err != nil {
 		t.Errorf("a finder of a crawl being deleted: %v", err)
 	}
 	live := crawl.Spec{Name: "live", Seeds: []string{"http://a.test/"}}.WithDefaults()
-	if _, err := s.CreateCrawl(ctx, "live", live); err != nil {
+	if _, err := s.Crawls().CreateCrawl(ctx, "live", live); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.ReleaseCrawl(ctx, "live"); err == nil {
+	if _, err := s.Deletes().ReleaseCrawl(ctx, "live"); err == nil {
 		t.Error("a running crawl was released for deletion")
 	}
 }

@@ -21,7 +21,8 @@ type ProcessingClaim struct {
 // (the oldest first, across hosts), and reads the crawl's state. Pages another owner holds
 // are left alone until their hold expires; with reclaim, those owner held already are taken
 // again (a retried attempt takes over its predecessor's pages at once).
-func (s *Store) ClaimFetched(ctx context.Context, crawlID, owner string, limit int, hold time.Duration, reclaim bool) (ProcessingClaim, error) {
+func (agg Documents) ClaimFetched(ctx context.Context, crawlID, owner string, limit int, hold time.Duration, reclaim bool) (ProcessingClaim, error) {
+	s := agg.s
 	var pc ProcessingClaim
 	b := &pgx.Batch{}
 	b.Queue(`SELECT state FROM crawls WHERE id = $1`, crawlID)

@@ -17,23 +17,23 @@ func TestClaimFetchedAcrossHostsHoldsAndHandsOver(t *testing.T) {
 	for _, u := range []struct{ url, host string }{{"http://a.test/1", "a.test"}, {"http://b.test/1", "b.test"}, {"http://b.test/2", "b.test"}} {
 		cands = append(cands, cand(u.url, u.host, 1))
 	}
-	if _, err := s.Admit(ctx, "c", cands); err != nil {
+	if _, err := s.Frontier().Admit(ctx, "c", cands); err != nil {
 		t.Fatal(err)
 	}
 	for _, host := range []string{"a.test", "b.test"} {
-		claimed, _, err := s.ClaimQuietly(ctx, host, "lease", 10, time.Minute, time.Now())
+		claimed, _, err := s.Frontier().ClaimQuietly(ctx, host, "lease", 10, time.Minute, time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, c := range claimed {
 			o := store.FetchOutcome{CrawlID: c.CrawlID, Hash: c.Hash, URL: c.URL, FetchKey: c.URL, FetchedAt: time.Now(), Status: 200,
 				ContentType: "text/html", BodyKey: "bodies/" + c.URL, ContentHash: c.Hash, State: store.StateFetched}
-			if ok, err := s.RecordFetch(ctx, host, o); err != nil || !ok {
+			if ok, err := s.Fetches().RecordFetch(ctx, host, o); err != nil || !ok {
 				t.Fatalf("record: %v %v", ok, err)
 			}
 		}
 	}
-	first, err := s.ClaimFetched(ctx, "c", "p1", 2, time.Minute, true)
+	first, err := s.Documents().ClaimFetched(ctx, "c", "p1", 2, time.Minute, true)
 	if err != nil || first.CrawlState != crawl.CrawlRunning || len(first.Pages) != 2 {
 		t.Fatalf("first claim: %+v %v", first, err)
 	}
@@ -47,20 +47,20 @@ func TestClaimFetchedAcrossHostsHoldsAndHandsOver(t *testing.T) {
 	if !hosts["a.test"] {
 		t.Errorf("hosts %v: the oldest fetched page (a.test) comes first", hosts)
 	}
-	other, err := s.ClaimFetched(ctx, "c", "p2", 10, time.Minute, true)
+	other, err := s.Documents().ClaimFetched(ctx, "c", "p2", 10, time.Minute, true)
 	if err != nil || len(other.Pages) != 1 {
 		t.Fatalf("another processing: %d pages %v: want only the one p1 does not hold", len(other.Pages), err)
 	}
-	again, err := s.ClaimFetched(ctx, "c", "p1", 10, time.Minute, false)
+	again, err := s.Documents().ClaimFetched(ctx, "c", "p1", 10, time.Minute, false)
 	if err != nil || len(again.Pages) != 0 {
 		t.Fatalf("p1 again without reclaim: %d pages %v", len(again.Pages), err)
 	}
-	retry, err := s.ClaimFetched(ctx, "c", "p1", 10, time.Minute, true)
+	retry, err := s.Documents().ClaimFetched(ctx, "c", "p1", 10, time.Minute, true)
 	if err != nil || len(retry.Pages) != 2 {
 		t.Fatalf("p1's retry: %d pages %v: want its own two back", len(retry.Pages), err)
 	}
 	for _, p := range retry.Pages {
-		if err := s.MarkDone(ctx, p.CrawlID, p.Hash, "processed"); err != nil {
+		if err := s.Documents().MarkDone(ctx, p.CrawlID, p.Hash, "processed"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -71,31 +71,31 @@ func TestClaimFetchedAcrossHostsHoldsAndHandsOver(t *testing.T) {
 	}
 	o := store.FetchOutcome{CrawlID: re.CrawlID, Hash: re.Hash, URL: re.URL, FetchKey: re.URL + "#2", FetchedAt: time.Now(), Status: 200,
 		ContentType: "text/html", BodyKey: "bodies/" + re.URL, ContentHash: re.Hash, State: store.StateFetched}
-	if ok, err := s.RecordFetch(ctx, re.Host, o); err != nil || !ok {
+	if ok, err := s.Fetches().RecordFetch(ctx, re.Host, o); err != nil || !ok {
 		t.Fatalf("record the recrawl: %v %v", ok, err)
 	}
-	if got, err := s.ClaimFetched(ctx, "c", "p4", 10, time.Minute, true); err != nil || len(got.Pages) != 1 || got.Pages[0].URL != re.URL {
+	if got, err := s.Documents().ClaimFetched(ctx, "c", "p4", 10, time.Minute, true); err != nil || len(got.Pages) != 1 || got.Pages[0].URL != re.URL {
 		t.Fatalf("the recrawled page: %+v %v", got.Pages, err)
 	}
-	if err := s.MarkDone(ctx, re.CrawlID, re.Hash, "processed"); err != nil {
+	if err := s.Documents().MarkDone(ctx, re.CrawlID, re.Hash, "processed"); err != nil {
 		t.Fatal(err)
 	}
 	// p2's page is held for 50 ms only: then anyone may take it over.
-	if _, err := s.ClaimFetched(ctx, "c", "p2", 10, 50*time.Millisecond, true); err != nil {
+	if _, err := s.Documents().ClaimFetched(ctx, "c", "p2", 10, 50*time.Millisecond, true); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(100 * time.Millisecond)
-	taken, err := s.ClaimFetched(ctx, "c", "p3", 10, time.Minute, true)
+	taken, err := s.Documents().ClaimFetched(ctx, "c", "p3", 10, time.Minute, true)
 	if err != nil || len(taken.Pages) != 1 || taken.Pages[0].Host != "b.test" {
 		t.Fatalf("after p2's hold expired: %+v %v: want its one page and nothing processed", taken.Pages, err)
 	}
-	if err := s.SetCrawlState(ctx, "c", crawl.CrawlDone); err != nil {
+	if err := s.Crawls().SetCrawlState(ctx, "c", crawl.CrawlDone); err != nil {
 		t.Fatal(err)
 	}
-	if st, err := s.ClaimFetched(ctx, "c", "p3", 10, time.Minute, true); err != nil || st.CrawlState != crawl.CrawlDone {
+	if st, err := s.Documents().ClaimFetched(ctx, "c", "p3", 10, time.Minute, true); err != nil || st.CrawlState != crawl.CrawlDone {
 		t.Fatalf("state after the crawl ended: %+v %v", st, err)
 	}
-	if st, err := s.ClaimFetched(ctx, "gone", "p3", 10, time.Minute, true); err != nil || st.CrawlState != "" || len(st.Pages) != 0 {
+	if st, err := s.Documents().ClaimFetched(ctx, "gone", "p3", 10, time.Minute, true); err != nil || st.CrawlState != "" || len(st.Pages) != 0 {
 		t.Fatalf("a crawl that does not exist: %+v %v", st, err)
 	}
 }

@@ -32,7 +32,8 @@ const heldShown = 3
 // its pending URLs wait on, from indexes. Whether anything is pending at all is read from the
 // queue itself, not from the counters, so a crawl is never declared done, or kept running, on
 // a count alone.
-func (s *Store) CrawlProgress(ctx context.Context, id string) (crawl.CrawlProgress, error) {
+func (agg Crawls) CrawlProgress(ctx context.Context, id string) (crawl.CrawlProgress, error) {
+	s := agg.s
 	p := crawl.CrawlProgress{CrawlID: id, ByState: map[string]int{}, Skipped: map[string]int{}, Rejected: map[string]int{}, ErrorClass: map[string]int{}}
 	due, measureDue := s.oldestDue.get(id)
 	b := &pgx.Batch{}
@@ -120,7 +121,7 @@ func (s *Store) CrawlProgress(ctx context.Context, id string) (crawl.CrawlProgre
 		// The counters disagree with the queue (a write that bypassed the triggers, or a bug):
 		// the queue decides, and the states are counted the slow way this once.
 		slog.Warn("crawl counters disagree with the queue; counting by scan", "crawl", id, "countedPending", p.Pending, "pending", pending)
-		scan, err := s.ProgressByScan(ctx, id)
+		scan, err := s.Inspect().ProgressByScan(ctx, id)
 		if err != nil {
 			return p, err
 		}

@@ -13,7 +13,8 @@ import (
 // ProgressByScan counts what CrawlProgress reads from counters the slow way, by scanning the
 // crawl's URLs and fetches: the reference the counters are checked against (tests, and a
 // crawl whose counters disagree with its queue). Waiting is not filled in.
-func (s *Store) ProgressByScan(ctx context.Context, id string) (crawl.CrawlProgress, error) {
+func (agg Inspect) ProgressByScan(ctx context.Context, id string) (crawl.CrawlProgress, error) {
+	s := agg.s
 	p := crawl.CrawlProgress{CrawlID: id, ByState: map[string]int{}, Skipped: map[string]int{}, Rejected: map[string]int{}, ErrorClass: map[string]int{}}
 	err := s.pool.QueryRow(ctx, `SELECT state, admitted FROM crawls WHERE id = $1`, id).Scan(&p.State, &p.Admitted)
 	if errors.Is(err, pgx.ErrNoRows) {

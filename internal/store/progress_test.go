@@ -16,11 +16,11 @@ import (
 // checkCounts fails the test unless the progress read from counters equals a scan's.
 func checkCounts(t *testing.T, ctx context.Context, s *store.Store, when string) crawl.CrawlProgress {
 	t.Helper()
-	got, err := s.CrawlProgress(ctx, "c")
+	got, err := s.Crawls().CrawlProgress(ctx, "c")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := s.ProgressByScan(ctx, "c")
+	want, err := s.Inspect().ProgressByScan(ctx, "c")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,10 +61,10 @@ func TestProgressCountersAgreeWithAScan(t *testing.T) {
 	for i := range 40 {
 		cands = append(cands, cand(fmt.Sprintf("http://h%d.test/%d", i%4, i), fmt.Sprintf("h%d.test", i%4), i%3))
 	}
-	if _, err := s.Admit(ctx, "c", cands); err != nil {
+	if _, err := s.Frontier().Admit(ctx, "c", cands); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Admit(ctx, "c", cands[:10]); err != nil { // seen already: no change
+	if _, err := s.Frontier().Admit(ctx, "c", cands[:10]); err != nil { // seen already: no change
 		t.Fatal(err)
 	}
 	p := checkCounts(t, ctx, s, "after admission")
@@ -72,7 +72,7 @@ func TestProgressCountersAgreeWithAScan(t *testing.T) {
 		t.Fatalf("after admission: %+v", p)
 	}
 	now := time.Now()
-	claimed, _, err := s.ClaimAs(ctx, "h0.test", "o", 10, time.Minute, now)
+	claimed, _, err := s.Frontier().ClaimAs(ctx, "h0.test", "o", 10, time.Minute, now)
 	if err != nil || len(claimed) != 10 {
 		t.Fatalf("claim: %d %v", len(claimed), err)
 	}
@@ -90,15 +90,15 @@ func TestProgressCountersAgreeWithAScan(t *testing.T) {
 			o.FetchKey, o.State, o.SkipReason = "", store.StateSkipped, "robots.txt"
 		}
 		if i < 5 {
-			if _, err := s.RecordFetch(ctx, "h0.test", o); err != nil {
+			if _, err := s.Fetches().RecordFetch(ctx, "h0.test", o); err != nil {
 				t.Fatal(err)
 			}
-		} else if _, err := s.RecordFetchGrouped(ctx, "h0.test", o); err != nil {
+		} else if _, err := s.Fetches().RecordFetchGrouped(ctx, "h0.test", o); err != nil {
 			t.Fatal(err)
 		}
 		if o.State == store.StateFetched {
 			content := sha256.Sum256([]byte(u.URL))
-			if _, err := s.SaveDocument(ctx, store.Document{CrawlID: "c", Hash: u.Hash, ContentHash: content[:], BodyKey: "k",
+			if _, err := s.Documents().SaveDocument(ctx, store.Document{CrawlID: "c", Hash: u.Hash, ContentHash: content[:], BodyKey: "k",
 				Size: 10, Fingerprint: det.Fingerprint("text of " + u.URL)}, nil, det); err != nil {
 				t.Fatal(err)
 			}
@@ -110,12 +110,12 @@ func TestProgressCountersAgreeWithAScan(t *testing.T) {
 	}
 	// The URL that failed with 503 succeeds now; a fetched one is fetched again (a recrawl):
 	// each is one URL fetched, however many fetches it took.
-	again, _, err := s.ClaimAs(ctx, "h0.test", "o2", 10, time.Minute, now.Add(time.Hour))
+	again, _, err := s.Frontier().ClaimAs(ctx, "h0.test", "o2", 10, time.Minute, now.Add(time.Hour))
 	if err != nil || len(again) == 0 {
 		t.Fatalf("claim again: %d %v", len(again), err)
 	}
 	for i, u := range again {
-		if _, err := s.RecordFetchGrouped(ctx, "h0.test", store.FetchOutcome{CrawlID: "c", Hash: u.Hash, URL: u.URL, FetchKey: fmt.Sprintf("g%d", i),
+		if _, err := s.Fetches().RecordFetchGrouped(ctx, "h0.test", store.FetchOutcome{CrawlID: "c", Hash: u.Hash, URL: u.URL, FetchKey: fmt.Sprintf("g%d", i),
 			FetchedAt: now.Add(time.Minute), Status: 200, BodyKey: "b", Bytes: 7, State: store.StateFetched}); err != nil {
 			t.Fatal(err)
 		}
@@ -123,7 +123,7 @@ func TestProgressCountersAgreeWithAScan(t *testing.T) {
 	if _, err := s.Pool().Exec(ctx, `UPDATE urls SET state = 'queued', next_fetch_at = now() WHERE crawl_id = 'c' AND state = 'done'`); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.ReleaseOwned(ctx, "h0.test", []string{"o2"}); err != nil {
+	if err := s.Frontier().ReleaseOwned(ctx, "h0.test", []string{"o2"}); err != nil {
 		t.Fatal(err)
 	}
 	checkCounts(t, ctx, s, "after refetches and releases")
@@ -134,7 +134,7 @@ func TestProgressCountersAgreeWithAScan(t *testing.T) {
 			t.Fatal(err)
 		}
 		for range 20 {
-			if _, err := s.Admit(ctx, "c", []store.Candidate{cand(fmt.Sprintf("http://h9.test/%d", time.Now().UnixNano()), "h9.test", 1)}); err != nil {
+			if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{cand(fmt.Sprintf("http://h9.test/%d", time.Now().UnixNano()), "h9.test", 1)}); err != nil {
 				t.Fatal(err)
 			}
 		}

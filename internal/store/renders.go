@@ -41,7 +41,8 @@ const maxRenderAttempts = 3
 
 // QueueRenders queues the latest captures of the given pages of a crawl for rendering (a
 // page rendered from the same capture before is not queued again).
-func (s *Store) QueueRenders(ctx context.Context, crawlID string, hashes [][]byte) error {
+func (agg Renders) QueueRenders(ctx context.Context, crawlID string, hashes [][]byte) error {
+	s := agg.s
 	if len(hashes) == 0 {
 		return nil
 	}
@@ -62,7 +63,8 @@ func (s *Store) QueueRenders(ctx context.Context, crawlID string, hashes [][]byt
 // worker die mid-page, whatever its hold says, and so does one that expired: it counted as an
 // attempt, and a page whose claims died maxRenderAttempts times (a page that kills its worker)
 // is failed for good here, not taken again — so a poison page ends, and its crawl with it.
-func (s *Store) ClaimRenders(ctx context.Context, crawlID, owner string, limit int, hold time.Duration) ([]RenderJob, error) {
+func (agg Renders) ClaimRenders(ctx context.Context, crawlID, owner string, limit int, hold time.Duration) ([]RenderJob, error) {
+	s := agg.s
 	// One statement: the expired claims whose attempts are spent are given up, and the others
 	// claimed (the two sets are disjoint, so no row is updated twice).
 	rows, err := s.pool.Query(ctx, `WITH given_up AS (
@@ -94,7 +96,8 @@ func (s *Store) ClaimRenders(ctx context.Context, crawlID, owner string, limit i
 
 // FinishRender records a render's outcome. A failed render is tried again (another claim)
 // until it has had maxRenderAttempts; then it is failed for good. Only owner's claim counts.
-func (s *Store) FinishRender(ctx context.Context, j RenderJob, owner string, o RenderOutcome) error {
+func (agg Renders) FinishRender(ctx context.Context, j RenderJob, owner string, o RenderOutcome) error {
+	s := agg.s
 	state := "done"
 	if o.Err != "" {
 		state = "queued"
@@ -119,7 +122,8 @@ const freeBrowserDeaths = 2
 
 // ReleaseRender gives a claimed render back to the queue because the worker failed (its
 // browser died), not counting the attempt the first freeBrowserDeaths times.
-func (s *Store) ReleaseRender(ctx context.Context, j RenderJob, owner string) error {
+func (agg Renders) ReleaseRender(ctx context.Context, j RenderJob, owner string) error {
+	s := agg.s
 	_, err := s.pool.Exec(ctx, `UPDATE renders SET claimed_by = NULL, claimed_until = NULL, browser_deaths = browser_deaths + 1,
 			attempts = CASE WHEN browser_deaths < $5 THEN greatest(attempts - 1, 0) ELSE attempts END,
 			state = CASE WHEN browser_deaths >= $5 AND attempts >= $6 THEN 'failed' ELSE state END,
@@ -134,7 +138,8 @@ func (s *Store) ReleaseRender(ctx context.Context, j RenderJob, owner string) er
 
 // HostCrawlDelay is the Crawl-delay the host's robots.txt files set (the largest of its
 // schemes'; 0: none).
-func (s *Store) HostCrawlDelay(ctx context.Context, host string) (time.Duration, error) {
+func (agg Hosts) HostCrawlDelay(ctx context.Context, host string) (time.Duration, error) {
+	s := agg.s
 	var ms *int64
 	err := s.pool.QueryRow(ctx, `SELECT crawl_delay_ms FROM hosts WHERE host = $1`, host).Scan(&ms)
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
@@ -159,7 +164,8 @@ type RenderCapture struct {
 }
 
 // UnarchivedRenders lists up to limit finished renders of a crawl whose DOM is in no WARC file.
-func (s *Store) UnarchivedRenders(ctx context.Context, crawlID string, limit int) ([]RenderCapture, error) {
+func (agg Archive) UnarchivedRenders(ctx context.Context, crawlID string, limit int) ([]RenderCapture, error) {
+	s := agg.s
 	rows, err := s.pool.Query(ctx, `SELECT r.crawl_id, r.url_hash, r.fetch_id, f.fetch_key, coalesce(f.final_url, u.url), r.rendered_at, r.dom_key
 		FROM renders r JOIN fetches f ON f.id = r.fetch_id JOIN urls u ON u.crawl_id = r.crawl_id AND u.url_hash = r.url_hash
 		WHERE r.crawl_id = $1 AND r.state = 'done' AND r.warc_file IS NULL AND r.dom_key IS NOT NULL
@@ -175,7 +181,8 @@ func (s *Store) UnarchivedRenders(ctx context.Context, crawlID string, limit int
 }
 
 // RendersArchived marks renders as written into a WARC file.
-func (s *Store) RendersArchived(ctx context.Context, file string, rs []RenderCapture) error {
+func (agg Archive) RendersArchived(ctx context.Context, file string, rs []RenderCapture) error {
+	s := agg.s
 	if len(rs) == 0 {
 		return nil
 	}

@@ -15,14 +15,14 @@ import (
 func queuedRender(t *testing.T, s *store.Store, ctx context.Context, url string) store.Candidate {
 	t.Helper()
 	c := cand(url, "a.test", 1)
-	if _, err := s.Admit(ctx, "c", []store.Candidate{c}); err != nil {
+	if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{c}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.RecordFetch(ctx, "a.test", store.FetchOutcome{CrawlID: "c", Hash: c.Hash, URL: c.URL, FetchKey: c.URL,
+	if _, err := s.Fetches().RecordFetch(ctx, "a.test", store.FetchOutcome{CrawlID: "c", Hash: c.Hash, URL: c.URL, FetchKey: c.URL,
 		FetchedAt: time.Now(), Status: 200, BodyKey: "k", ContentType: "text/html", Bytes: 10, State: store.StateFetched}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.QueueRenders(ctx, "c", [][]byte{c.Hash}); err != nil {
+	if err := s.Renders().QueueRenders(ctx, "c", [][]byte{c.Hash}); err != nil {
 		t.Fatal(err)
 	}
 	return c
@@ -35,13 +35,13 @@ func TestPoisonRenderIsGivenUp(t *testing.T) {
 	s, ctx := newStore(t, 0, 0)
 	queuedRender(t, s, ctx, "http://a.test/poison")
 	for i := 1; i <= 3; i++ {
-		jobs, err := s.ClaimRenders(ctx, "c", "w", 5, 10*time.Millisecond)
+		jobs, err := s.Renders().ClaimRenders(ctx, "c", "w", 5, 10*time.Millisecond)
 		if err != nil || len(jobs) != 1 || jobs[0].Attempts != i {
 			t.Fatalf("claim %d: %+v %v", i, jobs, err)
 		}
 		time.Sleep(50 * time.Millisecond) // the worker died: the claim expires unfinished
 	}
-	jobs, err := s.ClaimRenders(ctx, "c", "w", 5, time.Minute)
+	jobs, err := s.Renders().ClaimRenders(ctx, "c", "w", 5, time.Minute)
 	if err != nil || len(jobs) != 0 {
 		t.Fatalf("a poison page claimed a 4th time: %+v %v", jobs, err)
 	}
@@ -59,13 +59,13 @@ func TestPoisonRenderIsGivenUp(t *testing.T) {
 func TestDeadRenderRunsClaimIsTakenBack(t *testing.T) {
 	s, ctx := newStore(t, 0, 0)
 	queuedRender(t, s, ctx, "http://a.test/page")
-	if jobs, err := s.ClaimRenders(ctx, "c", "run/render/1#1", 5, time.Hour); err != nil || len(jobs) != 1 {
+	if jobs, err := s.Renders().ClaimRenders(ctx, "c", "run/render/1#1", 5, time.Hour); err != nil || len(jobs) != 1 {
 		t.Fatalf("claim: %+v %v", jobs, err)
 	}
-	if jobs, err := s.ClaimRenders(ctx, "c", "run/render/1#1", 5, time.Hour); err != nil || len(jobs) != 0 {
+	if jobs, err := s.Renders().ClaimRenders(ctx, "c", "run/render/1#1", 5, time.Hour); err != nil || len(jobs) != 0 {
 		t.Fatalf("the same attempt claimed its own render again: %+v %v", jobs, err)
 	}
-	jobs, err := s.ClaimRenders(ctx, "c", "run/render/1#2", 5, time.Hour)
+	jobs, err := s.Renders().ClaimRenders(ctx, "c", "run/render/1#2", 5, time.Hour)
 	if err != nil || len(jobs) != 1 || jobs[0].Attempts != 2 {
 		t.Fatalf("the retry takes the dead attempt's claim at once: %+v %v", jobs, err)
 	}
@@ -79,28 +79,28 @@ func TestRenderClaimsGivenBackAndPaused(t *testing.T) {
 	// Given back twice uncounted; then each browser death is one of the page's 3 attempts
 	// (the page may be what kills it), and after them the page is given up.
 	for i, want := range []int{1, 1, 1, 2, 3} {
-		jobs, err := s.ClaimRenders(ctx, "c", "w", 5, time.Minute)
+		jobs, err := s.Renders().ClaimRenders(ctx, "c", "w", 5, time.Minute)
 		if err != nil || len(jobs) != 1 || jobs[0].Attempts != want {
 			t.Fatalf("claim %d after giving back: %+v %v, want attempt %d", i+1, jobs, err, want)
 		}
-		if err := s.ReleaseRender(ctx, jobs[0], "w"); err != nil {
+		if err := s.Renders().ReleaseRender(ctx, jobs[0], "w"); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if jobs, err := s.ClaimRenders(ctx, "c", "w", 5, time.Minute); err != nil || len(jobs) != 0 {
+	if jobs, err := s.Renders().ClaimRenders(ctx, "c", "w", 5, time.Minute); err != nil || len(jobs) != 0 {
 		t.Fatalf("a page whose browser died 5 times claimed again: %+v %v", jobs, err)
 	}
 	queuedRender(t, s, ctx, "http://a.test/page2")
-	if err := s.SetCrawlState(ctx, "c", crawl.CrawlPaused); err != nil {
+	if err := s.Crawls().SetCrawlState(ctx, "c", crawl.CrawlPaused); err != nil {
 		t.Fatal(err)
 	}
-	if jobs, err := s.ClaimRenders(ctx, "c", "w", 5, time.Minute); err != nil || len(jobs) != 0 {
+	if jobs, err := s.Renders().ClaimRenders(ctx, "c", "w", 5, time.Minute); err != nil || len(jobs) != 0 {
 		t.Fatalf("a paused crawl's render claimed: %+v %v", jobs, err)
 	}
-	if err := s.SetCrawlState(ctx, "c", crawl.CrawlRunning); err != nil {
+	if err := s.Crawls().SetCrawlState(ctx, "c", crawl.CrawlRunning); err != nil {
 		t.Fatal(err)
 	}
-	if jobs, err := s.ClaimRenders(ctx, "c", "w", 5, time.Minute); err != nil || len(jobs) != 1 {
+	if jobs, err := s.Renders().ClaimRenders(ctx, "c", "w", 5, time.Minute); err != nil || len(jobs) != 1 {
 		t.Fatalf("the resumed crawl's render: %+v %v", jobs, err)
 	}
 }
@@ -144,7 +144,7 @@ func TestRenderSlotsStayInsideThePagesDeadline(t *testing.T) {
 	if d := before.Sub(next()); d != gap {
 		t.Errorf("releasing the last slot moved the host's next start back by %s, want %s", d, gap)
 	}
-	if err := s.SetCrawlState(ctx, "c", crawl.CrawlPaused); err != nil {
+	if err := s.Crawls().SetCrawlState(ctx, "c", crawl.CrawlPaused); err != nil {
 		t.Fatal(err)
 	}
 	slot, err := s.Schedule().BookRenderSlot(ctx, "a.test", "c", gap, netip.Addr{}, 0, time.Now().Add(time.Hour))
@@ -152,7 +152,7 @@ func TestRenderSlotsStayInsideThePagesDeadline(t *testing.T) {
 		t.Errorf("a paused crawl's page booked %+v %v", slot, err)
 	}
 	// A host that asked to slow down: no render slot until its Retry-After has passed.
-	if err := s.SetCrawlState(ctx, "c", crawl.CrawlRunning); err != nil {
+	if err := s.Crawls().SetCrawlState(ctx, "c", crawl.CrawlRunning); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Schedule().DeferHost(ctx, "a.test", time.Now().Add(time.Minute)); err != nil {

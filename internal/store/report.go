@@ -71,7 +71,8 @@ const reportTop = 20
 
 // CrawlFigures reads a crawl's report figures: one batch for the crawl and its span, then one
 // for the rest (the timeline's buckets depend on the span).
-func (s *Store) CrawlFigures(ctx context.Context, crawlID string) (*CrawlFigures, error) {
+func (agg Inspect) CrawlFigures(ctx context.Context, crawlID string) (*CrawlFigures, error) {
+	s := agg.s
 	f := &CrawlFigures{Crawl: crawlID}
 	err := s.pool.QueryRow(ctx, `SELECT c.state, c.spec, c.created_at, c.finished_at, x.first, x.last, x.requests, x.pages, x.errors, x.bytes
 		FROM crawls c, LATERAL (SELECT min(fetched_at) first, max(fetched_at) last, count(*) requests,

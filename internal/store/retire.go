@@ -11,7 +11,8 @@ import (
 
 // HostFailing records that host failed in a way that may mean it is gone ("dns", "front page
 // gone"); the first such failure starts the clock.
-func (s *Store) HostFailing(ctx context.Context, host, reason string) error {
+func (agg Hosts) HostFailing(ctx context.Context, host, reason string) error {
+	s := agg.s
 	_, err := s.pool.Exec(ctx, `INSERT INTO hosts (host, failing_since, failing_reason) VALUES ($1, now(), $2)
 		ON CONFLICT (host) DO UPDATE SET failing_since = coalesce(hosts.failing_since, now()), failing_reason = $2`, host, reason)
 	if err != nil {
@@ -21,7 +22,8 @@ func (s *Store) HostFailing(ctx context.Context, host, reason string) error {
 }
 
 // HostHealthy clears a failing host's clock (it answered).
-func (s *Store) HostHealthy(ctx context.Context, host string) error {
+func (agg Hosts) HostHealthy(ctx context.Context, host string) error {
+	s := agg.s
 	_, err := s.pool.Exec(ctx, `UPDATE hosts SET failing_since = NULL, failing_reason = NULL WHERE host = $1 AND failing_since IS NOT NULL`, host)
 	if err != nil {
 		return fmt.Errorf("store: host %s healthy: %w", host, err)
@@ -31,7 +33,8 @@ func (s *Store) HostHealthy(ctx context.Context, host string) error {
 
 // RetireIfDead retires host when it has been failing for longer than after, marking its pending
 // URLs (of every crawl) skipped with the reason. It reports whether the host is retired.
-func (s *Store) RetireIfDead(ctx context.Context, host string, after time.Duration) (bool, error) {
+func (agg Hosts) RetireIfDead(ctx context.Context, host string, after time.Duration) (bool, error) {
+	s := agg.s
 	var reason string
 	err := s.pool.QueryRow(ctx, `UPDATE hosts SET retired_at = coalesce(retired_at, now()), retired_reason = coalesce(retired_reason, failing_reason)
 		WHERE host = $1 AND failing_since IS NOT NULL AND failing_since <= now() - $2::interval

@@ -17,13 +17,13 @@ import (
 // the host's schedule after the page is as after one page. When ip is valid the start also
 // keeps ipGap after the previous booking on that address, as a fetch lease's does (per-IP
 // politeness). One round trip without an address; a short transaction with one.
-func (h *HostSchedule) BookRenderSlot(ctx context.Context, host, crawlID string, gap time.Duration, ip netip.Addr, ipGap time.Duration, latest time.Time) (pacing.RenderSlot, error) {
-	s := h.s
+func (agg HostSchedule) BookRenderSlot(ctx context.Context, host, crawlID string, gap time.Duration, ip netip.Addr, ipGap time.Duration, latest time.Time) (pacing.RenderSlot, error) {
+	s := agg.s
 	if err := s.toDB(ctx, &latest); err != nil {
 		return pacing.RenderSlot{}, err
 	}
 	if !ip.IsValid() {
-		return h.bookRenderSlot(ctx, s.pool, host, crawlID, gap, nil, latest)
+		return agg.bookRenderSlot(ctx, s.pool, host, crawlID, gap, nil, latest)
 	}
 	var slot pacing.RenderSlot
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -37,7 +37,7 @@ func (h *HostSchedule) BookRenderSlot(ctx context.Context, host, crawlID string,
 			return err
 		}
 		var err error
-		if slot, err = h.bookRenderSlot(ctx, tx, host, crawlID, gap, &ipNext, latest); err != nil || !slot.Booked {
+		if slot, err = agg.bookRenderSlot(ctx, tx, host, crawlID, gap, &ipNext, latest); err != nil || !slot.Booked {
 			return err
 		}
 		_, err = tx.Exec(ctx, `UPDATE ip_slots SET next_at = $2 WHERE ip = $1`, ip.Unmap().String(), slot.Mark.Add(ipGap))
@@ -56,8 +56,8 @@ type rowQuerier interface {
 
 // bookRenderSlot books the host's slot, no sooner than notBefore (the address's next start,
 // on the database's clock) when set.
-func (h *HostSchedule) bookRenderSlot(ctx context.Context, q rowQuerier, host, crawlID string, gap time.Duration, notBefore *time.Time, latest time.Time) (pacing.RenderSlot, error) {
-	s := h.s
+func (agg HostSchedule) bookRenderSlot(ctx context.Context, q rowQuerier, host, crawlID string, gap time.Duration, notBefore *time.Time, latest time.Time) (pacing.RenderSlot, error) {
+	s := agg.s
 	slot := pacing.RenderSlot{Host: host, Gap: gap}
 	var start *time.Time
 	var db time.Time
@@ -81,11 +81,11 @@ func (h *HostSchedule) bookRenderSlot(ctx context.Context, q rowQuerier, host, c
 
 // ReleaseRenderSlot gives back a slot its page did not use (the page ended while it waited),
 // if nobody booked the host after it: the host's next start moves back to the slot's.
-func (h *HostSchedule) ReleaseRenderSlot(ctx context.Context, slot pacing.RenderSlot) error {
+func (agg HostSchedule) ReleaseRenderSlot(ctx context.Context, slot pacing.RenderSlot) error {
 	if !slot.Booked {
 		return nil
 	}
-	_, err := h.s.pool.Exec(ctx, `UPDATE hosts SET next_request_at = $2::timestamptz WHERE host = $1 AND next_request_at = $2::timestamptz + $3::interval`,
+	_, err := agg.s.pool.Exec(ctx, `UPDATE hosts SET next_request_at = $2::timestamptz WHERE host = $1 AND next_request_at = $2::timestamptz + $3::interval`,
 		slot.Host, slot.Mark, slot.Gap)
 	if err != nil {
 		return fmt.Errorf("store: release a render slot on %s: %w", slot.Host, err)
@@ -96,8 +96,8 @@ func (h *HostSchedule) ReleaseRenderSlot(ctx context.Context, slot pacing.Render
 // DeferHost moves the host's next request start to until at the earliest (a 429 or 503 with
 // Retry-After): every booking of the host — fetch leases' windows after the current one,
 // renders' slots — starts no sooner.
-func (h *HostSchedule) DeferHost(ctx context.Context, host string, until time.Time) error {
-	s := h.s
+func (agg HostSchedule) DeferHost(ctx context.Context, host string, until time.Time) error {
+	s := agg.s
 	if err := s.toDB(ctx, &until); err != nil {
 		return err
 	}

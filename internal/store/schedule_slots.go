@@ -17,7 +17,7 @@ import (
 type HostSchedule struct{ s *Store }
 
 // Schedule is the store's surface for hosts' schedules.
-func (s *Store) Schedule() *HostSchedule { return &HostSchedule{s: s} }
+func (s *Store) Schedule() HostSchedule { return HostSchedule{s: s} }
 
 // BookSlot reserves the next request start for host: no earlier than earliest, at least
 // hostGap after the host's previous booking and, when ip is valid, ipGap after the previous
@@ -28,8 +28,8 @@ func (s *Store) Schedule() *HostSchedule { return &HostSchedule{s: s} }
 // Bookings from every worker and every attempt of an activity serialize on the rows, so two
 // attempts of one fetch batch (a retry, and a stale one that has not noticed yet) still keep
 // the host's spacing.
-func (h *HostSchedule) BookSlot(ctx context.Context, host string, hostGap time.Duration, ip netip.Addr, ipGap time.Duration, earliest time.Time, url *pacing.URLKey) (pacing.Slot, error) {
-	s := h.s
+func (agg HostSchedule) BookSlot(ctx context.Context, host string, hostGap time.Duration, ip netip.Addr, ipGap time.Duration, earliest time.Time, url *pacing.URLKey) (pacing.Slot, error) {
+	s := agg.s
 	if err := s.toDB(ctx, &earliest); err != nil {
 		return pacing.Slot{}, err
 	}
@@ -57,20 +57,20 @@ func (h *HostSchedule) BookSlot(ctx context.Context, host string, hostGap time.D
 		slot.Start = s.clock.fromDB(slot.Start)
 		return slot, nil
 	}
-	start, err := h.bookSlotIP(ctx, host, hostGap, ip, ipGap, earliest)
+	start, err := agg.bookSlotIP(ctx, host, hostGap, ip, ipGap, earliest)
 	start = s.clock.fromDB(start)
 	if err != nil || url == nil {
 		return pacing.Slot{Start: start}, err
 	}
 	slot.Start = start
-	slot.URLState, slot.CrawlState, err = s.URLState(ctx, url.CrawlID, url.Hash)
+	slot.URLState, slot.CrawlState, err = s.Frontier().URLState(ctx, url.CrawlID, url.Hash)
 	return slot, err
 }
 
 // bookSlotIP books a slot on the host's schedule and its address's; earliest and the start
 // are on the database's clock.
-func (h *HostSchedule) bookSlotIP(ctx context.Context, host string, hostGap time.Duration, ip netip.Addr, ipGap time.Duration, earliest time.Time) (time.Time, error) {
-	s := h.s
+func (agg HostSchedule) bookSlotIP(ctx context.Context, host string, hostGap time.Duration, ip netip.Addr, ipGap time.Duration, earliest time.Time) (time.Time, error) {
+	s := agg.s
 	var start time.Time
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var hostNext, ipNext *time.Time
@@ -110,8 +110,8 @@ func (h *HostSchedule) bookSlotIP(ctx context.Context, host string, hostGap time
 // PushSlot moves the host's next request slot, and the address's when ip is valid, out to at
 // least hostNext and ipNext: a request that left later than its slot spaces the next one from
 // when it really left.
-func (h *HostSchedule) PushSlot(ctx context.Context, host string, hostNext time.Time, ip netip.Addr, ipNext time.Time) error {
-	s := h.s
+func (agg HostSchedule) PushSlot(ctx context.Context, host string, hostNext time.Time, ip netip.Addr, ipNext time.Time) error {
+	s := agg.s
 	if err := s.toDB(ctx, &hostNext, &ipNext); err != nil {
 		return err
 	}
@@ -126,4 +126,4 @@ func (h *HostSchedule) PushSlot(ctx context.Context, host string, hostNext time.
 	return nil
 }
 
-var _ pacing.Store = (*HostSchedule)(nil)
+var _ pacing.Store = HostSchedule{}

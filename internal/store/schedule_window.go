@@ -57,8 +57,8 @@ SELECT b.next_request_at, clock_timestamp(), ` + urlStatesSQL("$5", "$6") + ` FR
 // the new window continues it from earliest instead of starting after it. Bookings from every
 // worker and every attempt serialize on the host's row, so two attempts of one lease never
 // have overlapping windows.
-func (h *HostSchedule) BookWindow(ctx context.Context, host string, gap time.Duration, n int, earliest, own time.Time, urls []pacing.URLKey, epoch uint64) (pacing.Window, error) {
-	s := h.s
+func (agg HostSchedule) BookWindow(ctx context.Context, host string, gap time.Duration, n int, earliest, own time.Time, urls []pacing.URLKey, epoch uint64) (pacing.Window, error) {
+	s := agg.s
 	if err := s.toDB(ctx, &earliest); err != nil {
 		return pacing.Window{}, err
 	}
@@ -88,7 +88,8 @@ const settleSQL = `UPDATE hosts SET next_request_at = CASE WHEN next_request_at 
 
 // WindowStates reads the states of urls (and their crawls') for a window the caller holds
 // already, keyed by WindowKey and stamped with the caller's control epoch.
-func (s *Store) WindowStates(ctx context.Context, urls []pacing.URLKey, epoch uint64) (map[string]pacing.WindowState, error) {
+func (agg Frontier) WindowStates(ctx context.Context, urls []pacing.URLKey, epoch uint64) (map[string]pacing.WindowState, error) {
+	s := agg.s
 	crawls, hashes := urlArrays(urls)
 	var states, crawlStates []string
 	if err := s.pool.QueryRow(ctx, `SELECT `+urlStatesSQL("$1", "$2"), crawls, hashes).Scan(&states, &crawlStates); err != nil {
@@ -110,8 +111,8 @@ func markArg(mark time.Time) *time.Time {
 // answer came. That gives back what the lease did not
 // use, and, when its last answer came late, keeps the next lease a whole delay from it (the
 // server may have seen the request late).
-func (h *HostSchedule) SettleWindow(ctx context.Context, host string, end, next time.Time) error {
-	s := h.s
+func (agg HostSchedule) SettleWindow(ctx context.Context, host string, end, next time.Time) error {
+	s := agg.s
 	if err := s.toDB(ctx, &next); err != nil {
 		return err
 	}

@@ -1,6 +1,8 @@
 // Package store owns Trawler's PostgreSQL access: the connection pool and the schema
-// migrations from package schema. Queries for each part of the crawl live beside it, one
-// file per table family.
+// migrations from package schema. Its statements are grouped by aggregate (aggregates.go:
+// Frontier, Fetches, Documents, Hosts, Renders, Archive, Crawls, Deletes, Inspect, and
+// HostSchedule, the host schedule's surface that only internal/pacing calls); a stage is
+// handed the aggregates it uses behind narrow interfaces of its own, never the whole Store.
 package store
 
 import (

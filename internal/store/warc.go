@@ -33,7 +33,8 @@ type Capture struct {
 
 // Unarchived returns up to limit captures of a crawl not yet in a WARC file, in fetch order,
 // after fetch id afterID.
-func (s *Store) Unarchived(ctx context.Context, crawlID string, afterID int64, limit int) ([]Capture, error) {
+func (agg Archive) Unarchived(ctx context.Context, crawlID string, afterID int64, limit int) ([]Capture, error) {
+	s := agg.s
 	rows, err := s.pool.Query(ctx, `SELECT f.id, f.fetch_key, u.url, f.fetched_at, f.status, coalesce(f.content_type, ''),
 			coalesce(f.body_key, ''), f.content_hash, f.truncated, coalesce(f.request_head, ''::bytea), coalesce(f.response_head, ''::bytea),
 			CASE WHEN x.url IS NULL THEN coalesce(r.id, 0) ELSE 0 END, coalesce(x.url, r.url, ''),
@@ -63,7 +64,8 @@ func (s *Store) Unarchived(ctx context.Context, crawlID string, afterID int64, l
 
 // OldestUnarchived is when the crawl's oldest capture not yet in a WARC file was fetched
 // (zero: none), and how many body bytes wait.
-func (s *Store) OldestUnarchived(ctx context.Context, crawlID string) (time.Time, int64, error) {
+func (agg Archive) OldestUnarchived(ctx context.Context, crawlID string) (time.Time, int64, error) {
+	s := agg.s
 	var t *time.Time
 	var n int64
 	err := s.pool.QueryRow(ctx, `SELECT min(fetched_at), coalesce(sum(bytes), 0) FROM fetches
@@ -93,7 +95,8 @@ type Placed struct {
 }
 
 // SaveWARCFile records an uploaded WARC file and marks its captures archived.
-func (s *Store) SaveWARCFile(ctx context.Context, f WARCFile) error {
+func (agg Archive) SaveWARCFile(ctx context.Context, f WARCFile) error {
+	s := agg.s
 	ids, offs, lens := make([]int64, len(f.Placed)), make([]int64, len(f.Placed)), make([]int64, len(f.Placed))
 	for i, p := range f.Placed {
 		ids[i], offs[i], lens[i] = p.ID, p.Offset, p.Length
@@ -118,7 +121,8 @@ func (s *Store) SaveWARCFile(ctx context.Context, f WARCFile) error {
 }
 
 // WARCFiles lists a crawl's WARC files in order.
-func (s *Store) WARCFiles(ctx context.Context, crawlID string) ([]WARCFile, error) {
+func (agg Archive) WARCFiles(ctx context.Context, crawlID string) ([]WARCFile, error) {
+	s := agg.s
 	rows, err := s.pool.Query(ctx, `SELECT crawl_id, name, cdx_key, records, bytes, first_id, last_id FROM warc_files
 		WHERE crawl_id = $1 ORDER BY first_id`, crawlID)
 	if err != nil {
@@ -133,7 +137,8 @@ func (s *Store) WARCFiles(ctx context.Context, crawlID string) ([]WARCFile, erro
 
 // LockArchive takes the crawl's archive lock on a connection of its own, so one writer at a
 // time appends a crawl's records; ok is false when another holds it. Call release when done.
-func (s *Store) LockArchive(ctx context.Context, crawlID string) (release func(), ok bool, err error) {
+func (agg Archive) LockArchive(ctx context.Context, crawlID string) (release func(), ok bool, err error) {
+	s := agg.s
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return nil, false, fmt.Errorf("store: archive lock: %w", err)
@@ -167,7 +172,8 @@ type CaptureLoc struct {
 }
 
 // CapturesOf lists the archived captures of one URL of a crawl, oldest first.
-func (s *Store) CapturesOf(ctx context.Context, crawlID string, urlHash []byte) ([]CaptureLoc, error) {
+func (agg Archive) CapturesOf(ctx context.Context, crawlID string, urlHash []byte) ([]CaptureLoc, error) {
+	s := agg.s
 	rows, err := s.pool.Query(ctx, `SELECT u.url, f.fetched_at, f.status, f.warc_file, f.warc_offset, f.warc_length
 		FROM fetches f JOIN urls u USING (crawl_id, url_hash)
 		WHERE f.crawl_id = $1 AND f.url_hash = $2 AND f.warc_file IS NOT NULL ORDER BY f.fetched_at`, crawlID, urlHash)

@@ -27,7 +27,7 @@ func TestAdmissionTellsWaitersOfItsHosts(t *testing.T) {
 	defer stopLast()
 	otherDue, stopOther := w.WaitDue("other.test")
 	defer stopOther()
-	if _, err := s.Admit(ctx, "c", cands); err != nil {
+	if _, err := s.Frontier().Admit(ctx, "c", cands); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -41,7 +41,7 @@ func TestAdmissionTellsWaitersOfItsHosts(t *testing.T) {
 	case <-time.After(200 * time.Millisecond):
 	}
 	// A second admission of the same URLs gives nobody anything new: no news.
-	if _, err := s.Admit(ctx, "c", cands[len(cands)-1:]); err != nil {
+	if _, err := s.Frontier().Admit(ctx, "c", cands[len(cands)-1:]); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -57,23 +57,23 @@ func TestFinishedProcessingTellsItsHosts(t *testing.T) {
 	s, ctx := newStore(t, 0, 0)
 	w := listening(t, s, ctx)
 	a := cand("http://a.test/1", "a.test", 1)
-	if _, err := s.Admit(ctx, "c", []store.Candidate{a}); err != nil {
+	if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{a}); err != nil {
 		t.Fatal(err)
 	}
-	claimed, _, err := s.Claim(ctx, "a.test", 1, time.Minute, time.Now())
+	claimed, _, err := s.Frontier().Claim(ctx, "a.test", 1, time.Minute, time.Now())
 	if err != nil || len(claimed) != 1 {
 		t.Fatalf("claim %v %v", claimed, err)
 	}
 	changed := true
 	o := store.FetchOutcome{CrawlID: "c", Hash: a.Hash, URL: a.URL, FetchKey: a.URL, FetchedAt: time.Now(), Status: 200,
 		ContentType: "text/html", BodyKey: "bodies/x", ContentHash: []byte{1}, State: store.StateFetched, Changed: &changed}
-	if ok, err := s.RecordFetch(ctx, "a.test", o); err != nil || !ok {
+	if ok, err := s.Fetches().RecordFetch(ctx, "a.test", o); err != nil || !ok {
 		t.Fatalf("record: %v %v", ok, err)
 	}
 	due, stop := w.WaitDue("a.test")
 	defer stop()
 	at := time.Now().Add(time.Hour)
-	if err := s.FinishProcessed(ctx, []store.Document{{CrawlID: "c", Hash: a.Hash, RecrawlAt: &at, RecrawlS: 3600}}); err != nil {
+	if err := s.Documents().FinishProcessed(ctx, []store.Document{{CrawlID: "c", Hash: a.Hash, RecrawlAt: &at, RecrawlS: 3600}}); err != nil {
 		t.Fatal(err)
 	}
 	select {

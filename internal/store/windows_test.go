@@ -19,10 +19,10 @@ import (
 func TestBookWindowKeepsOthersOutAndExtendsItsOwn(t *testing.T) {
 	s, ctx := newStore(t, 0, 0)
 	a, b := cand("http://a.test/1", "a.test", 1), cand("http://a.test/2", "a.test", 1)
-	if _, err := s.Admit(ctx, "c", []store.Candidate{a, b}); err != nil {
+	if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{a, b}); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.Claim(ctx, "a.test", 1, time.Minute, time.Now()); err != nil {
+	if _, _, err := s.Frontier().Claim(ctx, "a.test", 1, time.Minute, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	const gap = 200 * time.Millisecond
@@ -111,14 +111,14 @@ func TestControlWatchHearsControlsOnly(t *testing.T) {
 	w := listening(t, s, wctx)
 	deadline := time.Now().Add(10 * time.Second)
 	e, _ := w.Epoch()
-	if _, err := s.Admit(ctx, "c", []store.Candidate{cand("http://a.test/1", "a.test", 1)}); err != nil {
+	if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{cand("http://a.test/1", "a.test", 1)}); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(300 * time.Millisecond)
 	if !w.Fresh(e) {
 		t.Fatal("an admission counted as a control")
 	}
-	if err := s.SetCrawlState(ctx, "c", crawl.CrawlPaused); err != nil {
+	if err := s.Crawls().SetCrawlState(ctx, "c", crawl.CrawlPaused); err != nil {
 		t.Fatal(err)
 	}
 	for w.Fresh(e) {
@@ -128,7 +128,7 @@ func TestControlWatchHearsControlsOnly(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	e, _ = w.Epoch()
-	if _, err := s.Block(ctx, "c", []string{"b.test"}, nil); err != nil {
+	if _, err := s.Crawls().Block(ctx, "c", []string{"b.test"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	for w.Fresh(e) {

@@ -64,7 +64,7 @@ var ErrNoWARC = errors.New("the crawl has no WARC files (yet)")
 
 // Write packages crawlID's WARC files into w as a WACZ.
 func (p *Packer) Write(ctx context.Context, w io.Writer, crawlID string, now time.Time) (*Package, error) {
-	files, err := p.Store.WARCFiles(ctx, crawlID)
+	files, err := p.Store.Archive().WARCFiles(ctx, crawlID)
 	if err != nil {
 		return nil, err
 	}
@@ -233,13 +233,13 @@ func (p *Packer) writePages(ctx context.Context, w io.Writer, crawlID string, pa
 	if err := enc.Encode(map[string]string{"format": "json-pages-1.0", "id": "pages", "title": "All Pages"}); err != nil {
 		return err
 	}
-	seeds, err := p.Store.SeedURLs(ctx, crawlID)
+	seeds, err := p.Store.Inspect().SeedURLs(ctx, crawlID)
 	if err != nil {
 		return err
 	}
 	var after []byte
 	for {
-		pages, err := p.Store.StoredPages(ctx, crawlID, after, time.Time{}, 500)
+		pages, err := p.Store.Inspect().StoredPages(ctx, crawlID, after, time.Time{}, 500)
 		if err != nil {
 			return err
 		}
