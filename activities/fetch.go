@@ -35,7 +35,8 @@ type Fetcher struct {
 	// Control tells of crawl controls (pause, stop, block) as they commit, so the URL states
 	// a window of requests read stay good until one comes (nil: every request reads them).
 	Control *store.ControlWatch
-	// Schedule books hosts' request time (and their addresses', per-IP politeness).
+	// Schedule books hosts' request time (and their addresses', per-IP politeness; nil: the
+	// store's schedule, no per-IP limit).
 	Schedule *pacing.Schedule
 	// Stopping is closed when this worker begins to stop: a running lease ends early (as if
 	// its time were up), so the host's next lease starts on a live worker at once.
@@ -64,7 +65,7 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchLeaseInput) (FetchLeas
 func (f *Fetcher) stage(ctx context.Context) *fetching.Stage {
 	s := &fetching.Stage{Frontier: f.Store.Frontier(), Fetches: f.Store.Fetches(), Hosts: f.Store.Hosts(), Payloads: f.Store.Documents(),
 		Clock: f.Store.Clock(), Client: f.Client, Crawls: f.Crawls, Admit: admitDiscovered(ctx, f.Admitter),
-		StoreBody: f.storeBody, Dialer: f.Dialer, Control: f.Control, Schedule: f.Schedule, Stopping: f.Stopping, BeatEvery: f.BeatEvery,
+		StoreBody: f.storeBody, Dialer: f.Dialer, Control: f.Control, Schedule: scheduleOf(f.Schedule, f.Store), Stopping: f.Stopping, BeatEvery: f.BeatEvery,
 		Hooks: fetching.Hooks{
 			Beat:  func(r fetching.LeaseResult) { activity.RecordHeartbeat(ctx, r) },
 			Count: func(name string, n int64, tags ...string) { count(ctx, name, n, tags...) },
@@ -86,4 +87,12 @@ func (f *Fetcher) storeBody(ctx context.Context, crawlID string, body []byte) (s
 		return key, nil, err
 	}
 	return f.Bodies.Add(crawlID, body)
+}
+
+// scheduleOf is s, or the store's host schedule without per-IP politeness when s is nil.
+func scheduleOf(s *pacing.Schedule, st *store.Store) *pacing.Schedule {
+	if s != nil {
+		return s
+	}
+	return &pacing.Schedule{Store: st.Schedule()}
 }

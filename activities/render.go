@@ -31,7 +31,7 @@ type Renderer struct {
 	Admitter *admit.Admitter
 	Browser  *render.Browser
 	Client   *fetch.Client    // for the pages' own subresources
-	Schedule *pacing.Schedule // books those requests on their host's schedule
+	Schedule *pacing.Schedule // books those requests on their host's schedule (nil: no per-IP limit)
 	Stopping <-chan struct{}
 }
 
@@ -46,7 +46,7 @@ func (r *Renderer) RenderPages(ctx context.Context, in RenderInput) (RenderResul
 		Body: r.Bodies.Get, StoreDOM: func(_ context.Context, crawlID string, dom []byte) (string, func(context.Context) error, error) {
 			return r.DOMs.Add(crawlID, dom)
 		},
-		Client: r.Client, Schedule: r.Schedule, Stopping: r.Stopping,
+		Client: r.Client, Schedule: scheduleOf(r.Schedule, r.Store), Stopping: r.Stopping,
 		Hooks: rendering.Hooks{Beat: func(res RenderResult) { activity.RecordHeartbeat(ctx, res) }, Log: activity.GetLogger(ctx)}}
 	return s.Render(ctx, in)
 }
