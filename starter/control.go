@@ -17,7 +17,6 @@ import (
 	"github.com/trawlerdev/trawler/internal/app"
 	"github.com/trawlerdev/trawler/internal/config"
 	"github.com/trawlerdev/trawler/internal/crawl"
-	"github.com/trawlerdev/trawler/internal/store"
 )
 
 // dial loads the config from args (with extra flags registered by setup) and connects.
@@ -128,12 +127,12 @@ func runHost(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		return printJSON(stdout, st)
 	}
-	db, err := app.OpenDB(ctx, cfg, app.NewLogger(cfg))
+	op, err := open(ctx, "host", cfg, "", 0)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	out, err := api.InspectHost(ctx, tc, store.New(db), cfg.IDPrefix, host)
+	defer op.Close()
+	out, err := api.InspectHost(ctx, tc, op.st, cfg.IDPrefix, host)
 	if err != nil {
 		return fmt.Errorf("host %s: %w", host, err)
 	}

@@ -10,10 +10,8 @@ import (
 	"sort"
 	"time"
 
-	"github.com/trawlerdev/trawler/internal/app"
 	"github.com/trawlerdev/trawler/internal/config"
 	"github.com/trawlerdev/trawler/internal/retention"
-	"github.com/trawlerdev/trawler/internal/store"
 )
 
 // runDelete deletes a crawl (its rows, segments and WARC files), or every crawl that ended
@@ -39,22 +37,14 @@ func runDelete(ctx context.Context, args []string, stdout io.Writer) error {
 	case len(fs.Args()) > 0:
 		return fmt.Errorf("delete: unexpected arguments %q (crawls are named with --crawl)", fs.Args())
 	}
-	log := app.NewLogger(cfg)
-	db, err := app.OpenDB(ctx, cfg, log)
+	// Temporal tells whether a crawl's workflow has closed; each named crawl is checked
+	// below (a missing one is reported with the others).
+	op, err := open(ctx, "delete", cfg, "", needBlob|needTemporal)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	b, err := app.OpenBlob(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	tc, err := app.DialTemporal(ctx, cfg, log)
-	if err != nil {
-		return fmt.Errorf("delete: Temporal tells whether a crawl's workflow has closed: %w", err)
-	}
-	defer tc.Close()
-	d := &retention.Deleter{Store: store.New(db), Blob: b, Open: retention.WorkflowOpen(tc, cfg.IDPrefix)}
+	defer op.Close()
+	d := &retention.Deleter{Store: op.st, Blob: op.blob, Open: retention.WorkflowOpen(op.tc, cfg.IDPrefix)}
 	var plans []retention.Plan
 	var errs []error
 	if *olderThan > 0 {

@@ -10,11 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trawlerdev/trawler/internal/app"
 	"github.com/trawlerdev/trawler/internal/config"
 	"github.com/trawlerdev/trawler/internal/export"
 	"github.com/trawlerdev/trawler/internal/segment"
-	"github.com/trawlerdev/trawler/internal/store"
 )
 
 // runExport writes a crawl's stored pages as JSON Lines, CSV or Parquet, to standard output
@@ -51,21 +49,12 @@ func runExport(ctx context.Context, args []string, stdout io.Writer) error {
 	if *out == "" && *format == "parquet" && isTerminal(os.Stdout) && stdout == os.Stdout {
 		return errors.New("export: Parquet is binary: give --out FILE or redirect standard output")
 	}
-	db, err := app.OpenDB(ctx, cfg, app.NewLogger(cfg))
+	op, err := open(ctx, "export", cfg, o.Crawl, needBlob)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	b, err := app.OpenBlob(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	st := store.New(db)
-	if exists, _, err := st.Crawls().CrawlLive(ctx, o.Crawl); err != nil {
-		return err
-	} else if !exists {
-		return fmt.Errorf("export: no crawl %q", o.Crawl)
-	}
+	defer op.Close()
+	st, b := op.st, op.blob
 	if isTerminal(os.Stderr) {
 		total, err := st.Inspect().CountStoredPages(ctx, o.Crawl, o.Since)
 		if err != nil {

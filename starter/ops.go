@@ -108,12 +108,12 @@ func runDLQ(ctx context.Context, args []string, stdout io.Writer) error {
 	if *crawlName == "" {
 		return errors.New("dlq list: --crawl is required")
 	}
-	db, err := app.OpenDB(ctx, cfg, app.NewLogger(cfg))
+	op, err := open(ctx, "dlq list", cfg, *crawlName, 0)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	dl, err := store.New(db).Fetches().DeadLettersWhere(ctx, *crawlName, f, *limit)
+	defer op.Close()
+	dl, err := op.st.Fetches().DeadLettersWhere(ctx, *crawlName, f, *limit)
 	if err != nil {
 		return err
 	}

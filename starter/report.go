@@ -10,10 +10,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/trawlerdev/trawler/internal/app"
 	"github.com/trawlerdev/trawler/internal/config"
 	"github.com/trawlerdev/trawler/internal/report"
-	"github.com/trawlerdev/trawler/internal/store"
 )
 
 // runReport writes a crawl's report into a directory: NAME.html, one self-contained page of
@@ -35,12 +33,12 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 	if st, err := os.Stat(*out); err == nil && !st.IsDir() {
 		return fmt.Errorf("report: --out %q is not a directory", *out)
 	}
-	db, err := app.OpenDB(ctx, cfg, app.NewLogger(cfg))
+	op, err := open(ctx, "report", cfg, *crawlName, 0)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	figures, err := store.New(db).Inspect().CrawlFigures(ctx, *crawlName)
+	defer op.Close()
+	figures, err := op.st.Inspect().CrawlFigures(ctx, *crawlName)
 	if err != nil {
 		return err
 	}

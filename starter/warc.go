@@ -41,12 +41,12 @@ func runWARC(ctx context.Context, args []string, stdout io.Writer) error {
 			return fmt.Errorf("warc: --at %q: want RFC 3339, e.g. 2026-11-22T10:00:00Z", *at)
 		}
 	}
-	db, err := app.OpenDB(ctx, cfg, app.NewLogger(cfg))
+	op, err := open(ctx, "warc", cfg, *crawlName, 0)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	st := store.New(db)
+	defer op.Close()
+	st := op.st
 	if *waczOut != "" {
 		return writeWACZ(ctx, cfg, st, *crawlName, *waczOut, stdout)
 	}

@@ -122,7 +122,7 @@ var settings = []setting{
 		set: func(c *Config, v string) error { return positiveInt(&c.FetchConcurrency, v) }},
 	{Flag: "process-concurrency", Env: "TRAWLER_PROCESS_CONCURRENCY", Default: "8", Usage: "pages batches processed at once per worker process (CPU bound)",
 		set: func(c *Config, v string) error { return positiveInt(&c.ProcessConcurrency, v) }},
-	{Flag: "process-leases", Env: "TRAWLER_PROCESS_LEASES", Default: "1000", Usage: "long processing activities one process worker holds at once: two per running crawl, and one per fetch lease of a revision-2 host (they wait between batches; process-concurrency bounds the work)",
+	{Flag: "process-leases", Env: "TRAWLER_PROCESS_LEASES", Default: "1000", Usage: "long processing activities one process worker holds at once: two per running crawl (they wait between batches of pages; process-concurrency bounds the work)",
 		set: func(c *Config, v string) error { return positiveInt(&c.ProcessLeases, v) }},
 	{Flag: "segment-max-age", Env: "TRAWLER_SEGMENT_MAX_AGE", Default: "1s", Usage: "longest a fetched body or extracted text waits for its segment (one stored object for all of a worker's pages meanwhile) to be written",
 		set: func(c *Config, v string) error { return duration(&c.SegmentMaxAge, v) }},
