@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -34,6 +35,37 @@ func TestReadmeAndDocsPointInsideTheRepo(t *testing.T) {
 			if strings.Contains(line, "../shared") || strings.Contains(line, "](../") {
 				t.Errorf("%s:%d points outside the repository: %s", filepath.Base(path), i+1, strings.TrimSpace(line))
 			}
+		}
+	}
+}
+
+// The README's walk names, at each step, a file that exists and a function defined in it, and
+// stays within twenty files.
+func TestReadmeWalkNamesFilesAndFunctionsThatExist(t *testing.T) {
+	raw, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(raw)
+	start := strings.Index(readme, "### From a seed to a stored page, file by file")
+	end := strings.Index(readme[start:], "\n### ")
+	if start < 0 || end < 0 {
+		t.Fatal("README has no walk from a seed to a stored page")
+	}
+	step := regexp.MustCompile("(?m)^\\d+\\. `([^`]+\\.go)`, `([^`]+)`")
+	steps := step.FindAllStringSubmatch(readme[start:start+end], -1)
+	if len(steps) < 10 || len(steps) > 20 {
+		t.Fatalf("the walk has %d steps; want a walk of at most 20 files", len(steps))
+	}
+	for _, s := range steps {
+		src, err := os.ReadFile("../../" + s[1])
+		if err != nil {
+			t.Errorf("step names %s: %v", s[1], err)
+			continue
+		}
+		name := s[2][strings.LastIndex(s[2], ".")+1:]
+		if !regexp.MustCompile(`(?m)^func (\([^)]*\) )?` + regexp.QuoteMeta(name) + `\(`).Match(src) {
+			t.Errorf("step names %s in %s, which defines no such function", s[2], s[1])
 		}
 	}
 }
