@@ -289,6 +289,9 @@ func (s Spec) Validate() error {
 			errs = append(errs, fmt.Errorf("%s: must not be negative (got %d)", c.name, c.v))
 		}
 	}
+	if s.MaxBodyBytes > MaxBodyBytesCap {
+		errs = append(errs, fmt.Errorf("maxBodyBytes: %d is over the most a worker reads of one body, %d (1 GiB)", s.MaxBodyBytes, int64(MaxBodyBytesCap)))
+	}
 	if IsSecretRef(s.Proxy) {
 		if err := CheckSecretRef(s.Proxy); err != nil {
 			errs = append(errs, fmt.Errorf("proxy: %w", err))
@@ -382,3 +385,7 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	*d = Duration(secs * float64(time.Second))
 	return nil
 }
+
+// MaxBodyBytesCap is the most maxBodyBytes may be: one body is read whole into memory, and
+// may overdraw a worker's body budget by that much (internal/membudget).
+const MaxBodyBytesCap = 1 << 30

@@ -90,6 +90,10 @@ func transport(o Options, dial func(ctx context.Context, network, addr string) (
 		DisableCompression:     true, // decoded here, under the size cap
 		ForceAttemptHTTP2:      true,
 		TLSClientConfig:        &tls.Config{RootCAs: o.RootCAs},
+		// HTTP/2's flow control lets a server fill this much per stream before the reader
+		// takes it (Go's default: 4 MiB a stream, 1 GiB a connection), outside the body
+		// budget: kept small, as the pages are read at once anyway.
+		HTTP2: &http.HTTP2Config{MaxReceiveBufferPerStream: h2StreamWindow, MaxReceiveBufferPerConnection: 4 * h2StreamWindow},
 	}
 }
 
@@ -162,12 +166,12 @@ var ErrTimeout = errors.New("request timed out")
 
 // Get performs the request. A body cut by the size cap is not an error (Truncated is set); a
 // body cut by the time limit or a connection reset is.
-func (c *Client) Get(ctx context.Context, r Request) (*Response, error) {
+func (c *Client) Get(ctx context.Context, r Request) (resp *Response, err error) {
 	if r.Timeout <= 0 {
 		r.Timeout = 30 * time.Second
 	}
-	if r.MaxBytes <= 0 {
-		r.MaxBytes = 10 << 20
+	if r.MaxBytes <= 0 || r.MaxBytes > crawl.MaxBodyBytesCap {
+		r.MaxBytes = min(max(r.MaxBytes, 10<<20), crawl.MaxBodyBytesCap)
 	}
 	// Room for the start of the body is waited for before the request is sent, and before
 	// its time limit starts: a request held back by the budget is slowed, not timed out.
@@ -175,11 +179,12 @@ func (c *Client) Get(ctx context.Context, r Request) (*Response, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fetch %s: %w", r.URL, err)
 	}
-	resp, err := c.get(ctx, r, hold)
-	if resp == nil {
-		hold.Release()
-	}
-	return resp, err
+	defer func() { // (a panic in a decoder included: the budget never loses the bytes)
+		if resp == nil {
+			hold.Release()
+		}
+	}()
+	return c.get(ctx, r, hold)
 }
 
 // firstTake is what a request takes from the budget before it is sent: most pages fit.
@@ -187,8 +192,10 @@ const firstTake = 64 << 10
 
 // get performs the request, its body's bytes held in hold.
 func (c *Client) get(ctx context.Context, r Request, hold *membudget.Hold) (*Response, error) {
-	ctx, cancel := context.WithTimeout(ctx, r.Timeout)
-	defer cancel()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	dl := startDeadline(r.Timeout, cancel)
+	defer dl.stop()
 	if r.Sent != nil {
 		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { r.Sent(time.Now()) }})
 	}
@@ -242,7 +249,14 @@ func (c *Client) get(ctx context.Context, r Request, hold *membudget.Hold) (*Res
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
 		out.RetryAfter = ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 	}
-	body, truncated, err := readBody(ctx, resp, r.MaxBytes, hold)
+	// The heads (and the header map made of them) are held too: up to a megabyte each.
+	heads := int64(2*len(out.ResponseHead) + len(out.RequestHead))
+	if err := grow(ctx, dl, hold, heads); err != nil {
+		return out, c.wrap(ctx, r.URL, err)
+	}
+	body, truncated, err := readBody(ctx, dl, resp, r.MaxBytes, hold)
+	// The decoder is done: what the hold keeps is the body's buffer and the heads.
+	hold.Shrink(int64(cap(body)) + heads)
 	out.Body, out.Truncated, out.Duration = body, truncated, time.Since(start)
 	if err != nil {
 		return out, c.wrap(ctx, r.URL, err)
@@ -251,7 +265,7 @@ func (c *Client) get(ctx context.Context, r Request, hold *membudget.Hold) (*Res
 }
 
 func (c *Client) wrap(ctx context.Context, u string, err error) error {
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+	if errors.Is(context.Cause(ctx), errTimedOut) {
 		return fmt.Errorf("fetch %s: %w", u, ErrTimeout)
 	}
 	return clipped{fmt.Errorf("fetch %s: %w", u, err)}
@@ -267,7 +281,7 @@ func (e clipped) Unwrap() error { return e.err }
 
 // readBody decodes the transfer and reads at most max bytes of the decoded body (and at most
 // max bytes off the wire), growing hold with the memory it takes.
-func readBody(ctx context.Context, resp *http.Response, max int64, hold *membudget.Hold) ([]byte, bool, error) {
+func readBody(ctx context.Context, dl *deadline, resp *http.Response, max int64, hold *membudget.Hold) ([]byte, bool, error) {
 	taken := hold.Bytes() // what the request took before it was sent: the buffer's start
 	wire := &countingReader{r: io.LimitReader(resp.Body, max+1)}
 	var dec io.Reader = wire
@@ -276,6 +290,9 @@ func readBody(ctx context.Context, resp *http.Response, max int64, hold *membudg
 	case "", "identity":
 		hint = resp.ContentLength
 	case "gzip", "x-gzip":
+		if err := grow(ctx, dl, hold, flateState); err != nil {
+			return nil, false, err
+		}
 		zr, err := gzip.NewReader(wire)
 		if err != nil {
 			return nil, false, fmt.Errorf("gzip body: %w", err)
@@ -283,17 +300,22 @@ func readBody(ctx context.Context, resp *http.Response, max int64, hold *membudg
 		defer zr.Close()
 		dec = zr
 	case "br":
-		// A brotli decoder keeps a window of up to 16 MiB, as the stream's header asks: held
-		// in the budget like the body, so a thousand small answers cannot ask for 16 GiB.
+		// A brotli decoder keeps a window of up to 16 MiB, as the stream's header asks, and
+		// Huffman tables of up to a few MiB: held in the budget like the body (until the body
+		// is read), so a thousand small answers cannot ask for 16 GiB. No body: no decoder.
 		br := bufio.NewReader(wire)
-		head, _ := br.Peek(1)
-		if err := hold.Grow(ctx, brotliWindow(head)); err != nil {
-			return nil, false, err
+		if head, _ := br.Peek(1); len(head) > 0 {
+			if err := grow(ctx, dl, hold, brotliWindow(head)+brotliTables); err != nil {
+				return nil, false, err
+			}
 		}
 		dec = brotli.NewReader(br)
 	case "deflate":
 		// HTTP's deflate is the zlib format (RFC 9110 §8.4.1.2); many servers send raw
 		// deflate under the same name. The zlib header tells them apart.
+		if err := grow(ctx, dl, hold, flateState); err != nil {
+			return nil, false, err
+		}
 		br := bufio.NewReader(wire)
 		if head, _ := br.Peek(2); len(head) == 2 && head[0]&0x0f == 8 && (uint16(head[0])<<8|uint16(head[1]))%31 == 0 {
 			zr, err := zlib.NewReader(br)
@@ -310,7 +332,7 @@ func readBody(ctx context.Context, resp *http.Response, max int64, hold *membudg
 	default:
 		return nil, false, fmt.Errorf("unsupported Content-Encoding %q", resp.Header.Get("Content-Encoding"))
 	}
-	body, err := readAll(ctx, dec, max+1, hint, hold, taken)
+	body, err := readAll(ctx, dl, dec, max+1, hint, hold, taken)
 	truncated := int64(len(body)) > max || wire.n > max
 	if int64(len(body)) > max {
 		body = body[:max]
@@ -325,13 +347,15 @@ func readBody(ctx context.Context, resp *http.Response, max int64, hold *membudg
 // server announced, -1 if none) and doubled as it fills. hold grows before the buffer does,
 // so that what it holds covers the buffer's capacity; taken bytes of it are the buffer's
 // already.
-func readAll(ctx context.Context, r io.Reader, limit, hint int64, hold *membudget.Hold, taken int64) ([]byte, error) {
+func readAll(ctx context.Context, dl *deadline, r io.Reader, limit, hint int64, hold *membudget.Hold, taken int64) ([]byte, error) {
 	size := int64(512)
 	if hint >= 0 {
-		size = hint + 1 // +1: the read that finds the end needs room
+		// +1: the read that finds the end needs room. At most presizeMost on the server's
+		// word: a length it announces and does not send must not hold the budget.
+		size = min(hint+1, presizeMost)
 	}
 	size = min(max(size, 512), limit)
-	if err := hold.Grow(ctx, size-taken); err != nil {
+	if err := grow(ctx, dl, hold, size-taken); err != nil {
 		return nil, err
 	}
 	held := max(size, taken)
@@ -342,7 +366,7 @@ func readAll(ctx context.Context, r io.Reader, limit, hint int64, hold *membudge
 		}
 		if len(buf) == cap(buf) {
 			next := min(int64(cap(buf))*2, limit)
-			if err := hold.Grow(ctx, next-held); err != nil {
+			if err := grow(ctx, dl, hold, next-held); err != nil {
 				return buf, err
 			}
 			held = max(held, next)
@@ -359,6 +383,32 @@ func readAll(ctx context.Context, r io.Reader, limit, hint int64, hold *membudge
 			return buf, err
 		}
 	}
+}
+
+// h2StreamWindow is an HTTP/2 stream's receive window.
+const h2StreamWindow = 256 << 10
+
+// presizeMost is the most a body's buffer is sized at on the strength of its Content-Length
+// alone; past it the buffer grows as bytes arrive.
+const presizeMost = 1 << 20
+
+// flateState is what a gzip, zlib or raw deflate reader holds: its 32 KiB window, tables and
+// buffers.
+const flateState = 64 << 10
+
+// brotliTables bounds what a brotli decoder holds besides its window: the Huffman tables a
+// stream may ask for (up to 256 trees in each of three groups) and its buffers.
+const brotliTables = 3 << 20
+
+// grow grows hold by n bytes with the request's clock stopped: a wait for room in the
+// worker's budget is not the site's slowness.
+func grow(ctx context.Context, dl *deadline, hold *membudget.Hold, n int64) error {
+	if n <= 0 || hold == nil {
+		return nil
+	}
+	dl.pause()
+	defer dl.resume()
+	return hold.Grow(ctx, n)
 }
 
 // brotliWindow is the decoding window a brotli stream's first byte declares (RFC 7932 §9.1):

@@ -81,6 +81,7 @@ func (f *Stage) robots(ctx context.Context, b *leaseRun, pageURL string, ci *adm
 			break
 		}
 		target = resp.Location
+		resp.Release() // read: not held while the next hop waits for its slot
 	}
 	if err != nil && ctx.Err() != nil {
 		return nil, ctx.Err()

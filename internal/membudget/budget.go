@@ -27,6 +27,7 @@ type Budget struct {
 	used      int64
 	overdraft *Hold         // the one hold allowed past the limit (nil: none)
 	growers   int           // holds waiting to grow: fresh takes let them go first
+	queue     []*int64      // takes waiting, first come first served (a large one is not passed for ever)
 	wake      chan struct{} // closed, and replaced, whenever bytes are given back
 
 	waits atomic.Int64 // takes and grows that had to wait
@@ -87,32 +88,53 @@ type Hold struct {
 
 // Take waits until n bytes fit in the budget and holds them. A take larger than the whole
 // budget waits until the budget is empty and then holds it all: it is slowed, never refused.
-// It holds nothing while it waits, so takes cannot deadlock one another.
+// Takes are served in the order they came (a large one is not passed for ever by small
+// ones), after the holds waiting to grow. A take holds nothing while it waits, so takes
+// cannot deadlock one another.
 func (b *Budget) Take(ctx context.Context, n int64) (*Hold, error) {
 	if b == nil {
 		return nil, nil
 	}
 	n = min(max(n, 0), b.limit)
 	b.mu.Lock()
-	waited := false
-	for !(b.used+n <= b.limit && b.growers == 0) {
+	if len(b.queue) == 0 && b.used+n <= b.limit && b.growers == 0 {
+		b.used += n
+		b.notePeakLocked()
+		b.mu.Unlock()
+		return &Hold{b: b, n: n}, nil
+	}
+	b.waits.Add(1)
+	ticket := new(int64)
+	b.queue = append(b.queue, ticket)
+	for !(b.queue[0] == ticket && b.used+n <= b.limit && b.growers == 0) {
 		wake := b.wake
 		b.mu.Unlock()
-		if !waited {
-			waited = true
-			b.waits.Add(1)
-		}
 		select {
 		case <-wake:
+			b.mu.Lock()
 		case <-ctx.Done():
+			b.mu.Lock()
+			b.leaveQueueLocked(ticket)
+			b.mu.Unlock()
 			return nil, fmt.Errorf("membudget: wait for %d bytes of the %s budget: %w", n, b.name, ctx.Err())
 		}
-		b.mu.Lock()
 	}
+	b.leaveQueueLocked(ticket)
 	b.used += n
 	b.notePeakLocked()
 	b.mu.Unlock()
 	return &Hold{b: b, n: n}, nil
+}
+
+// leaveQueueLocked takes a ticket out of the queue; the next take in line may fit now.
+func (b *Budget) leaveQueueLocked(ticket *int64) {
+	for i, t := range b.queue {
+		if t == ticket {
+			b.queue = append(b.queue[:i], b.queue[i+1:]...)
+			break
+		}
+	}
+	b.wakeLocked()
 }
 
 // Grow adds n bytes to the hold, waiting while they do not fit and another hold overdraws
@@ -150,6 +172,10 @@ func (h *Hold) Grow(ctx context.Context, n int64) error {
 			b.mu.Lock()
 			b.stopGrowingLocked()
 			return fmt.Errorf("membudget: wait to grow by %d bytes of the %s budget: %w", n, b.name, ctx.Err())
+		}
+		if h.done { // released while it waited: nothing to grow
+			b.stopGrowingLocked()
+			return fmt.Errorf("membudget: grow of a released %s hold", b.name)
 		}
 	}
 	if waiting {
@@ -193,6 +219,25 @@ func (b *Budget) stopGrowingLocked() {
 func (b *Budget) wakeLocked() {
 	close(b.wake)
 	b.wake = make(chan struct{})
+}
+
+// Shrink gives back what the hold holds beyond n bytes (a body read, its buffer's spare
+// room and its decoder's window no longer needed). The hold stays the overdraft, if it is
+// one, until Release: so at most one hold is ever past the limit.
+func (h *Hold) Shrink(n int64) {
+	if h == nil {
+		return
+	}
+	b := h.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if h.done || n >= h.n {
+		return
+	}
+	n = max(n, 0)
+	b.used -= h.n - n
+	h.n = n
+	b.wakeLocked()
 }
 
 // Bytes is how many bytes the hold holds.

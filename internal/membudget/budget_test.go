@@ -144,3 +144,64 @@ func TestGrowingHoldsAlwaysFinishWithinTheBound(t *testing.T) {
 		t.Fatal("64 holds of up to 256 KiB in a 1 MiB budget never waited: the budget did not bind")
 	}
 }
+
+// A take waiting for the whole budget is not passed for ever by small takes that would fit:
+// once it waits, later takes wait behind it.
+func TestTakesAreServedInTheOrderTheyCame(t *testing.T) {
+	b := New("test", 100)
+	small, _ := b.Take(context.Background(), 10)
+	big := make(chan *Hold)
+	go func() { h, _ := b.Take(context.Background(), 100); big <- h }()
+	for b.Waits() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	later := make(chan *Hold)
+	go func() { h, _ := b.Take(context.Background(), 10); later <- h }()
+	select {
+	case <-later:
+		t.Fatal("a small take passed a large one waiting before it")
+	case <-time.After(50 * time.Millisecond):
+	}
+	small.Release()
+	h := <-big
+	h.Release()
+	(<-later).Release()
+	if b.Held() != 0 {
+		t.Fatalf("held %d", b.Held())
+	}
+}
+
+// A hold released while it waits to grow gives nothing back twice and holds nothing after.
+func TestAHoldReleasedWhileItWaitsToGrowHoldsNothing(t *testing.T) {
+	b := New("test", 100)
+	waiting, _ := b.Take(context.Background(), 0)
+	over, _ := b.Take(context.Background(), 100)
+	if err := over.Grow(context.Background(), 50); err != nil { // the overdraft
+		t.Fatal(err)
+	}
+	grown := make(chan error)
+	go func() { grown <- waiting.Grow(context.Background(), 50) }()
+	time.Sleep(30 * time.Millisecond)
+	waiting.Release()
+	over.Release()
+	if err := <-grown; err == nil {
+		t.Fatal("a released hold grew")
+	}
+	if b.Held() != 0 {
+		t.Fatalf("%d bytes held after every release", b.Held())
+	}
+}
+
+func TestShrinkGivesBackWhatIsNoLongerNeeded(t *testing.T) {
+	b := New("test", 100)
+	h, _ := b.Take(context.Background(), 80)
+	h.Shrink(30)
+	if b.Held() != 30 || h.Bytes() != 30 {
+		t.Fatalf("held %d (hold %d) after shrinking to 30", b.Held(), h.Bytes())
+	}
+	h.Shrink(50) // never grows
+	h.Release()
+	if b.Held() != 0 {
+		t.Fatalf("held %d", b.Held())
+	}
+}

@@ -6,11 +6,8 @@ package processing
 // links and the decoded copy of a page in another charset are in it.
 const parseBytesPerByte = 40
 
-// ParseCost is what a page of size bytes takes from the process's parse budget; a page of
-// unknown size (0) is reckoned at max, the crawl's body cap.
-func ParseCost(size, max int64) int64 {
-	if size <= 0 || size > max {
-		size = max
-	}
-	return size * parseBytesPerByte
+// ParseCost is what a page of size bytes takes from the process's parse budget (its body
+// cap, limit, at most).
+func ParseCost(size, limit int64) int64 {
+	return min(max(size, 0), limit) * parseBytesPerByte
 }
