@@ -97,33 +97,36 @@ func (b *Budget) Take(ctx context.Context, n int64) (*Hold, error) {
 	}
 	n = min(max(n, 0), b.limit)
 	b.mu.Lock()
-	if len(b.queue) == 0 && b.used+n <= b.limit && b.growers == 0 {
-		b.used += n
-		b.notePeakLocked()
-		b.mu.Unlock()
-		return &Hold{b: b, n: n}, nil
-	}
-	b.waits.Add(1)
-	ticket := new(int64)
-	b.queue = append(b.queue, ticket)
-	for !(b.queue[0] == ticket && b.used+n <= b.limit && b.growers == 0) {
-		wake := b.wake
-		b.mu.Unlock()
-		select {
-		case <-wake:
-			b.mu.Lock()
-		case <-ctx.Done():
-			b.mu.Lock()
-			b.leaveQueueLocked(ticket)
-			b.mu.Unlock()
-			return nil, fmt.Errorf("membudget: wait for %d bytes of the %s budget: %w", n, b.name, ctx.Err())
+	defer b.mu.Unlock()
+	fits := func() bool { return b.used+n <= b.limit && b.growers == 0 }
+	if len(b.queue) > 0 || !fits() {
+		b.waits.Add(1)
+		ticket := new(int64)
+		b.queue = append(b.queue, ticket)
+		for b.queue[0] != ticket || !fits() {
+			if err := b.waitLocked(ctx); err != nil {
+				b.leaveQueueLocked(ticket)
+				return nil, fmt.Errorf("membudget: wait for %d bytes of the %s budget: %w", n, b.name, err)
+			}
 		}
+		b.leaveQueueLocked(ticket)
 	}
-	b.leaveQueueLocked(ticket)
 	b.used += n
 	b.notePeakLocked()
-	b.mu.Unlock()
 	return &Hold{b: b, n: n}, nil
+}
+
+// waitLocked waits, b.mu released meanwhile, until bytes are given back or ctx ends.
+func (b *Budget) waitLocked(ctx context.Context) error {
+	wake := b.wake
+	b.mu.Unlock()
+	defer b.mu.Lock()
+	select {
+	case <-wake:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // leaveQueueLocked takes a ticket out of the queue; the next take in line may fit now.
@@ -163,15 +166,9 @@ func (h *Hold) Grow(ctx context.Context, n int64) error {
 			b.growers++
 			b.waits.Add(1)
 		}
-		wake := b.wake
-		b.mu.Unlock()
-		select {
-		case <-wake:
-			b.mu.Lock()
-		case <-ctx.Done():
-			b.mu.Lock()
+		if err := b.waitLocked(ctx); err != nil {
 			b.stopGrowingLocked()
-			return fmt.Errorf("membudget: wait to grow by %d bytes of the %s budget: %w", n, b.name, ctx.Err())
+			return fmt.Errorf("membudget: wait to grow by %d bytes of the %s budget: %w", n, b.name, err)
 		}
 		if h.done { // released while it waited: nothing to grow
 			b.stopGrowingLocked()
