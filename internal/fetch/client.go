@@ -259,7 +259,7 @@ func (c *Client) get(ctx context.Context, r Request, hold *membudget.Hold) (*Res
 }
 
 func (c *Client) wrap(ctx context.Context, u string, err error) error {
-	if errors.Is(context.Cause(ctx), errTimedOut) {
+	if errors.Is(context.Cause(ctx), ErrTimeout) {
 		return fmt.Errorf("fetch %s: %w", u, ErrTimeout)
 	}
 	return clipped{fmt.Errorf("fetch %s: %w", u, err)}

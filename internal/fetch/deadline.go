@@ -6,9 +6,6 @@ import (
 	"time"
 )
 
-// errTimedOut is the cause a request's context is cancelled with when its time is up.
-var errTimedOut = ErrTimeout
-
 // deadline is a request's time limit that stops while the request waits for room in the
 // worker's body budget: a wait of the worker's making is not the site's slowness, so it
 // neither times the request out nor counts against the host.
@@ -20,9 +17,9 @@ type deadline struct {
 	fire    func()
 }
 
-// startDeadline cancels the request (with errTimedOut as the cause) after d of running time.
+// startDeadline cancels the request (with ErrTimeout as the cause) after d of running time.
 func startDeadline(d time.Duration, cancel context.CancelCauseFunc) *deadline {
-	dl := &deadline{left: d, fire: func() { cancel(errTimedOut) }}
+	dl := &deadline{left: d, fire: func() { cancel(ErrTimeout) }}
 	dl.resume()
 	return dl
 }
