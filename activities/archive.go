@@ -5,10 +5,10 @@ import (
 
 	"go.temporal.io/sdk/activity"
 
-	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/archiving"
 	"github.com/trawlerdev/trawler/internal/blob"
 	"github.com/trawlerdev/trawler/internal/metrics"
+	"github.com/trawlerdev/trawler/internal/policy"
 	"github.com/trawlerdev/trawler/internal/segment"
 	"github.com/trawlerdev/trawler/internal/store"
 )
@@ -20,7 +20,7 @@ type Archiver struct {
 	Store    *store.Store
 	Blob     *blob.Store
 	Bodies   *segment.Reader // reads bodies by reference (nil: each its own object)
-	Crawls   *admit.Crawls
+	Crawls   *policy.Crawls
 	Software string // warcinfo's software field
 	TempDir  string // where files are assembled before upload ("" = the OS default)
 }

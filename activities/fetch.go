@@ -12,6 +12,7 @@ import (
 	"github.com/trawlerdev/trawler/internal/fetching"
 	"github.com/trawlerdev/trawler/internal/netguard"
 	"github.com/trawlerdev/trawler/internal/pacing"
+	"github.com/trawlerdev/trawler/internal/policy"
 	"github.com/trawlerdev/trawler/internal/segment"
 	"github.com/trawlerdev/trawler/internal/store"
 )
@@ -29,7 +30,7 @@ type Fetcher struct {
 	Blob     *blob.Store
 	Bodies   *segment.Writer // where bodies go (nil: one content-addressed object each)
 	Client   *fetch.Client
-	Crawls   *admit.Crawls
+	Crawls   *policy.Crawls
 	Admitter *admit.Admitter
 	Dialer   *netguard.Dialer // judges hosts' addresses (nil: any may be dialed)
 	// Control tells of crawl controls (pause, stop, block) as they commit, so the URL states

@@ -9,6 +9,7 @@ import (
 	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/frontier"
+	"github.com/trawlerdev/trawler/internal/policy"
 	"github.com/trawlerdev/trawler/internal/store"
 )
 
@@ -24,7 +25,7 @@ type (
 // Temporal's metrics.
 type Frontier struct {
 	Store        *store.Store
-	Crawls       *admit.Crawls
+	Crawls       *policy.Crawls
 	Admitter     *admit.Admitter
 	ProcessQueue string // where unprocessed pages found by the sweep go
 	RenderQueue  string // where the crawl's render runs go

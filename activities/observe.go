@@ -7,6 +7,7 @@ import (
 
 	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/metrics"
+	"github.com/trawlerdev/trawler/internal/policy"
 )
 
 // count adds n to a counter series with the given tags (key, value, key, value …).
@@ -28,8 +29,8 @@ func count(ctx context.Context, name string, n int64, tags ...string) {
 // admitDiscovered is the one admission path as every stage calls it (links, redirects,
 // sitemaps, feeds, renders): admit.Admitter.AdmitDiscovered, counted in the links series
 // (admitted, already seen, rejected by reason) of ctx's activity.
-func admitDiscovered(ctx context.Context, a *admit.Admitter) func(context.Context, *admit.Crawl, *admit.Discovery) (admit.AdmitStats, error) {
-	return func(actx context.Context, ci *admit.Crawl, d *admit.Discovery) (admit.AdmitStats, error) {
+func admitDiscovered(ctx context.Context, a *admit.Admitter) func(context.Context, *policy.Crawl, *admit.Discovery) (admit.AdmitStats, error) {
+	return func(actx context.Context, ci *policy.Crawl, d *admit.Discovery) (admit.AdmitStats, error) {
 		st, err := a.AdmitDiscovered(actx, ci, d)
 		if err != nil {
 			return st, err

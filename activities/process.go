@@ -14,6 +14,7 @@ import (
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/failpoint"
 	"github.com/trawlerdev/trawler/internal/membudget"
+	"github.com/trawlerdev/trawler/internal/policy"
 	"github.com/trawlerdev/trawler/internal/processing"
 	"github.com/trawlerdev/trawler/internal/segment"
 	"github.com/trawlerdev/trawler/internal/store"
@@ -24,7 +25,7 @@ import (
 type Processor struct {
 	Store    *store.Store
 	Blob     *blob.Store
-	Crawls   *admit.Crawls
+	Crawls   *policy.Crawls
 	Admitter *admit.Admitter
 	Bodies   *segment.Reader // reads bodies by reference (nil: each its own object)
 	Texts    *segment.Writer // where extracted texts go (nil: one content-addressed object each)

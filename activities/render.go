@@ -9,6 +9,7 @@ import (
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/fetch"
 	"github.com/trawlerdev/trawler/internal/pacing"
+	"github.com/trawlerdev/trawler/internal/policy"
 	"github.com/trawlerdev/trawler/internal/render"
 	"github.com/trawlerdev/trawler/internal/rendering"
 	"github.com/trawlerdev/trawler/internal/segment"
@@ -27,7 +28,7 @@ type Renderer struct {
 	Store    *store.Store
 	Bodies   *segment.Reader // the captures
 	DOMs     *segment.Writer // where rendered DOMs go
-	Crawls   *admit.Crawls
+	Crawls   *policy.Crawls
 	Admitter *admit.Admitter
 	Browser  *render.Browser
 	Client   *fetch.Client    // for the pages' own subresources

@@ -19,6 +19,7 @@ import (
 	"github.com/trawlerdev/trawler/internal/config"
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/netguard"
+	"github.com/trawlerdev/trawler/internal/policy"
 	"github.com/trawlerdev/trawler/workflows"
 )
 
@@ -141,12 +142,12 @@ func runCrawl(ctx context.Context, args []string, stdout io.Writer) error {
 			return fmt.Errorf("invalid crawl: %w", err)
 		}
 	}
-	check := &admit.Crawls{Norm: cfg.Normalizer(), DefaultUserAgent: cfg.UserAgent, Ports: cfg.AllowPorts, DefaultProxy: cfg.Proxy,
+	check := &policy.Crawls{Norm: cfg.Normalizer(), DefaultUserAgent: cfg.UserAgent, Ports: cfg.AllowPorts, DefaultProxy: cfg.Proxy,
 		Guard: netguard.New(netguard.Options{ConnectTo: cfg.ConnectTo, Allow: cfg.AllowNetworks})}
 	if err := check.CheckProxy(ctx, prepared); err != nil {
 		return fmt.Errorf("invalid crawl: %w", err)
 	}
-	good, invalid := check.CheckSeeds(prepared)
+	good, invalid := admit.CheckSeeds(check, prepared)
 	for _, bad := range invalid {
 		fmt.Fprintf(os.Stderr, "trawler: skipping seed %q: %s\n", bad.Seed, bad.Reason)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/failpoint"
+	"github.com/trawlerdev/trawler/internal/policy"
 	"github.com/trawlerdev/trawler/internal/seen"
 	"github.com/trawlerdev/trawler/internal/store"
 )
@@ -42,7 +43,7 @@ type AdmitStats struct {
 // Admission clears a host's waiting flag in its transaction, so a process that died between
 // that commit and the signal would leave the host asleep: a retried activity (which admits the
 // same URLs again, as duplicates) wakes every host that has one of them queued.
-func (a *Admitter) Admit(ctx context.Context, ci *Crawl, cands []store.Candidate) (AdmitStats, error) {
+func (a *Admitter) Admit(ctx context.Context, ci *policy.Crawl, cands []store.Candidate) (AdmitStats, error) {
 	return a.admitWaking(ctx, ci, cands, activity.IsActivity(ctx) && activity.GetInfo(ctx).Attempt > 1, false)
 }
 
@@ -50,7 +51,7 @@ func (a *Admitter) Admit(ctx context.Context, ci *Crawl, cands []store.Candidate
 // they come from a crawl's start or an operator, whose local activity may run again after a
 // worker died with nothing to say it is a retry, and a host's waiting flag may be stale from a
 // crawl whose workers were killed.
-func (a *Admitter) AdmitSeeds(ctx context.Context, ci *Crawl, cands []store.Candidate) (AdmitStats, error) {
+func (a *Admitter) AdmitSeeds(ctx context.Context, ci *policy.Crawl, cands []store.Candidate) (AdmitStats, error) {
 	return a.admitWaking(ctx, ci, cands, true, true)
 }
 
@@ -60,7 +61,7 @@ func (a *Admitter) AdmitSeeds(ctx context.Context, ci *Crawl, cands []store.Cand
 // thousand host starts take the Temporal server seconds: started first, the processing is
 // there for the hosts' first pages, whose links are what keeps the hosts busy. A wake lost
 // with its process is a wake that failed: the crawl's sweep wakes the hosts.
-func (a *Admitter) AdmitSeedsWakingLater(ctx context.Context, ci *Crawl, cands []store.Candidate) (AdmitStats, error) {
+func (a *Admitter) AdmitSeedsWakingLater(ctx context.Context, ci *policy.Crawl, cands []store.Candidate) (AdmitStats, error) {
 	return a.admit(ctx, ci, cands, true, true, func(ctx context.Context, crawlID string, cfg crawl.HostConfig, hosts []string) error {
 		a.Waker.WakeLater(crawlID, cfg, hosts)
 		return nil
@@ -70,12 +71,12 @@ func (a *Admitter) AdmitSeedsWakingLater(ctx context.Context, ci *Crawl, cands [
 // admitWaking admits cands and wakes their hosts that were waiting, within the wake rate and
 // not while Temporal is behind, unless forced (seeds); wakeQueued (a retry, seeds) also wakes
 // every host with one of cands queued.
-func (a *Admitter) admitWaking(ctx context.Context, ci *Crawl, cands []store.Candidate, wakeQueued, force bool) (AdmitStats, error) {
+func (a *Admitter) admitWaking(ctx context.Context, ci *policy.Crawl, cands []store.Candidate, wakeQueued, force bool) (AdmitStats, error) {
 	return a.admit(ctx, ci, cands, wakeQueued, force, a.Waker.Wake)
 }
 
 // admit is admitWaking with the wake-up given.
-func (a *Admitter) admit(ctx context.Context, ci *Crawl, cands []store.Candidate, wakeQueued, force bool,
+func (a *Admitter) admit(ctx context.Context, ci *policy.Crawl, cands []store.Candidate, wakeQueued, force bool,
 	wake func(ctx context.Context, crawlID string, cfg crawl.HostConfig, hosts []string) error) (AdmitStats, error) {
 	var st AdmitStats
 	keep := cands[:0:0]

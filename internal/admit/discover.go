@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/policy"
 	"github.com/trawlerdev/trawler/internal/store"
 	"github.com/trawlerdev/trawler/internal/urlnorm"
 )
@@ -43,11 +44,11 @@ const (
 // Discovery is one pass over found URLs: the candidates to admit, and the refused ones by
 // reason.
 type Discovery struct {
-	crawls   *Crawls
-	ci       *Crawl
+	crawls   *policy.Crawls
+	ci       *policy.Crawl
 	base     *url.URL
 	from     From
-	max      int // candidates at most (0: no cap); past it, RejectOutlinks
+	max      int // candidates at most (0: no cap); past it, policy.RejectOutlinks
 	now      time.Time
 	seen     map[string]bool
 	Cands    []store.Candidate
@@ -56,7 +57,7 @@ type Discovery struct {
 
 // Discover starts a pass over URLs found at base (nil: they must be absolute), with at most
 // max candidates (0: no cap).
-func (c *Crawls) Discover(ci *Crawl, base *url.URL, from From, max int) *Discovery {
+func Discover(c *policy.Crawls, ci *policy.Crawl, base *url.URL, from From, max int) *Discovery {
 	return &Discovery{crawls: c, ci: ci, base: base, from: from, max: max, now: time.Now(), seen: map[string]bool{}, Rejected: map[string]int{}}
 }
 
@@ -69,11 +70,11 @@ func (d *Discovery) Add(f Found) (store.Candidate, string) {
 		if errors.Is(err, urlnorm.ErrScheme) {
 			return store.Candidate{}, FoundNotHTTP
 		}
-		d.Rejected[RejectBadURL]++
-		return store.Candidate{}, RejectBadURL
+		d.Rejected[policy.RejectBadURL]++
+		return store.Candidate{}, policy.RejectBadURL
 	}
 	c := d.crawls.Candidate(n, d.from.Depth, d.from.Hops, d.from.Source)
-	c.Priority += Fresh(f.Published, d.now)
+	c.Priority += policy.Fresh(f.Published, d.now)
 	if f.Tune != nil {
 		f.Tune(&c)
 	}
@@ -86,10 +87,10 @@ func (d *Discovery) Add(f Found) (store.Candidate, string) {
 	}
 	why := d.ci.Admissible(c)
 	if why == "" && !d.includes(c) {
-		why = RejectNotAllowed
+		why = policy.RejectNotAllowed
 	}
 	if why == "" && d.max > 0 && len(d.Cands) >= d.max {
-		why = RejectOutlinks
+		why = policy.RejectOutlinks
 	}
 	if why != "" {
 		d.Rejected[why]++
@@ -110,7 +111,7 @@ func (d *Discovery) includes(c store.Candidate) bool {
 	case d.from.Source == crawl.SourceRedirect && d.from.Depth == 0:
 		return true
 	}
-	return d.ci.scope.IncludesURL(c.Key)
+	return d.ci.Includes(c.Key)
 }
 
 // Refused is how many found URLs the crawl's rules refused.
@@ -133,7 +134,7 @@ func (d *Discovery) Merge(o *Discovery) {
 
 // AdmitDiscovered admits a pass's candidates and counts its refusals on the crawl (the one
 // count of rejected discoveries, whatever found them).
-func (a *Admitter) AdmitDiscovered(ctx context.Context, ci *Crawl, d *Discovery) (AdmitStats, error) {
+func (a *Admitter) AdmitDiscovered(ctx context.Context, ci *policy.Crawl, d *Discovery) (AdmitStats, error) {
 	var st AdmitStats
 	if len(d.Cands) > 0 {
 		var err error

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/policy"
 	"github.com/trawlerdev/trawler/internal/store"
 	"github.com/trawlerdev/trawler/internal/urlnorm"
 )
@@ -15,10 +16,10 @@ import (
 // rules and the outlink cap counted by reason; a feed item's date and a sitemap's tuning shape
 // the candidate before it is judged.
 func TestDiscoverJudgesEveryFoundURLOneWay(t *testing.T) {
-	c := &Crawls{Norm: urlnorm.New(urlnorm.Default()), Ports: []int{80, 443}}
-	ci := c.build("c", crawl.Spec{Seeds: []string{"http://a.test/"}, Scope: crawl.ScopeHost, MaxDepth: 3}.WithDefaults())
+	c := &policy.Crawls{Norm: urlnorm.New(urlnorm.Default()), Ports: []int{80, 443}}
+	ci := c.Compile("c", crawl.Spec{Seeds: []string{"http://a.test/"}, Scope: crawl.ScopeHost, MaxDepth: 3}.WithDefaults())
 	base, _ := url.Parse("http://a.test/dir/page")
-	d := c.Discover(ci, base, From{Depth: 2, Source: crawl.SourceLink}, 3)
+	d := Discover(c, ci, base, From{Depth: 2, Source: crawl.SourceLink}, 3)
 	type want struct {
 		key, why string
 	}
@@ -29,13 +30,13 @@ func TestDiscoverJudgesEveryFoundURLOneWay(t *testing.T) {
 		{Found{Href: "next"}, want{"http://a.test/dir/next", ""}},
 		{Found{Href: "/dir/next#frag"}, want{"http://a.test/dir/next", FoundAgain}},
 		{Found{Href: "mailto:x@a.test"}, want{"", FoundNotHTTP}},
-		{Found{Href: "http://[::1"}, want{"", RejectBadURL}},
-		{Found{Href: "http://b.test/"}, want{"http://b.test/", RejectScope}},
+		{Found{Href: "http://[::1"}, want{"", policy.RejectBadURL}},
+		{Found{Href: "http://b.test/"}, want{"http://b.test/", policy.RejectScope}},
 		{Found{Href: "/private", NoFollow: true}, want{"http://a.test/private", FoundNoFollow}},
-		{Found{Href: "http://a.test:6379/"}, want{"http://a.test:6379/", RejectPort}},
+		{Found{Href: "http://a.test:6379/"}, want{"http://a.test:6379/", policy.RejectPort}},
 		{Found{Href: "/fresh", Published: time.Now().Add(-time.Hour)}, want{"http://a.test/fresh", ""}},
 		{Found{Href: "/tuned", Tune: func(c *store.Candidate) { c.HintS = 3600 }}, want{"http://a.test/tuned", ""}},
-		{Found{Href: "/one-too-many"}, want{"http://a.test/one-too-many", RejectOutlinks}},
+		{Found{Href: "/one-too-many"}, want{"http://a.test/one-too-many", policy.RejectOutlinks}},
 	} {
 		c, why := d.Add(tc.found)
 		if c.Key != tc.want.key || why != tc.want.why {
@@ -45,12 +46,12 @@ func TestDiscoverJudgesEveryFoundURLOneWay(t *testing.T) {
 	if len(d.Cands) != 3 || d.Cands[1].Priority <= d.Cands[0].Priority || d.Cands[2].HintS != 3600 {
 		t.Errorf("candidates %+v", d.Cands)
 	}
-	if d.Refused() != 4 || d.Rejected[RejectBadURL] != 1 || d.Rejected[RejectScope] != 1 || d.Rejected[RejectPort] != 1 || d.Rejected[RejectOutlinks] != 1 {
+	if d.Refused() != 4 || d.Rejected[policy.RejectBadURL] != 1 || d.Rejected[policy.RejectScope] != 1 || d.Rejected[policy.RejectPort] != 1 || d.Rejected[policy.RejectOutlinks] != 1 {
 		t.Errorf("refused %d: %v", d.Refused(), d.Rejected)
 	}
 	// Past the crawl's depth, a redirect or sitemap entry is refused like a link.
-	deep := c.Discover(ci, base, From{Depth: 4, Hops: 1, Source: crawl.SourceRedirect}, 0)
-	if _, why := deep.Add(Found{Href: "/deep"}); why != RejectDepth {
+	deep := Discover(c, ci, base, From{Depth: 4, Hops: 1, Source: crawl.SourceRedirect}, 0)
+	if _, why := deep.Add(Found{Href: "/deep"}); why != policy.RejectDepth {
 		t.Errorf("a found URL past the depth: %q", why)
 	}
 }
@@ -58,18 +59,18 @@ func TestDiscoverJudgesEveryFoundURLOneWay(t *testing.T) {
 // With allow patterns, a found URL must match one, whatever found it; the deny list and scope
 // still come first; without any, every URL in scope passes.
 func TestAllowPatternsIncludeOnlyWhatTheyMatch(t *testing.T) {
-	c := &Crawls{Norm: urlnorm.New(urlnorm.Default())}
-	ci := c.build("c", crawl.Spec{Seeds: []string{"http://a.test/"}, Scope: crawl.ScopeHost,
+	c := &policy.Crawls{Norm: urlnorm.New(urlnorm.Default())}
+	ci := c.Compile("c", crawl.Spec{Seeds: []string{"http://a.test/"}, Scope: crawl.ScopeHost,
 		AllowPatterns: []string{`^http://a\.test/(docs|blog)/`}, DenyPatterns: []string{`/docs/old/`}}.WithDefaults())
 	for _, src := range []crawl.Source{crawl.SourceLink, crawl.SourceRedirect, crawl.SourceSitemap} {
-		d := c.Discover(ci, nil, From{Depth: 1, Source: src}, 0)
+		d := Discover(c, ci, nil, From{Depth: 1, Source: src}, 0)
 		for href, want := range map[string]string{
 			"http://a.test/docs/intro":   "",
 			"http://a.test/blog/2026/x":  "",
-			"http://a.test/shop/cart":    RejectNotAllowed,
-			"http://a.test/docs/old/v1":  RejectDenied,
-			"http://b.test/docs/intro":   RejectScope,
-			"http://a.test/about?docs/1": RejectNotAllowed,
+			"http://a.test/shop/cart":    policy.RejectNotAllowed,
+			"http://a.test/docs/old/v1":  policy.RejectDenied,
+			"http://b.test/docs/intro":   policy.RejectScope,
+			"http://a.test/about?docs/1": policy.RejectNotAllowed,
 		} {
 			if _, why := d.Add(Found{Href: href}); why != want {
 				t.Errorf("%s found by %s: %q, want %q", href, src, why, want)
@@ -78,14 +79,14 @@ func TestAllowPatternsIncludeOnlyWhatTheyMatch(t *testing.T) {
 	}
 	// A seed's redirect (depth 0) and sitemap files are taken in: the seed is crawled, and a
 	// sitemap is read for the pages it lists, which the patterns judge.
-	if _, why := c.Discover(ci, nil, From{Depth: 0, Hops: 1, Source: crawl.SourceRedirect}, 0).Add(Found{Href: "http://a.test/home"}); why != "" {
+	if _, why := Discover(c, ci, nil, From{Depth: 0, Hops: 1, Source: crawl.SourceRedirect}, 0).Add(Found{Href: "http://a.test/home"}); why != "" {
 		t.Errorf("a seed's redirect: %q", why)
 	}
-	if _, why := c.Discover(ci, nil, From{Source: crawl.SourceSitemapFile}, 0).Add(Found{Href: "http://a.test/sitemap.xml"}); why != "" {
+	if _, why := Discover(c, ci, nil, From{Source: crawl.SourceSitemapFile}, 0).Add(Found{Href: "http://a.test/sitemap.xml"}); why != "" {
 		t.Errorf("a sitemap file: %q", why)
 	}
-	open := c.build("o", crawl.Spec{Seeds: []string{"http://a.test/"}, Scope: crawl.ScopeHost}.WithDefaults())
-	if _, why := c.Discover(open, nil, From{Depth: 1}, 0).Add(Found{Href: "http://a.test/shop/cart"}); why != "" {
+	open := c.Compile("o", crawl.Spec{Seeds: []string{"http://a.test/"}, Scope: crawl.ScopeHost}.WithDefaults())
+	if _, why := Discover(c, open, nil, From{Depth: 1}, 0).Add(Found{Href: "http://a.test/shop/cart"}); why != "" {
 		t.Errorf("without allow patterns: %q", why)
 	}
 }

@@ -5,14 +5,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/policy"
 	"github.com/trawlerdev/trawler/internal/store"
 	"github.com/trawlerdev/trawler/internal/testenv"
 	"github.com/trawlerdev/trawler/internal/urlnorm"
 )
 
-// A claim hands out a host's URLs in the documented priority order (crawls.go's priority, the
+// A claim hands out a host's URLs in the documented priority order (policy's candidate.go priority, the
 // README's Priority): depth, seeds and sitemap files, a sitemap's <priority> and <lastmod>,
 // feed items by freshness, and in-links, each as the formula weighs it.
 func TestClaimFollowsThePriorityOrder(t *testing.T) {
@@ -22,7 +22,7 @@ func TestClaimFollowsThePriorityOrder(t *testing.T) {
 	if _, err := st.Crawls().CreateCrawl(ctx, "c", crawl.Spec{Seeds: []string{"http://p.test/"}, Scope: crawl.ScopeAny}.WithDefaults()); err != nil {
 		t.Fatal(err)
 	}
-	c := &admit.Crawls{Norm: urlnorm.New(urlnorm.Default())}
+	c := &policy.Crawls{Norm: urlnorm.New(urlnorm.Default())}
 	now := time.Now()
 	type entry struct {
 		path   string
@@ -31,10 +31,10 @@ func TestClaimFollowsThePriorityOrder(t *testing.T) {
 		adjust func(*store.Candidate)
 	}
 	sitemap := func(prio float64, lastMod time.Time) func(*store.Candidate) {
-		return func(cd *store.Candidate) { admit.SitemapPriority(cd, prio, lastMod, now) }
+		return func(cd *store.Candidate) { policy.SitemapPriority(cd, prio, lastMod, now) }
 	}
 	feed := func(published time.Time) func(*store.Candidate) {
-		return func(cd *store.Candidate) { cd.Priority += admit.Fresh(published, now) }
+		return func(cd *store.Candidate) { cd.Priority += policy.Fresh(published, now) }
 	}
 	// In the order a claim must return them.
 	want := []entry{

@@ -6,6 +6,7 @@ import (
 
 	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/policy"
 	"github.com/trawlerdev/trawler/internal/store"
 )
 
@@ -20,9 +21,9 @@ type Store interface {
 // Control applies crawl controls.
 type Control struct {
 	Store  Store
-	Crawls *admit.Crawls
+	Crawls *policy.Crawls
 	// AdmitSeeds admits seeds and wakes their hosts (admit.Admitter.AdmitSeeds).
-	AdmitSeeds func(ctx context.Context, ci *admit.Crawl, cands []store.Candidate) (admit.AdmitStats, error)
+	AdmitSeeds func(ctx context.Context, ci *policy.Crawl, cands []store.Candidate) (admit.AdmitStats, error)
 	// Wake starts or signals the host workflows of a crawl's hosts (admit.Waker.Wake).
 	Wake func(ctx context.Context, crawlID string, cfg crawl.HostConfig, hosts []string) error
 }
@@ -45,7 +46,7 @@ func (c *Control) AddSeeds(ctx context.Context, in AddSeedsInput) (crawl.Control
 	if err != nil {
 		return out, err
 	}
-	cands, invalid := c.Crawls.SeedCandidates(ci, in.Seeds.Seeds)
+	cands, invalid := admit.SeedCandidates(c.Crawls, ci, in.Seeds.Seeds)
 	for _, bad := range invalid {
 		out.Error += bad.Seed + ": " + bad.Reason + "; "
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/pacing"
+	"github.com/trawlerdev/trawler/internal/policy"
 	"github.com/trawlerdev/trawler/internal/store"
 	"github.com/trawlerdev/trawler/internal/urlnorm"
 )
@@ -70,8 +71,8 @@ type fixture struct {
 func newFixture() *fixture {
 	x := &fixture{st: &fakeStore{spec: crawl.Spec{Name: "c", Seeds: []string{"http://a.test/"}}.WithDefaults(),
 		dead: map[string]int{"a.test": 2, "b.test": 1}}}
-	x.c = &Control{Store: x.st, Crawls: &admit.Crawls{Store: x.st, Norm: urlnorm.New(urlnorm.Default()), DefaultUserAgent: "TrawlerBot/1.0"},
-		AdmitSeeds: func(_ context.Context, _ *admit.Crawl, cands []store.Candidate) (admit.AdmitStats, error) {
+	x.c = &Control{Store: x.st, Crawls: &policy.Crawls{Store: x.st, Norm: urlnorm.New(urlnorm.Default()), DefaultUserAgent: "TrawlerBot/1.0"},
+		AdmitSeeds: func(_ context.Context, _ *policy.Crawl, cands []store.Candidate) (admit.AdmitStats, error) {
 			for _, c := range cands {
 				x.seeds = append(x.seeds, c.URL)
 			}

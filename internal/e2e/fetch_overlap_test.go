@@ -15,6 +15,7 @@ import (
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/fetch"
 	"github.com/trawlerdev/trawler/internal/netguard"
+	"github.com/trawlerdev/trawler/internal/policy"
 	"github.com/trawlerdev/trawler/internal/store"
 	"github.com/trawlerdev/trawler/internal/testweb"
 	"github.com/trawlerdev/trawler/internal/urlnorm"
@@ -135,7 +136,7 @@ func fetchFixture(t *testing.T, delay time.Duration) (*stack, *activities.Fetche
 		t.Fatal(err)
 	}
 	norm := urlnorm.New(urlnorm.Default())
-	crawls := &admit.Crawls{Store: s.store.Crawls(), Norm: norm, DefaultUserAgent: s.cfg.UserAgent}
+	crawls := &policy.Crawls{Store: s.store.Crawls(), Norm: norm, DefaultUserAgent: s.cfg.UserAgent}
 	fetcher := &activities.Fetcher{Store: s.store, Blob: s.blob, Crawls: crawls,
 		Client:   fetch.New(fetch.Options{Dialer: netguard.New(netguard.Options{ConnectTo: s.cfg.ConnectTo})}),
 		Admitter: &admit.Admitter{Store: s.store, Waker: &admit.Waker{Client: s.tc, TaskQueue: s.cfg.TaskQueue}}}

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/clock"
 	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/policy"
 	"github.com/trawlerdev/trawler/internal/testenv"
 	"github.com/trawlerdev/trawler/internal/testweb"
 )
@@ -61,9 +61,9 @@ func TestAnIncludeOnlyCrawlStaysInsideItsPatterns(t *testing.T) {
 		}
 	}
 	t.Logf("%d requests inside, %d to seeds, %d documents; rejected %v", in, seedHits, stored, p.Rejected)
-	if in < 10 || seedHits != 2 || p.Rejected[admit.RejectNotAllowed] == 0 {
+	if in < 10 || seedHits != 2 || p.Rejected[policy.RejectNotAllowed] == 0 {
 		t.Errorf("%d pages inside fetched, seeds fetched %d times, %d refused by the patterns; want pages inside, both seeds, refusals counted",
-			in, seedHits, p.Rejected[admit.RejectNotAllowed])
+			in, seedHits, p.Rejected[policy.RejectNotAllowed])
 	}
 }
 

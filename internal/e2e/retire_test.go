@@ -10,10 +10,10 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/trawlerdev/trawler/activities"
-	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/fetch"
 	"github.com/trawlerdev/trawler/internal/netguard"
+	"github.com/trawlerdev/trawler/internal/policy"
 	"github.com/trawlerdev/trawler/internal/store"
 	"github.com/trawlerdev/trawler/internal/testweb"
 	"github.com/trawlerdev/trawler/internal/urlnorm"
@@ -42,7 +42,7 @@ func TestDeadHostIsRetired(t *testing.T) {
 		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
 	}, time.Minute, time.Minute)
 	fetcher := &activities.Fetcher{Store: s.store, Blob: s.blob,
-		Crawls: &admit.Crawls{Store: s.store.Crawls(), Norm: urlnorm.New(urlnorm.Default()), DefaultUserAgent: s.cfg.UserAgent},
+		Crawls: &policy.Crawls{Store: s.store.Crawls(), Norm: urlnorm.New(urlnorm.Default()), DefaultUserAgent: s.cfg.UserAgent},
 		Client: fetch.New(fetch.Options{Dialer: netguard.New(netguard.Options{Resolver: nx})})}
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestActivityEnvironment()

@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/net/publicsuffix"
 
-	"github.com/trawlerdev/trawler/internal/admit"
+	"github.com/trawlerdev/trawler/internal/policy"
 	"github.com/trawlerdev/trawler/internal/store"
 )
 
@@ -40,7 +40,7 @@ type cookieJar struct {
 }
 
 // cookies is the lease's jar for crawl ci, loaded at its first use (nil when ci keeps none).
-func (b *leaseRun) cookies(ctx context.Context, ci *admit.Crawl) (*cookieJar, error) {
+func (b *leaseRun) cookies(ctx context.Context, ci *policy.Crawl) (*cookieJar, error) {
 	if !ci.Spec.Cookies {
 		return nil, nil
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/trawlerdev/trawler/internal/metrics"
 	"github.com/trawlerdev/trawler/internal/netguard"
 	"github.com/trawlerdev/trawler/internal/pacing"
+	"github.com/trawlerdev/trawler/internal/policy"
 	"github.com/trawlerdev/trawler/internal/store"
 	"github.com/trawlerdev/trawler/internal/urlnorm"
 )
@@ -307,11 +308,11 @@ func newFixture(t *testing.T, handler http.HandlerFunc, urls ...string) *fixture
 	f.addr = srv.Listener.Addr().String()
 	dialer := netguard.New(netguard.Options{ConnectTo: []config.ConnectRule{{Pattern: "site.test", Address: f.addr},
 		{Pattern: "*.x.test", Address: f.addr}}})
-	crawls := &admit.Crawls{Norm: urlnorm.New(urlnorm.Default()), DefaultUserAgent: "TrawlerBot/1.0"}
+	crawls := &policy.Crawls{Norm: urlnorm.New(urlnorm.Default()), DefaultUserAgent: "TrawlerBot/1.0"}
 	crawls.Put("c", crawl.Spec{Name: "c", Seeds: []string{"http://site.test/"}, Scope: crawl.ScopeHost}.WithDefaults())
 	var mu sync.Mutex
 	f.stage = &Stage{Frontier: f.st, Fetches: f.st, Hosts: f.st, Payloads: f.st, Schedule: &pacing.Schedule{Store: f.st}, Client: fetch.New(fetch.Options{Dialer: dialer}), Crawls: crawls, Dialer: dialer,
-		Admit: func(_ context.Context, _ *admit.Crawl, d *admit.Discovery) (admit.AdmitStats, error) {
+		Admit: func(_ context.Context, _ *policy.Crawl, d *admit.Discovery) (admit.AdmitStats, error) {
 			mu.Lock()
 			defer mu.Unlock()
 			for _, c := range d.Cands {

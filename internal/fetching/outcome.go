@@ -19,6 +19,7 @@ import (
 	"github.com/trawlerdev/trawler/internal/fetch"
 	"github.com/trawlerdev/trawler/internal/metrics"
 	"github.com/trawlerdev/trawler/internal/netguard"
+	"github.com/trawlerdev/trawler/internal/policy"
 	"github.com/trawlerdev/trawler/internal/robots"
 	"github.com/trawlerdev/trawler/internal/store"
 	"github.com/trawlerdev/trawler/internal/urlnorm"
@@ -67,7 +68,7 @@ func retryAfterFailure(spec crawl.Spec, attempts int, start, deferUntil time.Tim
 
 // fetchOne requests one URL (its slot started at start) and decides what becomes of it. An
 // error means our side failed (MinIO): the activity is retried and resumes at this URL.
-func (f *Stage) fetchOne(ctx context.Context, ci *admit.Crawl, u crawl.Claimed, start time.Time, sent func(time.Time), jar *cookieJar) (store.FetchOutcome, effect, error) {
+func (f *Stage) fetchOne(ctx context.Context, ci *policy.Crawl, u crawl.Claimed, start time.Time, sent func(time.Time), jar *cookieJar) (store.FetchOutcome, effect, error) {
 	spec := ci.Spec
 	var eff effect
 	o := store.FetchOutcome{CrawlID: u.CrawlID, Hash: u.Hash, URL: u.URL, Attempts: u.Attempts,
@@ -205,7 +206,7 @@ func (f *Stage) fetchOne(ctx context.Context, ci *admit.Crawl, u crawl.Claimed, 
 // recorded without its target (nothing would ever admit it again), so the lease fails with
 // the URL still claimed and its retry fetches it again — unless Postgres refused the values
 // themselves, which no retry mends: that is noted on the outcome.
-func (f *Stage) followRedirect(ctx context.Context, ci *admit.Crawl, u crawl.Claimed, location string) (string, error) {
+func (f *Stage) followRedirect(ctx context.Context, ci *policy.Crawl, u crawl.Claimed, location string) (string, error) {
 	if location == "" {
 		return "redirect without Location", nil
 	}
@@ -217,7 +218,7 @@ func (f *Stage) followRedirect(ctx context.Context, ci *admit.Crawl, u crawl.Cla
 	if u.Source == crawl.SourceSitemapFile {
 		source = crawl.SourceSitemapFile // a sitemap behind a redirect (http -> https) is still read as one
 	}
-	found := f.Crawls.Discover(ci, base, admit.From{Depth: u.Depth, Hops: u.Hops + 1, Source: source}, 0)
+	found := admit.Discover(f.Crawls, ci, base, admit.From{Depth: u.Depth, Hops: u.Hops + 1, Source: source}, 0)
 	c, why := found.Add(admit.Found{Href: location})
 	if _, err := f.Admit(ctx, ci, found); err != nil {
 		if store.IsDataError(err) { // the values refused: a retry would fail the same way for ever

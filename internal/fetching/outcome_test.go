@@ -8,6 +8,7 @@ import (
 
 	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/policy"
 	"github.com/trawlerdev/trawler/internal/store"
 	"github.com/trawlerdev/trawler/internal/urlnorm"
 )
@@ -65,8 +66,8 @@ func TestRedirectHopsAreCapped(t *testing.T) {
 // /five/0 so). The same for a sitemap's entries.
 func TestAFailedAdmissionFailsTheRedirectAndTheSitemap(t *testing.T) {
 	down := errors.New("the database is failing over")
-	f := &Stage{Crawls: &admit.Crawls{Norm: urlnorm.New(urlnorm.Default())},
-		Admit: func(context.Context, *admit.Crawl, *admit.Discovery) (admit.AdmitStats, error) {
+	f := &Stage{Crawls: &policy.Crawls{Norm: urlnorm.New(urlnorm.Default())},
+		Admit: func(context.Context, *policy.Crawl, *admit.Discovery) (admit.AdmitStats, error) {
 			return admit.AdmitStats{}, down
 		}}
 	ci := f.Crawls.Put("c", crawl.Spec{Scope: crawl.ScopeAny}.WithDefaults())

@@ -8,17 +8,17 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/fetch"
 	"github.com/trawlerdev/trawler/internal/metrics"
+	"github.com/trawlerdev/trawler/internal/policy"
 	"github.com/trawlerdev/trawler/internal/robots"
 	"github.com/trawlerdev/trawler/internal/store"
 )
 
 // robots fetches and caches the host's robots.txt for the page's scheme: http:// and https://
 // of a host have a file each (RFC 9309 §2.3), paced as requests of the one host.
-func (f *Stage) robots(ctx context.Context, b *leaseRun, pageURL string, ci *admit.Crawl) (*store.Robots, error) {
+func (f *Stage) robots(ctx context.Context, b *leaseRun, pageURL string, ci *policy.Crawl) (*store.Robots, error) {
 	pu, err := url.Parse(pageURL)
 	if err != nil {
 		return nil, fmt.Errorf("robots.txt for %q: %w", pageURL, err)
@@ -46,7 +46,7 @@ func (f *Stage) robots(ctx context.Context, b *leaseRun, pageURL string, ci *adm
 		header := ci.Header
 		if hop > 0 {
 			// A hop is judged as a link would be (deny lists, ports), and the crawl's own
-			// headers go only to hosts it crawls (admit.Crawl.Hop).
+			// headers go only to hosts it crawls (policy.Crawl.Hop).
 			why, own := ci.Hop(f.Crawls.Candidate(target, 0, 0, crawl.SourceSeed))
 			if why != "" {
 				refused = why

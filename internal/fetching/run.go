@@ -7,10 +7,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/clock"
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/pacing"
+	"github.com/trawlerdev/trawler/internal/policy"
 	"github.com/trawlerdev/trawler/internal/robots"
 	"github.com/trawlerdev/trawler/internal/store"
 )
@@ -53,7 +53,7 @@ type leaseRun struct {
 	// jars are the cookie jars of the lease's crawls that keep cookies, by crawl (cookies.go).
 	jars map[string]*cookieJar
 	// proxyErr is why robots.txt could not be asked for through a crawl's proxy, by the proxy
-	// (admit.Crawl.ProxyKey): the lease's URLs of crawls through it then fail as network
+	// (policy.Crawl.ProxyKey): the lease's URLs of crawls through it then fail as network
 	// errors of their own (withoutRequest).
 	proxyErr map[string]string
 }
@@ -63,7 +63,7 @@ type leaseRun struct {
 // unresolved is the outcome of a URL whose crawl names a secret (a header, its proxy) this
 // worker cannot read: a network error of the URL, counted and dead-lettered at maxAttempts,
 // and no request sent — not without the header, not around the proxy.
-func (b *leaseRun) unresolved(ci *admit.Crawl, u crawl.Claimed) store.FetchOutcome {
+func (b *leaseRun) unresolved(ci *policy.Crawl, u crawl.Claimed) store.FetchOutcome {
 	now := b.f.clock().Now()
 	o := store.FetchOutcome{CrawlID: u.CrawlID, Hash: u.Hash, URL: u.URL, Attempts: u.Attempts + 1, Err: ci.Unresolved,
 		FetchKey: crawl.FetchKey(u.CrawlID, u.Hash, u.FetchCount, u.Attempts), FetchedAt: now}
@@ -76,7 +76,7 @@ func (b *leaseRun) unresolved(ci *admit.Crawl, u crawl.Claimed) store.FetchOutco
 	return o
 }
 
-func (b *leaseRun) withoutRequest(ci *admit.Crawl, u crawl.Claimed, rules *robots.Rules) (store.FetchOutcome, bool) {
+func (b *leaseRun) withoutRequest(ci *policy.Crawl, u crawl.Claimed, rules *robots.Rules) (store.FetchOutcome, bool) {
 	o := store.FetchOutcome{CrawlID: u.CrawlID, Hash: u.Hash, URL: u.URL, Attempts: u.Attempts}
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -8,13 +8,14 @@ import (
 
 	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/policy"
 	"github.com/trawlerdev/trawler/internal/sitemap"
 	"github.com/trawlerdev/trawler/internal/store"
 )
 
 // discoverSitemaps admits, once per crawl and host, the sitemaps robots.txt names (or
 // /sitemap.xml when it names none), whichever crawl fetched that robots.txt.
-func (f *Stage) discoverSitemaps(ctx context.Context, ci *admit.Crawl, host string, r *store.Robots, pageURL string) error {
+func (f *Stage) discoverSitemaps(ctx context.Context, ci *policy.Crawl, host string, r *store.Robots, pageURL string) error {
 	if r == nil || r.Status < 200 || r.Status >= 500 { // unreachable robots.txt: look again later
 		return nil
 	}
@@ -43,8 +44,8 @@ const MaxSitemapNesting = 3
 
 // admitSitemaps admits sitemap files (from robots.txt or an index) as URLs of their hosts: they
 // are fetched under politeness like pages, and read when they arrive.
-func (f *Stage) admitSitemaps(ctx context.Context, ci *admit.Crawl, base *url.URL, locs []string, depth, nesting int) error {
-	found := f.Crawls.Discover(ci, base, admit.From{Depth: depth, Hops: nesting, Source: crawl.SourceSitemapFile}, 0)
+func (f *Stage) admitSitemaps(ctx context.Context, ci *policy.Crawl, base *url.URL, locs []string, depth, nesting int) error {
+	found := admit.Discover(f.Crawls, ci, base, admit.From{Depth: depth, Hops: nesting, Source: crawl.SourceSitemapFile}, 0)
 	for _, loc := range locs {
 		found.Add(admit.Found{Href: loc}) // the same rules as links: scope, deny and block patterns, traps
 	}
@@ -57,7 +58,7 @@ func (f *Stage) admitSitemaps(ctx context.Context, ci *admit.Crawl, base *url.UR
 // readSitemap admits what a fetched sitemap lists: pages, or (for an index) more sitemaps. It
 // returns a note on the sitemap, and an error when the admission failed (ours: the sitemap's
 // outcome must not be recorded without its entries).
-func (f *Stage) readSitemap(ctx context.Context, ci *admit.Crawl, u crawl.Claimed, body []byte) (string, error) {
+func (f *Stage) readSitemap(ctx context.Context, ci *policy.Crawl, u crawl.Claimed, body []byte) (string, error) {
 	sm, err := sitemap.Parse(body)
 	if err != nil {
 		return err.Error(), nil
@@ -79,12 +80,12 @@ func (f *Stage) readSitemap(ctx context.Context, ci *admit.Crawl, u crawl.Claime
 		}
 		return "", nil
 	}
-	found := f.Crawls.Discover(ci, base, admit.From{Depth: u.Depth + 1, Source: crawl.SourceSitemap}, 0)
+	found := admit.Discover(f.Crawls, ci, base, admit.From{Depth: u.Depth + 1, Source: crawl.SourceSitemap}, 0)
 	now := time.Now()
 	for _, e := range sm.Entries {
 		found.Add(admit.Found{Href: e.Loc, Tune: func(c *store.Candidate) {
 			c.HintS = int(recrawlHint(e, now) / time.Second)
-			admit.SitemapPriority(c, e.Priority, e.LastMod, now)
+			policy.SitemapPriority(c, e.Priority, e.LastMod, now)
 			if !e.LastMod.IsZero() && !e.LastMod.After(now) { // (a date in the future is no news)
 				c.LastMod = e.LastMod // a known URL fetched before it is due again now
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/trawlerdev/trawler/internal/metrics"
 	"github.com/trawlerdev/trawler/internal/netguard"
 	"github.com/trawlerdev/trawler/internal/pacing"
+	"github.com/trawlerdev/trawler/internal/policy"
 	"github.com/trawlerdev/trawler/internal/store"
 )
 
@@ -83,9 +84,9 @@ type Stage struct {
 	// Clock is the clock the store converts bookings with (zero: the machine's).
 	Clock  clock.Clock
 	Client *fetch.Client
-	Crawls *admit.Crawls
+	Crawls *policy.Crawls
 	// Admit admits what a redirect or a sitemap discovered (the one admission path).
-	Admit func(ctx context.Context, ci *admit.Crawl, d *admit.Discovery) (admit.AdmitStats, error)
+	Admit func(ctx context.Context, ci *policy.Crawl, d *admit.Discovery) (admit.AdmitStats, error)
 	// StoreBody stores a body and returns its reference and the wait for it to be stored.
 	StoreBody func(ctx context.Context, crawlID string, body []byte) (string, func(context.Context) error, error)
 	// Flush stores the bodies waiting in the current segment at once (nil: none wait).

@@ -6,6 +6,7 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/failpoint"
 	"github.com/trawlerdev/trawler/internal/metrics"
@@ -70,7 +71,7 @@ func (f *Frontier) StartCrawl(ctx context.Context, in StartCrawlInput) (StartCra
 		return out, err
 	}
 	ci := f.Crawls.Put(in.CrawlID, spec)
-	cands, invalid := f.Crawls.SeedCandidates(ci, in.Spec.Seeds)
+	cands, invalid := admit.SeedCandidates(f.Crawls, ci, in.Spec.Seeds)
 	out.Invalid = invalid
 	st, err := f.AdmitSeeds(ctx, ci, cands)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/policy"
 	"github.com/trawlerdev/trawler/internal/store"
 )
 
@@ -31,10 +32,10 @@ type Gauge func(name string, v float64, tags map[string]string)
 type Frontier struct {
 	Store  Store // crawls' rows (store.Crawls)
 	URLs   URLs  // their URLs, for the sweeps (store.Frontier)
-	Crawls *admit.Crawls
+	Crawls *policy.Crawls
 	// AdmitSeeds admits a crawl's seeds and wakes their hosts, in the background so that the
 	// crawl's processing starts first (admit.Admitter.AdmitSeedsWakingLater).
-	AdmitSeeds func(ctx context.Context, ci *admit.Crawl, cands []store.Candidate) (admit.AdmitStats, error)
+	AdmitSeeds func(ctx context.Context, ci *policy.Crawl, cands []store.Candidate) (admit.AdmitStats, error)
 	// Wake starts or signals the host workflows of a crawl's hosts (admit.Waker.Wake).
 	Wake func(ctx context.Context, crawlID string, cfg crawl.HostConfig, hosts []string) error
 	// Behind says Temporal is behind: the sweep wakes nobody then (nil: never behind).

@@ -11,6 +11,7 @@ import (
 	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/metrics"
+	"github.com/trawlerdev/trawler/internal/policy"
 	"github.com/trawlerdev/trawler/internal/store"
 	"github.com/trawlerdev/trawler/internal/urlnorm"
 )
@@ -78,8 +79,8 @@ func newFixture() *fixture {
 	x := &fixture{st: &fakeStore{specs: map[string]crawl.Spec{}}, woken: map[string][]string{}, gauges: map[string]float64{}}
 	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
 	x.f = &Frontier{Store: x.st, URLs: x.st, ProcessQueue: "process-q", RenderQueue: "render-q",
-		Crawls: &admit.Crawls{Store: x.st, Norm: urlnorm.New(urlnorm.Default()), DefaultUserAgent: "TrawlerBot/1.0"},
-		AdmitSeeds: func(_ context.Context, _ *admit.Crawl, cands []store.Candidate) (admit.AdmitStats, error) {
+		Crawls: &policy.Crawls{Store: x.st, Norm: urlnorm.New(urlnorm.Default()), DefaultUserAgent: "TrawlerBot/1.0"},
+		AdmitSeeds: func(_ context.Context, _ *policy.Crawl, cands []store.Candidate) (admit.AdmitStats, error) {
 			hosts := map[string]bool{}
 			for _, c := range cands {
 				x.seeds = append(x.seeds, c.URL)

@@ -16,6 +16,7 @@ import (
 	"github.com/trawlerdev/trawler/internal/failpoint"
 	"github.com/trawlerdev/trawler/internal/metrics"
 	"github.com/trawlerdev/trawler/internal/parse"
+	"github.com/trawlerdev/trawler/internal/policy"
 	"github.com/trawlerdev/trawler/internal/robots"
 	"github.com/trawlerdev/trawler/internal/store"
 )
@@ -129,7 +130,7 @@ func (p *Stage) prepareAll(ctx context.Context, pages []crawl.PageRef, res *craw
 
 // prepared is a parsed page ready to be saved.
 type prepared struct {
-	ci     *admit.Crawl
+	ci     *policy.Crawl
 	page   crawl.PageRef
 	doc    store.Document
 	links  []store.Link
@@ -140,7 +141,7 @@ type prepared struct {
 
 // preparePage parses one page, puts its text into the current text segment and decides its
 // links; nil when the page cannot be processed (it is marked done with the reason).
-func (p *Stage) preparePage(ctx context.Context, ci *admit.Crawl, page crawl.PageRef, res *crawl.ProcessResult) (*prepared, error) {
+func (p *Stage) preparePage(ctx context.Context, ci *policy.Crawl, page crawl.PageRef, res *crawl.ProcessResult) (*prepared, error) {
 	spec := ci.Spec
 	// Held until the page is parsed: its body and tree are garbage then (the text kept is
 	// a small part of them).
@@ -186,7 +187,7 @@ func (p *Stage) preparePage(ctx context.Context, ci *admit.Crawl, page crawl.Pag
 		doc.Fingerprint = ci.Dedup.Fingerprint(ex.text)
 	}
 	var links []store.Link
-	found := p.Crawls.Discover(ci, ex.base, admit.From{Depth: page.Depth + 1, Source: ex.source}, spec.MaxOutlinks)
+	found := admit.Discover(p.Crawls, ci, ex.base, admit.From{Depth: page.Depth + 1, Source: ex.source}, spec.MaxOutlinks)
 	follow := func(l parse.Link, published time.Time) {
 		nofollow := l.NoFollow || doc.NoFollow
 		c, why := found.Add(admit.Found{Href: l.Href, NoFollow: nofollow, Published: published})

@@ -9,6 +9,7 @@ import (
 	"github.com/trawlerdev/trawler/internal/dedup"
 	"github.com/trawlerdev/trawler/internal/hooks"
 	"github.com/trawlerdev/trawler/internal/membudget"
+	"github.com/trawlerdev/trawler/internal/policy"
 	"github.com/trawlerdev/trawler/internal/store"
 )
 
@@ -50,11 +51,11 @@ func (h Hooks) log() hooks.Logger { return hooks.Log(h.Log) }
 // Stage processes fetched pages: parse, store text and documents, record links, admit new
 // URLs (waking their hosts) and queue renders.
 type Stage struct {
-	Store   Store         // the crawl's fetched pages and their documents (store.Documents)
-	Renders Renders       // where pages to render go
-	Crawls  *admit.Crawls // each crawl's rules (their specs cached; Put fills it without a store)
+	Store   Store          // the crawl's fetched pages and their documents (store.Documents)
+	Renders Renders        // where pages to render go
+	Crawls  *policy.Crawls // each crawl's rules (their specs cached; Put fills it without a store)
 	// Admit admits a discovered batch of a crawl (admit.Admitter.AdmitDiscovered in a worker).
-	Admit func(ctx context.Context, ci *admit.Crawl, d *admit.Discovery) (admit.AdmitStats, error)
+	Admit func(ctx context.Context, ci *policy.Crawl, d *admit.Discovery) (admit.AdmitStats, error)
 	// Body reads a page's body by reference, at most limit bytes.
 	Body func(ctx context.Context, ref string, limit int64) ([]byte, error)
 	// StoreText stores a page's text and returns its reference and the wait for it to be

@@ -14,6 +14,7 @@ import (
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/dedup"
 	"github.com/trawlerdev/trawler/internal/membudget"
+	"github.com/trawlerdev/trawler/internal/policy"
 	"github.com/trawlerdev/trawler/internal/store"
 	"github.com/trawlerdev/trawler/internal/urlnorm"
 )
@@ -103,10 +104,10 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	f := &fixture{st: &fakeStore{}, bodies: map[string]string{}, rejected: map[string]int{}}
-	crawls := &admit.Crawls{Norm: urlnorm.New(urlnorm.Default()), DefaultUserAgent: "TrawlerBot/1.0"}
+	crawls := &policy.Crawls{Norm: urlnorm.New(urlnorm.Default()), DefaultUserAgent: "TrawlerBot/1.0"}
 	crawls.Put("c", crawl.Spec{Name: "c", Seeds: []string{"http://a.test/"}, Scope: crawl.ScopeHost}.WithDefaults())
 	f.stage = &Stage{Store: f.st, Renders: f.st, Crawls: crawls,
-		Admit: func(_ context.Context, _ *admit.Crawl, d *admit.Discovery) (admit.AdmitStats, error) {
+		Admit: func(_ context.Context, _ *policy.Crawl, d *admit.Discovery) (admit.AdmitStats, error) {
 			f.st.steps = append(f.st.steps, "admit")
 			f.admitted = append(f.admitted, d.Cands...)
 			for r, n := range d.Rejected {

@@ -9,11 +9,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/clock"
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/fetch"
 	"github.com/trawlerdev/trawler/internal/pacing"
+	"github.com/trawlerdev/trawler/internal/policy"
 	"github.com/trawlerdev/trawler/internal/render"
 	"github.com/trawlerdev/trawler/internal/robots"
 	"github.com/trawlerdev/trawler/internal/store"
@@ -28,7 +28,7 @@ import (
 // next start is past the deadline, the page's same-host requests stop.
 type pagePolicy struct {
 	r       *Stage
-	ci      *admit.Crawl
+	ci      *policy.Crawl
 	j       store.RenderJob
 	page    string // the page's URL as requested
 	scheme  string
@@ -40,7 +40,7 @@ type pagePolicy struct {
 	stopped string        // under fetchMu: why the page's same-host requests stop ("": they don't)
 }
 
-func (r *Stage) newPagePolicy(ctx context.Context, ci *admit.Crawl, j store.RenderJob, pu *url.URL, body []byte) (*pagePolicy, error) {
+func (r *Stage) newPagePolicy(ctx context.Context, ci *policy.Crawl, j store.RenderJob, pu *url.URL, body []byte) (*pagePolicy, error) {
 	spec := ci.Spec
 	cached, err := r.Hosts.HostRobots(ctx, j.Host, pu.Scheme)
 	if err != nil {

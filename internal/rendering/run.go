@@ -153,7 +153,7 @@ func (r *Stage) renderOne(ctx context.Context, j store.RenderJob, owner string) 
 	parsed, err := parse.Parse([]byte(out.DOM), "text/html; charset=utf-8", pu, spec.MaxOutlinks*4, ci.Token)
 	admitted := 0
 	if err == nil && !parsed.Binary && !parsed.Meta.NoFollow && !robots.ParseList(j.RobotsTag).NoFollow {
-		found := r.Crawls.Discover(ci, parsed.Base, admit.From{Depth: j.Depth + 1, Source: crawl.SourceLink}, spec.MaxOutlinks)
+		found := admit.Discover(r.Crawls, ci, parsed.Base, admit.From{Depth: j.Depth + 1, Source: crawl.SourceLink}, spec.MaxOutlinks)
 		for _, l := range parsed.Links {
 			found.Add(admit.Found{Href: l.Href, NoFollow: l.NoFollow})
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/trawlerdev/trawler/internal/fetch"
 	"github.com/trawlerdev/trawler/internal/hooks"
 	"github.com/trawlerdev/trawler/internal/pacing"
+	"github.com/trawlerdev/trawler/internal/policy"
 	"github.com/trawlerdev/trawler/internal/render"
 	"github.com/trawlerdev/trawler/internal/store"
 )
@@ -54,9 +55,9 @@ type Stage struct {
 	Hosts   Hosts       // the hosts' robots.txt and Crawl-delay
 	Clock   clock.Clock // the clock the store converts bookings with
 	Browser Browser
-	Crawls  *admit.Crawls
+	Crawls  *policy.Crawls
 	// Admit admits the rendered DOM's links (the one admission path).
-	Admit func(ctx context.Context, ci *admit.Crawl, d *admit.Discovery) (admit.AdmitStats, error)
+	Admit func(ctx context.Context, ci *policy.Crawl, d *admit.Discovery) (admit.AdmitStats, error)
 	// Body reads a page's capture by reference, limit bytes at most.
 	Body func(ctx context.Context, key string, limit int64) ([]byte, error)
 	// StoreDOM stores a rendered DOM and returns its reference and the wait for it to be stored.

@@ -18,6 +18,7 @@ import (
 	"github.com/trawlerdev/trawler/internal/fetch"
 	"github.com/trawlerdev/trawler/internal/netguard"
 	"github.com/trawlerdev/trawler/internal/pacing"
+	"github.com/trawlerdev/trawler/internal/policy"
 	"github.com/trawlerdev/trawler/internal/render"
 	"github.com/trawlerdev/trawler/internal/store"
 	"github.com/trawlerdev/trawler/internal/urlnorm"
@@ -185,11 +186,11 @@ func newFixture(t *testing.T, site http.HandlerFunc) *fixture {
 	}))
 	t.Cleanup(srv.Close)
 	dialer := netguard.New(netguard.Options{ConnectTo: []config.ConnectRule{{Pattern: "site.test", Address: srv.Listener.Addr().String()}}})
-	crawls := &admit.Crawls{Norm: urlnorm.New(urlnorm.Default()), DefaultUserAgent: "TrawlerBot/1.0"}
+	crawls := &policy.Crawls{Norm: urlnorm.New(urlnorm.Default()), DefaultUserAgent: "TrawlerBot/1.0"}
 	crawls.Put("c", crawl.Spec{Name: "c", Seeds: []string{"http://site.test/"}, Scope: crawl.ScopeDomain,
 		Delay: crawl.Duration(100 * time.Millisecond)}.WithDefaults())
 	f.stage = &Stage{Store: f.st, Hosts: f.st, Schedule: &pacing.Schedule{Store: f.st}, Browser: f.browser, Crawls: crawls, Client: fetch.New(fetch.Options{Dialer: dialer}),
-		Admit: func(_ context.Context, _ *admit.Crawl, d *admit.Discovery) (admit.AdmitStats, error) {
+		Admit: func(_ context.Context, _ *policy.Crawl, d *admit.Discovery) (admit.AdmitStats, error) {
 			f.mu.Lock()
 			defer f.mu.Unlock()
 			for _, c := range d.Cands {

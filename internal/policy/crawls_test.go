@@ -1,7 +1,6 @@
-package admit
+package policy
 
 import (
-	"slices"
 	"testing"
 
 	"github.com/trawlerdev/trawler/internal/crawl"
@@ -12,7 +11,7 @@ import (
 // http://host:6379/ or :22 is refused at admission, whatever its address.
 func TestAdmissionRefusesPortsNotAllowed(t *testing.T) {
 	c := &Crawls{Norm: urlnorm.New(urlnorm.Default()), Ports: []int{80, 443}}
-	ci := c.build("c", crawl.Spec{Seeds: []string{"http://a.test/"}, Scope: crawl.ScopeAny}.WithDefaults())
+	ci := c.Compile("c", crawl.Spec{Seeds: []string{"http://a.test/"}, Scope: crawl.ScopeAny}.WithDefaults())
 	for raw, want := range map[string]string{
 		"http://a.test/": "", "https://a.test/x": "", "http://a.test:443/": "", "https://a.test:80/": "",
 		"http://a.test:6379/": RejectPort, "https://a.test:22/": RejectPort, "http://[2001:4860::8888]:8080/": RejectPort,
@@ -26,27 +25,8 @@ func TestAdmissionRefusesPortsNotAllowed(t *testing.T) {
 		}
 	}
 	open := &Crawls{Norm: c.Norm} // no list: any port
-	if got := open.build("c", crawl.Spec{Seeds: []string{"http://a.test/"}, Scope: crawl.ScopeAny}.WithDefaults()).Admissible(open.Candidate("http://a.test:8080/", 0, 0, crawl.SourceLink)); got != "" {
+	if got := open.Compile("c", crawl.Spec{Seeds: []string{"http://a.test/"}, Scope: crawl.ScopeAny}.WithDefaults()).Admissible(open.Candidate("http://a.test:8080/", 0, 0, crawl.SourceLink)); got != "" {
 		t.Errorf("no port list: %q", got)
-	}
-}
-
-// A crawl's seeds are checked before it starts as its start would check them: malformed ones,
-// hosts the crawl denies and ports not allowed are refused with their reasons, the others kept in order.
-func TestCheckSeedsAsTheStartWould(t *testing.T) {
-	c := &Crawls{Norm: urlnorm.New(urlnorm.Default()), Ports: []int{80, 443}}
-	spec := crawl.Spec{Scope: crawl.ScopeAny, DenyHosts: []string{"bad.test"},
-		Seeds: []string{"http://a.test/", "ftp://a.test/", "http://www.bad.test/", "http://b.test:6379/", "https://b.test/x"}}.WithDefaults()
-	good, invalid := c.CheckSeeds(spec)
-	if want := []string{"http://a.test/", "https://b.test/x"}; !slices.Equal(good, want) {
-		t.Errorf("good seeds %v, want %v", good, want)
-	}
-	reasons := map[string]string{}
-	for _, e := range invalid {
-		reasons[e.Seed] = e.Reason
-	}
-	if len(invalid) != 3 || reasons["http://www.bad.test/"] != RejectScope || reasons["http://b.test:6379/"] != RejectPort || reasons["ftp://a.test/"] == "" {
-		t.Errorf("refused %+v", invalid)
 	}
 }
 
@@ -54,7 +34,7 @@ func TestCheckSeedsAsTheStartWould(t *testing.T) {
 // other schemes are not followed; a host out of scope is, but without the crawl's headers.
 func TestARobotsHopIsJudgedAndStrippedOutOfScope(t *testing.T) {
 	c := &Crawls{Norm: urlnorm.New(urlnorm.Default()), Ports: []int{80, 443}}
-	ci := c.build("c", crawl.Spec{Seeds: []string{"http://a.test/"}, Scope: crawl.ScopeHost, DenyHosts: []string{"evil.test"},
+	ci := c.Compile("c", crawl.Spec{Seeds: []string{"http://a.test/"}, Scope: crawl.ScopeHost, DenyHosts: []string{"evil.test"},
 		DenyPatterns: []string{`/private-robots`}}.WithDefaults())
 	for raw, want := range map[string]struct {
 		why string
