@@ -80,6 +80,18 @@ const (
 	CrawlDone    CrawlState = "done"
 )
 
+// URLState is a URL's state in a crawl's frontier as Postgres keeps it (urls.state).
+type URLState string
+
+const (
+	URLQueued  URLState = "queued"  // due at next_fetch_at (new, a retry, a recrawl)
+	URLClaimed URLState = "claimed" // leased by a host workflow's fetch lease
+	URLFetched URLState = "fetched" // stored; HTML awaiting processing
+	URLDone    URLState = "done"    // nothing more to do
+	URLSkipped URLState = "skipped" // not fetched, for its skip reason
+	URLDead    URLState = "dead"    // failed for good: dead-lettered
+)
+
 // Source says how a URL entered the frontier.
 type Source string
 

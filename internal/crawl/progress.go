@@ -7,21 +7,21 @@ import "time"
 // `trawler status`, and served by GET /api/v1/stats, which adds what costs a scan
 // (Duplicates, NearDuplicates, RobotsBlocked, Throughput).
 type CrawlProgress struct {
-	CrawlID    string         `json:"crawlId"`
-	State      CrawlState     `json:"state"`
-	Admitted   int64          `json:"admitted"` // URLs admitted to the frontier
-	Fetched    int64          `json:"fetched"`  // URLs fetched at least once
-	Pages      int64          `json:"pages"`    // documents stored
-	Errors     int64          `json:"errors"`   // fetches that failed (network, 5xx, 429)
-	Dead       int64          `json:"dead"`     // dead-lettered URLs
-	Pending    int64          `json:"pending"`  // queued + claimed + fetched-not-processed + renders waiting
-	Renders    int64          `json:"renders,omitempty"`
-	Hosts      int64          `json:"hosts"`                   // hosts with admitted URLs
-	Bytes      int64          `json:"bytes"`                   // body bytes fetched
-	ErrorClass map[string]int `json:"errorsByClass,omitempty"` // failed fetches: 5xx, 429, 408, network, timeout
-	ByState    map[string]int `json:"byState"`                 // URLs by state (queued, claimed, fetched, done, …)
-	Skipped    map[string]int `json:"skipped"`                 // by reason
-	Rejected   map[string]int `json:"rejected,omitempty"`      // links refused at admission, by reason
+	CrawlID    string           `json:"crawlId"`
+	State      CrawlState       `json:"state"`
+	Admitted   int64            `json:"admitted"` // URLs admitted to the frontier
+	Fetched    int64            `json:"fetched"`  // URLs fetched at least once
+	Pages      int64            `json:"pages"`    // documents stored
+	Errors     int64            `json:"errors"`   // fetches that failed (network, 5xx, 429)
+	Dead       int64            `json:"dead"`     // dead-lettered URLs
+	Pending    int64            `json:"pending"`  // queued + claimed + fetched-not-processed + renders waiting
+	Renders    int64            `json:"renders,omitempty"`
+	Hosts      int64            `json:"hosts"`                   // hosts with admitted URLs
+	Bytes      int64            `json:"bytes"`                   // body bytes fetched
+	ErrorClass map[string]int   `json:"errorsByClass,omitempty"` // failed fetches: 5xx, 429, 408, network, timeout
+	ByState    map[URLState]int `json:"byState"`                 // URLs by state (queued, claimed, fetched, done, …)
+	Skipped    map[string]int   `json:"skipped"`                 // by reason
+	Rejected   map[string]int   `json:"rejected,omitempty"`      // links refused at admission, by reason
 	// PagesPerSec is the average fetch rate from the first fetch to the last (AvgPagesPerSec).
 	PagesPerSec float64    `json:"pagesPerSec"`
 	FirstFetch  *time.Time `json:"firstFetch,omitempty"`
@@ -68,10 +68,10 @@ type Waiting struct {
 
 // HeldURL is a URL a crawl's end waits on.
 type HeldURL struct {
-	URL    string  `json:"url"`
-	State  string  `json:"state"`        // claimed or fetched
-	By     string  `json:"by,omitempty"` // the claim's owner: a fetch lease, a processing child
-	SinceS float64 `json:"sinceS"`       // seconds since it entered the state
+	URL    string   `json:"url"`
+	State  URLState `json:"state"`        // claimed or fetched
+	By     string   `json:"by,omitempty"` // the claim's owner: a fetch lease, a processing child
+	SinceS float64  `json:"sinceS"`       // seconds since it entered the state
 }
 
 // Throughput is a crawl's fetch rate in pages per second.

@@ -151,7 +151,8 @@ func (s *stack) dumpPending() {
 
 // urlRow is a URL of a crawl with its document, if it has one.
 type urlRow struct {
-	state, skip, lastErr   string
+	state                  crawl.URLState
+	skip, lastErr          string
 	priority               float32
 	hasDoc, noindex        bool
 	title, textKey, signal string

@@ -12,7 +12,6 @@ import (
 
 	"github.com/trawlerdev/trawler/internal/api"
 	"github.com/trawlerdev/trawler/internal/crawl"
-	"github.com/trawlerdev/trawler/internal/store"
 	"github.com/trawlerdev/trawler/internal/testweb"
 )
 
@@ -38,7 +37,7 @@ func TestRobotsSignalsPerSchemeHeaderAndMeta(t *testing.T) {
 	// robots.txt per scheme.
 	for scheme, path := range testweb.SignalsBlocked {
 		other := map[string]string{"http": "https", "https": "http"}[scheme]
-		if r := urls[scheme+"://signals.test"+path]; r.state != store.StateSkipped || !strings.HasPrefix(r.skip, "robots.txt") {
+		if r := urls[scheme+"://signals.test"+path]; r.state != crawl.URLSkipped || !strings.HasPrefix(r.skip, "robots.txt") {
 			t.Errorf("%s://signals.test%s: %s %q, want skipped by robots.txt", scheme, path, r.state, r.skip)
 		}
 		if r := urls[other+"://signals.test"+path]; !r.hasDoc {

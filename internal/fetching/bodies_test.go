@@ -48,7 +48,7 @@ func TestAnUnchangedRecrawlKeepsItsBody(t *testing.T) {
 	f.st.queue = append(f.st.queue,
 		crawl.Claimed{CrawlID: "c", Hash: []byte("http://site.test/same"), URL: "http://site.test/same", FetchCount: 1, ContentHash: same[:], BodyKey: "prev#0+9"},
 		crawl.Claimed{CrawlID: "c", Hash: []byte("http://site.test/new"), URL: "http://site.test/new", FetchCount: 1, ContentHash: same[:], BodyKey: "prev#0+9"})
-	f.st.states["http://site.test/same"], f.st.states["http://site.test/new"] = store.StateQueued, store.StateQueued
+	f.st.states["http://site.test/same"], f.st.states["http://site.test/new"] = crawl.URLQueued, crawl.URLQueued
 	f.lease(t, 10*time.Millisecond, LeaseResult{}, 1)
 
 	if o, _ := f.st.outcome("http://site.test/same"); o.BodyKey != "prev#0+9" {

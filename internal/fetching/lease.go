@@ -80,7 +80,7 @@ func (f *Stage) Lease(ctx context.Context, in LeaseInput, resumed LeaseResult, a
 				continue
 			}
 			o := store.FetchOutcome{CrawlID: u.CrawlID, Hash: u.Hash, URL: u.URL, Attempts: u.Attempts,
-				State: store.StateSkipped, SkipReason: "blocked address", Err: why}
+				State: crawl.URLSkipped, SkipReason: "blocked address", Err: why}
 			if err := f.record(ctx, in.Host, o); err != nil {
 				return b.result(), err
 			}
@@ -219,7 +219,7 @@ func (f *Stage) Lease(ctx context.Context, in LeaseInput, resumed LeaseResult, a
 			// an attempt of this lease that died fetched it already (its page waits for the
 			// crawl's processing). Read with the slot's booking, in the same round trip.
 			state, crawlState := slot.URLState, slot.CrawlState
-			if state == store.StateClaimed && crawlState == crawl.CrawlPaused {
+			if state == crawl.URLClaimed && crawlState == crawl.CrawlPaused {
 				// Paused since the claim: this and the crawl's other URLs of the lease go back
 				// to the queue now, not one slot at a time.
 				b.endRequest()
@@ -229,7 +229,7 @@ func (f *Stage) Lease(ctx context.Context, in LeaseInput, resumed LeaseResult, a
 				}
 				continue
 			}
-			if state != store.StateClaimed {
+			if state != crawl.URLClaimed {
 				b.endRequest()
 				<-sem
 				b.finish(ctx, i)
@@ -241,7 +241,7 @@ func (f *Stage) Lease(ctx context.Context, in LeaseInput, resumed LeaseResult, a
 			if err := f.record(ctx, in.Host, o); err != nil {
 				return b.wait(sem, errs, err)
 			}
-			if o.State == store.StateSkipped && strings.HasPrefix(o.SkipReason, "robots.txt") {
+			if o.State == crawl.URLSkipped && strings.HasPrefix(o.SkipReason, "robots.txt") {
 				f.Hooks.Count.Add(metrics.RobotsBlocked, 1)
 			}
 			b.note(o)

@@ -88,17 +88,17 @@ type URLOutcome struct {
 
 // outcomeOf says what became of a URL in a few words.
 func outcomeOf(o store.FetchOutcome) URLOutcome {
-	v := o.State
+	v := string(o.State)
 	switch {
-	case o.State == store.StateFetched:
+	case o.State == crawl.URLFetched:
 		v = "fetched: to processing"
-	case o.State == store.StateSkipped:
+	case o.State == crawl.URLSkipped:
 		v = "skipped: " + o.SkipReason
-	case o.State == store.StateQueued && o.Err != "":
+	case o.State == crawl.URLQueued && o.Err != "":
 		v = "retry: " + o.Err
-	case o.State == store.StateQueued:
+	case o.State == crawl.URLQueued:
 		v = "recrawl"
-	case o.State == store.StateDead:
+	case o.State == crawl.URLDead:
 		v = "dead: " + o.Err
 	}
 	if o.Note != "" {

@@ -30,10 +30,10 @@ import (
 // URL states.
 type fakeStore struct {
 	mu       sync.Mutex
-	queue    []crawl.Claimed      // due, unclaimed
-	states   map[string]string    // URL → state
-	claims   map[string][]string  // owner → URLs claimed
-	next     map[string]time.Time // each schedule's next free start, by the key it is booked on
+	queue    []crawl.Claimed           // due, unclaimed
+	states   map[string]crawl.URLState // URL → state
+	claims   map[string][]string       // owner → URLs claimed
+	next     map[string]time.Time      // each schedule's next free start, by the key it is booked on
 	robots   map[string]*store.Robots
 	outcomes []store.FetchOutcome
 	deferred time.Time
@@ -47,10 +47,10 @@ type fakeStore struct {
 }
 
 func newFakeStore(urls ...string) *fakeStore {
-	s := &fakeStore{states: map[string]string{}, claims: map[string][]string{}, robots: map[string]*store.Robots{}, next: map[string]time.Time{}}
+	s := &fakeStore{states: map[string]crawl.URLState{}, claims: map[string][]string{}, robots: map[string]*store.Robots{}, next: map[string]time.Time{}}
 	for _, u := range urls {
 		s.queue = append(s.queue, crawl.Claimed{CrawlID: "c", Hash: []byte(u), URL: u})
-		s.states[u] = store.StateQueued
+		s.states[u] = crawl.URLQueued
 	}
 	return s
 }
@@ -70,7 +70,7 @@ func (s *fakeStore) ClaimAs(_ context.Context, host, owner string, limit int, _ 
 	}
 	s.queue = rest
 	for _, u := range got {
-		s.states[u.URL] = store.StateClaimed
+		s.states[u.URL] = crawl.URLClaimed
 		s.claims[owner] = append(s.claims[owner], u.URL)
 	}
 	return got, nil, nil
@@ -85,8 +85,8 @@ func (s *fakeStore) Release(_ context.Context, claims []crawl.Claimed) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, u := range claims {
-		if s.states[u.URL] == store.StateClaimed {
-			s.states[u.URL] = store.StateQueued
+		if s.states[u.URL] == crawl.URLClaimed {
+			s.states[u.URL] = crawl.URLQueued
 			s.queue = append(s.queue, u)
 		}
 	}
@@ -386,7 +386,7 @@ func TestALeaseFetchesItsChunkPacedByTheDelay(t *testing.T) {
 	}
 	for _, u := range pages(4) {
 		o, n := f.st.outcome(u)
-		if n != 1 || o.Status != 200 || o.State != store.StateFetched || f.bodies[o.BodyKey] == "" {
+		if n != 1 || o.Status != 200 || o.State != crawl.URLFetched || f.bodies[o.BodyKey] == "" {
 			t.Errorf("%s: %d outcomes, last status %d, state %q, body %q; want one 200, fetched (for processing), its body stored",
 				u, n, o.Status, o.State, o.BodyKey)
 		}
@@ -418,7 +418,7 @@ func TestRobotsTxtSkipsAndPaces(t *testing.T) {
 	if want := []string{"/robots.txt", "/p0", "/p2"}; !slices.Equal(paths, want) {
 		t.Fatalf("requests %v; want %v (p1 is disallowed)", paths, want)
 	}
-	if o, _ := f.st.outcome("http://site.test/p1"); o.State != store.StateSkipped || !strings.HasPrefix(o.SkipReason, "robots.txt") {
+	if o, _ := f.st.outcome("http://site.test/p1"); o.State != crawl.URLSkipped || !strings.HasPrefix(o.SkipReason, "robots.txt") {
 		t.Errorf("p1: state %q, reason %q; want skipped by robots.txt", o.State, o.SkipReason)
 	}
 	if gap := arrivals[2].Sub(arrivals[1]); gap < 400*time.Millisecond {
@@ -452,12 +452,12 @@ func TestRetryAfterDefersTheHostAndReleasesTheRest(t *testing.T) {
 		t.Errorf("deferred until %s (store: %s); want about 120 s from the start", res.DeferUntil, f.st.deferred)
 	}
 	for _, u := range []string{"http://site.test/p2", "http://site.test/p3"} {
-		if o, _ := f.st.outcome(u); o.State != store.StateQueued || o.NextFetchAt.Before(res.DeferUntil) || o.Attempts != 0 || o.Status != 0 {
+		if o, _ := f.st.outcome(u); o.State != crawl.URLQueued || o.NextFetchAt.Before(res.DeferUntil) || o.Attempts != 0 || o.Status != 0 {
 			t.Errorf("%s: state %q, next fetch %s, attempts %d, status %d; want queued for after %s, no attempt, no answer",
 				u, o.State, o.NextFetchAt, o.Attempts, o.Status, res.DeferUntil)
 		}
 	}
-	if o, _ := f.st.outcome("http://site.test/p1"); o.State != store.StateQueued || o.Status != 503 || !o.NextFetchAt.After(before.Add(110*time.Second)) {
+	if o, _ := f.st.outcome("http://site.test/p1"); o.State != crawl.URLQueued || o.Status != 503 || !o.NextFetchAt.After(before.Add(110*time.Second)) {
 		t.Errorf("p1: state %q, status %d, next fetch %s; want a 503 queued for after the Retry-After", o.State, o.Status, o.NextFetchAt)
 	}
 }
@@ -471,9 +471,9 @@ func TestARetriedLeaseResumesWithoutRefetching(t *testing.T) {
 	claimed := []crawl.Claimed{}
 	for _, u := range pages(3) {
 		claimed = append(claimed, crawl.Claimed{CrawlID: "c", Hash: []byte(u), URL: u})
-		f.st.states[u] = store.StateClaimed
+		f.st.states[u] = crawl.URLClaimed
 	}
-	f.st.states[pages(3)[0]] = store.StateFetched // the dead attempt fetched it
+	f.st.states[pages(3)[0]] = crawl.URLFetched // the dead attempt fetched it
 	f.st.robots["http"] = &store.Robots{Status: 404, FetchedAt: time.Now(), ExpiresAt: time.Now().Add(time.Hour)}
 	resumed := LeaseResult{Chunk: claimed, Finished: []bool{true, false, false}, Done: 1, Fetched: 1, Requests: 1}
 	began := time.Now()
@@ -510,7 +510,7 @@ func TestARedirectTargetIsAdmittedNotFollowed(t *testing.T) {
 	if !slices.Equal(f.admitted, []string{"http://site.test/moved/here"}) {
 		t.Errorf("admitted %v; want the redirect target", f.admitted)
 	}
-	if o, _ := f.st.outcome("http://site.test/p0"); o.Status != 301 || o.State != store.StateDone {
+	if o, _ := f.st.outcome("http://site.test/p0"); o.Status != 301 || o.State != crawl.URLDone {
 		t.Errorf("p0: status %d, state %q; want 301, done", o.Status, o.State)
 	}
 }
@@ -533,7 +533,7 @@ func TestARefusedHostIsNotRequested(t *testing.T) {
 	if paths, _ := f.site.seen(); len(paths) != 0 {
 		t.Errorf("requests %v to a refused host", paths)
 	}
-	if o, n := f.st.outcome(u); n != 1 || o.State != store.StateSkipped || o.SkipReason != "blocked address" {
+	if o, n := f.st.outcome(u); n != 1 || o.State != crawl.URLSkipped || o.SkipReason != "blocked address" {
 		t.Errorf("%s: %d outcomes, last state %q, reason %q; want one, skipped as a blocked address", u, n, o.State, o.SkipReason)
 	}
 	if res.Skipped != 1 || res.Requests != 0 {

@@ -59,11 +59,11 @@ func classify(status int) answer {
 
 // retryAfterFailure is a failed URL's next state after its attempts-th failure at start: dead
 // at the spec's MaxAttempts, else queued after the backoff, and no sooner than deferUntil.
-func retryAfterFailure(spec crawl.Spec, attempts int, start, deferUntil time.Time) (string, time.Time) {
+func retryAfterFailure(spec crawl.Spec, attempts int, start, deferUntil time.Time) (crawl.URLState, time.Time) {
 	if attempts >= spec.MaxAttempts {
-		return store.StateDead, time.Time{}
+		return crawl.URLDead, time.Time{}
 	}
-	return store.StateQueued, clock.Later(start.Add(backoff(spec.RetryBase.D(), attempts)), deferUntil)
+	return crawl.URLQueued, clock.Later(start.Add(backoff(spec.RetryBase.D(), attempts)), deferUntil)
 }
 
 // fetchOne requests one URL (its slot started at start) and decides what becomes of it. An
@@ -80,9 +80,9 @@ func (f *Stage) fetchOne(ctx context.Context, ci *policy.Crawl, u crawl.Claimed,
 	// schedule finishes the URL, or queues its recrawl after an interval adapted to what this
 	// fetch found (crawl.Recrawl).
 	schedule := func(change crawl.Change) {
-		o.State = store.StateDone
+		o.State = crawl.URLDone
 		if next := spec.Recrawl.Next(seconds(u.RecrawlS), change, seconds(u.HintS)); next > 0 {
-			o.State, o.NextFetchAt, o.RecrawlS = store.StateQueued, start.Add(next), int(next/time.Second)
+			o.State, o.NextFetchAt, o.RecrawlS = crawl.URLQueued, start.Add(next), int(next/time.Second)
 		}
 	}
 	retry := func(why string, deferUntil time.Time) {
@@ -93,7 +93,7 @@ func (f *Stage) fetchOne(ctx context.Context, ci *policy.Crawl, u crawl.Claimed,
 	}
 	if err != nil {
 		if errors.Is(err, netguard.ErrBlocked) {
-			o.FetchKey, o.State, o.SkipReason, o.Err = "", store.StateSkipped, "blocked address", err.Error()
+			o.FetchKey, o.State, o.SkipReason, o.Err = "", crawl.URLSkipped, "blocked address", err.Error()
 			eff.skipped = 1
 			return o, eff, nil
 		}
@@ -154,7 +154,7 @@ func (f *Stage) fetchOne(ctx context.Context, ci *policy.Crawl, u crawl.Claimed,
 			f.Hooks.Count.Add(metrics.NotRead, 1, "type", typeFamily(resp.ContentType, resp.Body))
 		}
 		if kind.Read() && change != crawl.Unchanged {
-			o.State = store.StateFetched // the crawl's processing claims it
+			o.State = crawl.URLFetched // the crawl's processing claims it
 			return o, eff, nil
 		}
 		schedule(change) // not read, or the same bytes as last time: its document stands
@@ -165,7 +165,7 @@ func (f *Stage) fetchOne(ctx context.Context, ci *policy.Crawl, u crawl.Claimed,
 		schedule(crawl.Unchanged)
 	case answerRedirect:
 		eff.succeeded = true
-		o.State = store.StateDone // a redirect's own URL is not recrawled; its target is
+		o.State = crawl.URLDone // a redirect's own URL is not recrawled; its target is
 		if o.Note, err = f.followRedirect(ctx, ci, u, resp.Location); err != nil {
 			return o, eff, err
 		}
@@ -193,7 +193,7 @@ func (f *Stage) fetchOne(ctx context.Context, ci *policy.Crawl, u crawl.Claimed,
 		}
 		o.GoneCount = u.GoneCount + 1
 		if o.GoneCount >= spec.Recrawl.GoneAfter { // gone for good: no more recrawls
-			o.State = store.StateDone
+			o.State = crawl.URLDone
 			break
 		}
 		schedule(crawl.Unchanged)
@@ -247,7 +247,7 @@ func (f *Stage) record(ctx context.Context, host string, o store.FetchOutcome) e
 	f.Hooks.log().Warn("outcome not storable: skipping the URL", "crawl", o.CrawlID, "url", o.URL, "error", err)
 	f.Hooks.Count.Add(metrics.Unstorable, 1)
 	bare := store.FetchOutcome{CrawlID: o.CrawlID, Hash: o.Hash, URL: o.URL, FetchKey: o.FetchKey, FetchedAt: o.FetchedAt,
-		Status: o.Status, Duration: o.Duration, Attempts: o.Attempts, State: store.StateSkipped, SkipReason: "unstorable response",
+		Status: o.Status, Duration: o.Duration, Attempts: o.Attempts, State: crawl.URLSkipped, SkipReason: "unstorable response",
 		Err: err.Error()}
 	_, err = f.Fetches.RecordFetch(ctx, host, bare)
 	return err

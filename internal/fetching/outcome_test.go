@@ -9,7 +9,6 @@ import (
 	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/policy"
-	"github.com/trawlerdev/trawler/internal/store"
 	"github.com/trawlerdev/trawler/internal/urlnorm"
 )
 
@@ -34,7 +33,7 @@ func TestRetryAfterFailure(t *testing.T) {
 	for attempts, wait := range map[int]time.Duration{1: 30 * time.Second, 2: time.Minute, 3: 2 * time.Minute} {
 		for range 20 {
 			state, next := retryAfterFailure(spec, attempts, start, time.Time{})
-			if d := next.Sub(start); state != store.StateQueued || d < wait*8/10 || d > wait*12/10 {
+			if d := next.Sub(start); state != crawl.URLQueued || d < wait*8/10 || d > wait*12/10 {
 				t.Fatalf("after failure %d: %s at +%v, want queued at +%v ±20%%", attempts, state, d, wait)
 			}
 		}
@@ -43,7 +42,7 @@ func TestRetryAfterFailure(t *testing.T) {
 	if _, next := retryAfterFailure(spec, 1, start, later); !next.Equal(later) {
 		t.Errorf("a Retry-After an hour away: next at %v", next)
 	}
-	if state, _ := retryAfterFailure(spec, 4, start, time.Time{}); state != store.StateDead {
+	if state, _ := retryAfterFailure(spec, 4, start, time.Time{}); state != crawl.URLDead {
 		t.Errorf("the fourth failure of four: %s, want dead", state)
 	}
 }

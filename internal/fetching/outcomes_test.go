@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/store"
 )
 
@@ -40,7 +41,7 @@ func TestALeaseResultTellsEachURLsOutcome(t *testing.T) {
 	// A long lease keeps the newest MaxOutcomes.
 	b := &leaseRun{}
 	for i := range MaxOutcomes + 5 {
-		b.note(store.FetchOutcome{URL: "http://site.test/x", State: store.StateDone, Duration: time.Duration(i) * time.Millisecond})
+		b.note(store.FetchOutcome{URL: "http://site.test/x", State: crawl.URLDone, Duration: time.Duration(i) * time.Millisecond})
 	}
 	if len(b.res.Outcomes) != MaxOutcomes || b.res.OutcomesDropped != 5 || b.res.Outcomes[MaxOutcomes-1].MS != int64(MaxOutcomes+4) {
 		t.Errorf("%d outcomes kept, %d dropped", len(b.res.Outcomes), b.res.OutcomesDropped)

@@ -81,20 +81,20 @@ func (b *leaseRun) withoutRequest(ci *policy.Crawl, u crawl.Claimed, rules *robo
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if until := b.res.DeferUntil; !until.IsZero() && b.f.clock().Now().Before(until) {
-		o.State, o.NextFetchAt = store.StateQueued, until
+		o.State, o.NextFetchAt = crawl.URLQueued, until
 		b.res.Deferred++
 		return o, true
 	}
 	pu, err := url.Parse(u.URL)
 	if err != nil {
-		o.State, o.SkipReason = store.StateSkipped, "unparseable URL"
+		o.State, o.SkipReason = crawl.URLSkipped, "unparseable URL"
 		b.res.Skipped++
 		return o, true
 	}
 	if pacing.CrawlDelayOver(rules.CrawlDelay, ci.Spec.MaxCrawlDelay.D()) {
 		// The site asks for more time between requests than this crawl waits: skipped,
 		// never fetched faster than asked (a crawl with a higher cap still fetches it).
-		o.State, o.SkipReason = store.StateSkipped, crawl.SkipCrawlDelay
+		o.State, o.SkipReason = crawl.URLSkipped, crawl.SkipCrawlDelay
 		b.res.Skipped++
 		return o, true
 	}
@@ -115,12 +115,12 @@ func (b *leaseRun) withoutRequest(ci *policy.Crawl, u crawl.Claimed, rules *robo
 		b.res.LastError = why
 		return o, true
 	}
-	o.State, o.SkipReason = store.StateSkipped, "robots.txt"
+	o.State, o.SkipReason = crawl.URLSkipped, "robots.txt"
 	if rules.DisallowAll() { // unreachable robots.txt: wait for it, up to maxAttempts
 		o.Attempts++
 		o.Err = rules.Reason
 		if o.Attempts < ci.Spec.MaxAttempts {
-			o.State, o.SkipReason, o.NextFetchAt = store.StateQueued, "", b.f.clock().Now().Add(backoff(ci.Spec.RetryBase.D(), o.Attempts))
+			o.State, o.SkipReason, o.NextFetchAt = crawl.URLQueued, "", b.f.clock().Now().Add(backoff(ci.Spec.RetryBase.D(), o.Attempts))
 			b.res.Deferred++
 			return o, true
 		}

@@ -9,7 +9,6 @@ import (
 	"github.com/trawlerdev/trawler/internal/clock"
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/pacing"
-	"github.com/trawlerdev/trawler/internal/store"
 	"github.com/trawlerdev/trawler/internal/urlnorm"
 )
 
@@ -217,7 +216,7 @@ func (b *leaseRun) claimedNow(claimed []crawl.Claimed, epoch uint64) {
 	}
 	for _, u := range claimed {
 		b.window.States[pacing.WindowKey(pacing.URLKey{CrawlID: u.CrawlID, Hash: u.Hash})] =
-			pacing.WindowState{URL: store.StateClaimed, Crawl: crawl.CrawlRunning, At: now, Epoch: epoch}
+			pacing.WindowState{URL: crawl.URLClaimed, Crawl: crawl.CrawlRunning, At: now, Epoch: epoch}
 	}
 }
 

@@ -146,9 +146,9 @@ func (f *Stage) observe(o store.FetchOutcome) {
 		f.Hooks.time(metrics.FetchLatency, o.Duration)
 	}
 	switch {
-	case o.State == store.StateDead:
+	case o.State == crawl.URLDead:
 		f.Hooks.Count.Add(metrics.DeadLetters, 1)
-	case o.Err != "" && o.State == store.StateQueued:
+	case o.Err != "" && o.State == crawl.URLQueued:
 		f.Hooks.Count.Add(metrics.Retries, 1)
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/failpoint"
 	"github.com/trawlerdev/trawler/internal/metrics"
-	"github.com/trawlerdev/trawler/internal/store"
 )
 
 // StartCrawlInput creates a crawl and admits its seeds.
@@ -88,8 +87,8 @@ func (f *Frontier) Progress(ctx context.Context, crawlID string) (crawl.CrawlPro
 		return crawl.CrawlProgress{}, err
 	}
 	failpoint.Hit(failpoint.ProgressRead)
-	for _, state := range []string{store.StateQueued, store.StateClaimed, store.StateFetched} {
-		f.gauge(metrics.FrontierURLs, float64(p.ByState[state]), map[string]string{"crawl": crawlID, "state": state})
+	for _, state := range []crawl.URLState{crawl.URLQueued, crawl.URLClaimed, crawl.URLFetched} {
+		f.gauge(metrics.FrontierURLs, float64(p.ByState[state]), map[string]string{"crawl": crawlID, "state": string(state)})
 	}
 	tags := map[string]string{"crawl": crawlID}
 	f.gauge(metrics.ExpiredClaims, float64(p.Waiting.ExpiredClaims), tags)

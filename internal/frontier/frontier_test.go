@@ -157,7 +157,7 @@ func TestProgressSetsGaugesAndRate(t *testing.T) {
 	x := newFixture()
 	first, last := time.Unix(1000, 0), time.Unix(1010, 0)
 	x.st.progress = crawl.CrawlProgress{Fetched: 51, FirstFetch: &first, LastFetch: &last,
-		ByState: map[string]int{store.StateQueued: 7, store.StateFetched: 3}, Waiting: &crawl.Waiting{ExpiredClaims: 2}}
+		ByState: map[crawl.URLState]int{crawl.URLQueued: 7, crawl.URLFetched: 3}, Waiting: &crawl.Waiting{ExpiredClaims: 2}}
 	p, err := x.f.Progress(context.Background(), "c")
 	if err != nil {
 		t.Fatal(err)

@@ -16,7 +16,7 @@ type URLKey struct {
 // crawl's at booking time ("" when the URL is not in the frontier).
 type Slot struct {
 	Start      time.Time
-	URLState   string
+	URLState   crawl.URLState
 	CrawlState crawl.CrawlState
 }
 
@@ -37,7 +37,7 @@ type Window struct {
 // WindowState is a URL's state and its crawl's, and when they were read (on the local clock):
 // when its window was booked, or when the URL was claimed.
 type WindowState struct {
-	URL   string
+	URL   crawl.URLState
 	Crawl crawl.CrawlState
 	At    time.Time
 	Epoch uint64 // the ControlWatch's epoch before they were read

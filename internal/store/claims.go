@@ -186,7 +186,7 @@ func (agg Frontier) SeenRows(ctx context.Context) (pgx.Rows, error) {
 // URLState reads a URL's state and its crawl's: a batch checks the URL is still "claimed"
 // before each request (a stop or a block since the claim takes the URL back) and its crawl not
 // paused, and finds "fetched" when an earlier attempt of the batch already fetched it.
-func (agg Frontier) URLState(ctx context.Context, crawlID string, hash []byte) (state string, crawlState crawl.CrawlState, err error) {
+func (agg Frontier) URLState(ctx context.Context, crawlID string, hash []byte) (state crawl.URLState, crawlState crawl.CrawlState, err error) {
 	s := agg.s
 	err = s.pool.QueryRow(ctx, `SELECT u.state, c.state FROM urls u JOIN crawls c ON c.id = u.crawl_id
 		WHERE u.crawl_id = $1 AND u.url_hash = $2`, crawlID, hash).Scan(&state, &crawlState)

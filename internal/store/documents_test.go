@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/dedup"
 	"github.com/trawlerdev/trawler/internal/store"
 )
@@ -139,7 +140,7 @@ func TestProcessedPagesStayPendingUntilFinished(t *testing.T) {
 	recrawl := time.Now().Add(time.Hour)
 	for i, c := range []store.Candidate{a, b} {
 		if _, err := s.Fetches().RecordFetch(ctx, "a.test", store.FetchOutcome{CrawlID: "c", Hash: c.Hash, URL: c.URL, FetchKey: c.URL,
-			FetchedAt: time.Now(), Status: 200, BodyKey: "k", ContentType: "text/html", Bytes: 10, State: store.StateFetched}); err != nil {
+			FetchedAt: time.Now(), Status: 200, BodyKey: "k", ContentType: "text/html", Bytes: 10, State: crawl.URLFetched}); err != nil {
 			t.Fatal(err)
 		}
 		content := sha256.Sum256([]byte(c.URL))

@@ -10,16 +10,6 @@ import (
 	"github.com/trawlerdev/trawler/internal/crawl"
 )
 
-// URL states after a fetch attempt.
-const (
-	StateQueued  = "queued"  // retry later (NextFetchAt)
-	StateClaimed = "claimed" // leased by a host workflow's batch
-	StateFetched = "fetched" // stored; HTML awaiting processing
-	StateDone    = "done"    // nothing more to do
-	StateSkipped = "skipped" // not fetched, for SkipReason
-	StateDead    = "dead"    // failed for good: dead-lettered
-)
-
 // FetchOutcome is what happened to one claimed URL and what becomes of it.
 type FetchOutcome struct {
 	CrawlID string
@@ -46,7 +36,7 @@ type FetchOutcome struct {
 	Err          string // why the attempt failed, if it did
 	Note         string // what else to remember as the URL's last error (not a failure)
 
-	State       string
+	State       crawl.URLState
 	SkipReason  string
 	Attempts    int       // the URL's failed attempts so far
 	NextFetchAt time.Time // when State is queued
@@ -62,7 +52,7 @@ func (agg Fetches) RecordFetch(ctx context.Context, host string, o FetchOutcome)
 	o = textOutcome(o)
 	p := &groupedFetch{host: host, o: o}
 	var err error
-	if o.State != StateDead {
+	if o.State != crawl.URLDead {
 		err = recordFetches(ctx, s.pool, []*groupedFetch{p}) // the common case: one round trip
 	} else {
 		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {

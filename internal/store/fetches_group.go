@@ -5,6 +5,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/trawlerdev/trawler/internal/crawl"
 )
 
 // maxFetchGroup bounds the outcomes written in one round trip.
@@ -34,7 +36,7 @@ type groupedFetch struct {
 // itself: the group is then recorded one by one.
 func (agg Fetches) RecordFetchGrouped(ctx context.Context, host string, o FetchOutcome) (bool, error) {
 	s := agg.s
-	if o.State == StateDead { // its dead letter needs a transaction of its own
+	if o.State == crawl.URLDead { // its dead letter needs a transaction of its own
 		return s.Fetches().RecordFetch(ctx, host, o)
 	}
 	p := &groupedFetch{host: host, o: o, done: make(chan struct{})}

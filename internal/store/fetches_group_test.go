@@ -30,7 +30,7 @@ func TestGroupedOutcomesAreAllRecordedAndARefusedOneAlone(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			o := store.FetchOutcome{CrawlID: "c", Hash: c.Hash, URL: c.URL, FetchKey: c.URL, FetchedAt: time.Now(), Status: 200,
-				ContentType: "text/html", BodyKey: "bodies/x", ContentHash: c.Hash, State: store.StateFetched, Duration: time.Millisecond}
+				ContentType: "text/html", BodyKey: "bodies/x", ContentHash: c.Hash, State: crawl.URLFetched, Duration: time.Millisecond}
 			if i == 7 {
 				o.FetchedAt = time.Date(300000, 1, 1, 0, 0, 0, 0, time.UTC) // past Postgres's last timestamp
 			}
@@ -62,31 +62,31 @@ func TestGroupStatementRecordsWhatSingleOutcomesRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	paths := []string{"ok", "timeout", "robots", "gone", "changed", "unchanged"}
-	outcomes := func(crawl, hostSuffix string) ([]string, []store.FetchOutcome) {
+	outcomes := func(crawlID, hostSuffix string) ([]string, []store.FetchOutcome) {
 		at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 		yes, no := true, false
 		var hosts []string
 		var os []store.FetchOutcome
 		for i, p := range paths {
 			c := cand("http://h.test/"+p, "h.test", 1)
-			if _, err := s.Frontier().Admit(ctx, crawl, []store.Candidate{c}); err != nil {
+			if _, err := s.Frontier().Admit(ctx, crawlID, []store.Candidate{c}); err != nil {
 				t.Fatal(err)
 			}
-			o := store.FetchOutcome{CrawlID: crawl, Hash: c.Hash, URL: c.URL, FetchKey: crawl + "/" + p, FetchedAt: at.Add(time.Duration(i) * time.Second),
+			o := store.FetchOutcome{CrawlID: crawlID, Hash: c.Hash, URL: c.URL, FetchKey: crawlID + "/" + p, FetchedAt: at.Add(time.Duration(i) * time.Second),
 				Duration: 15 * time.Millisecond, RequestHead: "GET / HTTP/1.1\r\n", ResponseHead: "HTTP/1.1 200 OK\r\n",
 				NextFetchAt: at.Add(time.Hour)} // (none given is now: different on either side)
 			switch p {
 			case "ok":
 				o.Status, o.Bytes, o.ContentType, o.ContentHash, o.BodyKey, o.ETag, o.LastModified = 200, 1234, "text/html", []byte{1, 2}, "seg/1", `"e1"`, "Mon, 01 Jan 2026 00:00:00 GMT"
-				o.State, o.RecrawlS = store.StateFetched, 3600
+				o.State, o.RecrawlS = crawl.URLFetched, 3600
 			case "timeout":
-				o.Err, o.State, o.Attempts, o.NextFetchAt, o.ResponseHead = "timeout", store.StateQueued, 1, at.Add(time.Minute), ""
+				o.Err, o.State, o.Attempts, o.NextFetchAt, o.ResponseHead = "timeout", crawl.URLQueued, 1, at.Add(time.Minute), ""
 			case "robots":
-				o.FetchKey, o.State, o.SkipReason, o.RequestHead, o.ResponseHead = "", store.StateSkipped, "robots", "", ""
+				o.FetchKey, o.State, o.SkipReason, o.RequestHead, o.ResponseHead = "", crawl.URLSkipped, "robots", "", ""
 			case "gone":
-				o.Status, o.State, o.GoneCount, o.Note = 404, store.StateDone, 1, "not found"
+				o.Status, o.State, o.GoneCount, o.Note = 404, crawl.URLDone, 1, "not found"
 			case "changed", "unchanged":
-				o.Status, o.Bytes, o.ContentHash, o.State, o.Changed = 200, 10, []byte{9}, store.StateFetched, &yes
+				o.Status, o.Bytes, o.ContentHash, o.State, o.Changed = 200, 10, []byte{9}, crawl.URLFetched, &yes
 				if p == "unchanged" {
 					o.Changed, o.Status, o.ETag = &no, 200, `"e2"`
 				}

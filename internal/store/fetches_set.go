@@ -93,7 +93,7 @@ func recordFetches(ctx context.Context, q querier, batch []*groupedFetch) error 
 		status[i], durations[i], sizes[i], truncated[i] = int32(o.Status), o.Duration.Milliseconds(), o.Bytes, o.Truncated
 		types[i], contentHashes[i], bodies[i], finals[i], errs[i] = o.ContentType, o.ContentHash, o.BodyKey, o.FinalURL, o.Err
 		reqHeads[i], respHeads[i], changed[i] = []byte(o.RequestHead), []byte(o.ResponseHead), o.Changed
-		states[i], skips[i], attempts[i], nexts[i], lastErrs[i] = o.State, o.SkipReason, int32(o.Attempts), next, lastErr
+		states[i], skips[i], attempts[i], nexts[i], lastErrs[i] = string(o.State), o.SkipReason, int32(o.Attempts), next, lastErr
 		etags[i], lastMods[i], recrawl[i], gone[i], hosts[i], failed[i] = o.ETag, o.LastModified, int32(o.RecrawlS), int32(o.GoneCount), p.host, int32(fail)
 		tags[i], urls[i] = o.RobotsTag, o.URL
 	}

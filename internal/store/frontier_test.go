@@ -130,9 +130,9 @@ func TestRecordFetchIsIdempotentAndDeadLetters(t *testing.T) {
 	now := time.Now()
 	for attempt := 1; attempt <= 3; attempt++ {
 		o := store.FetchOutcome{CrawlID: "c", Hash: c.Hash, URL: c.URL, FetchKey: fmt.Sprintf("k%d", attempt), FetchedAt: now,
-			Status: 500, Err: "HTTP 500", Attempts: attempt, State: store.StateQueued, NextFetchAt: now}
+			Status: 500, Err: "HTTP 500", Attempts: attempt, State: crawl.URLQueued, NextFetchAt: now}
 		if attempt == 3 {
-			o.State = store.StateDead
+			o.State = crawl.URLDead
 		}
 		for run := 0; run < 2; run++ { // the activity ran twice
 			recorded, err := s.Fetches().RecordFetch(ctx, "a.test", o)
@@ -192,7 +192,7 @@ func TestStaleFetchedPagesAreHandedOutOncePerPeriod(t *testing.T) {
 	}
 	long := time.Now().Add(-time.Hour)
 	if _, err := s.Fetches().RecordFetch(ctx, "a.test", store.FetchOutcome{CrawlID: "c", Hash: c.Hash, URL: c.URL, FetchKey: "k",
-		FetchedAt: long, Status: 200, BodyKey: "bodies/x", ContentType: "text/html", Bytes: 10, State: store.StateFetched}); err != nil {
+		FetchedAt: long, Status: 200, BodyKey: "bodies/x", ContentType: "text/html", Bytes: 10, State: crawl.URLFetched}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Pool().Exec(ctx, `UPDATE urls SET updated_at = $1`, long); err != nil {
@@ -375,7 +375,7 @@ func TestProgressShowsWhatRecoveryWaitsOn(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := s.Fetches().RecordFetch(ctx, "a.test", store.FetchOutcome{CrawlID: "c", Hash: a.Hash, URL: a.URL, FetchKey: "k1",
-		FetchedAt: time.Now(), Status: 200, BodyKey: "bodies/a", ContentType: "text/html", Bytes: 5, State: store.StateFetched}); err != nil {
+		FetchedAt: time.Now(), Status: 200, BodyKey: "bodies/a", ContentType: "text/html", Bytes: 5, State: crawl.URLFetched}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Pool().Exec(ctx, `UPDATE urls SET updated_at = now() - interval '40 seconds' WHERE url_hash = $1`, a.Hash); err != nil {
@@ -390,14 +390,14 @@ func TestProgressShowsWhatRecoveryWaitsOn(t *testing.T) {
 		t.Errorf("waiting = %+v, want 2 expired claims and 1 page unprocessed for ~40 s", w)
 	}
 	// The held URLs are named, oldest first in each state, with their owner.
-	if len(w.Held) != 3 || w.Held[0].State != store.StateClaimed || w.Held[0].By != "host:r/1" ||
-		w.Held[2].URL != a.URL || w.Held[2].State != store.StateFetched || w.Held[2].SinceS < 39 {
+	if len(w.Held) != 3 || w.Held[0].State != crawl.URLClaimed || w.Held[0].By != "host:r/1" ||
+		w.Held[2].URL != a.URL || w.Held[2].State != crawl.URLFetched || w.Held[2].SinceS < 39 {
 		t.Errorf("held = %+v, want the two claims by host:r/1, then %s fetched ~40 s ago", w.Held, a.URL)
 	}
 	if err := s.Frontier().ReleaseOwned(ctx, "a.test", []string{"host:r/1"}); err != nil {
 		t.Fatal(err)
 	}
-	if p, _ := s.Crawls().CrawlProgress(ctx, "c"); p.ByState[store.StateQueued] != 2 || p.ByState[store.StateFetched] != 1 {
+	if p, _ := s.Crawls().CrawlProgress(ctx, "c"); p.ByState[crawl.URLQueued] != 2 || p.ByState[crawl.URLFetched] != 1 {
 		t.Errorf("after releasing the owner's claims: %v, want 2 queued and the fetched page left alone", p.ByState)
 	}
 	hosts, err := s.Frontier().QueuedHosts(ctx, "c", [][]byte{a.Hash, b.Hash})
@@ -420,8 +420,8 @@ func TestAdmitSkipsURLsOfRetiredHosts(t *testing.T) {
 	}
 	for _, c := range []struct {
 		cand store.Candidate
-		want string
-	}{{dead, "skipped"}, {live, "queued"}} {
+		want crawl.URLState
+	}{{dead, crawl.URLSkipped}, {live, crawl.URLQueued}} {
 		state, _, err := s.Frontier().URLState(ctx, "c", c.cand.Hash)
 		if err != nil || state != c.want {
 			t.Fatalf("%s: state %q (%v), want %q", c.cand.URL, state, err, c.want)
@@ -450,7 +450,7 @@ func TestSitemapLastModBringsARecrawlForward(t *testing.T) {
 	}
 	fetchedAt := time.Now().Add(-2 * time.Hour)
 	if _, err := s.Fetches().RecordFetch(ctx, "w.test", store.FetchOutcome{CrawlID: "c", Hash: c.Hash, URL: c.URL, FetchKey: "k1",
-		FetchedAt: fetchedAt, Status: 304, State: store.StateQueued, NextFetchAt: time.Now().Add(24 * time.Hour)}); err != nil {
+		FetchedAt: fetchedAt, Status: 304, State: crawl.URLQueued, NextFetchAt: time.Now().Add(24 * time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
 	if got, _, _ := s.Frontier().Claim(ctx, "w.test", 10, time.Minute, time.Now()); len(got) != 0 { // nothing due: the host waits

@@ -7,6 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/dedup"
 	"github.com/trawlerdev/trawler/internal/store"
 )
@@ -46,7 +47,7 @@ func TestWebBytesAreStored(t *testing.T) {
 	if _, err := s.Fetches().RecordFetch(ctx, "a.test", store.FetchOutcome{CrawlID: "c", Hash: a.Hash, URL: a.URL, FetchKey: "k1",
 		FetchedAt: time.Now(), Status: 200, ContentType: "text/html; charset=\xe9\x00", ETag: "\"\xff\"", LastModified: "\xfe",
 		ContentHash: content[:], BodyKey: "bodies/x", Bytes: 4, RequestHead: "GET / HTTP/1.1\r\n\r\n", ResponseHead: head,
-		Err: "", Note: "\x00", State: store.StateFetched}); err != nil {
+		Err: "", Note: "\x00", State: crawl.URLFetched}); err != nil {
 		t.Fatalf("header bytes >= 0x80: %v", err)
 	}
 	var stored []byte

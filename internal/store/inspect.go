@@ -48,22 +48,22 @@ func (agg Inspect) CrawlIDs(ctx context.Context) ([]string, error) {
 
 // URLRecord is one URL of a crawl as the frontier holds it.
 type URLRecord struct {
-	CrawlID       string       `json:"crawl"`
-	URL           string       `json:"url"`
-	Host          string       `json:"host"`
-	State         string       `json:"state"`
-	SkipReason    string       `json:"skipReason,omitempty"`
-	Source        crawl.Source `json:"source"`
-	Depth         int          `json:"depth"`
-	Priority      float32      `json:"priority"`
-	Attempts      int          `json:"attempts"`
-	FetchCount    int          `json:"fetchCount"`
-	NextFetchAt   *time.Time   `json:"nextFetchAt,omitempty"`
-	LastStatus    *int         `json:"lastStatus,omitempty"`
-	LastError     string       `json:"lastError,omitempty"`
-	RecrawlS      *int         `json:"recrawlIntervalSeconds,omitempty"`
-	ChangeCount   int          `json:"changes"`
-	UnchangedSeen int          `json:"unchanged"`
+	CrawlID       string         `json:"crawl"`
+	URL           string         `json:"url"`
+	Host          string         `json:"host"`
+	State         crawl.URLState `json:"state"`
+	SkipReason    string         `json:"skipReason,omitempty"`
+	Source        crawl.Source   `json:"source"`
+	Depth         int            `json:"depth"`
+	Priority      float32        `json:"priority"`
+	Attempts      int            `json:"attempts"`
+	FetchCount    int            `json:"fetchCount"`
+	NextFetchAt   *time.Time     `json:"nextFetchAt,omitempty"`
+	LastStatus    *int           `json:"lastStatus,omitempty"`
+	LastError     string         `json:"lastError,omitempty"`
+	RecrawlS      *int           `json:"recrawlIntervalSeconds,omitempty"`
+	ChangeCount   int            `json:"changes"`
+	UnchangedSeen int            `json:"unchanged"`
 	// KeptOutBy names the signal that kept the URL, or its text or links, out: robots.txt (not
 	// fetched), x-robots-tag or meta (fetched, noindex or nofollow).
 	KeptOutBy string        `json:"keptOutBy,omitempty"`
@@ -109,7 +109,7 @@ type DocRecord struct {
 // meta element) out.
 func keptOutBy(r *URLRecord) string {
 	switch {
-	case r.State == StateSkipped && strings.HasPrefix(r.SkipReason, "robots.txt"):
+	case r.State == crawl.URLSkipped && strings.HasPrefix(r.SkipReason, "robots.txt"):
 		return "robots.txt"
 	case r.Document != nil && r.Document.RobotsSignal != "":
 		var by []string

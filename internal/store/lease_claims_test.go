@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/pacing"
 	"github.com/trawlerdev/trawler/internal/store"
 )
@@ -26,7 +27,7 @@ func TestClaimInLeaseEndsOnlyWhenNothingIsLeft(t *testing.T) {
 	changed := true
 	if ok, err := s.Fetches().RecordFetch(ctx, "a.test", store.FetchOutcome{CrawlID: c.CrawlID, Hash: c.Hash, URL: c.URL, FetchKey: c.URL,
 		FetchedAt: time.Now(), Status: 200, ContentType: "text/html", BodyKey: "bodies/x", ContentHash: []byte{1},
-		State: store.StateFetched, Changed: &changed}); err != nil || !ok {
+		State: crawl.URLFetched, Changed: &changed}); err != nil || !ok {
 		t.Fatalf("record: %v %v", ok, err)
 	}
 	// Its page awaits processing: the lease waits for its links.
@@ -42,7 +43,7 @@ func TestClaimInLeaseEndsOnlyWhenNothingIsLeft(t *testing.T) {
 	}
 	u := res.URLs[0] // answered 503: retried in 3 s
 	if ok, err := s.Fetches().RecordFetch(ctx, "a.test", store.FetchOutcome{CrawlID: u.CrawlID, Hash: u.Hash, URL: u.URL, FetchKey: u.URL + "#1",
-		FetchedAt: time.Now(), Status: 503, Err: "503", Attempts: 1, State: store.StateQueued, NextFetchAt: time.Now().Add(3 * time.Second)}); err != nil || !ok {
+		FetchedAt: time.Now(), Status: 503, Err: "503", Attempts: 1, State: crawl.URLQueued, NextFetchAt: time.Now().Add(3 * time.Second)}); err != nil || !ok {
 		t.Fatalf("record: %v %v", ok, err)
 	}
 	if err := s.Documents().MarkDone(ctx, c.CrawlID, c.Hash, ""); err != nil {
@@ -73,7 +74,7 @@ func TestBookSlotReadsTheURLsState(t *testing.T) {
 		t.Fatal(err)
 	}
 	slot, err := s.Schedule().BookSlot(ctx, "a.test", time.Second, netip.Addr{}, 0, time.Now(), &pacing.URLKey{CrawlID: "c", Hash: a.Hash})
-	if err != nil || slot.URLState != store.StateClaimed || slot.CrawlState != "running" || slot.Start.IsZero() {
+	if err != nil || slot.URLState != crawl.URLClaimed || slot.CrawlState != "running" || slot.Start.IsZero() {
 		t.Fatalf("slot %+v, %v", slot, err)
 	}
 	next, err := s.Schedule().BookSlot(ctx, "a.test", time.Second, netip.Addr{}, 0, time.Now(), nil)

@@ -27,7 +27,7 @@ func TestClaimFetchedAcrossHostsHoldsAndHandsOver(t *testing.T) {
 		}
 		for _, c := range claimed {
 			o := store.FetchOutcome{CrawlID: c.CrawlID, Hash: c.Hash, URL: c.URL, FetchKey: c.URL, FetchedAt: time.Now(), Status: 200,
-				ContentType: "text/html", BodyKey: "bodies/" + c.URL, ContentHash: c.Hash, State: store.StateFetched}
+				ContentType: "text/html", BodyKey: "bodies/" + c.URL, ContentHash: c.Hash, State: crawl.URLFetched}
 			if ok, err := s.Fetches().RecordFetch(ctx, host, o); err != nil || !ok {
 				t.Fatalf("record: %v %v", ok, err)
 			}
@@ -70,7 +70,7 @@ func TestClaimFetchedAcrossHostsHoldsAndHandsOver(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := store.FetchOutcome{CrawlID: re.CrawlID, Hash: re.Hash, URL: re.URL, FetchKey: re.URL + "#2", FetchedAt: time.Now(), Status: 200,
-		ContentType: "text/html", BodyKey: "bodies/" + re.URL, ContentHash: re.Hash, State: store.StateFetched}
+		ContentType: "text/html", BodyKey: "bodies/" + re.URL, ContentHash: re.Hash, State: crawl.URLFetched}
 	if ok, err := s.Fetches().RecordFetch(ctx, re.Host, o); err != nil || !ok {
 		t.Fatalf("record the recrawl: %v %v", ok, err)
 	}

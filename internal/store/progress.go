@@ -34,7 +34,7 @@ const heldShown = 3
 // a count alone.
 func (agg Crawls) CrawlProgress(ctx context.Context, id string) (crawl.CrawlProgress, error) {
 	s := agg.s
-	p := crawl.CrawlProgress{CrawlID: id, ByState: map[string]int{}, Skipped: map[string]int{}, Rejected: map[string]int{}, ErrorClass: map[string]int{}}
+	p := crawl.CrawlProgress{CrawlID: id, ByState: map[crawl.URLState]int{}, Skipped: map[string]int{}, Rejected: map[string]int{}, ErrorClass: map[string]int{}}
 	due, measureDue := s.oldestDue.get(id)
 	b := &pgx.Batch{}
 	b.Queue(`SELECT state, admitted FROM crawls WHERE id = $1`, id).QueryRow(func(row pgx.Row) error {
@@ -116,7 +116,7 @@ func (agg Crawls) CrawlProgress(ctx context.Context, id string) (crawl.CrawlProg
 		}
 		return p, fmt.Errorf("store: progress %s: %w", id, err)
 	}
-	w.Unprocessed, w.OldestDueS = p.ByState[StateFetched], due
+	w.Unprocessed, w.OldestDueS = p.ByState[crawl.URLFetched], due
 	if (p.Pending > 0) != pending {
 		// The counters disagree with the queue (a write that bypassed the triggers, or a bug):
 		// the queue decides, and the states are counted the slow way this once.
@@ -126,7 +126,7 @@ func (agg Crawls) CrawlProgress(ctx context.Context, id string) (crawl.CrawlProg
 			return p, err
 		}
 		p.ByState, p.Skipped, p.Pending, p.Dead = scan.ByState, scan.Skipped, scan.Pending, scan.Dead
-		w.Unprocessed = p.ByState[StateFetched]
+		w.Unprocessed = p.ByState[crawl.URLFetched]
 	}
 	p.Pending += p.Renders // a page waiting for its render may yet bring links
 	if deltas > compactCountsAt {
@@ -141,14 +141,14 @@ func (agg Crawls) CrawlProgress(ctx context.Context, id string) (crawl.CrawlProg
 func addCount(p *crawl.CrawlProgress, key string, n int64, first, last *time.Time) {
 	switch {
 	case strings.HasPrefix(key, "url:"):
-		state := strings.TrimPrefix(key, "url:")
+		state := crawl.URLState(strings.TrimPrefix(key, "url:"))
 		if n != 0 {
 			p.ByState[state] = int(n)
 		}
 		switch state {
-		case StateQueued, StateClaimed, StateFetched:
+		case crawl.URLQueued, crawl.URLClaimed, crawl.URLFetched:
 			p.Pending += n
-		case StateDead:
+		case crawl.URLDead:
 			p.Dead += n
 		}
 	case strings.HasPrefix(key, "skip:"):

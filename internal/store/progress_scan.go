@@ -15,7 +15,7 @@ import (
 // crawl whose counters disagree with its queue). Waiting is not filled in.
 func (agg Inspect) ProgressByScan(ctx context.Context, id string) (crawl.CrawlProgress, error) {
 	s := agg.s
-	p := crawl.CrawlProgress{CrawlID: id, ByState: map[string]int{}, Skipped: map[string]int{}, Rejected: map[string]int{}, ErrorClass: map[string]int{}}
+	p := crawl.CrawlProgress{CrawlID: id, ByState: map[crawl.URLState]int{}, Skipped: map[string]int{}, Rejected: map[string]int{}, ErrorClass: map[string]int{}}
 	err := s.pool.QueryRow(ctx, `SELECT state, admitted FROM crawls WHERE id = $1`, id).Scan(&p.State, &p.Admitted)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return p, fmt.Errorf("store: crawl %s: %w", id, ErrNoCrawl)
@@ -28,19 +28,20 @@ func (agg Inspect) ProgressByScan(ctx context.Context, id string) (crawl.CrawlPr
 		return p, fmt.Errorf("store: progress %s: %w", id, err)
 	}
 	for rows.Next() {
-		var state, reason string
+		var state crawl.URLState
+		var reason string
 		var n int
 		if err := rows.Scan(&state, &reason, &n); err != nil {
 			return p, err
 		}
 		p.ByState[state] += n
-		if state == "skipped" {
+		if state == crawl.URLSkipped {
 			p.Skipped[reason] += n
 		}
 		switch state {
-		case "queued", "claimed", "fetched":
+		case crawl.URLQueued, crawl.URLClaimed, crawl.URLFetched:
 			p.Pending += int64(n)
-		case "dead":
+		case crawl.URLDead:
 			p.Dead += int64(n)
 		}
 	}

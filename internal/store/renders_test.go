@@ -19,7 +19,7 @@ func queuedRender(t *testing.T, s *store.Store, ctx context.Context, url string)
 		t.Fatal(err)
 	}
 	if _, err := s.Fetches().RecordFetch(ctx, "a.test", store.FetchOutcome{CrawlID: "c", Hash: c.Hash, URL: c.URL, FetchKey: c.URL,
-		FetchedAt: time.Now(), Status: 200, BodyKey: "k", ContentType: "text/html", Bytes: 10, State: store.StateFetched}); err != nil {
+		FetchedAt: time.Now(), Status: 200, BodyKey: "k", ContentType: "text/html", Bytes: 10, State: crawl.URLFetched}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Renders().QueueRenders(ctx, "c", [][]byte{c.Hash}); err != nil {

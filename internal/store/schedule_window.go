@@ -34,7 +34,7 @@ func (s *Store) windowStates(urls []pacing.URLKey, states, crawlStates []string,
 	now := s.clock.local.Now()
 	for i, u := range urls {
 		if i < len(states) && i < len(crawlStates) {
-			out[pacing.WindowKey(u)] = pacing.WindowState{URL: states[i], Crawl: crawl.CrawlState(crawlStates[i]), At: now, Epoch: epoch}
+			out[pacing.WindowKey(u)] = pacing.WindowState{URL: crawl.URLState(states[i]), Crawl: crawl.CrawlState(crawlStates[i]), At: now, Epoch: epoch}
 		}
 	}
 	return out

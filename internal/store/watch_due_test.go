@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/store"
 )
 
@@ -66,7 +67,7 @@ func TestFinishedProcessingTellsItsHosts(t *testing.T) {
 	}
 	changed := true
 	o := store.FetchOutcome{CrawlID: "c", Hash: a.Hash, URL: a.URL, FetchKey: a.URL, FetchedAt: time.Now(), Status: 200,
-		ContentType: "text/html", BodyKey: "bodies/x", ContentHash: []byte{1}, State: store.StateFetched, Changed: &changed}
+		ContentType: "text/html", BodyKey: "bodies/x", ContentHash: []byte{1}, State: crawl.URLFetched, Changed: &changed}
 	if ok, err := s.Fetches().RecordFetch(ctx, "a.test", o); err != nil || !ok {
 		t.Fatalf("record: %v %v", ok, err)
 	}

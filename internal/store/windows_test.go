@@ -35,7 +35,7 @@ func TestBookWindowKeepsOthersOutAndExtendsItsOwn(t *testing.T) {
 	if got := w.End.Sub(w.Start); got != 3*gap {
 		t.Fatalf("window %v long, want 3 gaps", got)
 	}
-	claimed := map[string]bool{store.StateClaimed: true}
+	claimed := map[crawl.URLState]bool{crawl.URLClaimed: true}
 	if st := w.States[pacing.WindowKey(ka)]; st.Crawl != "running" || st.URL == "" {
 		t.Errorf("state of a: %+v", st)
 	}
