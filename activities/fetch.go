@@ -17,10 +17,13 @@ import (
 	"github.com/trawlerdev/trawler/internal/store"
 )
 
-// FetchLeaseInput and FetchLeaseResult are a fetch lease's input and result, as histories hold them.
+// FetchLeaseInput and FetchLeaseResult are a fetch lease's input and result, as histories hold
+// them; the result is the UI's view and what the host workflow decides on.
 type (
-	FetchLeaseInput  = fetching.LeaseInput
-	FetchLeaseResult = fetching.LeaseResult
+	FetchLeaseInput    = fetching.LeaseInput
+	FetchLeaseResult   = fetching.LeaseResult
+	FetchLeaseView     = fetching.LeaseView
+	FetchLeaseFindings = fetching.LeaseFindings
 )
 
 // Fetcher runs on the fetch task queue: the fetch stage (internal/fetching) with Temporal's
@@ -51,15 +54,11 @@ type Fetcher struct {
 // batches: histories schedule it by name). A retry resumes from the last progress it
 // heartbeated.
 func (f *Fetcher) FetchBatch(ctx context.Context, in FetchLeaseInput) (FetchLeaseResult, error) {
-	var resumed FetchLeaseResult
+	var resumed fetching.LeaseBeat
 	if activity.HasHeartbeatDetails(ctx) {
 		_ = activity.GetHeartbeatDetails(ctx, &resumed)
 	}
-	res, err := f.stage(ctx).Lease(ctx, in, resumed, int(activity.GetInfo(ctx).Attempt))
-	// The chunk and its finished flags are for a retry, in the heartbeat; the host workflow
-	// reads neither, and in the result they were most of a lease's bytes in history.
-	res.Chunk, res.Finished = nil, nil
-	return res, err
+	return f.stage(ctx).Lease(ctx, in, resumed, int(activity.GetInfo(ctx).Attempt))
 }
 
 // stage is the fetch stage over this worker's stores, reporting to ctx's activity.
@@ -68,7 +67,7 @@ func (f *Fetcher) stage(ctx context.Context) *fetching.Stage {
 		Clock: f.Store.Clock(), Client: f.Client, Crawls: f.Crawls, Admit: admitDiscovered(ctx, f.Admitter),
 		StoreBody: f.storeBody, Dialer: f.Dialer, Control: f.Control, Schedule: scheduleOf(f.Schedule, f.Store), Stopping: f.Stopping, BeatEvery: f.BeatEvery,
 		Hooks: fetching.Hooks{
-			Beat:  func(r fetching.LeaseResult) { activity.RecordHeartbeat(ctx, r) },
+			Beat:  func(r fetching.LeaseBeat) { activity.RecordHeartbeat(ctx, r) },
 			Count: func(name string, n int64, tags ...string) { count(ctx, name, n, tags...) },
 			Time:  func(name string, d time.Duration) { activity.GetMetricsHandler(ctx).Timer(name).Record(d) },
 			Log:   activity.GetLogger(ctx),

@@ -75,7 +75,7 @@ func (e *hostEnv) lease() ([]crawl.Claimed, *activities.FetchLeaseResult) {
 	e.dryLeases++
 	next := e.nextDue
 	e.nextDue = nil // said once: by then it has been claimed
-	return nil, &activities.FetchLeaseResult{Dry: true, NextDue: next}
+	return nil, &activities.FetchLeaseResult{LeaseFindings: activities.FetchLeaseFindings{Dry: true, NextDue: next}}
 }
 
 // fetchOK answers each lease as one chunk fetched. A lease whose NotBefore is near waits for
@@ -98,7 +98,7 @@ func (e *hostEnv) fetchOK() {
 			if sent.After(now) {
 				e.waitedInBatch++
 			}
-			return activities.FetchLeaseResult{Done: len(urls), Fetched: len(urls), LastRequestAt: sent}, nil
+			return activities.FetchLeaseResult{LeaseView: activities.FetchLeaseView{Done: len(urls), Fetched: len(urls)}, LeaseFindings: activities.FetchLeaseFindings{LastRequestAt: sent}}, nil
 		})
 }
 
@@ -152,7 +152,7 @@ func TestHostBacksOffAndReleasesClaimsWhenFetchingFails(t *testing.T) {
 			calls++
 			e.fetches = append(e.fetches, e.Now())
 			if calls > 20 { // Postgres is back: the host has nothing due
-				return activities.FetchLeaseResult{Dry: true}, nil
+				return activities.FetchLeaseResult{LeaseFindings: activities.FetchLeaseFindings{Dry: true}}, nil
 			}
 			return activities.FetchLeaseResult{}, temporal.NewApplicationError("postgres is down", "Down")
 		})
@@ -292,10 +292,10 @@ func TestHostEndsWhenIdleAndHonoursRetryAfter(t *testing.T) {
 			e.fetches = append(e.fetches, e.Now())
 			if first {
 				first = false
-				return activities.FetchLeaseResult{Done: 1, Errors: 1, ConsecutiveErrors: 1, LastRequestAt: e.Now(),
-					DeferUntil: e.Now().Add(2 * time.Minute)}, nil
+				return activities.FetchLeaseResult{LeaseView: activities.FetchLeaseView{Done: 1, Errors: 1},
+					LeaseFindings: activities.FetchLeaseFindings{ConsecutiveErrors: 1, LastRequestAt: e.Now(), DeferUntil: e.Now().Add(2 * time.Minute)}}, nil
 			}
-			return activities.FetchLeaseResult{Done: 1, Fetched: 1, LastRequestAt: e.Now()}, nil
+			return activities.FetchLeaseResult{LeaseView: activities.FetchLeaseView{Done: 1, Fetched: 1}, LeaseFindings: activities.FetchLeaseFindings{LastRequestAt: e.Now()}}, nil
 		})
 	e.ExecuteWorkflow(HostWorkflow, hostInput(time.Second))
 	if e.GetWorkflowError() != nil || len(e.fetches) != 2 {

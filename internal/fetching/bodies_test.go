@@ -23,7 +23,7 @@ func TestABodyAlreadyStoredIsNotStoredAgain(t *testing.T) {
 	old := sha256.Sum256([]byte("<p>body of /p1</p>"))
 	f.st.payloads = map[string]store.Payload{string(old[:]): {BodyKey: "segments/bodies/old/x.gz#0+20", OwnerCrawl: "old"}}
 	f.tune = func(s *crawl.Spec) { s.DedupAgainst = []string{"old"} }
-	f.lease(t, 10*time.Millisecond, LeaseResult{}, 1)
+	f.lease(t, 10*time.Millisecond, LeaseBeat{}, 1)
 
 	if o, _ := f.st.outcome("http://site.test/p1"); o.BodyKey != "segments/bodies/old/x.gz#0+20" || string(o.ContentHash) != string(old[:]) {
 		t.Errorf("p1 points at %q (digest %x); want the earlier crawl's body", o.BodyKey, o.ContentHash)
@@ -49,7 +49,7 @@ func TestAnUnchangedRecrawlKeepsItsBody(t *testing.T) {
 		crawl.Claimed{CrawlID: "c", Hash: []byte("http://site.test/same"), URL: "http://site.test/same", FetchCount: 1, ContentHash: same[:], BodyKey: "prev#0+9"},
 		crawl.Claimed{CrawlID: "c", Hash: []byte("http://site.test/new"), URL: "http://site.test/new", FetchCount: 1, ContentHash: same[:], BodyKey: "prev#0+9"})
 	f.st.states["http://site.test/same"], f.st.states["http://site.test/new"] = crawl.URLQueued, crawl.URLQueued
-	f.lease(t, 10*time.Millisecond, LeaseResult{}, 1)
+	f.lease(t, 10*time.Millisecond, LeaseBeat{}, 1)
 
 	if o, _ := f.st.outcome("http://site.test/same"); o.BodyKey != "prev#0+9" {
 		t.Errorf("the unchanged page points at %q; want its last body", o.BodyKey)

@@ -42,7 +42,7 @@ func (f *Stage) flushWhenStopped(ctx context.Context) func() {
 // without a request. After a Retry-After the rest of the chunk goes back to the queue for
 // later. Fetched pages are left for the crawl's processing, which claims them.
 // resumed is the last progress an earlier attempt of the lease reported (attempt > 1), if any.
-func (f *Stage) Lease(ctx context.Context, in LeaseInput, resumed LeaseResult, attempt int) (_ LeaseResult, err error) {
+func (f *Stage) Lease(ctx context.Context, in LeaseInput, resumed LeaseBeat, attempt int) (_ LeaseResult, err error) {
 	b := &leaseRun{f: f, in: in, next: in.NotBefore, began: f.clock().Now(), res: resumed}
 	defer func() {
 		if err != nil {

@@ -7,8 +7,8 @@ import (
 	"github.com/trawlerdev/trawler/internal/store"
 )
 
-// What a fetch lease is given (LeaseInput, from the host workflow) and what it hands back
-// (LeaseResult: its heartbeat and its result), kept small whatever the host serves.
+// What a fetch lease is given (LeaseInput, from the host workflow) and what it hands back:
+// its heartbeat, its result and the UI's view of it.
 
 // MaxRedirects is how many redirect hops lead to a URL at most.
 const MaxRedirects = 5
@@ -31,14 +31,17 @@ type LeaseInput struct {
 	LeaseFor time.Duration `json:"leaseFor,omitempty"`
 }
 
-// LeaseResult is small: counts, pacing facts and page references, never bodies. It is
-// also the heartbeat detail, so a retried activity resumes with the URLs it finished (the
-// chunk and its flags are in the heartbeat only: FetchBatch drops them from the result).
-type LeaseResult struct {
-	// What an operator reads first in the Temporal UI (fields in this order, JSON keys as
-	// they always were): the progress, the last URL recorded and when the next request may
-	// start — the heartbeat details, under Pending Activities — and each URL's outcome, newest
-	// last, at most MaxOutcomes of them.
+// A lease hands out three things, each a type of its own and each bounded, whatever the host
+// serves: its heartbeat (LeaseBeat: the result so far and where a retry resumes), its result
+// (LeaseResult: what the host workflow decides on, and the view), and the UI's view
+// (LeaseView: progress and the newest outcomes). They nest so that their JSON is flat, in the
+// order an operator reads it, with the keys it always had: recorded histories and a running
+// lease's last heartbeat decode as they were written.
+
+// LeaseView is what the Temporal UI shows of a lease, first in the heartbeat details under
+// Pending Activities and then in its result: its progress, the last URL recorded, when the
+// next request may start, and each URL's outcome, newest last, at most MaxOutcomes of them.
+type LeaseView struct {
 	Done            int          `json:"done"`
 	Fetched         int          `json:"fetched"`
 	Errors          int          `json:"errors"`
@@ -47,7 +50,11 @@ type LeaseResult struct {
 	NextSlot        *time.Time   `json:"nextSlot,omitempty"`
 	Outcomes        []URLOutcome `json:"outcomes,omitempty"`
 	OutcomesDropped int          `json:"outcomesDropped,omitempty"` // older outcomes left out
+}
 
+// LeaseFindings is what the host workflow decides on after a lease (workflows' hostRun.apply
+// and run): counts, pacing facts and the host's health, never bodies.
+type LeaseFindings struct {
 	NotModified       int           `json:"notModified"`
 	Deferred          int           `json:"deferred"`
 	Requests          int           `json:"requests"`
@@ -60,17 +67,35 @@ type LeaseResult struct {
 	AutoDelay         time.Duration `json:"autoDelay,omitempty"` // the gap the host's response times ask for (spec.autoThrottle)
 	DeferUntil        time.Time     `json:"deferUntil"`          // the host asked us to wait (Retry-After)
 	ConsecutiveErrors int           `json:"consecutiveErrors"`
-	LastError         string        `json:"lastError,omitempty"`
-	Answered          bool          `json:"answered,omitempty"` // the host answered a request sensibly
-	Gone              string        `json:"gone,omitempty"`     // why the host may be dead
-	Retired           bool          `json:"retired,omitempty"`  // the host was retired (dead-site cleanup)
+	LastError         string        `json:"lastError,omitempty"` // clipped (crawl.ClipError)
+	Answered          bool          `json:"answered,omitempty"`  // the host answered a request sensibly
+	Gone              string        `json:"gone,omitempty"`      // why the host may be dead
+	Retired           bool          `json:"retired,omitempty"`   // the host was retired (dead-site cleanup)
 	// Dry: the lease ended because the host has no URL due, and its last claim
 	// left the host waiting for the next admission; NextDue is when its next URL is due.
 	Dry     bool       `json:"dry,omitempty"`
 	NextDue *time.Time `json:"nextDue,omitempty"`
+}
 
+// LeaseResult is a lease's result, as the host workflow's history holds it: the view and the
+// findings. It never holds the chunk: a finished lease has nothing to resume.
+type LeaseResult struct {
+	LeaseView
+	LeaseFindings
+}
+
+// LeaseResume is where a retry of the lease resumes: the chunk it was at (at most a chunk's
+// claims) and which of them it finished. In the heartbeat only.
+type LeaseResume struct {
 	Finished []bool          `json:"finished,omitempty"` // by index in Chunk
-	Chunk    []crawl.Claimed `json:"topUp,omitempty"`    // the URLs the lease is at (a retry resumes them)
+	Chunk    []crawl.Claimed `json:"topUp,omitempty"`    // (the key predates the name: heartbeats of running leases use it)
+}
+
+// LeaseBeat is a lease's heartbeat: its result so far and where a retry resumes. The SDK hands
+// the last one to the retry (FetchBatch), and sends it with a failure.
+type LeaseBeat struct {
+	LeaseResult
+	LeaseResume
 }
 
 // MaxOutcomes bounds the per-URL outcomes a lease result carries: a busy host's lease stays

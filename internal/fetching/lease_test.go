@@ -331,7 +331,7 @@ func newFixture(t *testing.T, handler http.HandlerFunc, urls ...string) *fixture
 }
 
 // lease runs one lease of site.test with the given delay.
-func (f *fixture) lease(t *testing.T, delay time.Duration, resumed LeaseResult, attempt int) LeaseResult {
+func (f *fixture) lease(t *testing.T, delay time.Duration, resumed LeaseBeat, attempt int) LeaseResult {
 	t.Helper()
 	// The crawl's spec paces the lease too (its delay is the floor): the test's delay.
 	spec := crawl.Spec{Name: "c", Seeds: []string{"http://site.test/"}, Scope: crawl.ScopeHost, Delay: crawl.Duration(delay)}
@@ -373,7 +373,7 @@ func page(w http.ResponseWriter, r *http.Request) {
 func TestALeaseFetchesItsChunkPacedByTheDelay(t *testing.T) {
 	const delay = 150 * time.Millisecond
 	f := newFixture(t, page, pages(4)...)
-	res := f.lease(t, delay, LeaseResult{}, 1)
+	res := f.lease(t, delay, LeaseBeat{}, 1)
 
 	paths, arrivals := f.site.seen()
 	if want := []string{"/robots.txt", "/p0", "/p1", "/p2", "/p3"}; !slices.Equal(paths, want) {
@@ -412,7 +412,7 @@ func TestRobotsTxtSkipsAndPaces(t *testing.T) {
 		}
 		page(w, r)
 	}, pages(3)...)
-	res := f.lease(t, 10*time.Millisecond, LeaseResult{}, 1)
+	res := f.lease(t, 10*time.Millisecond, LeaseBeat{}, 1)
 
 	paths, arrivals := f.site.seen()
 	if want := []string{"/robots.txt", "/p0", "/p2"}; !slices.Equal(paths, want) {
@@ -442,7 +442,7 @@ func TestRetryAfterDefersTheHostAndReleasesTheRest(t *testing.T) {
 		page(w, r)
 	}, pages(4)...)
 	before := time.Now()
-	res := f.lease(t, 20*time.Millisecond, LeaseResult{}, 1)
+	res := f.lease(t, 20*time.Millisecond, LeaseBeat{}, 1)
 
 	paths, _ := f.site.seen()
 	if want := []string{"/robots.txt", "/p0", "/p1"}; !slices.Equal(paths, want) {
@@ -475,7 +475,8 @@ func TestARetriedLeaseResumesWithoutRefetching(t *testing.T) {
 	}
 	f.st.states[pages(3)[0]] = crawl.URLFetched // the dead attempt fetched it
 	f.st.robots["http"] = &store.Robots{Status: 404, FetchedAt: time.Now(), ExpiresAt: time.Now().Add(time.Hour)}
-	resumed := LeaseResult{Chunk: claimed, Finished: []bool{true, false, false}, Done: 1, Fetched: 1, Requests: 1}
+	resumed := LeaseBeat{LeaseResult: LeaseResult{LeaseView: LeaseView{Done: 1, Fetched: 1}, LeaseFindings: LeaseFindings{Requests: 1}},
+		LeaseResume: LeaseResume{Chunk: claimed, Finished: []bool{true, false, false}}}
 	began := time.Now()
 	res := f.lease(t, delay, resumed, 2)
 
@@ -501,7 +502,7 @@ func TestARedirectTargetIsAdmittedNotFollowed(t *testing.T) {
 		}
 		page(w, r)
 	}, pages(1)...)
-	f.lease(t, 10*time.Millisecond, LeaseResult{}, 1)
+	f.lease(t, 10*time.Millisecond, LeaseBeat{}, 1)
 
 	paths, _ := f.site.seen()
 	if slices.Contains(paths, "/moved/here") {
@@ -526,7 +527,7 @@ func TestARefusedHostIsNotRequested(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	res, err := f.stage.Lease(ctx, LeaseInput{Host: f.addr, Delay: time.Millisecond, Chunk: 5, ClaimTTL: time.Minute,
-		Owner: "l", LeaseFor: 5 * time.Second}, LeaseResult{}, 1)
+		Owner: "l", LeaseFor: 5 * time.Second}, LeaseBeat{}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -548,7 +549,7 @@ func TestTheSpecsHeadersAreSent(t *testing.T) {
 	f.tune = func(s *crawl.Spec) {
 		s.Headers = map[string]string{"Accept-Language": "de", "x-api-key": "k1", "Accept": "text/html"}
 	}
-	f.lease(t, 10*time.Millisecond, LeaseResult{}, 1)
+	f.lease(t, 10*time.Millisecond, LeaseBeat{}, 1)
 
 	f.site.mu.Lock()
 	defer f.site.mu.Unlock()
@@ -582,7 +583,7 @@ func TestAutoThrottleFollowsTheResponseTime(t *testing.T) {
 		page(w, r)
 	}, urls...)
 	f.tune = func(s *crawl.Spec) { s.AutoThrottle = 2 }
-	res := f.lease(t, delay, LeaseResult{}, 1)
+	res := f.lease(t, delay, LeaseBeat{}, 1)
 
 	paths, arrivals := f.site.seen()
 	if len(paths) != 15 {
@@ -628,7 +629,7 @@ func TestRobotsOverrideSetsRobotsTxtAsideStillPaced(t *testing.T) {
 	f.tune = func(s *crawl.Spec) { s.RobotsOverride = []string{"site.test"} }
 	counted := map[string]int64{}
 	f.stage.Hooks.Count = func(name string, n int64, _ ...string) { counted[name] += n }
-	res := f.lease(t, delay, LeaseResult{}, 1)
+	res := f.lease(t, delay, LeaseBeat{}, 1)
 
 	paths, arrivals := f.site.seen()
 	if want := []string{"/p0", "/p1", "/p2"}; !slices.Equal(paths, want) {
@@ -665,7 +666,7 @@ func TestDomainKeyedPolitenessSharesOneGap(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 				defer cancel()
 				if _, err := f.stage.Lease(ctx, LeaseInput{Host: h, Delay: delay, MaxCrawlDelay: time.Second, Concurrency: 1,
-					Chunk: 10, ClaimTTL: time.Minute, Owner: "lease-" + h, LeaseFor: 20 * time.Second}, LeaseResult{}, 1); err != nil {
+					Chunk: 10, ClaimTTL: time.Minute, Owner: "lease-" + h, LeaseFor: 20 * time.Second}, LeaseBeat{}, 1); err != nil {
 					t.Errorf("lease of %s: %v", h, err)
 				}
 			})
@@ -718,7 +719,7 @@ func TestCookiesFollowTheHostAcrossLeases(t *testing.T) {
 	}
 	f := newFixture(t, site, pages(2)...)
 	f.tune = func(s *crawl.Spec) { s.Cookies = true }
-	f.lease(t, 10*time.Millisecond, LeaseResult{}, 1)
+	f.lease(t, 10*time.Millisecond, LeaseBeat{}, 1)
 	f.site.mu.Lock()
 	got := slices.Clone(f.site.cookies)
 	f.site.mu.Unlock()
@@ -731,7 +732,7 @@ func TestCookiesFollowTheHostAcrossLeases(t *testing.T) {
 	g := newFixture(t, site, "http://site.test/p2", "http://site.test/p3")
 	g.st.jars, g.st.robots = f.st.jars, f.st.robots
 	g.tune = f.tune
-	g.lease(t, 10*time.Millisecond, LeaseResult{}, 1)
+	g.lease(t, 10*time.Millisecond, LeaseBeat{}, 1)
 	g.site.mu.Lock()
 	got = slices.Clone(g.site.cookies)
 	g.site.mu.Unlock()
@@ -740,7 +741,7 @@ func TestCookiesFollowTheHostAcrossLeases(t *testing.T) {
 	}
 
 	off := newFixture(t, site, pages(2)...)
-	off.lease(t, 10*time.Millisecond, LeaseResult{}, 1)
+	off.lease(t, 10*time.Millisecond, LeaseBeat{}, 1)
 	for _, c := range off.site.cookies {
 		if c != "" {
 			t.Errorf("with cookies off a request carried %q", c)

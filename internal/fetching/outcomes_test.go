@@ -20,7 +20,7 @@ func TestALeaseResultTellsEachURLsOutcome(t *testing.T) {
 		}
 		page(w, r)
 	}, pages(3)...)
-	res := f.lease(t, 10*time.Millisecond, LeaseResult{}, 1)
+	res := f.lease(t, 10*time.Millisecond, LeaseBeat{}, 1)
 	if len(res.Outcomes) != 3 {
 		t.Fatalf("outcomes %+v; want one per URL", res.Outcomes)
 	}

@@ -22,7 +22,7 @@ type leaseRun struct {
 	in       LeaseInput
 	urls     []crawl.Claimed // the chunk (res.Finished by index)
 	mu       sync.Mutex
-	res      LeaseResult
+	res      LeaseBeat // the heartbeat: the result so far and the chunk
 	inFlight int
 	// recording counts requests whose outcome is not recorded yet (their bodies wait for
 	// their segment to be stored).
@@ -186,7 +186,7 @@ func (b *leaseRun) apply(e effect) {
 	b.inFlight--
 	b.autoThrottleLocked(e.latency)
 	b.respondedLocked()
-	r := &b.res
+	r := &b.res.LeaseResult
 	if e.gone != "" {
 		r.Gone = e.gone
 	} else if e.succeeded {

@@ -46,14 +46,18 @@ func (b *leaseRun) beatNow(ctx context.Context) {
 func (b *leaseRun) beat() {
 	b.beatMu.Lock()
 	defer b.beatMu.Unlock()
-	r := b.result()
+	r := b.snapshot()
 	b.mu.Lock()
 	b.beatAt = b.f.clock().Now()
 	b.mu.Unlock()
 	b.f.Hooks.beat(r)
 }
 
-func (b *leaseRun) result() LeaseResult {
+// result is the lease's result as it stands: the heartbeat without the chunk.
+func (b *leaseRun) result() LeaseResult { return b.snapshot().LeaseResult }
+
+// snapshot copies the heartbeat under the lock: the SDK encodes it later, while the lease goes on.
+func (b *leaseRun) snapshot() LeaseBeat {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	r := b.res

@@ -54,13 +54,13 @@ type Payloads interface {
 
 // Hooks are told of a lease's progress (nil: not told).
 type Hooks struct {
-	Beat  func(LeaseResult)                  // the lease's progress: a heartbeat
+	Beat  func(LeaseBeat)                    // the lease's progress: a heartbeat
 	Count hooks.Counter                      // a metric series
 	Time  func(name string, d time.Duration) // a timer series
 	Log   hooks.Logger
 }
 
-func (h Hooks) beat(r LeaseResult) {
+func (h Hooks) beat(r LeaseBeat) {
 	if h.Beat != nil {
 		h.Beat(r)
 	}
