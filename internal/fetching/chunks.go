@@ -55,8 +55,8 @@ func closed(ch <-chan struct{}) bool {
 // the lease runs. When none is due it waits for a URL due within a few seconds, or for links
 // from pages it fetched that are still being processed, at most leaseDryWait. It returns
 // false when the lease should end.
-func (b *leaseRun) nextChunk(ctx context.Context, sem chan struct{}) (bool, error) {
-	b.drain(sem)
+func (b *leaseRun) nextChunk(ctx context.Context) (bool, error) {
+	b.drain()
 	if b.slotFar() {
 		return false, nil // a long Crawl-delay: the host workflow's durable timer waits it out
 	}

@@ -56,6 +56,10 @@ type leaseRun struct {
 	// (policy.Crawl.ProxyKey): the lease's URLs of crawls through it then fail as network
 	// errors of their own (withoutRequest).
 	proxyErr map[string]string
+	// sem holds a place for each request in flight (in.Concurrency of them); errs the first
+	// failure on our side one of them reported (fail).
+	sem  chan struct{}
+	errs chan error
 }
 
 // withoutRequest decides URLs that need no request now: forbidden by robots.txt, waiting for
@@ -241,33 +245,41 @@ func (b *leaseRun) releaseCrawl(ctx context.Context, crawlID string) error {
 }
 
 // drain waits until no request is in flight and every outcome is recorded.
-func (b *leaseRun) drain(sem chan struct{}) {
-	for i := 0; i < cap(sem); i++ {
-		sem <- struct{}{}
+func (b *leaseRun) drain() {
+	for i := 0; i < cap(b.sem); i++ {
+		b.sem <- struct{}{}
 	}
-	for i := 0; i < cap(sem); i++ {
-		<-sem
+	for i := 0; i < cap(b.sem); i++ {
+		<-b.sem
 	}
 	b.recording.Wait()
 }
 
 // fail reports a failure on our side (Postgres, MinIO) to the lease loop, which stops; one is
 // enough, later ones are dropped.
-func (b *leaseRun) fail(errs chan error, err error) {
+func (b *leaseRun) fail(err error) {
 	select {
-	case errs <- err:
+	case b.errs <- err:
 	default:
 	}
 }
 
-// wait lets the requests in flight finish and returns the result, or the first error.
-func (b *leaseRun) wait(sem chan struct{}, errs chan error, err error) (LeaseResult, error) {
-	b.drain(sem)
-	if err == nil && errs != nil {
-		select {
-		case err = <-errs:
-		default:
-		}
+// failed is the failure a request of the lease reported, if any.
+func (b *leaseRun) failed() error {
+	select {
+	case err := <-b.errs:
+		return err
+	default:
+		return nil
+	}
+}
+
+// wait lets the requests in flight finish and returns the result, or err, or else the first
+// failure they reported.
+func (b *leaseRun) wait(err error) (LeaseResult, error) {
+	b.drain()
+	if err == nil {
+		err = b.failed()
 	}
 	return b.result(), err
 }
