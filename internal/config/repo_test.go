@@ -54,8 +54,8 @@ func TestReadmeWalkNamesFilesAndFunctionsThatExist(t *testing.T) {
 	}
 	step := regexp.MustCompile("(?m)^\\d+\\. `([^`]+\\.go)`, `([^`]+)`")
 	steps := step.FindAllStringSubmatch(readme[start:start+end], -1)
-	if len(steps) < 10 || len(steps) > 20 {
-		t.Fatalf("the walk has %d steps; want a walk of at most 20 files", len(steps))
+	if len(steps) < 10 || len(steps) > 18 {
+		t.Fatalf("the walk has %d steps; want a walk of at most 18 files (a reader opens the README and a file or two more, and the walk is to stay under 20)", len(steps))
 	}
 	for _, s := range steps {
 		src, err := os.ReadFile("../../" + s[1])

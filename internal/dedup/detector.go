@@ -2,9 +2,9 @@ package dedup
 
 import "fmt"
 
-// Detector kinds, as recorded on a duplicate document.
+// Detector kinds, as recorded on a near-duplicate document (an exact duplicate is the store's
+// verdict by content hash: store.DupExact).
 const (
-	KindExact   = "exact"
 	KindSimHash = "simhash"
 	KindMinHash = "minhash"
 )

@@ -12,7 +12,6 @@ import (
 	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/content"
 	"github.com/trawlerdev/trawler/internal/crawl"
-	"github.com/trawlerdev/trawler/internal/dedup"
 	"github.com/trawlerdev/trawler/internal/failpoint"
 	"github.com/trawlerdev/trawler/internal/metrics"
 	"github.com/trawlerdev/trawler/internal/parse"
@@ -134,6 +133,7 @@ type prepared struct {
 	page   crawl.PageRef
 	doc    store.Document
 	links  []store.Link
+	near   *store.NearDup              // its near-duplicate detection (nil: none)
 	found  *admit.Discovery            // its links to admit, and those refused
 	render bool                        // the crawl renders this page too (spec.render)
 	stored func(context.Context) error // returns once the text's segment is stored (nil: nothing to wait for)
@@ -183,8 +183,9 @@ func (p *Stage) preparePage(ctx context.Context, ci *policy.Crawl, page crawl.Pa
 		}
 	}
 	doc.TextBytes = len(ex.text)
+	var near *store.NearDup
 	if ci.Dedup != nil {
-		doc.Fingerprint = ci.Dedup.Fingerprint(ex.text)
+		near = NearDup(ci.Dedup, ex.text)
 	}
 	var links []store.Link
 	found := admit.Discover(p.Crawls, ci, ex.base, admit.From{Depth: page.Depth + 1, Source: ex.source}, spec.MaxOutlinks)
@@ -216,7 +217,7 @@ func (p *Stage) preparePage(ctx context.Context, ci *policy.Crawl, page crawl.Pa
 		doc.RecrawlAt, doc.RecrawlS = &at, int(next/time.Second)
 	}
 	render := ex.kind == content.HTML && ci.Renders(page.URL)
-	return &prepared{ci: ci, page: page, doc: doc, links: links, found: found, stored: stored, render: render}, nil
+	return &prepared{ci: ci, page: page, doc: doc, links: links, near: near, found: found, stored: stored, render: render}, nil
 }
 
 // textsStored waits until the texts of prepared pages are stored.
@@ -241,7 +242,7 @@ func (p *Stage) saveAll(ctx context.Context, preps []*prepared, res *crawl.Proce
 	}
 	saves := make([]store.DocumentSave, len(preps))
 	for i, pp := range preps {
-		saves[i] = store.DocumentSave{Doc: pp.doc, Links: pp.links, Det: pp.ci.Dedup}
+		saves[i] = store.DocumentSave{Doc: pp.doc, Links: pp.links, Near: pp.near}
 	}
 	dups, err := p.Store.SaveDocuments(ctx, saves)
 	if err == nil {
@@ -255,7 +256,7 @@ func (p *Stage) saveAll(ctx context.Context, preps []*prepared, res *crawl.Proce
 		return nil, err
 	}
 	for i, pp := range preps {
-		dup, err := p.Store.SaveDocument(ctx, pp.doc, pp.links, pp.ci.Dedup)
+		dup, err := p.Store.SaveDocument(ctx, pp.doc, pp.links, pp.near)
 		if store.IsDataError(err) { // what the page holds cannot be stored: this page only, not the batch
 			p.Hooks.log().Warn("document not storable: marking the page done", "crawl", pp.page.CrawlID, "url", pp.page.URL, "error", err)
 			p.Hooks.Count.Add(metrics.Unstorable, 1)
@@ -283,7 +284,7 @@ func (p *Stage) counted(ctx context.Context, pp *prepared, dup *store.Dup, res *
 	if dup != nil {
 		p.Hooks.Count.Add(metrics.Duplicates, 1, "kind", dup.Kind)
 		res.DuplicateDocs++
-		if dup.Kind != dedup.KindExact {
+		if dup.Kind != store.DupExact {
 			res.NearDuplicates++
 		}
 	}

@@ -6,7 +6,6 @@ import (
 
 	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/content"
-	"github.com/trawlerdev/trawler/internal/dedup"
 	"github.com/trawlerdev/trawler/internal/hooks"
 	"github.com/trawlerdev/trawler/internal/membudget"
 	"github.com/trawlerdev/trawler/internal/policy"
@@ -20,7 +19,7 @@ type Store interface {
 	// SaveDocuments saves documents and their links in one transaction.
 	SaveDocuments(ctx context.Context, saves []store.DocumentSave) ([]*store.Dup, error)
 	// SaveDocument saves one (when the batch holds what Postgres refuses).
-	SaveDocument(ctx context.Context, d store.Document, links []store.Link, det *dedup.Detector) (*store.Dup, error)
+	SaveDocument(ctx context.Context, d store.Document, links []store.Link, near *store.NearDup) (*store.Dup, error)
 	// MarkDone sets a page aside as done, with the reason.
 	MarkDone(ctx context.Context, crawlID string, hash []byte, reason string) error
 	// FinishProcessed marks saved documents' pages done.

@@ -12,7 +12,6 @@ import (
 
 	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/crawl"
-	"github.com/trawlerdev/trawler/internal/dedup"
 	"github.com/trawlerdev/trawler/internal/membudget"
 	"github.com/trawlerdev/trawler/internal/policy"
 	"github.com/trawlerdev/trawler/internal/store"
@@ -59,7 +58,7 @@ func (s *fakeStore) SaveDocuments(_ context.Context, saves []store.DocumentSave)
 	return make([]*store.Dup, len(saves)), nil
 }
 
-func (s *fakeStore) SaveDocument(_ context.Context, d store.Document, links []store.Link, _ *dedup.Detector) (*store.Dup, error) {
+func (s *fakeStore) SaveDocument(_ context.Context, d store.Document, links []store.Link, _ *store.NearDup) (*store.Dup, error) {
 	if s.badDoc != nil && s.badDoc(d) {
 		return nil, &pgconn.PgError{Code: "22021", Message: "invalid byte sequence"}
 	}

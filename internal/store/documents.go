@@ -9,7 +9,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/trawlerdev/trawler/internal/crawl"
-	"github.com/trawlerdev/trawler/internal/dedup"
 )
 
 // Document is a processed page.
@@ -32,17 +31,41 @@ type Document struct {
 	RobotsSignal string
 	LinksOut     int
 	TextBytes    int
-	Fingerprint  dedup.Fingerprint // near-duplicate fingerprint of the text (unusable: none)
-	RecrawlAt    *time.Time        // nil: the URL is done; else it is queued again for then
-	RecrawlS     int               // the URL's recrawl interval now, in seconds (0: unchanged)
+	RecrawlAt    *time.Time // nil: the URL is done; else it is queued again for then
+	RecrawlS     int        // the URL's recrawl interval now, in seconds (0: unchanged)
+}
+
+// NearDup is a document's near-duplicate detection as its save needs it: its fingerprint as
+// stored (the SimHash and the encoded MinHash signature), the index keys it is filed under,
+// and Judge, the verdict among the candidates those keys find. The store finds candidates
+// under the save's locks and records what Judge says; the detector's rules are the process
+// stage's (processing.NearDup), never the store's.
+type NearDup struct {
+	SimHash int64
+	MinHash []byte
+	Keys    []int64
+	Judge   func(cands []NearCandidate) *Dup
+}
+
+// NearCandidate is a document a near-duplicate lookup found: its fingerprint as stored, and
+// whether it is an original (itself no duplicate).
+type NearCandidate struct {
+	Hash     []byte
+	SimHash  int64
+	MinHash  []byte
+	Original bool
 }
 
 // Dup is a duplicate verdict: the document duplicated, by which detector, how closely.
 type Dup struct {
 	Of    []byte
-	Kind  string  // dedup.KindExact, KindSimHash or KindMinHash
+	Kind  string  // DupExact, or the near-duplicate detector's (dedup.KindSimHash, KindMinHash)
 	Score float64 // SimHash: bits apart; MinHash: estimated Jaccard; exact: 0
 }
+
+// DupExact is the kind of an exact duplicate: a document whose content hash an earlier
+// document of the crawl has (the first such document is the original).
+const DupExact = "exact"
 
 // Link is an edge of the web graph.
 type Link struct {
@@ -57,21 +80,21 @@ type Link struct {
 // records its out-links. Documents that could match each other take the same advisory locks
 // first, so two workers saving near-duplicates at once cannot both miss each other. Running
 // it twice for the same page changes nothing the second time.
-func (agg Documents) SaveDocument(ctx context.Context, d Document, links []Link, det *dedup.Detector) (*Dup, error) {
+func (agg Documents) SaveDocument(ctx context.Context, d Document, links []Link, near *NearDup) (*Dup, error) {
 	s := agg.s
-	dups, err := s.Documents().SaveDocuments(ctx, []DocumentSave{{Doc: d, Links: links, Det: det}})
+	dups, err := s.Documents().SaveDocuments(ctx, []DocumentSave{{Doc: d, Links: links, Near: near}})
 	if err != nil {
 		return nil, err
 	}
 	return dups[0], nil
 }
 
-// DocumentSave is one document to save, with its out-links and its crawl's detector (nil: no
-// near-duplicate detection).
+// DocumentSave is one document to save, with its out-links and its near-duplicate detection
+// (nil: none — the crawl detects none, or the text is too short to fingerprint).
 type DocumentSave struct {
 	Doc   Document
 	Links []Link
-	Det   *dedup.Detector
+	Near  *NearDup
 }
 
 // SaveDocuments is SaveDocument for a batch, in one transaction of three round trips whatever
@@ -86,12 +109,9 @@ func (agg Documents) SaveDocuments(ctx context.Context, saves []DocumentSave) ([
 	var locks []int64
 	for i, sv := range saves {
 		p := docPrep{d: sv.Doc}
-		if sv.Det != nil {
-			p.keys = sv.Det.Keys(p.d.Fingerprint)
-		}
-		if p.d.Fingerprint.Usable() {
-			v := int64(p.d.Fingerprint.SimHash)
-			p.simhash, p.minhash = &v, dedup.EncodeSignature(p.d.Fingerprint.MinHash)
+		if n := sv.Near; n != nil {
+			v := n.SimHash
+			p.keys, p.simhash, p.minhash = n.Keys, &v, n.MinHash
 		}
 		d := &p.d
 		d.Title, d.Lang, d.Charset, d.ContentType, d.Canonical = Text(d.Title), Text(d.Lang), Text(d.Charset), Text(d.ContentType), Text(d.Canonical)
@@ -142,32 +162,6 @@ func sendBatch(ctx context.Context, tx pgx.Tx, b *pgx.Batch, read func(pgx.Batch
 // maxNearCandidates bounds the candidates one lookup verifies (a hot key — thousands of pages
 // sharing a SimHash block — must not make a lookup scan them all).
 const maxNearCandidates = 500
-
-// nearCandidate is a document a near-duplicate lookup found: its fingerprint, and whether it
-// is an original (itself no duplicate).
-type nearCandidate struct {
-	hash     []byte
-	fp       dedup.Fingerprint
-	original bool
-}
-
-// bestNearDuplicate returns the detector's best match for d among the candidates: an
-// original before a duplicate, then the closest, then the first.
-func bestNearDuplicate(det *dedup.Detector, d Document, cands []nearCandidate) *Dup {
-	var best *Dup
-	var bestMatch dedup.Match
-	bestOriginal := false
-	for _, c := range cands {
-		m, ok := det.Compare(d.Fingerprint, c.fp)
-		if !ok {
-			continue
-		}
-		if best == nil || (c.original && !bestOriginal) || (c.original == bestOriginal && m.Better(bestMatch)) {
-			best, bestMatch, bestOriginal = &Dup{Of: c.hash, Kind: m.Kind, Score: m.Score}, m, c.original
-		}
-	}
-	return best
-}
 
 // lockKeys maps a document's duplicate keys to advisory-lock keys scoped to its crawl.
 func lockKeys(crawlID string, contentHash []byte, keys []int64) []int64 {

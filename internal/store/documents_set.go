@@ -6,8 +6,6 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/trawlerdev/trawler/internal/dedup"
 )
 
 // docPrep is a document ready to save: its text fields cleaned, its index keys and encoded
@@ -123,7 +121,7 @@ func saveRun(ctx context.Context, tx pgx.Tx, preps []docPrep, saves []DocumentSa
 	// earlier ones that share a key.
 	for i, p := range preps {
 		if firsts[i] != nil && string(firsts[i]) != string(p.d.Hash) {
-			dups[i] = &Dup{Of: firsts[i], Kind: dedup.KindExact}
+			dups[i] = &Dup{Of: firsts[i], Kind: DupExact}
 		}
 	}
 	var near []int // documents looked up for near-duplicates, in order
@@ -140,7 +138,7 @@ func saveRun(ctx context.Context, tx pgx.Tx, preps []docPrep, saves []DocumentSa
 			qI, qC, qK, qH = append(qI, int32(i)), append(qC, p.d.CrawlID), append(qK, k), append(qH, p.d.Hash)
 		}
 	}
-	filedBefore := map[int][]nearCandidate{}
+	filedBefore := map[int][]NearCandidate{}
 	if len(near) > 0 {
 		rows, err := tx.Query(ctx, nearCandidatesSQL, qI, qC, qK, qH, maxNearCandidates)
 		if err != nil {
@@ -148,14 +146,11 @@ func saveRun(ctx context.Context, tx pgx.Tx, preps []docPrep, saves []DocumentSa
 		}
 		for rows.Next() {
 			var i int32
-			var c nearCandidate
-			var simhash int64
-			var sig []byte
-			if err := rows.Scan(&i, &c.hash, &simhash, &sig, &c.original); err != nil {
+			var c NearCandidate
+			if err := rows.Scan(&i, &c.Hash, &c.SimHash, &c.MinHash, &c.Original); err != nil {
 				rows.Close()
 				return fmt.Errorf("near-duplicate candidates: %w", err)
 			}
-			c.fp = dedup.Fingerprint{SimHash: uint64(simhash), MinHash: dedup.DecodeSignature(sig), Shingles: dedup.MinShingles}
 			filedBefore[int(i)] = append(filedBefore[int(i)], c)
 		}
 		rows.Close()
@@ -182,11 +177,10 @@ func saveRun(ctx context.Context, tx pgx.Tx, preps []docPrep, saves []DocumentSa
 					continue
 				}
 				had[j] = true
-				cands = append(cands, nearCandidate{hash: q.d.Hash, original: dups[j] == nil,
-					fp: dedup.Fingerprint{SimHash: q.d.Fingerprint.SimHash, MinHash: q.d.Fingerprint.MinHash, Shingles: dedup.MinShingles}})
+				cands = append(cands, NearCandidate{Hash: q.d.Hash, SimHash: *q.simhash, MinHash: q.minhash, Original: dups[j] == nil})
 			}
 		}
-		dups[i] = bestNearDuplicate(saves[i].Det, p.d, cands)
+		dups[i] = saves[i].Near.Judge(cands)
 		for _, k := range p.keys {
 			filed[crawlKey{p.d.CrawlID, k}] = append(filed[crawlKey{p.d.CrawlID, k}], i)
 			keyC, keyH, keyK = append(keyC, p.d.CrawlID), append(keyH, p.d.Hash), append(keyK, k)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/dedup"
+	"github.com/trawlerdev/trawler/internal/processing"
 	"github.com/trawlerdev/trawler/internal/store"
 )
 
@@ -22,7 +23,7 @@ func saveText(t testing.TB, ctx context.Context, s *store.Store, det *dedup.Dete
 	}
 	content := sha256.Sum256([]byte(text))
 	dup, err := s.Documents().SaveDocument(ctx, store.Document{CrawlID: "c", Hash: c.Hash, ContentHash: content[:], BodyKey: "k",
-		Size: int64(len(text)), Fingerprint: det.Fingerprint(text)}, nil, det)
+		Size: int64(len(text))}, nil, processing.NearDup(det, text))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +63,7 @@ func TestSaveDocumentMarksNearDuplicatesThroughTheIndex(t *testing.T) {
 		t.Fatalf("an unrelated document matched (%s %.2f)", dup.Kind, dup.Score)
 	}
 	dup := saveText(t, ctx, s, det, "http://a.test/near", docs[near].Text)
-	if dup == nil || dup.Kind == dedup.KindExact {
+	if dup == nil || dup.Kind == store.DupExact {
 		t.Fatalf("near-duplicate not found: %+v", dup)
 	}
 	want := cand("http://a.test/original", "a.test", 1).Hash
@@ -179,8 +180,8 @@ func TestSaveDocumentsInOneBatchFindEachOther(t *testing.T) {
 			t.Fatal(err)
 		}
 		content := sha256.Sum256([]byte(texts[name]))
-		saves = append(saves, store.DocumentSave{Det: det, Links: []store.Link{{From: c.Hash, To: c.Hash}},
-			Doc: store.Document{CrawlID: "c", Hash: c.Hash, ContentHash: content[:], BodyKey: "k", Size: 1, Fingerprint: det.Fingerprint(texts[name])}})
+		saves = append(saves, store.DocumentSave{Near: processing.NearDup(det, texts[name]), Links: []store.Link{{From: c.Hash, To: c.Hash}},
+			Doc: store.Document{CrawlID: "c", Hash: c.Hash, ContentHash: content[:], BodyKey: "k", Size: 1}})
 	}
 	dups, err := s.Documents().SaveDocuments(ctx, saves)
 	if err != nil {
@@ -190,10 +191,10 @@ func TestSaveDocumentsInOneBatchFindEachOther(t *testing.T) {
 	if dups[0] != nil || dups[3] != nil {
 		t.Errorf("original or unrelated marked a duplicate: %+v %+v", dups[0], dups[3])
 	}
-	if dups[1] == nil || dups[1].Kind != dedup.KindExact || string(dups[1].Of) != string(orig) {
+	if dups[1] == nil || dups[1].Kind != store.DupExact || string(dups[1].Of) != string(orig) {
 		t.Errorf("copy: %+v, want an exact duplicate of the original", dups[1])
 	}
-	if dups[2] == nil || dups[2].Kind == dedup.KindExact || string(dups[2].Of) != string(orig) {
+	if dups[2] == nil || dups[2].Kind == store.DupExact || string(dups[2].Of) != string(orig) {
 		t.Errorf("near: %+v, want a near-duplicate of the original", dups[2])
 	}
 	again, err := s.Documents().SaveDocuments(ctx, saves) // a retried batch decides the same

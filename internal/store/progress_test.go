@@ -10,6 +10,7 @@ import (
 
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/dedup"
+	"github.com/trawlerdev/trawler/internal/processing"
 	"github.com/trawlerdev/trawler/internal/store"
 )
 
@@ -105,7 +106,7 @@ func TestProgressCountersAgreeWithAScan(t *testing.T) {
 		if o.State == crawl.URLFetched {
 			content := sha256.Sum256([]byte(u.URL))
 			if _, err := s.Documents().SaveDocument(ctx, store.Document{CrawlID: "c", Hash: u.Hash, ContentHash: content[:], BodyKey: "k",
-				Size: 10, Fingerprint: det.Fingerprint("text of " + u.URL)}, nil, det); err != nil {
+				Size: 10}, nil, processing.NearDup(det, "text of "+u.URL)); err != nil {
 				t.Fatal(err)
 			}
 		}
