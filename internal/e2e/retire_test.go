@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/trawlerdev/trawler/activities"
+	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/fetch"
 	"github.com/trawlerdev/trawler/internal/netguard"
@@ -34,7 +35,7 @@ func TestDeadHostIsRetired(t *testing.T) {
 	for _, u := range []string{"http://gone.example/", "http://gone.example/a", "http://gone.example/b"} {
 		cands = append(cands, store.Candidate{URL: u, Hash: urlnorm.Hash(u), Host: "gone.example", Source: "link"})
 	}
-	if _, err := s.store.Frontier().Admit(ctx, "dead", cands); err != nil {
+	if _, err := s.store.Frontier().Admit(ctx, "dead", cands, admit.Budget, -1); err != nil {
 		t.Fatal(err)
 	}
 	// No real DNS traffic: a resolver that knows no name.
@@ -60,7 +61,7 @@ func TestDeadHostIsRetired(t *testing.T) {
 		t.Fatalf("retired %v, %v", retired, err)
 	}
 	late := "http://gone.example/late"
-	if _, err := s.store.Frontier().Admit(ctx, "dead", []store.Candidate{{URL: late, Hash: urlnorm.Hash(late), Host: "gone.example", Source: "link"}}); err != nil {
+	if _, err := s.store.Frontier().Admit(ctx, "dead", []store.Candidate{{URL: late, Hash: urlnorm.Hash(late), Host: "gone.example", Source: "link"}}, admit.Budget, -1); err != nil {
 		t.Fatal(err)
 	}
 	p, err := s.store.Crawls().CrawlProgress(ctx, "dead")

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"testing"
 
+	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/seen"
 	"github.com/trawlerdev/trawler/internal/store"
@@ -21,7 +22,7 @@ func TestWarmSeenFromPostgresThenFromSnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	u := "http://a.test/x"
-	if _, err := st.Frontier().Admit(ctx, "c", []store.Candidate{{URL: u, Hash: urlnorm.Hash(u), Host: "a.test", Source: "seed"}}); err != nil {
+	if _, err := st.Frontier().Admit(ctx, "c", []store.Candidate{{URL: u, Hash: urlnorm.Hash(u), Host: "a.test", Source: "seed"}}, admit.Budget, -1); err != nil {
 		t.Fatal(err)
 	}
 	for _, step := range []string{"postgres", "snapshot"} {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/seen"
 	"github.com/trawlerdev/trawler/internal/store"
@@ -119,7 +120,7 @@ func BenchmarkAdmitLinks(b *testing.B) {
 						keep = append(keep, c)
 					}
 				}
-				if _, err := s.Frontier().Admit(ctx, "bench", keep); err != nil {
+				if _, err := s.Frontier().Admit(ctx, "bench", keep, admit.Budget, -1); err != nil {
 					b.Fatal(err)
 				}
 				links += len(batch)

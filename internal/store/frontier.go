@@ -39,20 +39,29 @@ type AdmitResult struct {
 	Forward    int            // known URLs whose recrawl a newer sitemap <lastmod> brought forward
 }
 
-// Admit adds candidates to a crawl's frontier in one statement. URLs already present are
-// left alone; new ones beyond the crawl's max_pages or a host's max_pages_per_host are
-// recorded as skipped ("budget"), earlier candidates taking the room first. The crawl row is
-// locked for the transaction, so concurrent admitters cannot overrun a budget.
-func (agg Frontier) Admit(ctx context.Context, crawlID string, cands []Candidate) (AdmitResult, error) {
-	s := agg.s
-	return s.Frontier().AdmitWaking(ctx, crawlID, cands, -1)
+// Budgets is what a crawl's admission reads under the crawl row's lock: the crawl's budgets
+// (0: none) and what they hold, and, for the candidates' hosts the crawl already has, how
+// many URLs each was admitted.
+type Budgets struct {
+	MaxPages, Admitted int64
+	MaxPerHost         int
+	MaxHosts, Hosts    int
+	HostAdmitted       map[string]int
 }
 
-// AdmitWaking is Admit that wakes at most maxWake of the hosts waiting for work (negative: all
-// of them): the others stay waiting, their URLs queued, for the crawl's sweep or a later
+// BudgetRule decides which of the URLs new to a crawl enter its frontier, in the order given:
+// "" admits one, a reason (crawl.SkipBudget, crawl.SkipMaxHosts) records it skipped. The rule is
+// admission's (admit.Budget); the store reads the budgets under the crawl row's lock, so
+// concurrent admitters cannot overrun them, and records the verdicts and the new counts.
+type BudgetRule func(b Budgets, fresh []Candidate) []string
+
+// Admit adds candidates to a crawl's frontier in one transaction of two round trips. URLs
+// already present are left alone (a link to a queued one raises its priority); new ones go
+// through rule. It wakes at most maxWake of the hosts waiting for work (negative: all of
+// them): the others stay waiting, their URLs queued, for the crawl's sweep or a later
 // admission. A worker that admits links faster than host workflows can start keeps the
 // workflow task queue from flooding (and the crawl's own signals from waiting behind it).
-func (agg Frontier) AdmitWaking(ctx context.Context, crawlID string, cands []Candidate, maxWake int) (AdmitResult, error) {
+func (agg Frontier) Admit(ctx context.Context, crawlID string, cands []Candidate, rule BudgetRule, maxWake int) (AdmitResult, error) {
 	s := agg.s
 	res := AdmitResult{New: map[string]int{}}
 	if len(cands) == 0 {
@@ -155,13 +164,8 @@ func (agg Frontier) AdmitWaking(ctx context.Context, crawlID string, cands []Can
 		for _, h := range inserted {
 			isNew[string(h)] = true
 		}
-		var over, overHosts [][]byte
+		var fresh []Candidate
 		seen := map[string]bool{}
-		known := make(map[string]bool, len(hostAdmitted)) // hosts the crawl has a row of
-		for h := range hostAdmitted {
-			known[h] = true
-		}
-		newHostCount := 0
 		for _, c := range cands {
 			key := string(c.Hash)
 			if !isNew[key] || seen[key] {
@@ -169,33 +173,39 @@ func (agg Frontier) AdmitWaking(ctx context.Context, crawlID string, cands []Can
 				continue
 			}
 			seen[key] = true
-			if !known[c.Host] && maxHosts > 0 && hostCount >= maxHosts {
-				overHosts = append(overHosts, c.Hash)
+			fresh = append(fresh, c)
+		}
+		known := make(map[string]bool, len(hostAdmitted)) // hosts the crawl has a row of (the rule may count on its map)
+		for h := range hostAdmitted {
+			known[h] = true
+		}
+		verdicts := rule(Budgets{MaxPages: maxPages, Admitted: admitted, MaxPerHost: maxPerHost, MaxHosts: maxHosts,
+			Hosts: hostCount, HostAdmitted: hostAdmitted}, fresh)
+		if len(verdicts) != len(fresh) {
+			return fmt.Errorf("budget rule gave %d verdicts for %d new URLs", len(verdicts), len(fresh))
+		}
+		skipped := map[string][][]byte{} // by reason
+		newHostCount := 0
+		for i, c := range fresh {
+			if why := verdicts[i]; why != "" {
+				skipped[why] = append(skipped[why], c.Hash)
 				res.OverBudget++
 				continue
 			}
-			if (maxPages > 0 && admitted >= maxPages) || (maxPerHost > 0 && hostAdmitted[c.Host] >= maxPerHost) {
-				over = append(over, c.Hash)
-				res.OverBudget++
-				continue
-			}
-			if !known[c.Host] {
-				known[c.Host] = true
-				hostCount++
+			if !known[c.Host] && res.New[c.Host] == 0 {
 				newHostCount++
 			}
-			admitted++
-			hostAdmitted[c.Host]++
 			res.New[c.Host]++
 		}
 		b = &pgx.Batch{}
-		if len(over) > 0 {
-			b.Queue(`UPDATE urls u SET state = 'skipped', skip_reason = 'budget' FROM unnest($2::bytea[]) AS t(h)
-				WHERE u.crawl_id = $1 AND u.url_hash = t.h`, crawlID, over)
+		reasons := make([]string, 0, len(skipped))
+		for why := range skipped {
+			reasons = append(reasons, why)
 		}
-		if len(overHosts) > 0 {
+		sort.Strings(reasons) // (statements in a fixed order)
+		for _, why := range reasons {
 			b.Queue(`UPDATE urls u SET state = 'skipped', skip_reason = $3 FROM unnest($2::bytea[]) AS t(h)
-				WHERE u.crawl_id = $1 AND u.url_hash = t.h`, crawlID, overHosts, crawl.SkipMaxHosts)
+				WHERE u.crawl_id = $1 AND u.url_hash = t.h`, crawlID, skipped[why], crawl.Clip(why, 200))
 		}
 		// Each further link to a queued URL is an in-link: it moves up its host's queue.
 		var again [][]byte

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/store"
 )
@@ -17,7 +18,7 @@ func TestClaimFetchedAcrossHostsHoldsAndHandsOver(t *testing.T) {
 	for _, u := range []struct{ url, host string }{{"http://a.test/1", "a.test"}, {"http://b.test/1", "b.test"}, {"http://b.test/2", "b.test"}} {
 		cands = append(cands, cand(u.url, u.host, 1))
 	}
-	if _, err := s.Frontier().Admit(ctx, "c", cands); err != nil {
+	if _, err := s.Frontier().Admit(ctx, "c", cands, admit.Budget, -1); err != nil {
 		t.Fatal(err)
 	}
 	for _, host := range []string{"a.test", "b.test"} {

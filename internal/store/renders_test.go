@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/pacing"
 	"github.com/trawlerdev/trawler/internal/store"
@@ -15,7 +16,7 @@ import (
 func queuedRender(t *testing.T, s *store.Store, ctx context.Context, url string) store.Candidate {
 	t.Helper()
 	c := cand(url, "a.test", 1)
-	if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{c}); err != nil {
+	if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{c}, admit.Budget, -1); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Fetches().RecordFetch(ctx, "a.test", store.FetchOutcome{CrawlID: "c", Hash: c.Hash, URL: c.URL, FetchKey: c.URL,
