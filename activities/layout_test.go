@@ -13,31 +13,58 @@ import (
 )
 
 // stages are the packages that each run one stage of a page's way (fetch, process, render,
-// archive); the activities here assemble them. They share owners (pacing, store, admit, …),
-// never one another: what one stage needs of another's decision is an owner's to say.
-var stages = []string{"fetching", "processing", "rendering", "archiving"}
+// archive, a crawl's start and end, operators' controls); the activities here assemble them.
+// They share owners (pacing, store, policy, admit, …), never one another: what one stage
+// needs of another's decision is an owner's to say.
+var stages = []string{"fetching", "processing", "rendering", "archiving", "frontier", "control"}
 
-func TestNoStageImportsAnother(t *testing.T) {
-	for _, stage := range stages {
-		dir := filepath.Join("..", "internal", stage)
-		entries, err := os.ReadDir(dir)
+// importsOf lists, per non-test file of internal/<pkg>, the packages it imports.
+func importsOf(t *testing.T, pkg string) map[string][]string {
+	t.Helper()
+	dir := filepath.Join("..", "internal", pkg)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]string{}
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".go") || strings.HasSuffix(e.Name(), "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(dir, e.Name()), nil, parser.ImportsOnly)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, e := range entries {
-			if !strings.HasSuffix(e.Name(), ".go") || strings.HasSuffix(e.Name(), "_test.go") {
-				continue
-			}
-			f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(dir, e.Name()), nil, parser.ImportsOnly)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, imp := range f.Imports {
-				path, _ := strconv.Unquote(imp.Path.Value)
+		for _, imp := range f.Imports {
+			path, _ := strconv.Unquote(imp.Path.Value)
+			out[e.Name()] = append(out[e.Name()], path)
+		}
+	}
+	return out
+}
+
+func TestNoStageImportsAnother(t *testing.T) {
+	for _, stage := range stages {
+		for file, imports := range importsOf(t, stage) {
+			for _, path := range imports {
 				for _, other := range stages {
 					if other != stage && path == "github.com/trawlerdev/trawler/internal/"+other {
-						t.Errorf("internal/%s/%s imports the %s stage", stage, e.Name(), other)
+						t.Errorf("internal/%s/%s imports the %s stage", stage, file, other)
 					}
+				}
+			}
+		}
+	}
+}
+
+// The store records decisions; it makes none: the near-duplicate verdict is processing's,
+// admission's budget admit's, a crawl's rules policy's. It imports none of their packages.
+func TestTheStoreImportsNoDecision(t *testing.T) {
+	for file, imports := range importsOf(t, "store") {
+		for _, path := range imports {
+			for _, decider := range []string{"dedup", "admit", "policy", "processing", "fetching"} {
+				if path == "github.com/trawlerdev/trawler/internal/"+decider {
+					t.Errorf("internal/store/%s imports internal/%s", file, decider)
 				}
 			}
 		}
