@@ -49,6 +49,8 @@ func runCrawl(ctx context.Context, args []string, stdout io.Writer) error {
 	maxBytes := fs.Int64("max-bytes", 0, "stop the crawl after fetching this many body bytes (0: no byte budget)")
 	perHost := fs.Int("max-pages-per-host", 0, "URLs admitted per host at most (0: unlimited)")
 	cookies := fs.Bool("cookies", false, "keep the cookies each host sets and send them back to it (a jar per crawl and host, kept in Postgres)")
+	requisites := fs.Bool("requisites", true, "fetch and archive the files a browser needs to show each page (stylesheets, scripts, images, fonts, icons, media), on their own hosts' schedules")
+	requisitesPerPage := fs.Int("requisites-per-page", 0, "requisites one page (or stylesheet) admits at most (default 100)")
 	crawlProxy := fs.String("crawl-proxy", "", "outbound proxy for this crawl: http://, https:// or socks5://[user:pass@]host:port, or @FILE or env:NAME holding it (a password stays out of ps; default: the worker's TRAWLER_PROXY, or direct)")
 	politenessKey := fs.String("politeness-key", "", "what one schedule of request starts paces: host (default) or domain (all subdomains of a registrable domain share one gap)")
 	autoThrottle := fs.Float64("auto-throttle", 0, "k: a host's gap grows to k × its recent response time, bounded by --delay and the spec's maxCrawlDelay (0: off)")
@@ -123,6 +125,8 @@ func runCrawl(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 	}
 	setIf(visited["cookies"], func() { spec.Cookies = *cookies })
+	setIf(visited["requisites"], func() { spec.Requisites.Off = !*requisites })
+	setIf(*requisitesPerPage > 0, func() { spec.Requisites.MaxPerPage = *requisitesPerPage })
 	setIf(*userAgent != "", func() { spec.UserAgent = *userAgent })
 	setIf(*reqTimeout > 0, func() { spec.RequestTimeout = crawl.Duration(*reqTimeout) })
 	setIf(*attempts > 0, func() { spec.MaxAttempts = *attempts })

@@ -8,10 +8,12 @@ import (
 // Budget is admission's rule for URLs new to a crawl (store.BudgetRule), earlier ones taking
 // the room first: a URL of a host the crawl does not have yet is skipped once the crawl has
 // maxHosts hosts (crawl.SkipMaxHosts); any other is skipped once the crawl has admitted
-// maxPages URLs or its host maxPagesPerHost (crawl.SkipBudget). The store reads the budgets
-// under the crawl row's lock and records the verdicts.
-func Budget(b store.Budgets, fresh []store.Candidate) []string {
-	verdicts := make([]string, len(fresh))
+// maxPages URLs or its host maxPagesPerHost (crawl.SkipBudget). A page's requisite
+// (crawl.SourceEmbed) is admitted free of the page budgets: it is part of a page already
+// admitted, and bounded per page (requisites.maxPerPage); maxHosts still holds for it. The
+// store reads the budgets under the crawl row's lock and records the verdicts.
+func Budget(b store.Budgets, fresh []store.Candidate) []store.BudgetVerdict {
+	verdicts := make([]store.BudgetVerdict, len(fresh))
 	perHost := make(map[string]int, len(b.HostAdmitted))
 	for h, n := range b.HostAdmitted {
 		perHost[h] = n
@@ -21,10 +23,17 @@ func Budget(b store.Budgets, fresh []store.Candidate) []string {
 		n, known := perHost[c.Host]
 		switch {
 		case !known && b.MaxHosts > 0 && hosts >= b.MaxHosts:
-			verdicts[i] = crawl.SkipMaxHosts
+			verdicts[i].Skip = crawl.SkipMaxHosts
+			continue
+		case c.Source == crawl.SourceEmbed:
+			verdicts[i].Free = true
+			if !known {
+				hosts++
+				perHost[c.Host] = 0
+			}
 			continue
 		case (b.MaxPages > 0 && admitted >= b.MaxPages) || (b.MaxPerHost > 0 && n >= b.MaxPerHost):
-			verdicts[i] = crawl.SkipBudget
+			verdicts[i].Skip = crawl.SkipBudget
 			continue
 		}
 		if !known {

@@ -14,7 +14,7 @@ import (
 func TestBudgetGivesTheRoomInOrder(t *testing.T) {
 	b := store.Budgets{MaxPages: 5, Admitted: 1, MaxPerHost: 2, MaxHosts: 2, Hosts: 1, HostAdmitted: map[string]int{"a.test": 1}}
 	c := func(host string) store.Candidate { return store.Candidate{Host: host} }
-	got := Budget(b, []store.Candidate{c("a.test"), c("a.test"), c("b.test"), c("c.test"), c("b.test"), c("b.test"), c("a.test")})
+	got := skips(Budget(b, []store.Candidate{c("a.test"), c("a.test"), c("b.test"), c("c.test"), c("b.test"), c("b.test"), c("a.test")}))
 	want := []string{"", crawl.SkipBudget, "", crawl.SkipMaxHosts, "", crawl.SkipBudget, crawl.SkipBudget}
 	if !slices.Equal(got, want) {
 		t.Errorf("verdicts %q, want %q", got, want)
@@ -24,12 +24,28 @@ func TestBudgetGivesTheRoomInOrder(t *testing.T) {
 	}
 	// The crawl's own cap: 5 URLs in all, 1 admitted before.
 	b = store.Budgets{MaxPages: 3, Admitted: 1}
-	got = Budget(b, []store.Candidate{c("x.test"), c("y.test"), c("z.test")})
+	got = skips(Budget(b, []store.Candidate{c("x.test"), c("y.test"), c("z.test")}))
 	if want := []string{"", "", crawl.SkipBudget}; !slices.Equal(got, want) {
 		t.Errorf("maxPages: %q, want %q", got, want)
 	}
 	// No budgets: everything enters.
-	if got := Budget(store.Budgets{}, []store.Candidate{c("x.test"), c("x.test")}); !slices.Equal(got, []string{"", ""}) {
+	if got := skips(Budget(store.Budgets{}, []store.Candidate{c("x.test"), c("x.test")})); !slices.Equal(got, []string{"", ""}) {
 		t.Errorf("no budgets: %q", got)
 	}
+	// A page's requisites are free of the page budgets (a full crawl still archives the
+	// files its pages need), but a new host past maxHosts is not taken for one.
+	full := store.Budgets{MaxPages: 1, Admitted: 1, MaxHosts: 1, Hosts: 1, HostAdmitted: map[string]int{"a.test": 1}}
+	embed := func(host string) store.Candidate { return store.Candidate{Host: host, Source: crawl.SourceEmbed} }
+	v := Budget(full, []store.Candidate{embed("a.test"), c("a.test"), embed("cdn.test")})
+	if v[0] != (store.BudgetVerdict{Free: true}) || v[1].Skip != crawl.SkipBudget || v[2].Skip != crawl.SkipMaxHosts {
+		t.Errorf("requisites: %+v", v)
+	}
+}
+
+func skips(v []store.BudgetVerdict) []string {
+	out := make([]string, len(v))
+	for i, x := range v {
+		out[i] = x.Skip
+	}
+	return out
 }

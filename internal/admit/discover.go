@@ -91,6 +91,9 @@ func (d *Discovery) Add(f Found) (store.Candidate, string) {
 	}
 	if why == "" && d.max > 0 && len(d.Cands) >= d.max {
 		why = policy.RejectOutlinks
+		if d.from.Source == crawl.SourceEmbed {
+			why = policy.RejectRequisites
+		}
 	}
 	if why != "" {
 		d.Rejected[why]++
@@ -106,8 +109,8 @@ func (d *Discovery) Add(f Found) (store.Candidate, string) {
 // pages).
 func (d *Discovery) includes(c store.Candidate) bool {
 	switch {
-	case d.from.Source == crawl.SourceSitemapFile:
-		return true
+	case d.from.Source == crawl.SourceSitemapFile, d.from.Source == crawl.SourceEmbed:
+		return true // (a page's requisite is the page's: allowPatterns judge pages)
 	case d.from.Source == crawl.SourceRedirect && d.from.Depth == 0:
 		return true
 	}

@@ -103,6 +103,7 @@ const (
 	SourceSitemapFile Source = "sitemap-file" // a sitemap or sitemap index document
 	SourceFeed        Source = "feed"         // an item of an RSS or Atom feed
 	SourceAPI         Source = "api"          // submitted through the HTTP API
+	SourceEmbed       Source = "embed"        // a page's requisite (crawl.Requisites): archived, never followed
 )
 
 // CrawlWorkflowID is the ID of the crawl called name, in the deployment whose workflow IDs

@@ -110,7 +110,9 @@ type Spec struct {
 	// Chromium (the render worker role) after they are fetched: their scripts run, and the
 	// links of the rendered DOM are admitted too.
 	Render *Render `json:"render,omitempty"`
-	WARC   WARC    `json:"warc,omitempty"`
+	// Requisites: the files a browser fetches to show a page, archived with it (requisites.go).
+	Requisites Requisites `json:"requisites,omitempty"`
+	WARC       WARC       `json:"warc,omitempty"`
 	// DedupAgainst names earlier crawls whose stored bodies this crawl reuses ("*": every
 	// crawl's, through the store-wide payload index): a body one of them, or this crawl,
 	// already stored is not stored again, and its capture is written to WARC as a revisit
@@ -341,6 +343,7 @@ func (s Spec) Validate() error {
 	if s.RequestTimeout > 0 && s.RequestTimeout.D() < time.Second {
 		errs = append(errs, errors.New("requestTimeout: at least 1s"))
 	}
+	errs = append(errs, s.Requisites.validate()...)
 	return errors.Join(errs...)
 }
 

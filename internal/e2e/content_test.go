@@ -26,22 +26,7 @@ func checkWARC(t *testing.T, s *stack, crawlID string) (responses, revisits int)
 	if err != nil || len(files) == 0 {
 		t.Fatalf("WARC files of %s: %v %v", crawlID, files, err)
 	}
-	dir := t.TempDir()
-	var paths []string
-	data := map[string][]byte{}
-	for _, f := range files {
-		b, err := s.blob.Get(ctx, f.Name, 1<<32)
-		if err != nil {
-			t.Fatal(err)
-		}
-		data[f.Name] = b
-		p := filepath.Join(dir, filepath.Base(f.Name))
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		paths = append(paths, p)
-	}
-	recs := testenv.ReadWARC(t, paths...)
+	recs, data := warcRecords(t, s, crawlID)
 	type key struct{ uri, date string }
 	captured := map[key]int{}
 	requests := map[string]int{}
@@ -118,7 +103,7 @@ func checkWARC(t *testing.T, s *stack, crawlID string) (responses, revisits int)
 			lines = append(lines, line)
 		}
 	}
-	p := filepath.Join(dir, "cdx-cut.warc.gz")
+	p := filepath.Join(t.TempDir(), "cdx-cut.warc.gz")
 	if err := os.WriteFile(p, cut, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -284,4 +269,31 @@ func TestRecrawlIsConditionalAndAdaptive(t *testing.T) {
 	if revisits < total304 || responses == 0 {
 		t.Errorf("WARC: %d responses, %d revisits; want a revisit for each of %d 304s", responses, revisits, total304)
 	}
+}
+
+// warcRecords reads a crawl's WARC files with warcio.js: their records, and each file's bytes
+// by its object name.
+func warcRecords(t *testing.T, s *stack, crawlID string) ([]testenv.WARCRecord, map[string][]byte) {
+	t.Helper()
+	ctx := context.Background()
+	files, err := s.store.Archive().WARCFiles(ctx, crawlID)
+	if err != nil || len(files) == 0 {
+		t.Fatalf("WARC files of %s: %v %v", crawlID, files, err)
+	}
+	dir := t.TempDir()
+	var paths []string
+	data := map[string][]byte{}
+	for _, f := range files {
+		b, err := s.blob.Get(ctx, f.Name, 1<<32)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data[f.Name] = b
+		p := filepath.Join(dir, filepath.Base(f.Name))
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	return testenv.ReadWARC(t, paths...), data
 }

@@ -147,6 +147,17 @@ func (f *Stage) fetchOne(ctx context.Context, ci *policy.Crawl, u crawl.Claimed,
 			schedule(change)
 			return o, eff, nil
 		}
+		if u.Source == crawl.SourceEmbed {
+			// A page's requisite: stored (the capture), never read for links; a stylesheet
+			// is read for its own requisites.
+			if isStylesheet(resp.ContentType, u.URL) && change != crawl.Unchanged {
+				if o.Note, err = f.readStylesheet(ctx, ci, u, resp.Body); err != nil {
+					return o, eff, err
+				}
+			}
+			schedule(change)
+			return o, eff, nil
+		}
 		kind := content.Sniff(resp.ContentType, resp.Body)
 		if !kind.Read() {
 			// Stored (the capture) and not read: counted by its type.
@@ -215,8 +226,8 @@ func (f *Stage) followRedirect(ctx context.Context, ci *policy.Crawl, u crawl.Cl
 	}
 	base, _ := url.Parse(u.URL)
 	source := crawl.SourceRedirect
-	if u.Source == crawl.SourceSitemapFile {
-		source = crawl.SourceSitemapFile // a sitemap behind a redirect (http -> https) is still read as one
+	if u.Source == crawl.SourceSitemapFile || u.Source == crawl.SourceEmbed {
+		source = u.Source // a sitemap (or a page's requisite) behind a redirect (http -> https) is still one
 	}
 	found := admit.Discover(f.Crawls, ci, base, admit.From{Depth: u.Depth, Hops: u.Hops + 1, Source: source}, 0)
 	c, why := found.Add(admit.Found{Href: location})

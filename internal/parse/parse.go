@@ -41,19 +41,23 @@ const (
 	LinkHreflang  = "hreflang"  // <link rel="alternate" hreflang="…">
 	LinkCanonical = "canonical" // <link rel="canonical">
 	LinkFeedItem  = "feed"      // an RSS or Atom item
+	LinkEmbed     = "embed"     // a requisite: a file the page needs to be shown (requisites.go), archived, never followed
 )
 
 // Page is what a document yields.
 type Page struct {
-	Title     string
-	Text      string
-	Lang      string
-	Charset   string
-	Base      *url.URL // what relative links resolve against: <base href> or the page URL
-	Links     []Link
-	Canonical string            // resolved
-	Meta      robots.Directives // from <meta name="robots"> and <meta name="<product token>">
-	Binary    bool              // the body is not text, whatever the Content-Type said
+	Title   string
+	Text    string
+	Lang    string
+	Charset string
+	Base    *url.URL // what relative links resolve against: <base href> or the page URL
+	Links   []Link
+	// Requisites are the files a browser fetches to show the page (requisites.go), as
+	// written, at most MaxRequisites: archived, never followed.
+	Requisites []Requisite
+	Canonical  string            // resolved
+	Meta       robots.Directives // from <meta name="robots"> and <meta name="<product token>">
+	Binary     bool              // the body is not text, whatever the Content-Type said
 }
 
 // Parse reads an HTML body fetched from pageURL. At most maxLinks links are returned. token is
@@ -100,6 +104,7 @@ func Parse(body []byte, contentType string, pageURL *url.URL, maxLinks int, toke
 			p.Canonical = c.String()
 		}
 	}
+	p.Requisites = requisites(doc, MaxRequisites)
 	p.Links = append(p.Links, browserLinks(doc, maxLinks)...)
 	doc.Find("a[href], area[href]").EachWithBreak(func(_ int, a *goquery.Selection) bool {
 		if len(p.Links) >= maxLinks {

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/store"
 )
 
@@ -18,16 +19,24 @@ const (
 	RejectBadURL     = "malformed URL"
 	RejectPort       = "port not allowed"
 	RejectNotAllowed = "matches none of the crawl's allow patterns"
+	RejectRequisites = "over the page's requisites cap"
+	RejectKind       = "a requisite kind the crawl does not take"
 )
 
-// Admissible says why a candidate may not enter the crawl's frontier, or "".
+// Admissible says why a candidate may not enter the crawl's frontier, or "". A page's
+// requisite (crawl.SourceEmbed) is the page's, not a link to follow: neither the crawl's
+// scope nor maxDepth nor the trap rules judge it (Heritrix's transclusion hops); its deny
+// lists and allowed ports do.
 func (ci *Crawl) Admissible(c store.Candidate) string {
+	embed := c.Source == crawl.SourceEmbed
 	switch {
-	case !ci.scope.Allows(c.Host):
+	case embed && ci.scope.DeniesHost(c.Host):
+		return RejectDenied
+	case !embed && !ci.scope.Allows(c.Host):
 		return RejectScope
 	case ci.scope.DeniesURL(c.Key):
 		return RejectDenied
-	case c.Depth > ci.Spec.MaxDepth:
+	case !embed && c.Depth > ci.Spec.MaxDepth:
 		return RejectDepth
 	}
 	u, err := url.Parse(c.Key)
@@ -36,6 +45,9 @@ func (ci *Crawl) Admissible(c store.Candidate) string {
 	}
 	if !ci.portAllowed(u) {
 		return RejectPort
+	}
+	if embed {
+		return ""
 	}
 	return ci.traps.Check(u, time.Now())
 }

@@ -22,6 +22,7 @@ type extracted struct {
 	charset   string
 	base      *url.URL // what relative links resolve against
 	links     []parse.Link
+	reqs      []parse.Requisite // the files a browser needs to show it (HTML only)
 	canonical string
 	meta      robots.Directives // the document's own robots directives (HTML's meta elements)
 	source    crawl.Source      // how its links enter the frontier
@@ -47,7 +48,7 @@ func (p *Stage) extract(ctx context.Context, body []byte, contentType string, pu
 			return nil, fmt.Errorf("%w: binary content served as HTML", errNotRead)
 		}
 		ex.title, ex.text, ex.lang, ex.charset, ex.base = parsed.Title, parsed.Text, parsed.Lang, parsed.Charset, parsed.Base
-		ex.links, ex.canonical, ex.meta = parsed.Links, parsed.Canonical, parsed.Meta
+		ex.links, ex.canonical, ex.meta, ex.reqs = parsed.Links, parsed.Canonical, parsed.Meta, parsed.Requisites
 	case content.Text:
 		ex.title, ex.text, ex.charset = content.PlainText(body, contentType)
 	case content.Feed:

@@ -211,6 +211,13 @@ func (p *Stage) preparePage(ctx context.Context, ci *policy.Crawl, page crawl.Pa
 	}
 	res.Rejected += found.Refused()
 	doc.LinksOut = len(links)
+	if embeds := p.requisites(ci, page, ex); embeds != nil {
+		for _, c := range embeds.Cands {
+			links = append(links, store.Link{From: page.Hash, To: c.Hash, Kind: parse.LinkEmbed})
+		}
+		res.Rejected += embeds.Refused()
+		found.Merge(embeds)
+	}
 	// The recrawl schedule learns from this fetch: changed pages come back sooner.
 	if next := spec.Recrawl.Next(time.Duration(page.RecrawlS)*time.Second, page.Change, time.Duration(page.HintS)*time.Second); next > 0 {
 		at := time.Now().Add(next)
@@ -301,4 +308,23 @@ func robotsSignal(header, meta robots.Directives) string {
 		parts = append(parts, "meta: "+meta.String())
 	}
 	return strings.Join(parts, "; ")
+}
+
+// requisites judges the page's requisites (crawl.Requisites): the files a browser needs to
+// show it, admitted with its links as URLs of their own hosts, archived and never followed.
+// nil when the crawl takes none or the page names none.
+func (p *Stage) requisites(ci *policy.Crawl, page crawl.PageRef, ex *extracted) *admit.Discovery {
+	spec := ci.Spec.Requisites
+	if len(ex.reqs) == 0 || spec.PerPage() == 0 {
+		return nil
+	}
+	embeds := admit.Discover(p.Crawls, ci, ex.base, admit.From{Depth: page.Depth, Source: crawl.SourceEmbed}, spec.PerPage())
+	for _, r := range ex.reqs {
+		if !spec.Takes(r.Kind) {
+			embeds.Rejected[policy.RejectKind]++
+			continue
+		}
+		embeds.Add(admit.Found{Href: r.Href})
+	}
+	return embeds
 }

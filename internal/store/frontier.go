@@ -49,11 +49,19 @@ type Budgets struct {
 	HostAdmitted       map[string]int
 }
 
-// BudgetRule decides which of the URLs new to a crawl enter its frontier, in the order given:
-// "" admits one, a reason (crawl.SkipBudget, crawl.SkipMaxHosts) records it skipped. The rule is
-// admission's (admit.Budget); the store reads the budgets under the crawl row's lock, so
-// concurrent admitters cannot overrun them, and records the verdicts and the new counts.
-type BudgetRule func(b Budgets, fresh []Candidate) []string
+// BudgetRule decides which of the URLs new to a crawl enter its frontier, in the order given.
+// The rule is admission's (admit.Budget); the store reads the budgets under the crawl row's
+// lock, so concurrent admitters cannot overrun them, and records the verdicts and the new
+// counts.
+type BudgetRule func(b Budgets, fresh []Candidate) []BudgetVerdict
+
+// BudgetVerdict is what becomes of one new URL: Skip says why it is recorded skipped
+// (crawl.SkipBudget, crawl.SkipMaxHosts; "": admitted); Free admits it outside the page
+// budgets (a page's requisite), not counted in the crawl's or its host's admitted URLs.
+type BudgetVerdict struct {
+	Skip string
+	Free bool
+}
 
 // Admit adds candidates to a crawl's frontier in one transaction of two round trips. URLs
 // already present are left alone (a link to a queued one raises its priority); new ones go
@@ -185,9 +193,10 @@ func (agg Frontier) Admit(ctx context.Context, crawlID string, cands []Candidate
 			return fmt.Errorf("budget rule gave %d verdicts for %d new URLs", len(verdicts), len(fresh))
 		}
 		skipped := map[string][][]byte{} // by reason
+		counted := map[string]int{}        // new URLs that count against the budgets, by host
 		newHostCount := 0
 		for i, c := range fresh {
-			if why := verdicts[i]; why != "" {
+			if why := verdicts[i].Skip; why != "" {
 				skipped[why] = append(skipped[why], c.Hash)
 				res.OverBudget++
 				continue
@@ -196,6 +205,9 @@ func (agg Frontier) Admit(ctx context.Context, crawlID string, cands []Candidate
 				newHostCount++
 			}
 			res.New[c.Host]++
+			if !verdicts[i].Free {
+				counted[c.Host]++
+			}
 		}
 		b = &pgx.Batch{}
 		reasons := make([]string, 0, len(skipped))
@@ -230,7 +242,8 @@ func (agg Frontier) Admit(ctx context.Context, crawlID string, cands []Candidate
 			// A retired host takes no new URLs: they are recorded, skipped with the reason.
 			newHosts, counts := make([]string, 0, len(res.New)), make([]int32, 0, len(res.New))
 			total := 0
-			for h, c := range res.New {
+			for h := range res.New {
+				c := counted[h]
 				newHosts, counts = append(newHosts, h), append(counts, int32(c))
 				total += c
 			}

@@ -34,6 +34,7 @@ type Config struct {
 	Cookies      bool   // serve cookie.test, which sets a session cookie and counts the pages requested with it (linked from nowhere: seed it)
 	Scripts      bool   // serve js.test (links only its scripts add), tracker.test and jsbad.test (attacks on a renderer), linked from nowhere: seed them
 	Signals      bool   // serve signals.test (per-scheme robots.txt, X-Robots-Tag, meta robots), linked from nowhere: seed it
+	Requisites   bool   // serve style.test and cdn.test (pages that need stylesheets, images, a font and a CDN's script), linked from nowhere: seed style.test
 	ProductToken string // the crawler's robots.txt product token, lower case
 
 	DefaultDelay time.Duration // required gap between request starts where robots.txt sets none
@@ -164,6 +165,11 @@ func New(cfg Config) (*Web, error) {
 	if cfg.Cookies {
 		s := &cookieSite{w: w}
 		w.sites[s.host()] = s
+	}
+	if cfg.Requisites {
+		for _, s := range []special{&styleSite{w: w}, &cdnSite{w: w}} {
+			w.sites[s.host()] = s
+		}
 	}
 	if cfg.Scripts {
 		for _, s := range []special{&scriptsSite{w: w}, &trackerSite{w: w}, &hostileRenderSite{w: w}} {
