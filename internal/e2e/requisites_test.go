@@ -1,10 +1,12 @@
 package e2e
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/store"
 	"github.com/trawlerdev/trawler/internal/testweb"
 	"github.com/trawlerdev/trawler/internal/warc"
 )
@@ -52,6 +54,13 @@ func TestRequisitesAreArchivedWithThePage(t *testing.T) {
 	}
 	checkNoPoliteness(t, s)
 	checkWARC(t, s, p.CrawlID)
+	fig, err := s.store.Inspect().CrawlFigures(context.Background(), p.CrawlID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fig.Requisites) != 1 || fig.Requisites[0] != (store.Count{Key: "archived", N: int64(len(testweb.RequisiteURLs))}) {
+		t.Errorf("the report's requisites: %+v, want all %d archived", fig.Requisites, len(testweb.RequisiteURLs))
+	}
 
 	// Off: the pages alone.
 	off := spec

@@ -63,6 +63,7 @@ type CrawlFigures struct {
 	Skips         []Count         `json:"skips"`
 	Rejections    []Count         `json:"rejections"`
 	Duplicates    []Count         `json:"duplicates"`
+	Requisites    []Count         `json:"requisites"` // pages' requisites by state (and skip reason)
 	Seeds         []Seed          `json:"seeds"`
 }
 
@@ -128,6 +129,9 @@ func (agg Inspect) CrawlFigures(ctx context.Context, crawlID string) (*CrawlFigu
 	b.Queue(`SELECT coalesce(skip_reason, 'unknown'), count(*) FROM urls WHERE crawl_id = $1 AND state = 'skipped' GROUP BY 1 ORDER BY 2 DESC, 1`, crawlID).Query(counts(&f.Skips))
 	b.Queue(`SELECT reason, count FROM crawl_rejections WHERE crawl_id = $1 AND count > 0 ORDER BY 2 DESC, 1`, crawlID).Query(counts(&f.Rejections))
 	b.Queue(`SELECT coalesce(dup_kind, 'original'), count(*) FROM documents WHERE crawl_id = $1 GROUP BY 1 ORDER BY 2 DESC, 1`, crawlID).Query(counts(&f.Duplicates))
+	b.Queue(`SELECT CASE WHEN state = 'skipped' THEN 'skipped: ' || coalesce(skip_reason, 'unknown')
+			WHEN state = 'done' AND last_status BETWEEN 200 AND 299 THEN 'archived' ELSE state || coalesce(' (' || last_status || ')', '') END, count(*)
+		FROM urls WHERE crawl_id = $1 AND source = 'embed' GROUP BY 1 ORDER BY 2 DESC, 1`, crawlID).Query(counts(&f.Requisites))
 	b.Queue(`SELECT url, state, coalesce(last_status, 0) FROM urls WHERE crawl_id = $1 AND source = 'seed' ORDER BY url LIMIT 500`, crawlID).Query(func(rows pgx.Rows) error {
 		var err error
 		f.Seeds, err = pgx.CollectRows(rows, pgx.RowToStructByPos[Seed])
