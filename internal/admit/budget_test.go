@@ -36,8 +36,10 @@ func TestBudgetGivesTheRoomInOrder(t *testing.T) {
 	// files its pages need), but a new host past maxHosts is not taken for one.
 	full := store.Budgets{MaxPages: 1, Admitted: 1, MaxHosts: 1, Hosts: 1, HostAdmitted: map[string]int{"a.test": 1}}
 	embed := func(host string) store.Candidate { return store.Candidate{Host: host, Source: crawl.SourceEmbed} }
-	v := Budget(full, []store.Candidate{embed("a.test"), c("a.test"), embed("cdn.test")})
-	if v[0] != (store.BudgetVerdict{Free: true}) || v[1].Skip != crawl.SkipBudget || v[2].Skip != crawl.SkipMaxHosts {
+	imported := embed("a.test")
+	imported.Hops = 1 // named by a stylesheet: counted as a page
+	v := Budget(full, []store.Candidate{embed("a.test"), c("a.test"), embed("cdn.test"), imported})
+	if v[0] != (store.BudgetVerdict{Free: true}) || v[1].Skip != crawl.SkipBudget || v[2].Skip != crawl.SkipMaxHosts || v[3].Skip != crawl.SkipBudget {
 		t.Errorf("requisites: %+v", v)
 	}
 }
