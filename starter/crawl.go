@@ -125,8 +125,13 @@ func runCrawl(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 	}
 	setIf(visited["cookies"], func() { spec.Cookies = *cookies })
-	setIf(visited["requisites"], func() { spec.Requisites.Off = !*requisites })
-	setIf(*requisitesPerPage > 0, func() { spec.Requisites.MaxPerPage = *requisitesPerPage })
+	if visited["requisites"] || *requisitesPerPage > 0 {
+		if spec.Requisites == nil {
+			spec.Requisites = &crawl.Requisites{}
+		}
+		setIf(visited["requisites"], func() { spec.Requisites.Off = !*requisites })
+		setIf(*requisitesPerPage > 0, func() { spec.Requisites.MaxPerPage = *requisitesPerPage })
+	}
 	setIf(*userAgent != "", func() { spec.UserAgent = *userAgent })
 	setIf(*reqTimeout > 0, func() { spec.RequestTimeout = crawl.Duration(*reqTimeout) })
 	setIf(*attempts > 0, func() { spec.MaxAttempts = *attempts })

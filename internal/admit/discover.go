@@ -117,6 +117,26 @@ func (d *Discovery) includes(c store.Candidate) bool {
 	return d.ci.Includes(c.Key)
 }
 
+// LimitForeignHosts keeps the candidates of at most n hosts out of the crawl's scope, the
+// first ones found; the others are refused (policy.RejectReqHosts). A page's requisites
+// may be on other hosts (a CDN), each costing a host workflow: a page naming hundreds is
+// not let to start hundreds.
+func (d *Discovery) LimitForeignHosts(n int) {
+	hosts := map[string]bool{}
+	keep := d.Cands[:0]
+	for _, c := range d.Cands {
+		if !d.ci.InScope(c.Host) && !hosts[c.Host] {
+			if len(hosts) >= n {
+				d.Rejected[policy.RejectReqHosts]++
+				continue
+			}
+			hosts[c.Host] = true
+		}
+		keep = append(keep, c)
+	}
+	d.Cands = keep
+}
+
 // Refused is how many found URLs the crawl's rules refused.
 func (d *Discovery) Refused() int {
 	n := 0

@@ -90,3 +90,33 @@ func TestAllowPatternsIncludeOnlyWhatTheyMatch(t *testing.T) {
 		t.Errorf("without allow patterns: %q", why)
 	}
 }
+
+// A page's requisites are not judged by scope, depth, allow patterns or trap rules — deny
+// lists and ports still hold — and are capped per page, on at most so many hosts out of scope.
+func TestRequisitesAreJudgedAsThePagesOwn(t *testing.T) {
+	c := &policy.Crawls{Norm: urlnorm.New(urlnorm.Default()), Ports: []int{80, 443}}
+	ci := c.Compile("c", crawl.Spec{Seeds: []string{"http://a.test/"}, Scope: crawl.ScopeHost, MaxDepth: 1,
+		AllowPatterns: []string{`^http://a\.test/only$`}, DenyHosts: []string{"evil.test"}}.WithDefaults())
+	base, _ := url.Parse("http://a.test/page")
+	d := Discover(c, ci, base, From{Depth: 5, Source: crawl.SourceEmbed}, 3)
+	for href, want := range map[string]string{
+		"/style.css": "", "http://cdn.test/lib.js": "", "http://evil.test/x.png": policy.RejectDenied,
+		"http://cdn.test:6379/x.png": policy.RejectPort,
+	} {
+		if _, why := d.Add(Found{Href: href}); why != want {
+			t.Errorf("%s: %q, want %q", href, why, want)
+		}
+	}
+	d.Add(Found{Href: "http://cdn2.test/a.png"})
+	if _, why := d.Add(Found{Href: "http://cdn3.test/a.png"}); why != policy.RejectRequisites {
+		t.Errorf("past the per-page cap: %q", why)
+	}
+	d.LimitForeignHosts(1)
+	var keys []string
+	for _, c := range d.Cands {
+		keys = append(keys, c.Key)
+	}
+	if len(keys) != 2 || keys[0] != "http://a.test/style.css" || keys[1] != "http://cdn.test/lib.js" || d.Rejected[policy.RejectReqHosts] != 1 {
+		t.Errorf("one foreign host: %v, %v", keys, d.Rejected)
+	}
+}

@@ -11,7 +11,9 @@ import (
 // hosts (SourceEmbed), paced and judged by robots.txt there, whatever the crawl's scope,
 // maxDepth or allowPatterns (a CDN's script is the page's, not a link to follow); its deny
 // lists and allowed ports still hold. They are never read for links: a stylesheet only for
-// its own requisites, at most MaxRequisiteHops deep.
+// its own requisites, at most MaxRequisiteHops deep. A spec recorded before requisites
+// existed has none (nil): a running crawl does not start taking other hosts' files after an
+// upgrade; WithDefaults gives every new crawl the default.
 type Requisites struct {
 	Off        bool     `json:"off,omitempty"`
 	MaxPerPage int      `json:"maxPerPage,omitempty"` // per page and per stylesheet (default 100)
@@ -36,28 +38,38 @@ const (
 	// DefaultRequisitesPerPage bounds the requisites one page (or stylesheet) admits.
 	DefaultRequisitesPerPage = 100
 	maxRequisitesPerPage     = 1000
-	// MaxRequisiteHops bounds stylesheets read for requisites through @import: a page's
-	// stylesheet is hop 1, what it imports hop 2, … .
-	MaxRequisiteHops = 3
+	// MaxRequisiteHops bounds the stylesheets read for requisites: a page's own requisites are
+	// hop 0, what its stylesheets name hop 1, what an imported stylesheet names hop 2, which
+	// is not read. (A redirect is a hop too.)
+	MaxRequisiteHops = 2
+	// MaxImports bounds the stylesheets one stylesheet imports (the rest of its requisites
+	// count against the per-page cap).
+	MaxImports = 10
+	// MaxRequisiteHosts bounds the hosts out of the crawl's scope one page (or stylesheet)
+	// names requisites on: each costs a host workflow.
+	MaxRequisiteHosts = 10
 )
 
-// PerPage is the cap on requisites a page admits (0 when off).
-func (r Requisites) PerPage() int {
-	if r.Off {
+// PerPage is the cap on requisites a page admits (0 when off, or not configured).
+func (r *Requisites) PerPage() int {
+	if r == nil || r.Off {
 		return 0
 	}
 	if r.MaxPerPage <= 0 {
-		return DefaultRequisitesPerPage // (also for a spec recorded before requisites existed)
+		return DefaultRequisitesPerPage
 	}
 	return r.MaxPerPage
 }
 
 // Takes says whether the crawl takes requisites of kind.
-func (r Requisites) Takes(kind string) bool {
-	return !r.Off && (len(r.Kinds) == 0 || slices.Contains(r.Kinds, kind))
+func (r *Requisites) Takes(kind string) bool {
+	return r != nil && !r.Off && (len(r.Kinds) == 0 || slices.Contains(r.Kinds, kind))
 }
 
-func (r Requisites) validate() []error {
+func (r *Requisites) validate() []error {
+	if r == nil {
+		return nil
+	}
 	var errs []error
 	if r.MaxPerPage < 0 || r.MaxPerPage > maxRequisitesPerPage {
 		errs = append(errs, fmt.Errorf("requisites.maxPerPage: %d is outside 0…%d", r.MaxPerPage, maxRequisitesPerPage))

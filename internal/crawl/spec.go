@@ -111,8 +111,8 @@ type Spec struct {
 	// links of the rendered DOM are admitted too.
 	Render *Render `json:"render,omitempty"`
 	// Requisites: the files a browser fetches to show a page, archived with it (requisites.go).
-	Requisites Requisites `json:"requisites,omitempty"`
-	WARC       WARC       `json:"warc,omitempty"`
+	Requisites *Requisites `json:"requisites,omitempty"`
+	WARC       WARC        `json:"warc,omitempty"`
 	// DedupAgainst names earlier crawls whose stored bodies this crawl reuses ("*": every
 	// crawl's, through the store-wide payload index): a body one of them, or this crawl,
 	// already stored is not stored again, and its capture is written to WARC as a revisit
@@ -195,6 +195,9 @@ func (s Spec) WithDefaults() Spec {
 	setDefault(&s.NearDup.MinHashJaccard, 0.9)
 	setDefault(&s.WARC.MaxBytes, 1<<30)
 	setDefault(&s.WARC.MaxAge, Duration(10*time.Minute))
+	if s.Requisites == nil {
+		s.Requisites = &Requisites{}
+	}
 	return s
 }
 

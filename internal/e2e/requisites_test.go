@@ -16,7 +16,8 @@ import (
 // <object> document and a script on cdn.test. A crawl scoped to style.test, whose allow
 // patterns take its two pages only, archives every one of them as a response record — the
 // CDN's script included, on cdn.test's own schedule — with 0 politeness violations; the
-// shared stylesheet is fetched once; and the <object> document's link is never followed.
+// shared stylesheet is fetched once; the <object> document's link is never followed; and the
+// crawl's own header goes to style.test only, never to the CDN.
 // Requisites off, none is fetched.
 func TestRequisitesAreArchivedWithThePage(t *testing.T) {
 	wc := testweb.DefaultConfig()
@@ -24,7 +25,8 @@ func TestRequisitesAreArchivedWithThePage(t *testing.T) {
 	wc.DefaultDelay = 100 * time.Millisecond
 	s := newStack(t, wc)
 	spec := crawl.Spec{Seeds: []string{"http://style.test/"}, Scope: crawl.ScopeHost, Delay: crawl.Duration(wc.DefaultDelay),
-		AllowPatterns: []string{`^http://style\.test/(page2)?$`}, ProgressInterval: crawl.Duration(time.Second)}
+		AllowPatterns: []string{`^http://style\.test/(page2)?$`}, ProgressInterval: crawl.Duration(time.Second),
+		Headers: map[string]string{testweb.SecretHeader: "k3y"}}
 	p := s.crawl(spec, 3*time.Minute)
 	if p.State != "done" || p.Pending != 0 {
 		t.Fatalf("crawl ended %s with %d pending: %+v", p.State, p.Pending, p)
@@ -32,7 +34,8 @@ func TestRequisitesAreArchivedWithThePage(t *testing.T) {
 	recs, _ := warcRecords(t, s, p.CrawlID)
 	archived := map[string]int{}
 	for _, r := range recs {
-		if r.Type == warc.TypeResponse && r.Status == 200 {
+		// (identical images are one response and revisits of it: both are the file archived)
+		if (r.Type == warc.TypeResponse || r.Type == warc.TypeRevisit) && r.Status == 200 {
 			archived[r.URI]++
 		}
 	}
@@ -49,8 +52,17 @@ func TestRequisitesAreArchivedWithThePage(t *testing.T) {
 			t.Errorf("a requisite's link was requested")
 		}
 	}
-	if n := len(s.web.Audit().Requests("cdn.test")); n != 2 { // robots.txt and the script
-		t.Errorf("cdn.test asked %d times, want robots.txt and the script", n)
+	cdn := s.web.Audit().Requests("cdn.test")
+	if len(cdn) != 2 { // robots.txt and the script
+		t.Errorf("cdn.test asked %d times, want robots.txt and the script", len(cdn))
+	}
+	for _, r := range cdn {
+		if r.Secret {
+			t.Errorf("the crawl's header went to cdn.test (%s)", r.Path)
+		}
+	}
+	if rs := s.web.Audit().Requests("style.test"); len(rs) == 0 || !rs[len(rs)-1].Secret {
+		t.Errorf("the crawl's header did not go to style.test")
 	}
 	checkNoPoliteness(t, s)
 	checkWARC(t, s, p.CrawlID)
@@ -64,13 +76,18 @@ func TestRequisitesAreArchivedWithThePage(t *testing.T) {
 
 	// Off: the pages alone.
 	off := spec
-	off.Requisites.Off = true
+	off.Requisites = &crawl.Requisites{Off: true}
 	q := s.crawl(off, 2*time.Minute)
 	if q.State != "done" {
 		t.Fatalf("crawl without requisites: %+v", q)
 	}
 	urls := s.urlRows(q.CrawlID, "")
-	if len(urls) != 2 {
-		t.Errorf("without requisites the crawl knows %d URLs, want its 2 pages: %v", len(urls), urls)
+	for _, u := range testweb.RequisiteURLs {
+		if _, ok := urls[u]; ok {
+			t.Errorf("without requisites the crawl took %s", u)
+		}
+	}
+	if !urls["http://style.test/page2"].hasDoc {
+		t.Errorf("without requisites the pages were not crawled: %v", urls)
 	}
 }

@@ -73,7 +73,7 @@ func (f *Stage) fetchOne(ctx context.Context, ci *policy.Crawl, u crawl.Claimed,
 	var eff effect
 	o := store.FetchOutcome{CrawlID: u.CrawlID, Hash: u.Hash, URL: u.URL, Attempts: u.Attempts,
 		FetchKey: crawl.FetchKey(u.CrawlID, u.Hash, u.FetchCount, u.Attempts)}
-	resp, err := f.Client.Get(ctx, fetch.Request{URL: u.URL, UserAgent: ci.UserAgent, Header: ci.Header, Proxy: ci.Proxy, Cookies: jar.send(u.URL), ETag: u.ETag, LastModified: u.LastModified,
+	resp, err := f.Client.Get(ctx, fetch.Request{URL: u.URL, UserAgent: ci.UserAgent, Header: ci.HeaderFor(urlnorm.Authority(u.URL)), Proxy: ci.Proxy, Cookies: jar.send(u.URL), ETag: u.ETag, LastModified: u.LastModified,
 		MaxBytes: spec.MaxBodyBytes, Timeout: spec.RequestTimeout.D(), Sent: sent, RecordSecrets: spec.RecordSecretHeaders})
 	defer resp.Release() // the body is stored (copied into a segment) or dropped by then
 	o.FetchedAt, o.Duration = start, f.clock().Since(start)

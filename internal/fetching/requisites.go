@@ -16,7 +16,10 @@ import (
 
 // A page's requisites (crawl.SourceEmbed) are fetched to be archived, never read for links:
 // a stylesheet among them is read here, at fetch time, for its own requisites (@import, fonts,
-// images), at most crawl.MaxRequisiteHops deep; nothing else of them is processed.
+// images), at most crawl.MaxRequisiteHops deep, crawl.MaxImports imports and
+// crawl.MaxRequisiteHosts hosts out of scope each; nothing else of them is processed. So one
+// page admits at most maxPerPage requisites of its own (free of the page budgets), and what
+// their stylesheets name counts like pages.
 
 // isStylesheet says whether a requisite's answer is CSS: by its type, or, when the server
 // sends none or a generic one, by how the page named it (a .css path).
@@ -45,13 +48,20 @@ func (f *Stage) readStylesheet(ctx context.Context, ci *policy.Crawl, u crawl.Cl
 		return "", nil
 	}
 	found := admit.Discover(f.Crawls, ci, base, admit.From{Depth: u.Depth, Hops: u.Hops + 1, Source: crawl.SourceEmbed}, spec.PerPage())
+	imports := 0
 	for _, r := range parse.CSSRefs(string(body), parse.MaxRequisites) {
-		if spec.Takes(r.Kind) {
-			found.Add(admit.Found{Href: r.Href})
-		} else {
+		switch {
+		case !spec.Takes(r.Kind):
 			found.Rejected[policy.RejectKind]++
+		case r.Kind == crawl.RequisiteStyle && imports >= crawl.MaxImports:
+			found.Rejected[policy.RejectImports]++
+		default:
+			if _, why := found.Add(admit.Found{Href: r.Href}); why == "" && r.Kind == crawl.RequisiteStyle {
+				imports++
+			}
 		}
 	}
+	found.LimitForeignHosts(crawl.MaxRequisiteHosts)
 	if len(found.Cands) == 0 && found.Refused() == 0 {
 		return "", nil
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/trawlerdev/trawler/internal/policy"
 	"github.com/trawlerdev/trawler/internal/robots"
 	"github.com/trawlerdev/trawler/internal/store"
+	"github.com/trawlerdev/trawler/internal/urlnorm"
 )
 
 // robots fetches and caches the host's robots.txt for the page's scheme: http:// and https://
@@ -43,7 +44,7 @@ func (f *Stage) robots(ctx context.Context, b *leaseRun, pageURL string, ci *pol
 	defer func() { resp.Release() }()
 	var refused string // why a hop was not followed
 	for hop := 0; ; hop++ {
-		header := ci.Header
+		header := ci.HeaderFor(urlnorm.Authority(pageURL)) // (a host only a page's requisites are on gets none)
 		if hop > 0 {
 			// A hop is judged as a link would be (deny lists, ports), and the crawl's own
 			// headers go only to hosts it crawls (policy.Crawl.Hop).

@@ -184,15 +184,27 @@ func (r *reqList) css(css string) {
 		css = css[:maxCSSLength]
 	}
 	css = cssComment.ReplaceAllString(css, "")
-	for _, m := range cssImport.FindAllStringSubmatch(css, -1) {
-		r.add(m[1]+m[2]+m[3], crawl.RequisiteStyle)
+	r.each(cssImport, css, crawl.RequisiteStyle)
+	for _, face := range cssFontFace.FindAllString(css, 64) {
+		r.each(cssURL, face, crawl.RequisiteFont)
 	}
-	for _, face := range cssFontFace.FindAllString(css, -1) {
-		for _, m := range cssURL.FindAllStringSubmatch(face, -1) {
-			r.add(m[1]+m[2]+m[3], crawl.RequisiteFont)
+	r.each(cssURL, css, crawl.RequisiteImage) // (an @import url(…) or a font's was taken above)
+}
+
+// each adds what re's first group that matched names, match by match, until the list is full:
+// a stylesheet of a million url()s costs what its first few hundred matches cost.
+func (r *reqList) each(re *regexp.Regexp, s string, kind string) {
+	for !r.full() {
+		m := re.FindStringSubmatchIndex(s)
+		if m == nil {
+			return
 		}
-	}
-	for _, m := range cssURL.FindAllStringSubmatch(css, -1) {
-		r.add(m[1]+m[2]+m[3], crawl.RequisiteImage) // (an @import url(…) or a font's was taken above)
+		for g := 1; 2*g+1 < len(m); g++ {
+			if m[2*g] >= 0 {
+				r.add(s[m[2*g]:m[2*g+1]], kind)
+				break
+			}
+		}
+		s = s[max(m[1], 1):] // (every pattern here matches at least its keyword)
 	}
 }

@@ -55,3 +55,20 @@ func TestARobotsHopIsJudgedAndStrippedOutOfScope(t *testing.T) {
 		}
 	}
 }
+
+// The crawl's own headers go to the hosts it crawls pages of, never to a host a page's
+// requisites are on.
+func TestHeadersGoOnlyToHostsInScope(t *testing.T) {
+	c := &Crawls{Norm: urlnorm.New(urlnorm.Default())}
+	ci := c.Compile("c", crawl.Spec{Seeds: []string{"http://a.test/"}, Scope: crawl.ScopeHost,
+		Headers: map[string]string{"X-Api-Key": "k"}}.WithDefaults())
+	if h := ci.HeaderFor("a.test"); h.Get("X-Api-Key") != "k" {
+		t.Errorf("in scope: %v", h)
+	}
+	if h := ci.HeaderFor("cdn.test"); h != nil {
+		t.Errorf("a CDN got the crawl's headers: %v", h)
+	}
+	if !ci.InScope("a.test:80") || ci.InScope("cdn.test") {
+		t.Error("InScope")
+	}
+}

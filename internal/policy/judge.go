@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
@@ -20,6 +21,8 @@ const (
 	RejectPort       = "port not allowed"
 	RejectNotAllowed = "matches none of the crawl's allow patterns"
 	RejectRequisites = "over the page's requisites cap"
+	RejectReqHosts   = "over the page's cap on requisite hosts out of scope"
+	RejectImports    = "over the stylesheet's import cap"
 	RejectKind       = "a requisite kind the crawl does not take"
 )
 
@@ -83,6 +86,19 @@ func (ci *Crawl) portAllowed(u *url.URL) bool {
 	n, err := strconv.Atoi(p)
 	return err == nil && slices.Contains(ci.ports, n)
 }
+
+// HeaderFor is the crawl's own headers for a request to the host (an authority): only to
+// hosts whose pages the crawl may fetch (its scope). An API key is for the sites the operator
+// named, not for the CDN a page's image is on, nor for any host a hostile page names.
+func (ci *Crawl) HeaderFor(authority string) http.Header {
+	if ci.Header == nil || !ci.scope.Allows(authority) {
+		return nil
+	}
+	return ci.Header
+}
+
+// InScope says whether the crawl's scope takes the host's pages.
+func (ci *Crawl) InScope(authority string) bool { return ci.scope.Allows(authority) }
 
 // Includes says whether the crawl's allow patterns (includePatterns) take the URL key in;
 // which sources they judge is admission's rule (admit.Discovery).

@@ -326,5 +326,6 @@ func (p *Stage) requisites(ci *policy.Crawl, page crawl.PageRef, ex *extracted) 
 		}
 		embeds.Add(admit.Found{Href: r.Href})
 	}
+	embeds.LimitForeignHosts(crawl.MaxRequisiteHosts)
 	return embeds
 }

@@ -30,13 +30,14 @@ const storedPagesSQL = `SELECT u.url_hash, u.url, coalesce(f.final_url, ''), f.s
 		f.content_hash, coalesce(d.title, ''), coalesce(d.lang, ''), coalesce(d.text_key, ''), coalesce(du.url, ''),
 		coalesce(f.warc_file, ''), coalesce(f.warc_offset, 0), coalesce(f.warc_length, 0),
 		coalesce((SELECT array_agg(t.url ORDER BY t.url) FROM links l JOIN urls t ON t.crawl_id = l.crawl_id AND t.url_hash = l.to_hash
-			WHERE l.crawl_id = u.crawl_id AND l.from_hash = u.url_hash), '{}')
+			WHERE l.crawl_id = u.crawl_id AND l.from_hash = u.url_hash AND l.kind <> 'embed'), '{}')
 	FROM urls u
 	JOIN LATERAL (SELECT * FROM fetches f WHERE f.crawl_id = u.crawl_id AND f.url_hash = u.url_hash AND f.body_key IS NOT NULL
 		ORDER BY f.fetched_at DESC, f.id DESC LIMIT 1) f ON true
 	LEFT JOIN documents d ON d.crawl_id = u.crawl_id AND d.url_hash = u.url_hash
 	LEFT JOIN urls du ON du.crawl_id = d.crawl_id AND du.url_hash = d.dup_of
 	WHERE u.crawl_id = $1 AND u.url_hash > $2 AND ($3::timestamptz IS NULL OR f.fetched_at >= $3)
+		AND u.source <> 'embed' -- a page's requisites are archived with it, not pages of their own
 	ORDER BY u.url_hash LIMIT $4`
 
 // StoredPages returns up to limit of a crawl's stored pages after url hash after (nil: from the

@@ -193,7 +193,7 @@ func (agg Frontier) Admit(ctx context.Context, crawlID string, cands []Candidate
 			return fmt.Errorf("budget rule gave %d verdicts for %d new URLs", len(verdicts), len(fresh))
 		}
 		skipped := map[string][][]byte{} // by reason
-		counted := map[string]int{}        // new URLs that count against the budgets, by host
+		counted := map[string]int{}      // new URLs that count against the budgets, by host
 		newHostCount := 0
 		for i, c := range fresh {
 			if why := verdicts[i].Skip; why != "" {
@@ -227,7 +227,9 @@ func (agg Frontier) Admit(ctx context.Context, crawlID string, cands []Candidate
 			}
 		}
 		if len(again) > 0 {
-			b.Queue(`UPDATE urls u SET priority = u.priority + $3 FROM unnest($2::bytea[]) AS t(h)
+			// (A queued requisite that a page links becomes a link: it is read for links too.)
+			b.Queue(`UPDATE urls u SET priority = u.priority + $3, source = CASE WHEN u.source = 'embed' THEN 'link' ELSE u.source END
+				FROM unnest($2::bytea[]) AS t(h)
 				WHERE u.crawl_id = $1 AND u.url_hash = t.h AND u.state = 'queued'`, crawlID, again, InLinkBoost)
 		}
 		wakeAt := -1             // the position of the waiting hosts' query in the batch
@@ -241,11 +243,12 @@ func (agg Frontier) Admit(ctx context.Context, crawlID string, cands []Candidate
 		if len(res.New) > 0 {
 			// A retired host takes no new URLs: they are recorded, skipped with the reason.
 			newHosts, counts := make([]string, 0, len(res.New)), make([]int32, 0, len(res.New))
-			total := 0
-			for h := range res.New {
+			total, free := 0, 0
+			for h, n := range res.New {
 				c := counted[h]
 				newHosts, counts = append(newHosts, h), append(counts, int32(c))
 				total += c
+				free += n - c
 			}
 			// Driven from the hosts: a few key probes that nearly always find none retired, and
 			// then (the one-time EXISTS filter) no URL is looked at.
@@ -256,7 +259,8 @@ func (agg Frontier) Admit(ctx context.Context, crawlID string, cands []Candidate
 			b.Queue(`INSERT INTO crawl_hosts (crawl_id, host, admitted)
 				SELECT $1, h, c FROM unnest($2::text[], $3::int[]) AS t(h, c)
 				ON CONFLICT (crawl_id, host) DO UPDATE SET admitted = crawl_hosts.admitted + excluded.admitted`, crawlID, newHosts, counts)
-			b.Queue(`UPDATE crawls SET admitted = admitted + $2, hosts = hosts + $3, updated_at = now() WHERE id = $1`, crawlID, total, newHostCount)
+			b.Queue(`UPDATE crawls SET admitted = admitted + $2, hosts = hosts + $3, requisites = requisites + $4, updated_at = now() WHERE id = $1`,
+				crawlID, total, newHostCount, free)
 		}
 		if len(due) > 0 {
 			dueHosts := make([]string, 0, len(due))

@@ -177,9 +177,9 @@ func (agg Inspect) URLRecordOf(ctx context.Context, crawlID string, hash []byte)
 		dst *[]string
 	}{
 		{`SELECT u.url FROM links l JOIN urls u ON u.crawl_id = l.crawl_id AND u.url_hash = l.from_hash
-			WHERE l.crawl_id = $1 AND l.to_hash = $2 ORDER BY u.url LIMIT $3`, &r.InLinks},
+			WHERE l.crawl_id = $1 AND l.to_hash = $2 AND l.kind <> 'embed' ORDER BY u.url LIMIT $3`, &r.InLinks},
 		{`SELECT u.url FROM links l JOIN urls u ON u.crawl_id = l.crawl_id AND u.url_hash = l.to_hash
-			WHERE l.crawl_id = $1 AND l.from_hash = $2 ORDER BY u.url LIMIT $3`, &r.OutLinks},
+			WHERE l.crawl_id = $1 AND l.from_hash = $2 AND l.kind <> 'embed' ORDER BY u.url LIMIT $3`, &r.OutLinks},
 	} {
 		rows, err := s.pool.Query(ctx, q.sql, crawlID, hash, maxListedLinks)
 		if err != nil {

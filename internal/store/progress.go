@@ -37,7 +37,7 @@ func (agg Crawls) CrawlProgress(ctx context.Context, id string) (crawl.CrawlProg
 	p := crawl.CrawlProgress{CrawlID: id, ByState: map[crawl.URLState]int{}, Skipped: map[string]int{}, Rejected: map[string]int{}, ErrorClass: map[string]int{}}
 	due, measureDue := s.oldestDue.get(id)
 	b := &pgx.Batch{}
-	b.Queue(`SELECT state, admitted FROM crawls WHERE id = $1`, id).QueryRow(func(row pgx.Row) error {
+	b.Queue(`SELECT state, admitted + requisites FROM crawls WHERE id = $1`, id).QueryRow(func(row pgx.Row) error {
 		return row.Scan(&p.State, &p.Admitted)
 	})
 	deltas := 0
