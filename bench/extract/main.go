@@ -82,7 +82,7 @@ func main() {
 	}{
 		{"trawler (internal/parse)", func(p page) string {
 			u, _ := url.Parse("http://" + p.site + ".test/" + p.path)
-			res, err := parse.Parse(p.body, "text/html; charset=utf-8", u, 1000, "trawlerbot")
+			res, err := parse.Parse(p.body, "text/html; charset=utf-8", u, 1000, 0, "trawlerbot")
 			if err != nil {
 				return ""
 			}

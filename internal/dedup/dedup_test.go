@@ -225,7 +225,7 @@ func pageText(t *testing.T, web *testweb.Web, raw string) string {
 	if rec.Code != http.StatusOK {
 		return ""
 	}
-	p, err := parse.Parse(rec.Body.Bytes(), rec.Header().Get("Content-Type"), u, 1000, "trawlerbot")
+	p, err := parse.Parse(rec.Body.Bytes(), rec.Header().Get("Content-Type"), u, 1000, 0, "trawlerbot")
 	if err != nil || p.Binary {
 		return ""
 	}

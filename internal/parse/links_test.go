@@ -23,7 +23,7 @@ func TestBrowserLinksAreFoundWithTheirKind(t *testing.T) {
 <iframe src="/embed/video"></iframe><iframe src="about:blank"></iframe>
 <a href="/plain">plain</a>
 </body></html>`
-	p, err := Parse([]byte(html), "text/html", page, 100, "trawlerbot")
+	p, err := Parse([]byte(html), "text/html", page, 100, MaxRequisites, "trawlerbot")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,12 +36,12 @@ func TestBrowserLinksAreFoundWithTheirKind(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("links %q;\nwant %q", got, want)
 	}
-	frames, err := Parse([]byte(`<html><frameset><frame src="frames/left.html"><frame src="/right"></frameset></html>`), "text/html", page, 100, "")
+	frames, err := Parse([]byte(`<html><frameset><frame src="frames/left.html"><frame src="/right"></frameset></html>`), "text/html", page, 100, MaxRequisites, "")
 	if err != nil || len(frames.Links) != 2 || frames.Links[0].Kind != LinkFrame || frames.Links[1].Href != "/right" {
 		t.Errorf("a frameset's links: %+v (%v)", frames.Links, err)
 	}
 	// The cap holds over every kind.
-	if p, _ := Parse([]byte(html), "text/html", page, 2, "trawlerbot"); len(p.Links) != 2 {
+	if p, _ := Parse([]byte(html), "text/html", page, 2, MaxRequisites, "trawlerbot"); len(p.Links) != 2 {
 		t.Errorf("%d links with a cap of 2", len(p.Links))
 	}
 }

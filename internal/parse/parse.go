@@ -53,7 +53,7 @@ type Page struct {
 	Base    *url.URL // what relative links resolve against: <base href> or the page URL
 	Links   []Link
 	// Requisites are the files a browser fetches to show the page (requisites.go), as
-	// written, at most MaxRequisites: archived, never followed.
+	// written, at most maxRequisites: archived, never followed.
 	Requisites []Requisite
 	Canonical  string            // resolved
 	Meta       robots.Directives // from <meta name="robots"> and <meta name="<product token>">
@@ -63,7 +63,7 @@ type Page struct {
 // Parse reads an HTML body fetched from pageURL. At most maxLinks links are returned. token is
 // the crawler's robots product token: <meta name="<token>"> (in any case) speaks to it, as
 // <meta name="robots"> speaks to every crawler.
-func Parse(body []byte, contentType string, pageURL *url.URL, maxLinks int, token string) (*Page, error) {
+func Parse(body []byte, contentType string, pageURL *url.URL, maxLinks, maxRequisites int, token string) (*Page, error) {
 	p := &Page{Base: pageURL}
 	if looksBinary(body) {
 		p.Binary = true
@@ -104,7 +104,9 @@ func Parse(body []byte, contentType string, pageURL *url.URL, maxLinks int, toke
 			p.Canonical = c.String()
 		}
 	}
-	p.Requisites = requisites(doc, MaxRequisites)
+	if maxRequisites > 0 { // (a walk of the whole tree: only for a crawl that takes them)
+		p.Requisites = requisites(doc, min(maxRequisites, MaxRequisites))
+	}
 	p.Links = append(p.Links, browserLinks(doc, maxLinks)...)
 	doc.Find("a[href], area[href]").EachWithBreak(func(_ int, a *goquery.Selection) bool {
 		if len(p.Links) >= maxLinks {

@@ -20,7 +20,7 @@ func TestParseExtractsEverything(t *testing.T) {
 	<body><nav><a href="/nav">nav</a></nav><p>Some   <b>visible</b> text.</p>
 	<a href="rel.html">r</a><a href="http://other.example/x" rel="nofollow">n</a><a href="#top">t</a>
 	<a href="javascript:void(0)">j</a><a rel="ugc" href="/ugc">u</a><footer>foot</footer></body></html>`
-	p, err := Parse([]byte(body), "text/html; charset=utf-8", mustURL("http://x.example/dir/page"), 100, "trawlerbot")
+	p, err := Parse([]byte(body), "text/html; charset=utf-8", mustURL("http://x.example/dir/page"), 100, MaxRequisites, "trawlerbot")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,11 +47,11 @@ func TestParseExtractsEverything(t *testing.T) {
 
 func TestParseCharsetsAndBinary(t *testing.T) {
 	latin, _ := charmap.ISO8859_1.NewEncoder().String(`<html><head><meta charset="iso-8859-1"><title>café</title></head><body>crème</body></html>`)
-	p, err := Parse([]byte(latin), "text/html; charset=iso-8859-1", mustURL("http://x.example/"), 10, "trawlerbot")
+	p, err := Parse([]byte(latin), "text/html; charset=iso-8859-1", mustURL("http://x.example/"), 10, MaxRequisites, "trawlerbot")
 	if err != nil || p.Title != "café" || p.Text != "crème" || p.Charset != "windows-1252" {
 		t.Errorf("latin1: %v %+v", err, p)
 	}
-	p, _ = Parse([]byte{0x89, 'P', 'N', 'G', 0, 0, 1, 2}, "text/html", mustURL("http://x.example/"), 10, "trawlerbot")
+	p, _ = Parse([]byte{0x89, 'P', 'N', 'G', 0, 0, 1, 2}, "text/html", mustURL("http://x.example/"), 10, MaxRequisites, "trawlerbot")
 	if !p.Binary || len(p.Links) != 0 {
 		t.Error("binary not detected")
 	}
@@ -59,16 +59,16 @@ func TestParseCharsetsAndBinary(t *testing.T) {
 	for i := range random {
 		random[i] = byte(i*7919 + i*i*31)
 	}
-	if p, _ = Parse(random, "text/html", mustURL("http://x.example/"), 10, "trawlerbot"); !p.Binary {
+	if p, _ = Parse(random, "text/html", mustURL("http://x.example/"), 10, MaxRequisites, "trawlerbot"); !p.Binary {
 		t.Error("random bytes served as HTML not detected")
 	}
 	// A Latin-1 page with stray NULs and a non-UTF-8 lang is text: decoded, stored without them.
 	p, err = Parse([]byte("<html lang=\"fr\xe9\x00\"><title>Caf\xe9\x00</title><body><p>na\xefve\x00 cr\xe8me</p></body></html>"),
-		"text/html; charset=iso-8859-1", mustURL("http://x.example/"), 10, "trawlerbot")
+		"text/html; charset=iso-8859-1", mustURL("http://x.example/"), 10, MaxRequisites, "trawlerbot")
 	if err != nil || p.Binary || p.Title != "Café" || p.Text != "naïve crème" || p.Lang != "fré" {
 		t.Errorf("latin1 with NULs: %v %+v", err, p)
 	}
-	p, _ = Parse([]byte(`<html><head><meta name="robots" content="none"></head><body><a href="/a">a</a></body></html>`), "", mustURL("http://x.example/"), 10, "trawlerbot")
+	p, _ = Parse([]byte(`<html><head><meta name="robots" content="none"></head><body><a href="/a">a</a></body></html>`), "", mustURL("http://x.example/"), 10, MaxRequisites, "trawlerbot")
 	if !p.Meta.NoIndex || !p.Meta.NoFollow {
 		t.Error("meta robots none")
 	}
@@ -76,7 +76,7 @@ func TestParseCharsetsAndBinary(t *testing.T) {
 
 func TestLinksAreCapped(t *testing.T) {
 	body := strings.Repeat(`<a href="/x">x</a>`, 1000)
-	p, _ := Parse([]byte(body), "text/html", mustURL("http://x.example/"), 50, "trawlerbot")
+	p, _ := Parse([]byte(body), "text/html", mustURL("http://x.example/"), 50, MaxRequisites, "trawlerbot")
 	if len(p.Links) != 50 {
 		t.Errorf("%d links", len(p.Links))
 	}
@@ -89,7 +89,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("<title>\xff\xfe bad utf-8</title>"), "text/html; charset=utf-8")
 	f.Fuzz(func(t *testing.T, body []byte, ct string) {
 		start := time.Now()
-		p, err := Parse(body, ct, mustURL("http://x.example/"), 100, "trawlerbot")
+		p, err := Parse(body, ct, mustURL("http://x.example/"), 100, MaxRequisites, "trawlerbot")
 		if d, bound := time.Since(start), 250*time.Millisecond+time.Duration(len(body))*time.Microsecond; d > bound {
 			t.Fatalf("%d bytes took %v (bound %v)", len(body), d, bound)
 		}
@@ -113,7 +113,7 @@ func TestMainTextLeavesBoilerplateOut(t *testing.T) {
 	<div role="navigation">Home | News | Sport</div><aside>Related: ten tricks</aside>
 	<main><h1>Budget passed</h1><p>` + article + `</p><form><button>Subscribe</button></form></main>
 	<div class="sidebar">Most read today</div></body></html>`
-	p, err := Parse([]byte(body), "text/html", mustURL("http://x.example/news/1"), 100, "trawlerbot")
+	p, err := Parse([]byte(body), "text/html", mustURL("http://x.example/news/1"), 100, MaxRequisites, "trawlerbot")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func TestMainTextLeavesBoilerplateOut(t *testing.T) {
 		t.Errorf("language hint %q, want the Content-Language meta's de", p.Lang)
 	}
 	// A <main> holding a sliver of the page is not trusted over the body.
-	p, _ = Parse([]byte(`<body><main>Hi</main><p>`+article+`</p></body>`), "text/html", mustURL("http://x.example/"), 10, "trawlerbot")
+	p, _ = Parse([]byte(`<body><main>Hi</main><p>`+article+`</p></body>`), "text/html", mustURL("http://x.example/"), 10, MaxRequisites, "trawlerbot")
 	if !strings.Contains(p.Text, "committee") {
 		t.Errorf("text = %q", p.Text)
 	}
@@ -144,7 +144,7 @@ func BenchmarkParse10MB(b *testing.B) {
 	b.SetBytes(int64(len(body)))
 	b.ResetTimer()
 	for range b.N {
-		p, err := Parse(body, "text/html", mustURL("http://x.example/"), 2000, "trawlerbot")
+		p, err := Parse(body, "text/html", mustURL("http://x.example/"), 2000, MaxRequisites, "trawlerbot")
 		if err != nil || len(p.Links) != 2000 {
 			b.Fatalf("%v, %d links", err, len(p.Links))
 		}
@@ -156,7 +156,7 @@ func TestMetaRobotsByProductToken(t *testing.T) {
 	body := []byte(`<html><head><meta name="NewsBot" content="noindex"><meta name="googlebot" content="nofollow">
 		<meta name="robots" content="noarchive"></head><body><a href="/a">a</a></body></html>`)
 	for token, want := range map[string]string{"newsbot": "noindex,noarchive", "trawlerbot": "noarchive", "googlebot": "nofollow,noarchive"} {
-		p, err := Parse(body, "text/html", mustURL("http://x.example/"), 10, strings.ToUpper(token))
+		p, err := Parse(body, "text/html", mustURL("http://x.example/"), 10, MaxRequisites, strings.ToUpper(token))
 		if err != nil || p.Meta.String() != want {
 			t.Errorf("token %s: %q %v, want %q", token, p.Meta.String(), err, want)
 		}
@@ -171,7 +171,7 @@ func TestFurnitureByClassIsNotMainText(t *testing.T) {
 		<div class="sidebar">Table of Contents</div>
 		<div class="sect1"><h2>Joins Between Tables</h2><p>Queries can access multiple tables at once.</p></div>
 		<div class="navfooter">Prev Up Home Next</div></body></html>`
-	p, err := Parse([]byte(body), "text/html", mustURL("http://x.example/"), 10, "trawlerbot")
+	p, err := Parse([]byte(body), "text/html", mustURL("http://x.example/"), 10, MaxRequisites, "trawlerbot")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,7 @@ func TestRequisitesAreWhatABrowserFetches(t *testing.T) {
 <img src="/a.png">
 </body></html>`
 	base, _ := url.Parse("http://site.test/")
-	p, err := Parse([]byte(html), "text/html", base, 100, "trawlerbot")
+	p, err := Parse([]byte(html), "text/html", base, 100, MaxRequisites, "trawlerbot")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,12 +35,12 @@ var errNotRead = errors.New("not read")
 // extract reads a body by what it is (content.Sniff: the bytes win where the header lies),
 // keeping at most maxLinks links; token is the crawl's robots product token. An error wrapping
 // errNotRead fails that document only; others are ours (retry).
-func (p *Stage) extract(ctx context.Context, body []byte, contentType string, pu *url.URL, maxLinks int, token string) (*extracted, error) {
+func (p *Stage) extract(ctx context.Context, body []byte, contentType string, pu *url.URL, maxLinks, maxRequisites int, token string) (*extracted, error) {
 	kind := content.Sniff(contentType, body)
 	ex := &extracted{kind: kind, base: pu, source: crawl.SourceLink}
 	switch kind {
 	case content.HTML:
-		parsed, err := parse.Parse(body, contentType, pu, maxLinks, token)
+		parsed, err := parse.Parse(body, contentType, pu, maxLinks, maxRequisites, token)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", errNotRead, err)
 		}

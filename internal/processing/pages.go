@@ -163,7 +163,7 @@ func (p *Stage) preparePage(ctx context.Context, ci *policy.Crawl, page crawl.Pa
 		res.Failed++
 		return nil, p.Store.MarkDone(ctx, page.CrawlID, page.Hash, "unparseable page URL")
 	}
-	ex, err := p.extract(ctx, body, page.ContentType, pu, spec.MaxOutlinks*4, ci.Token)
+	ex, err := p.extract(ctx, body, page.ContentType, pu, spec.MaxOutlinks*4, requisitesRead(spec.Requisites), ci.Token)
 	if errors.Is(err, errNotRead) {
 		res.Failed++
 		return nil, p.Store.MarkDone(ctx, page.CrawlID, page.Hash, err.Error())
@@ -308,6 +308,15 @@ func robotsSignal(header, meta robots.Directives) string {
 		parts = append(parts, "meta: "+meta.String())
 	}
 	return strings.Join(parts, "; ")
+}
+
+// requisitesRead is how many requisites a page is parsed for: none when the crawl takes
+// none, else as many as the parser keeps (the kinds and the per-page cap are judged after).
+func requisitesRead(r *crawl.Requisites) int {
+	if r.PerPage() == 0 {
+		return 0
+	}
+	return parse.MaxRequisites
 }
 
 // requisites judges the page's requisites (crawl.Requisites): the files a browser needs to

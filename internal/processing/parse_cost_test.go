@@ -37,7 +37,7 @@ func TestParseCostCoversWhatParsingAllocates(t *testing.T) {
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
-		if _, err := parse.Parse(body, "text/html", pu, 2000, "trawlerbot"); err != nil {
+		if _, err := parse.Parse(body, "text/html", pu, 2000, parse.MaxRequisites, "trawlerbot"); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		runtime.ReadMemStats(&after)

@@ -150,7 +150,7 @@ func (r *Stage) renderOne(ctx context.Context, j store.RenderJob, owner string) 
 		return 0, err
 	}
 	o.DOMKey = key
-	parsed, err := parse.Parse([]byte(out.DOM), "text/html; charset=utf-8", pu, spec.MaxOutlinks*4, ci.Token)
+	parsed, err := parse.Parse([]byte(out.DOM), "text/html; charset=utf-8", pu, spec.MaxOutlinks*4, 0, ci.Token)
 	admitted := 0
 	if err == nil && !parsed.Binary && !parsed.Meta.NoFollow && !robots.ParseList(j.RobotsTag).NoFollow {
 		found := admit.Discover(r.Crawls, ci, parsed.Base, admit.From{Depth: j.Depth + 1, Source: crawl.SourceLink}, spec.MaxOutlinks)
