@@ -12,6 +12,8 @@ import (
 
 	"github.com/trawlerdev/trawler/internal/app"
 	"github.com/trawlerdev/trawler/internal/config"
+	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/segment"
 	"github.com/trawlerdev/trawler/internal/store"
 	"github.com/trawlerdev/trawler/internal/urlnorm"
 	"github.com/trawlerdev/trawler/internal/wacz"
@@ -25,12 +27,18 @@ func runWARC(ctx context.Context, args []string, stdout io.Writer) error {
 	at := fs.String("at", "", "with --url: pick the capture nearest this time (RFC 3339); default the latest")
 	out := fs.String("out", "", "with --url: write the picked capture's record (a one-record WARC.gz) to this file")
 	waczOut := fs.String("wacz", "", "package the crawl's WARC files as a WACZ 1.1.1 file (for ReplayWeb.page) at this path")
+	borrowed := fs.String("borrowed", "auto", "with --wacz: carry the bodies the crawl's revisits borrow from crawls it deduplicated against: include, leave (the other crawl's package replays them), or auto (include when such a crawl is deleted)")
 	cfg, err := config.Load(fs, args, os.Getenv)
 	if err != nil {
 		return err
 	}
 	if *crawlName == "" {
 		return errors.New("warc: --crawl is required")
+	}
+	switch *borrowed {
+	case "auto", "include", "leave":
+	default:
+		return fmt.Errorf("warc: --borrowed %q: want include, leave or auto", *borrowed)
 	}
 	if *waczOut != "" && *rawURL != "" {
 		return errors.New("warc: --wacz packages the whole crawl: leave out --url")
@@ -48,7 +56,7 @@ func runWARC(ctx context.Context, args []string, stdout io.Writer) error {
 	defer op.Close()
 	st := op.st
 	if *waczOut != "" {
-		return writeWACZ(ctx, cfg, st, *crawlName, *waczOut, stdout)
+		return writeWACZ(ctx, cfg, st, *crawlName, *waczOut, *borrowed, stdout)
 	}
 	if *rawURL == "" {
 		files, err := st.Archive().WARCFiles(ctx, *crawlName)
@@ -107,16 +115,30 @@ func absDur(d time.Duration) time.Duration {
 	return d
 }
 
-// writeWACZ packages a crawl's WARC files as a WACZ at path, whole or not at all.
-func writeWACZ(ctx context.Context, cfg *config.Config, st *store.Store, crawlName, path string, stdout io.Writer) error {
+// writeWACZ packages a crawl's WARC files as a WACZ at path, whole or not at all; with the
+// bodies its revisits borrow from other crawls when borrowed says so.
+func writeWACZ(ctx context.Context, cfg *config.Config, st *store.Store, crawlName, path, borrowed string, stdout io.Writer) error {
 	b, err := app.OpenBlob(ctx, cfg)
 	if err != nil {
 		return err
 	}
+	lenders, err := st.Documents().BorrowedFrom(ctx, crawlName)
+	if err != nil {
+		return err
+	}
+	carry := false
+	for _, l := range lenders {
+		carry = carry || borrowed == "include" || (borrowed == "auto" && l.Gone)
+	}
+	bodies := segment.NewReader(b, int64(cfg.SegmentCacheBytes))
+	packer := &wacz.Packer{Store: st, Blob: b, Software: "Trawler (" + cfg.UserAgent + ")", Borrowed: carry,
+		Body: func(ctx context.Context, key string) ([]byte, error) {
+			return bodies.Get(ctx, key, crawl.MaxBodyBytesCap)
+		}}
 	var pkg *wacz.Package
 	if err := writeFile(path, func(w io.Writer) error {
 		var err error
-		pkg, err = (&wacz.Packer{Store: st, Blob: b, Software: "Trawler (" + cfg.UserAgent + ")"}).Write(ctx, w, crawlName, time.Now())
+		pkg, err = packer.Write(ctx, w, crawlName, time.Now())
 		return err
 	}); err != nil {
 		return fmt.Errorf("warc: %w", err)
@@ -128,12 +150,16 @@ func writeWACZ(ctx context.Context, cfg *config.Config, st *store.Store, crawlNa
 		}
 	}
 	fmt.Fprintf(stdout, "%s: WACZ %s, %d WARC files, %d pages, main page %s\n", path, wacz.Version, warcs, pkg.Pages, pkg.MainPageURL)
-	borrowed, err := st.Documents().BorrowedFrom(ctx, crawlName)
-	if err != nil {
-		return err
+	if carry {
+		fmt.Fprintf(stdout, "carried %d bodies its revisits borrow from other crawls: the package replays alone\n", pkg.Borrowed)
+		return nil
 	}
-	for _, b := range borrowed {
-		fmt.Fprintf(stdout, "note: %d bodies are revisits of crawl %s (dedupAgainst): load its WACZ too to replay those pages\n", b.N, b.Key)
+	for _, l := range lenders {
+		if l.Gone {
+			fmt.Fprintf(stdout, "note: %d bodies are revisits of crawl %s, which is deleted: those pages replay only from a package made with --borrowed include\n", l.Bodies, l.Crawl)
+			continue
+		}
+		fmt.Fprintf(stdout, "note: %d bodies are revisits of crawl %s (dedupAgainst): load its WACZ too to replay those pages, or package with --borrowed include\n", l.Bodies, l.Crawl)
 	}
 	return nil
 }

@@ -59,7 +59,7 @@ func (f *file) add(ctx context.Context, c store.Capture) error {
 		return err
 	}
 	f.placed = append(f.placed, store.Placed{ID: c.ID, Offset: off, Length: n})
-	f.cdx = append(f.cdx, warc.CDXEntry{URL: c.URL, Time: c.FetchedAt, Mime: mimeOf(c.ContentType), Status: c.Status,
+	f.cdx = append(f.cdx, warc.CDXEntry{URL: c.URL, Time: c.FetchedAt, Mime: warc.MIME(c.ContentType), Status: c.Status,
 		Digest: rec.PayloadDigest, Filename: f.name, Offset: off, Length: n, Revisit: rec.Type == warc.TypeRevisit}.Line())
 	f.last = c.ID
 	return nil
@@ -154,10 +154,4 @@ func (f *file) discard() {
 		f.wr.Discard()
 		f.wr = nil
 	}
-}
-
-// mimeOf is a Content-Type without its parameters.
-func mimeOf(ct string) string {
-	m, _, _ := strings.Cut(ct, ";")
-	return strings.ToLower(strings.TrimSpace(m))
 }

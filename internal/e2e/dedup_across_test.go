@@ -156,6 +156,7 @@ func checkDelete(t *testing.T, s *stack, pages int) {
 			t.Errorf("after the first crawl's delete, the second cannot read %s: %v", k, err)
 		}
 	}
+	checkSelfContained(t, s, trawler)
 
 	trawler(true, "delete", "--crawl", "second")
 	if rows := rowsOf("second"); len(rows) != 0 {

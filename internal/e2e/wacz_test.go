@@ -154,12 +154,22 @@ func checkWACZ(t *testing.T, r *resultsStack) {
 // the archive in headless Chromium, and waits for the replayed page's own text in the
 // replayed frame.
 func replayInBrowser(t *testing.T, r *resultsStack, waczPath, pageURL string) {
-	ctx := context.Background()
+	replayShows(t, waczPath, pageURL, pageTitle(t, r.stack, "results", pageURL))
+}
+
+// pageTitle is the title a crawl's document of pageURL holds: text its replay must show.
+func pageTitle(t *testing.T, s *stack, crawlID, pageURL string) string {
 	var title string
-	if err := r.store.Pool().QueryRow(ctx, `SELECT coalesce(d.title, '') FROM documents d JOIN urls u USING (crawl_id, url_hash)
-		WHERE u.crawl_id = 'results' AND u.url = $1`, pageURL).Scan(&title); err != nil || title == "" {
-		t.Fatalf("the main page %s has no title to look for (%v)", pageURL, err)
+	if err := s.store.Pool().QueryRow(context.Background(), `SELECT coalesce(d.title, '') FROM documents d JOIN urls u USING (crawl_id, url_hash)
+		WHERE u.crawl_id = $1 AND u.url = $2`, crawlID, pageURL).Scan(&title); err != nil || title == "" {
+		t.Fatalf("the page %s of crawl %s has no title to look for (%v)", pageURL, crawlID, err)
 	}
+	return title
+}
+
+// replayShows serves ReplayWeb.page and the WACZ on loopback, opens pageURL from it in
+// headless Chromium, and waits for title in the replayed frame.
+func replayShows(t *testing.T, waczPath, pageURL, title string) {
 	rwp := filepath.Join(repoRoot(t), ".tools", "replaywebpage")
 	if _, err := os.Stat(filepath.Join(rwp, "sw.js")); err != nil {
 		t.Fatalf("ReplayWeb.page is not installed: run scripts/tools.sh (make up does): %v", err)

@@ -65,16 +65,73 @@ func (agg Documents) FindPayload(ctx context.Context, crawlID string, from []str
 	return p, true, br.Close()
 }
 
+// Borrowed is a crawl whose stored bodies another crawl points at: how many, and whether
+// the crawl itself is gone (deleted; its bodies stay while others point at them).
+type Borrowed struct {
+	Crawl  string
+	Bodies int64
+	Gone   bool
+}
+
 // BorrowedFrom counts, per crawl, the bodies crawlID points at that another crawl stored
-// (spec.dedupAgainst): its revisits of those need that crawl's WARC files to replay.
-func (agg Documents) BorrowedFrom(ctx context.Context, crawlID string) ([]Count, error) {
+// (spec.dedupAgainst): its revisits of those need that crawl's WARC files to replay, or a
+// package that carries the bodies itself (BorrowedBodies).
+func (agg Documents) BorrowedFrom(ctx context.Context, crawlID string) ([]Borrowed, error) {
 	s := agg.s
-	rows, err := s.pool.Query(ctx, `SELECT owner_crawl, count(*) FROM payloads WHERE crawl_id = $1 AND owner_crawl <> $1
-		GROUP BY owner_crawl ORDER BY 2 DESC, 1`, crawlID)
+	rows, err := s.pool.Query(ctx, `SELECT p.owner_crawl, count(*), bool_and(c.id IS NULL) FROM payloads p
+		LEFT JOIN crawls c ON c.id = p.owner_crawl
+		WHERE p.crawl_id = $1 AND p.owner_crawl <> $1
+		GROUP BY p.owner_crawl ORDER BY 2 DESC, 1`, crawlID)
 	if err != nil {
 		return nil, fmt.Errorf("store: bodies %s borrowed: %w", crawlID, err)
 	}
-	out, err := pgx.CollectRows(rows, pgx.RowToStructByPos[Count])
+	out, err := pgx.CollectRows(rows, pgx.RowToStructByPos[Borrowed])
+	if err != nil {
+		return nil, fmt.Errorf("store: bodies %s borrowed: %w", crawlID, err)
+	}
+	return out, nil
+}
+
+// BorrowedBody is a body a crawl's revisits borrow from another crawl: the capture of that
+// crawl which stored it (what the revisits refer to), where the bytes are, and the head this
+// crawl got with them, so a package can carry the response its revisits resolve to.
+type BorrowedBody struct {
+	Owner        string
+	URL          string
+	FetchedAt    time.Time
+	ContentHash  []byte
+	BodyKey      string
+	ContentType  string
+	ResponseHead string
+}
+
+// BorrowedBodies returns up to limit bodies crawlID's captures borrow from other crawls, in
+// digest order after digest after (nil: from the first).
+func (agg Documents) BorrowedBodies(ctx context.Context, crawlID string, after []byte, limit int) ([]BorrowedBody, error) {
+	s := agg.s
+	if after == nil {
+		after = []byte{}
+	}
+	// The head comes from one of this crawl's own 200s of those bytes: the owner's rows may be
+	// deleted, and a revisit resolves to the payload, its headers being the revisit's own.
+	rows, err := s.pool.Query(ctx, `SELECT p.owner_crawl, p.url, p.fetched_at, p.content_hash, p.body_key,
+			coalesce(h.content_type, ''), coalesce(h.response_head, ''::bytea)
+		FROM payloads p
+		JOIN LATERAL (SELECT f.content_type, f.response_head FROM fetches f
+			WHERE f.crawl_id = p.crawl_id AND f.content_hash = p.content_hash AND f.body_key = p.body_key AND f.status = 200
+			ORDER BY f.id LIMIT 1) h ON true
+		WHERE p.crawl_id = $1 AND p.owner_crawl <> $1 AND p.content_hash > $2
+		ORDER BY p.content_hash LIMIT $3`, crawlID, after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: bodies %s borrowed: %w", crawlID, err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (BorrowedBody, error) {
+		var b BorrowedBody
+		var head []byte
+		err := r.Scan(&b.Owner, &b.URL, &b.FetchedAt, &b.ContentHash, &b.BodyKey, &b.ContentType, &head)
+		b.ResponseHead = string(head)
+		return b, err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("store: bodies %s borrowed: %w", crawlID, err)
 	}

@@ -45,7 +45,7 @@ func TestPayloadsAreFoundWhereTheSpecSaysAndFiled(t *testing.T) {
 		t.Errorf("a's shared bodies %v %v; want the one b points at", shared, err)
 	}
 	borrowed, err := s.Documents().BorrowedFrom(ctx, "b")
-	if err != nil || len(borrowed) != 1 || borrowed[0].Key != "a" || borrowed[0].N != 1 {
+	if err != nil || len(borrowed) != 1 || borrowed[0].Crawl != "a" || borrowed[0].Bodies != 1 || borrowed[0].Gone {
 		t.Errorf("b borrowed %v %v", borrowed, err)
 	}
 	// a is deleted: its segment stays (b points there) until b goes, whose delete notes it.
@@ -54,6 +54,9 @@ func TestPayloadsAreFoundWhereTheSpecSaysAndFiled(t *testing.T) {
 	}
 	if _, err := s.Deletes().DeleteCrawlRows(ctx, "a"); err != nil {
 		t.Fatal(err)
+	}
+	if borrowed, err := s.Documents().BorrowedFrom(ctx, "b"); err != nil || len(borrowed) != 1 || !borrowed[0].Gone {
+		t.Errorf("after a's delete, b borrowed %v %v; want a, gone", borrowed, err)
 	}
 	if orphaned, err := s.Deletes().OrphanedBodies(ctx, "b"); err != nil || len(orphaned) != 1 {
 		t.Errorf("b's orphaned bodies %v %v; want a's segment", orphaned, err)

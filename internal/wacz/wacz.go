@@ -34,6 +34,11 @@ type Packer struct {
 	Store    *store.Store
 	Blob     *blob.Store
 	Software string
+	// Borrowed carries in the package the bodies the crawl's revisits borrow from other crawls
+	// (spec.dedupAgainst), as response records in a WARC file of its own, so the package
+	// replays alone, also once those crawls are deleted. Body reads them.
+	Borrowed bool
+	Body     func(ctx context.Context, key string) ([]byte, error)
 }
 
 // Resource is one file of the package, as datapackage.json lists it.
@@ -57,6 +62,7 @@ type Package struct {
 	MainPageDate string     `json:"mainPageDate,omitempty"`
 	Resources    []Resource `json:"resources"`
 	Pages        int        `json:"-"`
+	Borrowed     int        `json:"-"` // bodies carried for revisits of other crawls
 }
 
 // ErrNoWARC is returned for a crawl without WARC files.
@@ -103,7 +109,21 @@ func (p *Packer) Write(ctx context.Context, w io.Writer, crawlID string, now tim
 			return nil, err
 		}
 	}
-	if err := add("indexes/index.cdxj", zip.Deflate, func(dst io.Writer) error { return p.mergeIndexes(ctx, dst, files) }); err != nil {
+	var borrowed []string
+	if p.Borrowed {
+		name := BorrowedName(crawlID)
+		if err := add("archive/"+name, zip.Store, func(dst io.Writer) error {
+			var err error
+			borrowed, err = p.writeBorrowed(ctx, dst, crawlID, now)
+			return err
+		}); err != nil {
+			return nil, err
+		}
+		pkg.Borrowed = len(borrowed)
+	}
+	if err := add("indexes/index.cdxj", zip.Deflate, func(dst io.Writer) error {
+		return p.mergeIndexes(ctx, dst, files, linesSource(BorrowedName(crawlID), borrowed))
+	}); err != nil {
 		return nil, err
 	}
 	if err := add("pages/pages.jsonl", zip.Deflate, func(dst io.Writer) error { return p.writePages(ctx, dst, crawlID, packaged, pkg) }); err != nil {
@@ -137,8 +157,15 @@ func (p *Packer) Write(ctx context.Context, w io.Writer, crawlID string, now tim
 // file as the package holds it (its base name under archive/, where a replayer looks). Each
 // index is sorted already: a streamed merge, so a crawl of millions of records needs no more
 // memory than a line per file.
-func (p *Packer) mergeIndexes(ctx context.Context, w io.Writer, files []store.WARCFile) error {
+func (p *Packer) mergeIndexes(ctx context.Context, w io.Writer, files []store.WARCFile, more ...*indexSource) error {
 	h := &lineHeap{}
+	for _, src := range more {
+		if ok, err := src.next(); err != nil {
+			return err
+		} else if ok {
+			heap.Push(h, src)
+		}
+	}
 	for _, f := range files {
 		if f.CDXKey == "" {
 			continue
@@ -148,8 +175,7 @@ func (p *Packer) mergeIndexes(ctx context.Context, w io.Writer, files []store.WA
 			return fmt.Errorf("index of %s: %w", f.Name, err)
 		}
 		defer r.Close()
-		src := &indexSource{sc: bufio.NewScanner(r), file: path.Base(f.Name), name: f.Name}
-		src.sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
+		src := newIndexSource(r, path.Base(f.Name), f.Name)
 		if ok, err := src.next(); err != nil {
 			return err
 		} else if ok {
@@ -180,6 +206,12 @@ type indexSource struct {
 	sc         *bufio.Scanner
 	file, name string
 	line       string
+}
+
+func newIndexSource(r io.Reader, file, name string) *indexSource {
+	src := &indexSource{sc: bufio.NewScanner(r), file: file, name: name}
+	src.sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
+	return src
 }
 
 // next reads the source's next line, naming its file as the package holds it.

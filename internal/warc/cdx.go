@@ -75,6 +75,12 @@ func (e CDXEntry) Line() string {
 	return SURT(e.URL) + " " + Timestamp14(e.Time) + " " + strings.TrimSuffix(j.String(), "\n")
 }
 
+// MIME is a Content-Type's media type as CDX records it: lower case, without parameters.
+func MIME(contentType string) string {
+	m, _, _ := strings.Cut(contentType, ";")
+	return strings.ToLower(strings.TrimSpace(m))
+}
+
 // SortLines orders CDXJ lines as readers binary-search them: by key, then time.
 func SortLines(lines []string) { sort.Strings(lines) }
 

@@ -24,13 +24,18 @@ func Create(dir, filename, software string, now time.Time) (*Writer, error) {
 		return nil, fmt.Errorf("warc: create: %w", err)
 	}
 	w := &Writer{Path: f.Name(), f: f, buf: bufio.NewWriterSize(f, 1<<20)}
-	info := fmt.Sprintf("software: %s\r\nformat: WARC File Format 1.1\r\nconformsTo: http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/\r\n", software)
-	if _, _, err := w.Add(Record{Type: TypeWarcinfo, ID: RecordID("warcinfo/" + filename), Date: now,
-		ContentType: "application/warc-fields", Extra: [][2]string{{"WARC-Filename", filename}}, Block: []byte(info)}); err != nil {
+	if _, _, err := w.Add(Info(filename, software, now)); err != nil {
 		w.Discard()
 		return nil, err
 	}
 	return w, nil
+}
+
+// Info is the warcinfo record that opens a file: the software and the file's name.
+func Info(filename, software string, now time.Time) Record {
+	info := fmt.Sprintf("software: %s\r\nformat: WARC File Format 1.1\r\nconformsTo: http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/\r\n", software)
+	return Record{Type: TypeWarcinfo, ID: RecordID("warcinfo/" + filename), Date: now,
+		ContentType: "application/warc-fields", Extra: [][2]string{{"WARC-Filename", filename}}, Block: []byte(info)}
 }
 
 // Add writes a record and returns its offset and compressed length in the file.
