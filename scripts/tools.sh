@@ -149,3 +149,31 @@ if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/
     echo "tools: chromium is not installed: the render role cannot start" >&2
   fi
 fi
+
+# A real documentation site for the replay fidelity test: Python's HTML manual from Debian
+# (python3.11-doc: Sphinx pages with real stylesheets, scripts and images), with the jQuery and
+# Underscore packages its _static symlinks point into, unpacked (not installed) under
+# .tools/pydoc and served on loopback as docs.test by the test web.
+ensure_deb_tree() {
+  local dest="$root/.tools/pydoc" marker="python3.11-doc libjs-jquery libjs-underscore"
+  if [[ -f "$dest/.version" && "$(cat "$dest/.version")" == "$marker" ]]; then
+    return 0
+  fi
+  local debs="$cache/debs-pydoc"
+  if ! ls "$debs"/python3.11-doc_*.deb >/dev/null 2>&1; then
+    echo "tools: fetching the Python manual (python3.11-doc) from Debian..." >&2
+    rm -rf "$debs" && mkdir -p "$debs"
+    (cd "$debs" && { apt-get download $marker >/dev/null 2>&1 ||
+      { apt-get update -qq >/dev/null 2>&1 && apt-get download $marker >/dev/null 2>&1; }; }) || {
+      echo "tools: apt-get download $marker failed" >&2
+      exit 1
+    }
+  fi
+  rm -rf "$dest" && mkdir -p "$dest"
+  for deb in "$debs"/*.deb; do
+    dpkg-deb -x "$deb" "$dest"
+  done
+  echo "$marker" >"$dest/.version"
+}
+
+ensure_deb_tree

@@ -97,7 +97,7 @@ func (a *Admitter) admit(ctx context.Context, ci *policy.Crawl, cands []store.Ca
 	} else if a.Wakes != nil && !wakeQueued {
 		maxWake = max(int(a.Wakes.Tokens()), 0)
 	}
-	res, err := a.Store.Frontier().Admit(ctx, ci.ID, keep, Budget, maxWake)
+	res, err := a.Store.Frontier().Admit(ctx, ci.ID, keep, Budget(ci.Spec.Requisites.PerPage()), maxWake)
 	if err != nil {
 		return st, err
 	}

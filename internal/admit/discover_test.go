@@ -2,6 +2,7 @@ package admit
 
 import (
 	"net/url"
+	"sort"
 	"testing"
 	"time"
 
@@ -116,6 +117,7 @@ func TestRequisitesAreJudgedAsThePagesOwn(t *testing.T) {
 	for _, c := range d.Cands {
 		keys = append(keys, c.Key)
 	}
+	sort.Strings(keys) // (added from a map: in no order)
 	if len(keys) != 2 || keys[0] != "http://a.test/style.css" || keys[1] != "http://cdn.test/lib.js" || d.Rejected[policy.RejectReqHosts] != 1 {
 		t.Errorf("one foreign host: %v, %v", keys, d.Rejected)
 	}

@@ -62,12 +62,12 @@ func TestClaimFollowsThePriorityOrder(t *testing.T) {
 		}
 		cands = append(cands, cd)
 	}
-	if _, err := st.Frontier().Admit(ctx, "c", cands, admit.Budget, -1); err != nil {
+	if _, err := st.Frontier().Admit(ctx, "c", cands, admit.Budget(0), -1); err != nil {
 		t.Fatal(err)
 	}
 	popular := c.Candidate("http://p.test/link/popular", 3, 0, crawl.SourceLink)
 	for range 3 { // linked again from three more pages
-		if _, err := st.Frontier().Admit(ctx, "c", []store.Candidate{popular}, admit.Budget, -1); err != nil {
+		if _, err := st.Frontier().Admit(ctx, "c", []store.Candidate{popular}, admit.Budget(0), -1); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/trawlerdev/trawler/internal/content"
+	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/render"
 	"github.com/trawlerdev/trawler/internal/urlnorm"
 )
@@ -185,4 +186,16 @@ func redact(s setting, v string) string {
 // through it.
 func (c *Config) Normalizer() *urlnorm.Normalizer {
 	return urlnorm.New(urlnorm.Options{DropParams: c.DropParams, DefaultPages: c.DefaultPages})
+}
+
+// TrustedProxy is the worker's own proxy as the fetch client compares proxies ("": none).
+func (c *Config) TrustedProxy() string {
+	if c.Proxy == "" {
+		return ""
+	}
+	u, err := crawl.ParseProxy(c.Proxy) // (checked when the setting was read)
+	if err != nil {
+		return ""
+	}
+	return u.String()
 }

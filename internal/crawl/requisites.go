@@ -39,9 +39,12 @@ const (
 	DefaultRequisitesPerPage = 100
 	maxRequisitesPerPage     = 1000
 	// MaxRequisiteHops bounds the stylesheets read for requisites: a page's own requisites are
-	// hop 0, what its stylesheets name hop 1, what an imported stylesheet names hop 2, which
-	// is not read. (A redirect is a hop too.)
-	MaxRequisiteHops = 2
+	// hop 0, what its stylesheets name hop 1, what an imported stylesheet names hop 2, and so
+	// on; hop 5 is not read. Real themes chain imports (Sphinx's: theme → default → classic →
+	// basic, hop 3); each stylesheet imports at most MaxImports, and what stylesheets name is
+	// free of the page budgets only within the crawl's room for requisites (admit.Budget).
+	// (A redirect is a hop too.)
+	MaxRequisiteHops = 5
 	// MaxImports bounds the stylesheets one stylesheet imports (the rest of its requisites
 	// count against the per-page cap).
 	MaxImports = 10

@@ -132,7 +132,7 @@ func fetchFixture(t *testing.T, delay time.Duration) (*stack, *activities.Fetche
 		u := "http://h0000.test" + p
 		cands = append(cands, store.Candidate{URL: u, Hash: urlnorm.Hash(u), Host: "h0000.test", Source: "link"})
 	}
-	if _, err := s.store.Frontier().Admit(ctx, "overlap", cands, admit.Budget, -1); err != nil {
+	if _, err := s.store.Frontier().Admit(ctx, "overlap", cands, admit.Budget(0), -1); err != nil {
 		t.Fatal(err)
 	}
 	norm := urlnorm.New(urlnorm.Default())

@@ -108,7 +108,7 @@ func TestDeadLeaseClaimIsTakenBack(t *testing.T) {
 	// A URL of another host, claimed for an hour by a lease of a run that no longer exists.
 	orphan := "http://" + s.web.HostName(1) + "/"
 	host := s.web.HostName(1)
-	if _, err := s.store.Frontier().Admit(ctx, name, []store.Candidate{{URL: orphan, Key: orphan, Hash: urlnorm.Hash(orphan), Host: host}}, admit.Budget, -1); err != nil {
+	if _, err := s.store.Frontier().Admit(ctx, name, []store.Candidate{{URL: orphan, Key: orphan, Hash: urlnorm.Hash(orphan), Host: host}}, admit.Budget(0), -1); err != nil {
 		t.Fatal(err)
 	}
 	if tag, err := s.store.Pool().Exec(ctx, `UPDATE urls SET state = 'claimed', claimed_by = $2, claimed_until = now() + interval '1 hour'

@@ -35,7 +35,7 @@ func TestDeadHostIsRetired(t *testing.T) {
 	for _, u := range []string{"http://gone.example/", "http://gone.example/a", "http://gone.example/b"} {
 		cands = append(cands, store.Candidate{URL: u, Hash: urlnorm.Hash(u), Host: "gone.example", Source: "link"})
 	}
-	if _, err := s.store.Frontier().Admit(ctx, "dead", cands, admit.Budget, -1); err != nil {
+	if _, err := s.store.Frontier().Admit(ctx, "dead", cands, admit.Budget(0), -1); err != nil {
 		t.Fatal(err)
 	}
 	// No real DNS traffic: a resolver that knows no name.
@@ -61,7 +61,7 @@ func TestDeadHostIsRetired(t *testing.T) {
 		t.Fatalf("retired %v, %v", retired, err)
 	}
 	late := "http://gone.example/late"
-	if _, err := s.store.Frontier().Admit(ctx, "dead", []store.Candidate{{URL: late, Hash: urlnorm.Hash(late), Host: "gone.example", Source: "link"}}, admit.Budget, -1); err != nil {
+	if _, err := s.store.Frontier().Admit(ctx, "dead", []store.Candidate{{URL: late, Hash: urlnorm.Hash(late), Host: "gone.example", Source: "link"}}, admit.Budget(0), -1); err != nil {
 		t.Fatal(err)
 	}
 	p, err := s.store.Crawls().CrawlProgress(ctx, "dead")

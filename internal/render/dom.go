@@ -20,17 +20,6 @@ const domWorld = "trawler-dom"
 // page's DOM but not its JavaScript, so a page that redefines outerHTML, slice or JSON on its
 // own prototypes cannot change what is read or make it larger.
 func readDOM(ctx context.Context, max int) (string, bool, error) {
-	tree, err := chromedp.Call(ctx, page.GetFrameTree, cdp.Empty{})
-	if err != nil {
-		return "", false, fmt.Errorf("frame tree: %w", err)
-	}
-	if tree.FrameTree == nil || tree.FrameTree.Frame == nil {
-		return "", false, fmt.Errorf("no main frame")
-	}
-	world, err := chromedp.Call(ctx, page.CreateIsolatedWorld, page.CreateIsolatedWorldParams{FrameID: tree.FrameTree.Frame.ID, WorldName: domWorld})
-	if err != nil {
-		return "", false, fmt.Errorf("isolated world: %w", err)
-	}
 	// Characters, not bytes, in the page: at most max UTF-16 units, which the worker then cuts
 	// to max bytes of UTF-8.
 	script := fmt.Sprintf(`(() => {
@@ -39,22 +28,14 @@ func readDOM(ctx context.Context, max int) (string, bool, error) {
 		const html = root.outerHTML;
 		return html.length > %[1]d ? [html.slice(0, %[1]d), true] : [html, false];
 	})()`, max)
-	byValue := true
-	res, err := chromedp.Call(ctx, runtime.Evaluate, runtime.EvaluateParams{Expression: script, ContextID: world.ExecutionContextID,
-		ReturnByValue: &byValue})
+	value, err := evalIsolated(ctx, domWorld, script)
 	if err != nil {
 		return "", false, fmt.Errorf("serialize: %w", err)
-	}
-	if res.ExceptionDetails != nil {
-		return "", false, fmt.Errorf("serialize: %s", res.ExceptionDetails.Text)
-	}
-	if res.Result == nil {
-		return "", false, fmt.Errorf("serialize: no result")
 	}
 	var pair [2]json.RawMessage
 	var dom string
 	var cut bool
-	if err := json.Unmarshal(res.Result.Value, &pair); err != nil {
+	if err := json.Unmarshal(value, &pair); err != nil {
 		return "", false, fmt.Errorf("serialize: %w", err)
 	}
 	if err := json.Unmarshal(pair[0], &dom); err != nil {
@@ -65,4 +46,34 @@ func readDOM(ctx context.Context, max int) (string, bool, error) {
 		dom, cut = dom[:max], true
 	}
 	return strings.ToValidUTF8(dom, "\uFFFD"), cut, nil
+}
+
+// evalIsolated runs script in an isolated world named world of the main frame and returns its
+// value: the world shares the page's DOM but not its JavaScript, so the page's scripts cannot
+// change what the script reads.
+func evalIsolated(ctx context.Context, world, script string) (json.RawMessage, error) {
+	tree, err := chromedp.Call(ctx, page.GetFrameTree, cdp.Empty{})
+	if err != nil {
+		return nil, fmt.Errorf("frame tree: %w", err)
+	}
+	if tree.FrameTree == nil || tree.FrameTree.Frame == nil {
+		return nil, fmt.Errorf("no main frame")
+	}
+	w, err := chromedp.Call(ctx, page.CreateIsolatedWorld, page.CreateIsolatedWorldParams{FrameID: tree.FrameTree.Frame.ID, WorldName: world})
+	if err != nil {
+		return nil, fmt.Errorf("isolated world: %w", err)
+	}
+	byValue := true
+	res, err := chromedp.Call(ctx, runtime.Evaluate, runtime.EvaluateParams{Expression: script, ContextID: w.ExecutionContextID,
+		ReturnByValue: &byValue})
+	if err != nil {
+		return nil, err
+	}
+	if res.ExceptionDetails != nil {
+		return nil, fmt.Errorf("%s", res.ExceptionDetails.Text)
+	}
+	if res.Result == nil {
+		return nil, fmt.Errorf("no result")
+	}
+	return json.RawMessage(res.Result.Value), nil
 }

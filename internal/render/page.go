@@ -11,6 +11,7 @@ import (
 
 	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/cdproto/inspector"
 	"github.com/chromedp/cdproto/network"
@@ -42,6 +43,16 @@ type pageState struct {
 // any other (the policy serves it from the capture). ErrPageCrashed: the page's failure;
 // ErrBrowserGone: the browser's (the next call starts another).
 func (b *Browser) Render(ctx context.Context, pageURL string, policy Policy) (*Result, error) {
+	return b.render(ctx, pageURL, policy, false)
+}
+
+// Look renders pageURL as Render does, in a viewport of Viewport's size, and also returns what
+// it shows: a screenshot of the viewport and the page's visible text (Result.Look).
+func (b *Browser) Look(ctx context.Context, pageURL string, policy Policy) (*Result, error) {
+	return b.render(ctx, pageURL, policy, true)
+}
+
+func (b *Browser) render(ctx context.Context, pageURL string, policy Policy, look bool) (*Result, error) {
 	select {
 	case b.sem <- struct{}{}:
 		defer func() { <-b.sem }()
@@ -53,7 +64,7 @@ func (b *Browser) Render(ctx context.Context, pageURL string, policy Policy) (*R
 		return nil, err
 	}
 	started := time.Now()
-	res, err := b.renderIn(ctx, inst, pageURL, policy)
+	res, err := b.renderIn(ctx, inst, pageURL, policy, look)
 	if err != nil && !inst.alive() {
 		b.drop(inst)
 		return nil, fmt.Errorf("%w while rendering %s: %v", ErrBrowserGone, pageURL, err)
@@ -71,7 +82,7 @@ func (in *instance) alive() bool {
 	return in.ctx.Err() == nil && in.pid > 0 && startOf(in.pid) == in.dog.rootStart
 }
 
-func (b *Browser) renderIn(ctx context.Context, inst *instance, pageURL string, policy Policy) (*Result, error) {
+func (b *Browser) renderIn(ctx context.Context, inst *instance, pageURL string, policy Policy, look bool) (*Result, error) {
 	pg := &pageState{url: withoutFragment(pageURL), blocked: map[string]int{}, budget: b.opts.MaxBytes,
 		maxRequests: int64(b.opts.MaxRequests)}
 	// A browser context of its own: no cookie, storage, cache or service worker of another
@@ -153,6 +164,12 @@ func (b *Browser) renderIn(ctx context.Context, inst *instance, pageURL string, 
 	if _, err := chromedp.Call(tctx, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{{URLPattern: "*"}}}); err != nil {
 		return nil, fmt.Errorf("render: intercept requests: %w", err)
 	}
+	if look {
+		if _, err := chromedp.Call(tctx, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{
+			Width: ViewportWidth, Height: ViewportHeight, DeviceScaleFactor: 1}); err != nil {
+			return nil, fmt.Errorf("render: set the viewport: %w", err)
+		}
+	}
 	err := chromedp.Do(tctx, chromedp.Navigate(pageURL))
 	if err != nil && tctx.Err() == nil {
 		pg.fail("navigate: " + err.Error())
@@ -173,6 +190,10 @@ func (b *Browser) renderIn(ctx context.Context, inst *instance, pageURL string, 
 	rctx, rcancel := context.WithTimeout(tab, 5*time.Second)
 	defer rcancel()
 	dom, cut, derr := readDOM(rctx, b.opts.MaxDOMBytes)
+	var seen *Seen
+	if look && derr == nil {
+		seen, derr = readLook(rctx)
+	}
 	timedOut := tctx.Err() != nil
 	cancel()
 	if pg.crashed.Load() {
@@ -185,7 +206,7 @@ func (b *Browser) renderIn(ctx context.Context, inst *instance, pageURL string, 
 		pg.fail(fmt.Sprintf("page time limit (%s) reached", b.opts.PageTimeout))
 	}
 	res := &Result{Requests: int(pg.requests.Load()), Answered: int(pg.answered.Load()), Bytes: pg.bytes.Load(),
-		Dialogs: int(pg.dialogs.Load()), DOM: dom, Truncated: cut}
+		Dialogs: int(pg.dialogs.Load()), DOM: dom, Truncated: cut, Look: seen}
 	pg.mu.Lock()
 	res.Blocked, res.Errors, res.Navigations = pg.blocked, pg.errs, pg.navigations
 	pg.mu.Unlock()

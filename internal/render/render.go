@@ -77,6 +77,7 @@ type Result struct {
 	Dialogs     int            // alert, confirm, prompt and beforeunload dialogs dismissed
 	Navigations []string       // where the page tried to take its main frame (blocked: the DOM stays the page's)
 	Errors      []string       // what went wrong on the way, the DOM still read
+	Look        *Seen          // what the page showed (Browser.Look only)
 }
 
 var (

@@ -28,6 +28,7 @@ var pageTemplate string
 
 var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"bytes": humanBytes,
+	"pct":   func(v float64) string { return fmt.Sprintf("%.1f%%", v*100) },
 	"ms": func(v float64) string {
 		return time.Duration(v * float64(time.Millisecond)).Round(time.Millisecond).String()
 	},
@@ -41,6 +42,40 @@ type Report struct {
 	SpanText    string        `json:"span"`
 	PagesPerSec float64       `json:"pagesPerSecond"`
 	Settings    specSummary   `json:"spec"`
+	Replay      fidelitySum   `json:"replayFidelity"`
+}
+
+// fidelitySum sums up the sampled pages' replay fidelity (trawler qa); Worst lists the worst.
+type fidelitySum struct {
+	Measured int                  `json:"measured"`
+	Failed   int                  `json:"failed"` // pages that could not be looked at
+	Mean     float64              `json:"mean"`
+	Min      float64              `json:"min"`
+	Worst    []store.PageFidelity `json:"-"` // the figures hold every page (fidelity)
+}
+
+// fidelityWorst is how many of the worst pages the report lists.
+const fidelityWorst = 10
+
+func sumFidelity(pages []store.PageFidelity) fidelitySum {
+	var s fidelitySum
+	s.Min = 1
+	for _, p := range pages {
+		if p.Error != "" {
+			s.Failed++
+			continue
+		}
+		s.Measured++
+		s.Mean += p.Score
+		s.Min = min(s.Min, p.Score)
+	}
+	if s.Measured > 0 {
+		s.Mean /= float64(s.Measured)
+	} else {
+		s.Min = 0
+	}
+	s.Worst = pages[:min(len(pages), fidelityWorst)]
+	return s
 }
 
 // specSummary is what the report shows of the crawl's spec: never a header's value or the
@@ -87,6 +122,7 @@ func New(f *store.CrawlFigures, now time.Time) *Report {
 		r.PagesPerSec = float64(f.Pages) / s
 	}
 	r.Settings = summarize(f.Spec)
+	r.Replay = sumFidelity(f.Fidelity)
 	f.Timeline = fillGaps(f.Timeline, time.Duration(max(f.BucketSeconds, 1))*time.Second)
 	return r
 }

@@ -20,7 +20,6 @@ import (
 	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/blob"
 	"github.com/trawlerdev/trawler/internal/config"
-	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/fetch"
 	"github.com/trawlerdev/trawler/internal/membudget"
 	"github.com/trawlerdev/trawler/internal/netguard"
@@ -103,7 +102,7 @@ func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 			dialer := netguard.New(netguard.Options{ConnectTo: cfg.ConnectTo, Allow: cfg.AllowNetworks})
 			bodies := segment.NewWriter(deps.Blob, segment.Options{Prefix: "segments/bodies", Name: processName(),
 				MaxAge: cfg.SegmentMaxAge, MaxBytes: cfg.SegmentMaxBytes})
-			w.RegisterActivity(&activities.Fetcher{Store: st, Blob: deps.Blob, Bodies: bodies, Client: fetch.New(fetch.Options{Dialer: dialer, RootCAs: cfg.RootCAs, TrustedProxy: trustedProxy(cfg.Proxy), Budget: bodyBudget}),
+			w.RegisterActivity(&activities.Fetcher{Store: st, Blob: deps.Blob, Bodies: bodies, Client: fetch.New(fetch.Options{Dialer: dialer, RootCAs: cfg.RootCAs, TrustedProxy: cfg.TrustedProxy(), Budget: bodyBudget}),
 				Crawls: crawls, Admitter: admitter, Dialer: dialer, Stopping: r.stopping,
 				Schedule: schedule(st, dialer, cfg),
 				Control:  st.WatchControl(watchCtx), BeatEvery: cfg.HeartbeatMax})
@@ -141,7 +140,7 @@ func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 					MaxAge: cfg.SegmentMaxAge, MaxBytes: cfg.SegmentMaxBytes}),
 				Crawls: crawls, Admitter: admitter, Browser: browser, Stopping: r.stopping,
 				Schedule: schedule(st, dialer, cfg),
-				Client:   fetch.New(fetch.Options{Dialer: dialer, RootCAs: cfg.RootCAs, TrustedProxy: trustedProxy(cfg.Proxy), Budget: bodyBudget})})
+				Client:   fetch.New(fetch.Options{Dialer: dialer, RootCAs: cfg.RootCAs, TrustedProxy: cfg.TrustedProxy(), Budget: bodyBudget})})
 		default:
 			r.Stop()
 			return nil, fmt.Errorf("runner: unknown role %q", role)
@@ -180,18 +179,6 @@ func (r *Runner) Stop() {
 		c()
 	}
 	r.closers = nil
-}
-
-// trustedProxy is the worker's own proxy as the fetch client compares proxies ("": none).
-func trustedProxy(raw string) string {
-	if raw == "" {
-		return ""
-	}
-	u, err := crawl.ParseProxy(raw) // (checked when the setting was read)
-	if err != nil {
-		return ""
-	}
-	return u.String()
 }
 
 // schedule is the process's booking of hosts' request time, per-IP politeness over dialer.

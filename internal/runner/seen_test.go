@@ -22,7 +22,7 @@ func TestWarmSeenFromPostgresThenFromSnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	u := "http://a.test/x"
-	if _, err := st.Frontier().Admit(ctx, "c", []store.Candidate{{URL: u, Hash: urlnorm.Hash(u), Host: "a.test", Source: "seed"}}, admit.Budget, -1); err != nil {
+	if _, err := st.Frontier().Admit(ctx, "c", []store.Candidate{{URL: u, Hash: urlnorm.Hash(u), Host: "a.test", Source: "seed"}}, admit.Budget(0), -1); err != nil {
 		t.Fatal(err)
 	}
 	for _, step := range []string{"postgres", "snapshot"} {

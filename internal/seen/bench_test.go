@@ -120,7 +120,7 @@ func BenchmarkAdmitLinks(b *testing.B) {
 						keep = append(keep, c)
 					}
 				}
-				if _, err := s.Frontier().Admit(ctx, "bench", keep, admit.Budget, -1); err != nil {
+				if _, err := s.Frontier().Admit(ctx, "bench", keep, admit.Budget(0), -1); err != nil {
 					b.Fatal(err)
 				}
 				links += len(batch)

@@ -19,7 +19,7 @@ import (
 func saveText(t testing.TB, ctx context.Context, s *store.Store, det *dedup.Detector, url, text string) *store.Dup {
 	t.Helper()
 	c := cand(url, "a.test", 1)
-	if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{c}, admit.Budget, -1); err != nil {
+	if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{c}, admit.Budget(0), -1); err != nil {
 		t.Fatal(err)
 	}
 	content := sha256.Sum256([]byte(text))
@@ -135,7 +135,7 @@ func BenchmarkNearDuplicateSave10k(b *testing.B) {
 func TestProcessedPagesStayPendingUntilFinished(t *testing.T) {
 	s, ctx := newStore(t, 0, 0)
 	a, b := cand("http://a.test/a", "a.test", 1), cand("http://a.test/b", "a.test", 1)
-	if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{a, b}, admit.Budget, -1); err != nil {
+	if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{a, b}, admit.Budget(0), -1); err != nil {
 		t.Fatal(err)
 	}
 	var docs []store.Document
@@ -177,7 +177,7 @@ func TestSaveDocumentsInOneBatchFindEachOther(t *testing.T) {
 	var saves []store.DocumentSave
 	for _, name := range []string{"original", "copy", "near", "other"} {
 		c := cand("http://a.test/"+name, "a.test", 1)
-		if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{c}, admit.Budget, -1); err != nil {
+		if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{c}, admit.Budget(0), -1); err != nil {
 			t.Fatal(err)
 		}
 		content := sha256.Sum256([]byte(texts[name]))

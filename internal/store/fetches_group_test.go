@@ -21,7 +21,7 @@ func TestGroupedOutcomesAreAllRecordedAndARefusedOneAlone(t *testing.T) {
 	for i := 0; i < n; i++ {
 		cands = append(cands, cand(fmt.Sprintf("http://h%d.test/%d", i%5, i), fmt.Sprintf("h%d.test", i%5), 1))
 	}
-	if _, err := s.Frontier().Admit(ctx, "c", cands, admit.Budget, -1); err != nil {
+	if _, err := s.Frontier().Admit(ctx, "c", cands, admit.Budget(0), -1); err != nil {
 		t.Fatal(err)
 	}
 	errs := make([]error, n)
@@ -70,7 +70,7 @@ func TestGroupStatementRecordsWhatSingleOutcomesRecord(t *testing.T) {
 		var os []store.FetchOutcome
 		for i, p := range paths {
 			c := cand("http://h.test/"+p, "h.test", 1)
-			if _, err := s.Frontier().Admit(ctx, crawlID, []store.Candidate{c}, admit.Budget, -1); err != nil {
+			if _, err := s.Frontier().Admit(ctx, crawlID, []store.Candidate{c}, admit.Budget(0), -1); err != nil {
 				t.Fatal(err)
 			}
 			o := store.FetchOutcome{CrawlID: crawlID, Hash: c.Hash, URL: c.URL, FetchKey: crawlID + "/" + p, FetchedAt: at.Add(time.Duration(i) * time.Second),

@@ -47,6 +47,7 @@ type Budgets struct {
 	MaxPerHost         int
 	MaxHosts, Hosts    int
 	HostAdmitted       map[string]int
+	Requisites         int64 // requisites admitted free of the page budgets so far
 }
 
 // BudgetRule decides which of the URLs new to a crawl enter its frontier, in the order given.
@@ -78,7 +79,7 @@ func (agg Frontier) Admit(ctx context.Context, crawlID string, cands []Candidate
 	// Two round trips in all: BEGIN and COMMIT ride on the two batches.
 	err := s.inPipelinedTx(ctx, func(tx *pipelinedTx) error {
 		res = AdmitResult{New: map[string]int{}}
-		var maxPages, admitted int64
+		var maxPages, admitted, requisites int64
 		var maxPerHost, maxHosts, hostCount int
 		var state crawl.CrawlState
 		n := len(cands)
@@ -99,7 +100,7 @@ func (agg Frontier) Admit(ctx context.Context, crawlID string, cands []Candidate
 		// FOR NO KEY UPDATE, not FOR UPDATE: admissions serialize on the crawl's budget, but
 		// every insert that references the crawl (a fetch, a document, a URL) takes a KEY
 		// SHARE lock on its row, which FOR UPDATE would make wait for the whole admission.
-		b.Queue(`SELECT max_pages, max_pages_per_host, max_hosts, hosts, admitted, state FROM crawls WHERE id = $1 FOR NO KEY UPDATE`, crawlID)
+		b.Queue(`SELECT max_pages, max_pages_per_host, max_hosts, hosts, admitted, requisites, state FROM crawls WHERE id = $1 FOR NO KEY UPDATE`, crawlID)
 		b.Queue(`INSERT INTO urls (crawl_id, url_hash, url, host, depth, hops, source, priority, change_hint_s)
 			SELECT $1, h, u, ho, d, hp, s, p, nullif(ch, 0)
 			FROM unnest($2::bytea[], $3::text[], $4::text[], $5::int[], $6::int[], $7::text[], $8::real[], $9::int[]) AS t(h, u, ho, d, hp, s, p, ch)
@@ -126,7 +127,7 @@ func (agg Frontier) Admit(ctx context.Context, crawlID string, cands []Candidate
 		}
 		var forwardHosts []string
 		err := tx.send(ctx, b, false, func(br pgx.BatchResults) error {
-			if err := br.QueryRow().Scan(&maxPages, &maxPerHost, &maxHosts, &hostCount, &admitted, &state); err != nil {
+			if err := br.QueryRow().Scan(&maxPages, &maxPerHost, &maxHosts, &hostCount, &admitted, &requisites, &state); err != nil {
 				return fmt.Errorf("lock crawl %s: %w", crawlID, err)
 			}
 			rows, err := br.Query()
@@ -188,7 +189,7 @@ func (agg Frontier) Admit(ctx context.Context, crawlID string, cands []Candidate
 			known[h] = true
 		}
 		verdicts := rule(Budgets{MaxPages: maxPages, Admitted: admitted, MaxPerHost: maxPerHost, MaxHosts: maxHosts,
-			Hosts: hostCount, HostAdmitted: hostAdmitted}, fresh)
+			Hosts: hostCount, HostAdmitted: hostAdmitted, Requisites: requisites}, fresh)
 		if len(verdicts) != len(fresh) {
 			return fmt.Errorf("budget rule gave %d verdicts for %d new URLs", len(verdicts), len(fresh))
 		}

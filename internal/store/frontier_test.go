@@ -39,7 +39,7 @@ func TestAdmitEnforcesBudgetsAndRecordsTheRest(t *testing.T) {
 		batch = append(batch, cand(fmt.Sprintf("http://a.test/%d", i), "a.test", 1))
 	}
 	batch = append(batch, cand("http://b.test/0", "b.test", 1), cand("http://b.test/1", "b.test", 1), cand("http://a.test/0", "a.test", 1))
-	res, err := s.Frontier().Admit(ctx, "c", batch, admit.Budget, -1)
+	res, err := s.Frontier().Admit(ctx, "c", batch, admit.Budget(0), -1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func TestAdmitEnforcesBudgetsAndRecordsTheRest(t *testing.T) {
 	if res.New["a.test"] != 3 || res.New["b.test"] != 2 || res.OverBudget != 1 || res.Duplicates != 1 {
 		t.Fatalf("admit: %+v", res)
 	}
-	res, _ = s.Frontier().Admit(ctx, "c", []store.Candidate{cand("http://c.test/", "c.test", 0), cand("http://a.test/0", "a.test", 1)}, admit.Budget, -1)
+	res, _ = s.Frontier().Admit(ctx, "c", []store.Candidate{cand("http://c.test/", "c.test", 0), cand("http://a.test/0", "a.test", 1)}, admit.Budget(0), -1)
 	if len(res.New) != 0 || res.OverBudget != 1 || res.Duplicates != 1 { // the crawl's 5 are used up
 		t.Fatalf("admit past the crawl budget: %+v", res)
 	}
@@ -70,11 +70,11 @@ func TestAdmitStopsTakingHostsAtMaxHosts(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err := s.Frontier().Admit(ctx, "c", []store.Candidate{cand("http://a.test/", "a.test", 0), cand("http://x1.a.test/", "x1.a.test", 1),
-		cand("http://x2.a.test/", "x2.a.test", 1), cand("http://a.test/2", "a.test", 1)}, admit.Budget, -1)
+		cand("http://x2.a.test/", "x2.a.test", 1), cand("http://a.test/2", "a.test", 1)}, admit.Budget(0), -1)
 	if err != nil || res.New["a.test"] != 2 || res.New["x1.a.test"] != 1 || res.OverBudget != 1 {
 		t.Fatalf("first admission: %+v, %v", res, err)
 	}
-	res, err = s.Frontier().Admit(ctx, "c", []store.Candidate{cand("http://x3.a.test/", "x3.a.test", 1), cand("http://x1.a.test/more", "x1.a.test", 2)}, admit.Budget, -1)
+	res, err = s.Frontier().Admit(ctx, "c", []store.Candidate{cand("http://x3.a.test/", "x3.a.test", 1), cand("http://x1.a.test/more", "x1.a.test", 2)}, admit.Budget(0), -1)
 	if err != nil || len(res.New) != 1 || res.New["x1.a.test"] != 1 || res.OverBudget != 1 {
 		t.Fatalf("second admission: %+v, %v", res, err)
 	}
@@ -90,7 +90,7 @@ func TestClaimLeasesAndReclaimsExpiredLeases(t *testing.T) {
 	for i := 0; i < 5; i++ {
 		batch = append(batch, cand(fmt.Sprintf("http://a.test/%d", i), "a.test", i))
 	}
-	if _, err := s.Frontier().Admit(ctx, "c", batch, admit.Budget, -1); err != nil {
+	if _, err := s.Frontier().Admit(ctx, "c", batch, admit.Budget(0), -1); err != nil {
 		t.Fatal(err)
 	}
 	now := time.Now()
@@ -125,7 +125,7 @@ func TestClaimLeasesAndReclaimsExpiredLeases(t *testing.T) {
 func TestRecordFetchIsIdempotentAndDeadLetters(t *testing.T) {
 	s, ctx := newStore(t, 0, 0)
 	c := cand("http://a.test/x", "a.test", 0)
-	if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{c}, admit.Budget, -1); err != nil {
+	if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{c}, admit.Budget(0), -1); err != nil {
 		t.Fatal(err)
 	}
 	now := time.Now()
@@ -164,7 +164,7 @@ func TestRecordFetchIsIdempotentAndDeadLetters(t *testing.T) {
 func TestSaveDocumentMarksExactDuplicates(t *testing.T) {
 	s, ctx := newStore(t, 0, 0)
 	a, b := cand("http://a.test/1", "a.test", 0), cand("http://a.test/2", "a.test", 0)
-	if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{a, b}, admit.Budget, -1); err != nil {
+	if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{a, b}, admit.Budget(0), -1); err != nil {
 		t.Fatal(err)
 	}
 	content := sha256.Sum256([]byte("same body"))
@@ -188,7 +188,7 @@ func TestSaveDocumentMarksExactDuplicates(t *testing.T) {
 func TestStaleFetchedPagesAreHandedOutOncePerPeriod(t *testing.T) {
 	s, ctx := newStore(t, 0, 0)
 	c := cand("http://a.test/p", "a.test", 2)
-	if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{c}, admit.Budget, -1); err != nil {
+	if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{c}, admit.Budget(0), -1); err != nil {
 		t.Fatal(err)
 	}
 	long := time.Now().Add(-time.Hour)
@@ -262,14 +262,14 @@ func TestSlotsAreSpacedPerHostAndPerIP(t *testing.T) {
 // claims again after its batch by itself.
 func TestAdmitWakesOnlyWaitingHosts(t *testing.T) {
 	s, ctx := newStore(t, 0, 0)
-	res, err := s.Frontier().Admit(ctx, "c", []store.Candidate{cand("http://w.test/1", "w.test", 0)}, admit.Budget, -1)
+	res, err := s.Frontier().Admit(ctx, "c", []store.Candidate{cand("http://w.test/1", "w.test", 0)}, admit.Budget(0), -1)
 	if err != nil || len(res.Wake) != 1 || res.Wake[0] != "w.test" {
 		t.Fatalf("a host never claimed is woken: %+v %v", res, err)
 	}
 	if got, _, err := s.Frontier().Claim(ctx, "w.test", 10, time.Minute, time.Now()); err != nil || len(got) != 1 {
 		t.Fatalf("claim: %d %v", len(got), err)
 	}
-	res, _ = s.Frontier().Admit(ctx, "c", []store.Candidate{cand("http://w.test/2", "w.test", 1)}, admit.Budget, -1)
+	res, _ = s.Frontier().Admit(ctx, "c", []store.Candidate{cand("http://w.test/2", "w.test", 1)}, admit.Budget(0), -1)
 	if res.New["w.test"] != 1 || len(res.Wake) != 0 {
 		t.Fatalf("a busy host is not signalled: %+v", res)
 	}
@@ -281,7 +281,7 @@ func TestAdmitWakesOnlyWaitingHosts(t *testing.T) {
 	if got, _, _ := s.Frontier().ClaimQuietly(ctx, "w.test", "", 10, time.Minute, time.Now()); len(got) != 0 {
 		t.Fatalf("nothing left: %d", len(got))
 	}
-	res, _ = s.Frontier().Admit(ctx, "c", []store.Candidate{cand("http://w.test/2b", "w.test", 1)}, admit.Budget, -1)
+	res, _ = s.Frontier().Admit(ctx, "c", []store.Candidate{cand("http://w.test/2b", "w.test", 1)}, admit.Budget(0), -1)
 	if res.New["w.test"] != 1 || len(res.Wake) != 0 {
 		t.Fatalf("a host after an empty quiet claim is not signalled: %+v", res)
 	}
@@ -291,7 +291,7 @@ func TestAdmitWakesOnlyWaitingHosts(t *testing.T) {
 	if got, _, _ := s.Frontier().Claim(ctx, "w.test", 10, time.Minute, time.Now()); len(got) != 0 {
 		t.Fatalf("nothing left: %d", len(got))
 	}
-	res, _ = s.Frontier().Admit(ctx, "c", []store.Candidate{cand("http://w.test/3", "w.test", 1), cand("http://v.test/", "v.test", 1)}, admit.Budget, -1)
+	res, _ = s.Frontier().Admit(ctx, "c", []store.Candidate{cand("http://w.test/3", "w.test", 1), cand("http://v.test/", "v.test", 1)}, admit.Budget(0), -1)
 	if len(res.Wake) != 2 || res.Wake[0] != "v.test" || res.Wake[1] != "w.test" {
 		t.Fatalf("a host whose last claim was empty waits, and is woken: %+v", res)
 	}
@@ -305,16 +305,16 @@ func TestAdmitWakesNoMoreHostsThanAllowed(t *testing.T) {
 	for _, h := range []string{"e.test", "d.test", "c.test", "b.test", "a.test"} {
 		cands = append(cands, cand("http://"+h+"/", h, 0))
 	}
-	res, err := s.Frontier().Admit(ctx, "c", cands, admit.Budget, 2)
+	res, err := s.Frontier().Admit(ctx, "c", cands, admit.Budget(0), 2)
 	if err != nil || len(res.Wake) != 2 || res.Wake[0] != "a.test" || res.Wake[1] != "b.test" || len(res.New) != 5 {
 		t.Fatalf("5 new hosts, 2 wakes allowed: %+v %v", res, err)
 	}
-	res, err = s.Frontier().Admit(ctx, "c", []store.Candidate{cand("http://a.test/2", "a.test", 1), cand("http://d.test/2", "d.test", 1)}, admit.Budget, 0)
+	res, err = s.Frontier().Admit(ctx, "c", []store.Candidate{cand("http://a.test/2", "a.test", 1), cand("http://d.test/2", "d.test", 1)}, admit.Budget(0), 0)
 	if err != nil || len(res.Wake) != 0 || len(res.New) != 2 {
 		t.Fatalf("no wake allowed: %+v %v", res, err)
 	}
 	res, err = s.Frontier().Admit(ctx, "c", []store.Candidate{cand("http://c.test/2", "c.test", 1), cand("http://d.test/3", "d.test", 1),
-		cand("http://e.test/2", "e.test", 1), cand("http://a.test/3", "a.test", 1)}, admit.Budget, -1)
+		cand("http://e.test/2", "e.test", 1), cand("http://a.test/3", "a.test", 1)}, admit.Budget(0), -1)
 	if err != nil || !slices.Equal(res.Wake, []string{"c.test", "d.test", "e.test"}) {
 		t.Fatalf("the hosts left waiting are woken by the next admission (a.test is busy): %+v %v", res, err)
 	}
@@ -324,7 +324,7 @@ func TestAdmitWakesNoMoreHostsThanAllowed(t *testing.T) {
 	if got, _, err := s.Frontier().Claim(ctx, "f.test", 10, time.Minute, time.Now()); err != nil || len(got) != 0 {
 		t.Fatalf("claim: %v %v", got, err)
 	}
-	res, err = s.Frontier().Admit(ctx, "c", []store.Candidate{cand("http://f.test/", "f.test", 0)}, admit.Budget, -1)
+	res, err = s.Frontier().Admit(ctx, "c", []store.Candidate{cand("http://f.test/", "f.test", 0)}, admit.Budget(0), -1)
 	if err != nil || len(res.Wake) != 0 || res.New["f.test"] != 1 {
 		t.Fatalf("a paused crawl's admission wakes nobody: %+v %v", res, err)
 	}
@@ -337,7 +337,7 @@ func TestAdmitWakesNoMoreHostsThanAllowed(t *testing.T) {
 func TestClaimAsGivesAnOwnerItsClaimsBack(t *testing.T) {
 	s, ctx := newStore(t, 0, 0)
 	if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{cand("http://o.test/1", "o.test", 0), cand("http://o.test/2", "o.test", 1),
-		cand("http://o.test/3", "o.test", 2)}, admit.Budget, -1); err != nil {
+		cand("http://o.test/3", "o.test", 2)}, admit.Budget(0), -1); err != nil {
 		t.Fatal(err)
 	}
 	now := time.Now()
@@ -365,7 +365,7 @@ func TestClaimAsGivesAnOwnerItsClaimsBack(t *testing.T) {
 func TestProgressShowsWhatRecoveryWaitsOn(t *testing.T) {
 	s, ctx := newStore(t, 0, 0)
 	a, b, c := cand("http://a.test/1", "a.test", 1), cand("http://a.test/2", "a.test", 1), cand("http://a.test/3", "a.test", 1)
-	if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{a, b, c}, admit.Budget, -1); err != nil {
+	if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{a, b, c}, admit.Budget(0), -1); err != nil {
 		t.Fatal(err)
 	}
 	claimed, _, err := s.Frontier().ClaimAs(ctx, "a.test", "host:r/1", 3, time.Minute, time.Now())
@@ -416,7 +416,7 @@ func TestAdmitSkipsURLsOfRetiredHosts(t *testing.T) {
 		t.Fatalf("retire: %v %v", retired, err)
 	}
 	dead, live := cand("http://dead.test/a", "dead.test", 1), cand("http://live.test/a", "live.test", 1)
-	if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{dead, live}, admit.Budget, -1); err != nil {
+	if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{dead, live}, admit.Budget(0), -1); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
@@ -442,7 +442,7 @@ func TestAdmitSkipsURLsOfRetiredHosts(t *testing.T) {
 func TestSitemapLastModBringsARecrawlForward(t *testing.T) {
 	s, ctx := newStore(t, 0, 0)
 	c := cand("http://w.test/page", "w.test", 1)
-	if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{c}, admit.Budget, -1); err != nil {
+	if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{c}, admit.Budget(0), -1); err != nil {
 		t.Fatal(err)
 	}
 	got, _, err := s.Frontier().Claim(ctx, "w.test", 10, time.Minute, time.Now())
@@ -459,12 +459,12 @@ func TestSitemapLastModBringsARecrawlForward(t *testing.T) {
 	}
 	old := c
 	old.LastMod = fetchedAt.Add(-time.Hour)
-	if res, err := s.Frontier().Admit(ctx, "c", []store.Candidate{old}, admit.Budget, -1); err != nil || res.Forward != 0 || len(res.Wake) != 0 {
+	if res, err := s.Frontier().Admit(ctx, "c", []store.Candidate{old}, admit.Budget(0), -1); err != nil || res.Forward != 0 || len(res.Wake) != 0 {
 		t.Fatalf("an older lastmod: %+v %v", res, err)
 	}
 	newer := c
 	newer.LastMod = fetchedAt.Add(time.Hour)
-	res, err := s.Frontier().Admit(ctx, "c", []store.Candidate{newer}, admit.Budget, -1)
+	res, err := s.Frontier().Admit(ctx, "c", []store.Candidate{newer}, admit.Budget(0), -1)
 	if err != nil || res.Forward != 1 || len(res.Wake) != 1 || res.Wake[0] != "w.test" || res.Duplicates != 1 {
 		t.Fatalf("a newer lastmod: %+v %v", res, err)
 	}

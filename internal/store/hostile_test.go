@@ -40,7 +40,7 @@ func TestWebBytesAreStored(t *testing.T) {
 		t.Fatalf("robots.txt not kept byte for byte: %+v %v", r, err)
 	}
 	a := cand("http://a.test/1", "a.test", 0)
-	if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{a}, admit.Budget, -1); err != nil {
+	if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{a}, admit.Budget(0), -1); err != nil {
 		t.Fatal(err)
 	}
 	head := "HTTP/1.1 200 OK\r\nX-Name: Jos\xe9\r\nETag: \"\xff\"\r\n\r\n"

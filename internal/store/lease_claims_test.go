@@ -17,7 +17,7 @@ import (
 func TestClaimInLeaseEndsOnlyWhenNothingIsLeft(t *testing.T) {
 	s, ctx := newStore(t, 0, 0)
 	owners := []string{"lease-1", "lease-1/top-up"}
-	if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{cand("http://a.test/1", "a.test", 1)}, admit.Budget, -1); err != nil {
+	if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{cand("http://a.test/1", "a.test", 1)}, admit.Budget(0), -1); err != nil {
 		t.Fatal(err)
 	}
 	res, err := s.Frontier().ClaimInLease(ctx, "a.test", owners[1], owners, 10, time.Minute, time.Now(), 5*time.Second)
@@ -36,7 +36,7 @@ func TestClaimInLeaseEndsOnlyWhenNothingIsLeft(t *testing.T) {
 	if err != nil || len(res.URLs) != 0 || res.Awaiting != 1 || res.Waiting || res.Next != nil {
 		t.Fatalf("with a page awaiting processing: %+v %v", res, err)
 	}
-	if w, _ := s.Frontier().Admit(ctx, "c", []store.Candidate{cand("http://a.test/2", "a.test", 1)}, admit.Budget, -1); len(w.Wake) != 0 {
+	if w, _ := s.Frontier().Admit(ctx, "c", []store.Candidate{cand("http://a.test/2", "a.test", 1)}, admit.Budget(0), -1); len(w.Wake) != 0 {
 		t.Fatalf("a host whose lease goes on is woken: %+v", w)
 	}
 	if res, err = s.Frontier().ClaimInLease(ctx, "a.test", owners[1], owners, 10, time.Minute, time.Now(), 5*time.Second); err != nil || len(res.URLs) != 1 {
@@ -59,7 +59,7 @@ func TestClaimInLeaseEndsOnlyWhenNothingIsLeft(t *testing.T) {
 	if res, err = s.Frontier().ClaimInLease(ctx, "a.test", owners[1], owners, 10, time.Minute, time.Now(), time.Millisecond); err != nil || !res.Waiting || res.Next == nil {
 		t.Fatalf("nothing due soon: %+v %v", res, err)
 	}
-	if w, _ := s.Frontier().Admit(ctx, "c", []store.Candidate{cand("http://a.test/3", "a.test", 1)}, admit.Budget, -1); len(w.Wake) != 1 || w.Wake[0] != "a.test" {
+	if w, _ := s.Frontier().Admit(ctx, "c", []store.Candidate{cand("http://a.test/3", "a.test", 1)}, admit.Budget(0), -1); len(w.Wake) != 1 || w.Wake[0] != "a.test" {
 		t.Fatalf("a host whose lease ended dry is not woken: %+v", w)
 	}
 }
@@ -68,7 +68,7 @@ func TestClaimInLeaseEndsOnlyWhenNothingIsLeft(t *testing.T) {
 func TestBookSlotReadsTheURLsState(t *testing.T) {
 	s, ctx := newStore(t, 0, 0)
 	a := cand("http://a.test/1", "a.test", 1)
-	if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{a}, admit.Budget, -1); err != nil {
+	if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{a}, admit.Budget(0), -1); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := s.Frontier().Claim(ctx, "a.test", 1, time.Minute, time.Now()); err != nil {

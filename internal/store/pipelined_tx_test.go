@@ -14,7 +14,7 @@ func TestAFailedAdmissionLeavesNothingAndTheNextWorks(t *testing.T) {
 	good, bad := cand("http://a.test/ok", "a.test", 0), cand("http://a.test/bad", "a.test", 0)
 	bad.URL = "http://a.test/\x00" // text Postgres cannot store
 	for range 3 {                  // more than once: a connection left inside a transaction would show
-		if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{good, bad}, admit.Budget, -1); err == nil {
+		if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{good, bad}, admit.Budget(0), -1); err == nil {
 			t.Fatal("admitting a URL Postgres cannot store succeeded")
 		}
 	}
@@ -22,7 +22,7 @@ func TestAFailedAdmissionLeavesNothingAndTheNextWorks(t *testing.T) {
 	if err := s.Pool().QueryRow(ctx, `SELECT count(*) FROM urls WHERE crawl_id = 'c'`).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("%d URLs after failed admissions (%v): want none", n, err)
 	}
-	res, err := s.Frontier().Admit(ctx, "c", []store.Candidate{good}, admit.Budget, -1)
+	res, err := s.Frontier().Admit(ctx, "c", []store.Candidate{good}, admit.Budget(0), -1)
 	if err != nil || res.New["a.test"] != 1 {
 		t.Fatalf("the next admission: %+v %v", res, err)
 	}

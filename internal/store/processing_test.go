@@ -18,7 +18,7 @@ func TestClaimFetchedAcrossHostsHoldsAndHandsOver(t *testing.T) {
 	for _, u := range []struct{ url, host string }{{"http://a.test/1", "a.test"}, {"http://b.test/1", "b.test"}, {"http://b.test/2", "b.test"}} {
 		cands = append(cands, cand(u.url, u.host, 1))
 	}
-	if _, err := s.Frontier().Admit(ctx, "c", cands, admit.Budget, -1); err != nil {
+	if _, err := s.Frontier().Admit(ctx, "c", cands, admit.Budget(0), -1); err != nil {
 		t.Fatal(err)
 	}
 	for _, host := range []string{"a.test", "b.test"} {

@@ -69,10 +69,10 @@ func TestProgressCountersAgreeWithAScan(t *testing.T) {
 	for i := range 40 {
 		cands = append(cands, cand(fmt.Sprintf("http://h%d.test/%d", i%4, i), fmt.Sprintf("h%d.test", i%4), i%3))
 	}
-	if _, err := s.Frontier().Admit(ctx, "c", cands, admit.Budget, -1); err != nil {
+	if _, err := s.Frontier().Admit(ctx, "c", cands, admit.Budget(0), -1); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Frontier().Admit(ctx, "c", cands[:10], admit.Budget, -1); err != nil { // seen already: no change
+	if _, err := s.Frontier().Admit(ctx, "c", cands[:10], admit.Budget(0), -1); err != nil { // seen already: no change
 		t.Fatal(err)
 	}
 	p := checkCounts(t, ctx, s, "after admission")
@@ -142,7 +142,7 @@ func TestProgressCountersAgreeWithAScan(t *testing.T) {
 			t.Fatal(err)
 		}
 		for range 20 {
-			if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{cand(fmt.Sprintf("http://h9.test/%d", time.Now().UnixNano()), "h9.test", 1)}, admit.Budget, -1); err != nil {
+			if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{cand(fmt.Sprintf("http://h9.test/%d", time.Now().UnixNano()), "h9.test", 1)}, admit.Budget(0), -1); err != nil {
 				t.Fatal(err)
 			}
 		}

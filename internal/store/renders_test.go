@@ -16,7 +16,7 @@ import (
 func queuedRender(t *testing.T, s *store.Store, ctx context.Context, url string) store.Candidate {
 	t.Helper()
 	c := cand(url, "a.test", 1)
-	if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{c}, admit.Budget, -1); err != nil {
+	if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{c}, admit.Budget(0), -1); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Fetches().RecordFetch(ctx, "a.test", store.FetchOutcome{CrawlID: "c", Hash: c.Hash, URL: c.URL, FetchKey: c.URL,

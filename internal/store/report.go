@@ -64,6 +64,7 @@ type CrawlFigures struct {
 	Rejections    []Count         `json:"rejections"`
 	Duplicates    []Count         `json:"duplicates"`
 	Requisites    []Count         `json:"requisites"` // pages' requisites by state (and skip reason)
+	Fidelity      []PageFidelity  `json:"fidelity"`   // sampled pages' replay fidelity (trawler qa), the worst first
 	Seeds         []Seed          `json:"seeds"`
 }
 
@@ -132,6 +133,11 @@ func (agg Inspect) CrawlFigures(ctx context.Context, crawlID string) (*CrawlFigu
 	b.Queue(`SELECT CASE WHEN state = 'skipped' THEN 'skipped: ' || coalesce(skip_reason, 'unknown')
 			WHEN state = 'done' AND last_status BETWEEN 200 AND 299 THEN 'archived' ELSE state || coalesce(' (' || last_status || ')', '') END, count(*)
 		FROM urls WHERE crawl_id = $1 AND source = 'embed' GROUP BY 1 ORDER BY 2 DESC, 1`, crawlID).Query(counts(&f.Requisites))
+	b.Queue(fidelitySQL, crawlID).Query(func(rows pgx.Rows) error {
+		var err error
+		f.Fidelity, err = pgx.CollectRows(rows, scanFidelity)
+		return err
+	})
 	b.Queue(`SELECT url, state, coalesce(last_status, 0) FROM urls WHERE crawl_id = $1 AND source = 'seed' ORDER BY url LIMIT 500`, crawlID).Query(func(rows pgx.Rows) error {
 		var err error
 		f.Seeds, err = pgx.CollectRows(rows, pgx.RowToStructByPos[Seed])

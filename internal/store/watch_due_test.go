@@ -29,7 +29,7 @@ func TestAdmissionTellsWaitersOfItsHosts(t *testing.T) {
 	defer stopLast()
 	otherDue, stopOther := w.WaitDue("other.test")
 	defer stopOther()
-	if _, err := s.Frontier().Admit(ctx, "c", cands, admit.Budget, -1); err != nil {
+	if _, err := s.Frontier().Admit(ctx, "c", cands, admit.Budget(0), -1); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -43,7 +43,7 @@ func TestAdmissionTellsWaitersOfItsHosts(t *testing.T) {
 	case <-time.After(200 * time.Millisecond):
 	}
 	// A second admission of the same URLs gives nobody anything new: no news.
-	if _, err := s.Frontier().Admit(ctx, "c", cands[len(cands)-1:], admit.Budget, -1); err != nil {
+	if _, err := s.Frontier().Admit(ctx, "c", cands[len(cands)-1:], admit.Budget(0), -1); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -59,7 +59,7 @@ func TestFinishedProcessingTellsItsHosts(t *testing.T) {
 	s, ctx := newStore(t, 0, 0)
 	w := listening(t, s, ctx)
 	a := cand("http://a.test/1", "a.test", 1)
-	if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{a}, admit.Budget, -1); err != nil {
+	if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{a}, admit.Budget(0), -1); err != nil {
 		t.Fatal(err)
 	}
 	claimed, _, err := s.Frontier().Claim(ctx, "a.test", 1, time.Minute, time.Now())

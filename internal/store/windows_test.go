@@ -20,7 +20,7 @@ import (
 func TestBookWindowKeepsOthersOutAndExtendsItsOwn(t *testing.T) {
 	s, ctx := newStore(t, 0, 0)
 	a, b := cand("http://a.test/1", "a.test", 1), cand("http://a.test/2", "a.test", 1)
-	if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{a, b}, admit.Budget, -1); err != nil {
+	if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{a, b}, admit.Budget(0), -1); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := s.Frontier().Claim(ctx, "a.test", 1, time.Minute, time.Now()); err != nil {
@@ -112,7 +112,7 @@ func TestControlWatchHearsControlsOnly(t *testing.T) {
 	w := listening(t, s, wctx)
 	deadline := time.Now().Add(10 * time.Second)
 	e, _ := w.Epoch()
-	if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{cand("http://a.test/1", "a.test", 1)}, admit.Budget, -1); err != nil {
+	if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{cand("http://a.test/1", "a.test", 1)}, admit.Budget(0), -1); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(300 * time.Millisecond)

@@ -34,6 +34,7 @@ type Config struct {
 	Cookies      bool   // serve cookie.test, which sets a session cookie and counts the pages requested with it (linked from nowhere: seed it)
 	Scripts      bool   // serve js.test (links only its scripts add), tracker.test and jsbad.test (attacks on a renderer), linked from nowhere: seed them
 	Signals      bool   // serve signals.test (per-scheme robots.txt, X-Robots-Tag, meta robots), linked from nowhere: seed it
+	DocsDir      string // serve this directory of static files as docs.test ("": none)
 	Requisites   bool   // serve style.test and cdn.test (pages that need stylesheets, images, a font and a CDN's script), linked from nowhere: seed style.test
 	ProductToken string // the crawler's robots.txt product token, lower case
 
@@ -164,6 +165,10 @@ func New(cfg Config) (*Web, error) {
 	}
 	if cfg.Cookies {
 		s := &cookieSite{w: w}
+		w.sites[s.host()] = s
+	}
+	if cfg.DocsDir != "" {
+		s := &docsSite{w: w, files: http.FileServer(http.Dir(cfg.DocsDir))}
 		w.sites[s.host()] = s
 	}
 	if cfg.Requisites {

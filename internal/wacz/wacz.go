@@ -24,6 +24,7 @@ import (
 
 	"github.com/trawlerdev/trawler/internal/blob"
 	"github.com/trawlerdev/trawler/internal/store"
+	"github.com/trawlerdev/trawler/internal/warc"
 )
 
 // Version is the WACZ version written.
@@ -276,7 +277,7 @@ func (p *Packer) writePages(ctx context.Context, w io.Writer, crawlID string, pa
 			return err
 		}
 		for _, pg := range pages {
-			if !packaged[pg.WARCFile] || !isHTML(pg.ContentType) { // archived since the package's files were listed: not in it
+			if !packaged[pg.WARCFile] || !warc.IsHTML(pg.ContentType) { // archived since the package's files were listed: not in it
 				continue
 			}
 			ts := pg.FetchedAt.UTC().Format(time.RFC3339)
@@ -298,12 +299,6 @@ func (p *Packer) writePages(ctx context.Context, w io.Writer, crawlID string, pa
 		}
 		after = pages[len(pages)-1].Hash
 	}
-}
-
-func isHTML(contentType string) bool {
-	mt, _, _ := strings.Cut(strings.ToLower(contentType), ";")
-	mt = strings.TrimSpace(mt)
-	return mt == "text/html" || mt == "application/xhtml+xml"
 }
 
 // counted hashes and counts what passes.

@@ -81,6 +81,12 @@ func MIME(contentType string) string {
 	return strings.ToLower(strings.TrimSpace(m))
 }
 
+// IsHTML says whether a Content-Type is an HTML page's: what a replayer lists as a page.
+func IsHTML(contentType string) bool {
+	m := MIME(contentType)
+	return m == "text/html" || m == "application/xhtml+xml"
+}
+
 // SortLines orders CDXJ lines as readers binary-search them: by key, then time.
 func SortLines(lines []string) { sort.Strings(lines) }
 
