@@ -28,7 +28,7 @@ func runQA(ctx context.Context, args []string, stdout io.Writer) error {
 	crawlName := fs.String("crawl", "", "the crawl (required)")
 	sample := fs.Int("sample", 10, "how many archived HTML pages to measure: the seeds' first, then a fixed sample of the rest")
 	pages := fs.String("pages", "", "measure these pages instead (comma-separated URLs the crawl archived)")
-	shots := fs.String("shots", "", "write each page's live and replayed screenshots (PNG) into this directory")
+	shots := fs.String("shots", "", "write what each page showed live and replayed (screenshot .png, visible text .txt) into this directory")
 	floor := fs.Float64("min", 0, "exit non-zero when a measured page scores below this (0–1; 0: never)")
 	cfg, err := config.Load(fs, args, os.Getenv)
 	if err != nil {
@@ -66,15 +66,15 @@ func runQA(ctx context.Context, args []string, stdout io.Writer) error {
 			return fmt.Errorf("qa: --shots: %w", err)
 		}
 		n := 0
-		m.Shots = func(page string, live, replay []byte) {
+		m.Shots = func(page string, live, replay *render.Seen) {
 			n++
-			for kind, b := range map[string][]byte{"live": live, "replay": replay} {
-				name := filepath.Join(*shots, fmt.Sprintf("%03d-%s.png", n, kind))
-				if err := os.WriteFile(name, b, 0o644); err != nil {
+			for kind, seen := range map[string]*render.Seen{"live": live, "replay": replay} {
+				base := filepath.Join(*shots, fmt.Sprintf("%03d-%s", n, kind))
+				if err := errors.Join(os.WriteFile(base+".png", seen.PNG, 0o644), os.WriteFile(base+".txt", []byte(seen.Text), 0o644)); err != nil {
 					fmt.Fprintf(stdout, "qa: --shots: %v\n", err)
 				}
 			}
-			fmt.Fprintf(stdout, "%s\tscreenshots %03d-live.png, %03d-replay.png\n", page, n, n)
+			fmt.Fprintf(stdout, "%s\tshots %03d-live and %03d-replay (.png, .txt)\n", page, n, n)
 		}
 	}
 	var list []string

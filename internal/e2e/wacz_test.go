@@ -9,13 +9,16 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"html"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -167,28 +170,51 @@ func pageTitle(t *testing.T, s *stack, crawlID, pageURL string) string {
 	return title
 }
 
-// replayShows serves ReplayWeb.page and the WACZ on loopback, opens pageURL from it in
-// headless Chromium, and waits for title in the replayed frame.
-func replayShows(t *testing.T, waczPath, pageURL, title string) {
+// replayWebPage serves ReplayWeb.page and the WACZ on loopback until the test ends: its page
+// /?url=URL replays URL from the package in a frame of 1280×800 pixels (w and h change that).
+func replayWebPage(t *testing.T, waczPath string) *httptest.Server {
 	rwp := filepath.Join(repoRoot(t), ".tools", "replaywebpage")
 	if _, err := os.Stat(filepath.Join(rwp, "sw.js")); err != nil {
 		t.Fatalf("ReplayWeb.page is not installed: run scripts/tools.sh (make up does): %v", err)
 	}
 	mux := http.NewServeMux()
+	// Every path but the files below gets the embedding page: the embed's first frame
+	// (replayBase, before the service worker serves the app there) loads it again, with the
+	// page last asked for.
+	var mu sync.Mutex
+	var last url.Values
 	mux.HandleFunc("/", func(w http.ResponseWriter, req *http.Request) {
+		q := req.URL.Query()
+		mu.Lock()
+		if q.Get("url") != "" {
+			last = q
+		} else if last != nil {
+			q = last
+		}
+		mu.Unlock()
+		width, height := q.Get("w"), q.Get("h")
+		if width == "" {
+			width, height = "1280", "800"
+		}
 		w.Header().Set("Content-Type", "text/html")
-		_, _ = io.WriteString(w, `<!doctype html><html><head><script src="/ui.js"></script></head><body>
-<replay-web-page style="display:block;height:800px" source="/results.wacz" url="`+pageURL+`" replayBase="/replay/" embed="replayonly"></replay-web-page>
+		_, _ = io.WriteString(w, `<!doctype html><html><head><script src="/ui.js"></script></head><body style="margin:0">
+<replay-web-page style="display:block;width:`+width+`px;height:`+height+`px" source="/package.wacz" url="`+html.EscapeString(q.Get("url"))+`" replayBase="/replay/" embed="replayonly"></replay-web-page>
 </body></html>`)
 	})
 	mux.HandleFunc("/ui.js", func(w http.ResponseWriter, req *http.Request) { http.ServeFile(w, req, filepath.Join(rwp, "ui.js")) })
 	mux.HandleFunc("/replay/sw.js", func(w http.ResponseWriter, req *http.Request) { http.ServeFile(w, req, filepath.Join(rwp, "sw.js")) })
-	mux.HandleFunc("/results.wacz", func(w http.ResponseWriter, req *http.Request) { http.ServeFile(w, req, waczPath) })
+	mux.HandleFunc("/package.wacz", func(w http.ResponseWriter, req *http.Request) { http.ServeFile(w, req, waczPath) })
 	srv := httptest.NewServer(mux)
-	defer srv.Close()
+	t.Cleanup(srv.Close)
+	return srv
+}
 
+// replayShows serves ReplayWeb.page and the WACZ on loopback, opens pageURL from it in
+// headless Chromium, and waits for title in the replayed frame.
+func replayShows(t *testing.T, waczPath, pageURL, title string) {
+	srv := replayWebPage(t, waczPath)
 	bctx := testenv.Browser(t)
-	if err := chromedp.Do(bctx, chromedp.Navigate(srv.URL+"/")); err != nil {
+	if err := chromedp.Do(bctx, chromedp.Navigate(srv.URL+"/?url="+url.QueryEscape(pageURL))); err != nil {
 		t.Fatalf("open the replay page: %v", err)
 	}
 	// The replayed page lies in frames within shadow roots; all are this origin's, so a

@@ -22,8 +22,8 @@ type Measurer struct {
 	Crawls  *policy.Crawls // the crawl's user agent, headers and proxy
 	Norm    *urlnorm.Normalizer
 	Body    func(ctx context.Context, key string) ([]byte, error) // a stored body by reference
-	// Shots, if set, is given each page's two screenshots (PNG), to look at the worst.
-	Shots func(page string, live, replay []byte)
+	// Shots, if set, is given what each page showed live and replayed, to look at the worst.
+	Shots func(page string, live, replay *render.Seen)
 }
 
 // Sample picks up to n of the crawl's archived HTML pages: its seeds' first, then a sample of
@@ -96,7 +96,7 @@ func (m *Measurer) Measure(ctx context.Context, crawlID string, pages []string) 
 			continue
 		}
 		if m.Shots != nil {
-			m.Shots(page, seenLive.Look.PNG, seenReplay.Look.PNG)
+			m.Shots(page, seenLive.Look, seenReplay.Look)
 		}
 		s, err := Compare(seenLive.Look, seenReplay.Look)
 		if err != nil {
