@@ -116,7 +116,42 @@ func (f *file) addRenders(ctx context.Context, rs []store.RenderCapture) error {
 			Extra: [][2]string{{"WARC-Refers-To", "<" + warc.RecordID(r.FetchKey+"/response") + ">"}}}); err != nil {
 			return err
 		}
+		if err := f.addLoads(ctx, r); err != nil {
+			return err
+		}
 		f.last = r.FetchID
+	}
+	return nil
+}
+
+// addLoads copies what the browser loaded while it rendered r — request and response records
+// the render stage wrote — into the file, and indexes each response: unlike the DOM, these are
+// captures a replay looks up by URL.
+func (f *file) addLoads(ctx context.Context, r store.RenderCapture) error {
+	if r.LoadsKey == "" {
+		return nil
+	}
+	recs, err := f.w.Body(ctx, r.LoadsKey)
+	if err != nil {
+		return err
+	}
+	records := 0
+	for _, l := range r.Loads {
+		records++
+		if l.Request {
+			records++
+		}
+	}
+	base, err := f.wr.AddRaw(recs, records)
+	if err != nil {
+		return err
+	}
+	for _, l := range r.Loads {
+		if l.Offset < 0 || l.Offset+l.Length > int64(len(recs)) {
+			return fmt.Errorf("archiving: the loads of %s place a record outside them", r.URL)
+		}
+		f.cdx = append(f.cdx, warc.CDXEntry{URL: l.URL, Time: l.At, Mime: l.Mime, Status: l.Status, Digest: l.Digest,
+			Filename: f.name, Offset: base + l.Offset, Length: l.Length}.Line())
 	}
 	return nil
 }

@@ -144,8 +144,9 @@ func (w *Writer) now() time.Time {
 
 // writeRenders writes the crawl's rendered DOMs not yet archived, one file a batch (named
 // …-dom-…), listed with the crawl's WARC files: each DOM a conversion record referring to the
-// response record of the capture it was rendered from. The files index nothing (their CDXJ
-// is empty): a replay tool looking a URL up must find its capture, not the DOM made from it.
+// response record of the capture it was rendered from, followed by what the browser loaded
+// through the worker for it (request and response records). The index names those loads and
+// not the DOMs: a replay tool looking a URL up must find its capture, not the DOM made from it.
 func (w *Writer) writeRenders(ctx context.Context, crawlID string, res *Result) error {
 	for {
 		rs, err := w.Store.UnarchivedRenders(ctx, crawlID, batch)

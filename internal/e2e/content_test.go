@@ -16,7 +16,8 @@ import (
 )
 
 // checkWARC reads every WARC file of a finished crawl with warcio.js and checks that each
-// capture (a fetch that got an HTTP answer) has exactly one response or revisit record there
+// capture (a fetch that got an HTTP answer, or an answer the browser was given while it
+// rendered a page) has exactly one response or revisit record there
 // with its request beside it, that payload digests hold, and that every CDXJ line's offset and
 // length cut out the record it names.
 func checkWARC(t *testing.T, s *stack, crawlID string) (responses, revisits int) {
@@ -52,6 +53,12 @@ func checkWARC(t *testing.T, s *stack, crawlID string) (responses, revisits int)
 		WHERE crawl_id = $1 AND status IS NOT NULL`, crawlID).Scan(&fetches, &unarchived); err != nil {
 		t.Fatal(err)
 	}
+	var loads int // what browsers loaded while they rendered pages: captures too
+	if err := s.store.Pool().QueryRow(ctx, `SELECT coalesce(sum(jsonb_array_length(loads)), 0) FROM renders
+		WHERE crawl_id = $1 AND loads IS NOT NULL`, crawlID).Scan(&loads); err != nil {
+		t.Fatal(err)
+	}
+	fetches += loads
 	if unarchived != 0 {
 		rows, _ := s.store.Pool().Query(ctx, `SELECT f.id, u.url, f.status, f.fetched_at, u.state, (SELECT max(created_at) FROM warc_files)
 			FROM fetches f JOIN urls u USING (crawl_id, url_hash) WHERE f.crawl_id = $1 AND f.warc_file IS NULL AND f.status IS NOT NULL`, crawlID)
@@ -67,8 +74,8 @@ func checkWARC(t *testing.T, s *stack, crawlID string) (responses, revisits int)
 		rows.Close()
 	}
 	if unarchived != 0 || responses+revisits != fetches || len(captured) != fetches {
-		t.Errorf("%d captures in Postgres (%d not archived); WARC has %d responses + %d revisits for %d distinct captures",
-			fetches, unarchived, responses, revisits, len(captured))
+		t.Errorf("%d captures in Postgres (%d of them browser loads; %d not archived); WARC has %d responses + %d revisits for %d distinct captures",
+			fetches, loads, unarchived, responses, revisits, len(captured))
 	}
 	for k := range captured {
 		if requests[k.uri] == 0 {

@@ -127,12 +127,40 @@ func TestRenderingFindsLinksOnlyScriptsMake(t *testing.T) {
 	}
 	responseID := map[string]string{}
 	var conversions []testenv.WARCRecord
+	requested := map[string]string{} // request records: URI → the response they go with
+	loaded := map[string]testenv.WARCRecord{}
 	for _, r := range testenv.ReadWARC(t, paths...) {
 		switch r.Type {
 		case warc.TypeResponse:
 			responseID[r.URI] = r.ID
+			if strings.Contains(r.File, "-dom-") {
+				loaded[r.URI] = r
+			}
+		case warc.TypeRequest:
+			requested[r.URI] = r.ID
 		case warc.TypeConversion:
 			conversions = append(conversions, r)
+		}
+	}
+	// What the browser loaded through the worker is archived beside the DOM, as request and
+	// response records the index names: the JSON only the page's script fetches above all.
+	var index strings.Builder
+	for _, f := range files {
+		if b, err := s.blob.Get(ctx, f.CDXKey, 1<<20); err == nil {
+			index.Write(b)
+		}
+	}
+	for _, u := range []string{"http://js.test/app.js", "http://js.test/api/links.json"} {
+		r, ok := loaded[u]
+		switch {
+		case !ok:
+			t.Errorf("what the browser loaded, %s, is not in the WARC beside the DOM (loaded: %v)", u, keys(loaded))
+		case r.Status != 200 || r.DigestOK == nil || !*r.DigestOK:
+			t.Errorf("the load of %s: status %d, digest ok %v", u, r.Status, r.DigestOK)
+		case requested[u] == "":
+			t.Errorf("the load of %s has no request record", u)
+		case !strings.Contains(index.String(), `"url":"`+u+`"`):
+			t.Errorf("the index does not name the load of %s", u)
 		}
 	}
 	found := false

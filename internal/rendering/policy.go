@@ -38,6 +38,7 @@ type pagePolicy struct {
 	ip      netip.Addr    // the address the host's requests count under (zero: no per-IP limit)
 	fetchMu sync.Mutex    // held for a same-host request, from booking to response: one in flight
 	stopped string        // under fetchMu: why the page's same-host requests stop ("": they don't)
+	loads   loads         // under fetchMu: what the page was given, for the archive
 }
 
 func (r *Stage) newPagePolicy(ctx context.Context, ci *policy.Crawl, j store.RenderJob, pu *url.URL, body []byte) (*pagePolicy, error) {
@@ -59,7 +60,7 @@ func (r *Stage) newPagePolicy(ctx context.Context, ci *policy.Crawl, j store.Ren
 	}
 	delay := pacing.Slowest(pacing.OfCrawl(spec), pacing.CrawlDelayPace(crawlDelay)).Delay
 	return &pagePolicy{r: r, ci: ci, j: j, page: pu.String(), scheme: pu.Scheme, body: body, rules: rules,
-		delay: delay, ip: r.Schedule.IPOf(ctx, j.Host)}, nil
+		delay: delay, ip: r.Schedule.IPOf(ctx, j.Host), loads: loads{fetchKey: j.FetchKey}}, nil
 }
 
 // answer is the page's render.Policy.
@@ -137,6 +138,9 @@ func (p *pagePolicy) fetch(ctx context.Context, rawURL string) render.Answer {
 			p.r.Hooks.log().Warn("render: defer the host", "host", p.j.Host, "error", err)
 		}
 		p.stopped = fmt.Sprintf("host answered HTTP %d", resp.Status)
+	}
+	if err := p.loads.add(rawURL, resp); err != nil {
+		p.r.Hooks.log().Warn("render: record a load for the archive", "url", rawURL, "error", err)
 	}
 	return render.Answer{Status: resp.Status, ContentType: resp.ContentType, Body: resp.Body, Release: resp.Release}
 }

@@ -150,6 +150,15 @@ func (r *Stage) renderOne(ctx context.Context, j store.RenderJob, owner string) 
 		return 0, err
 	}
 	o.DOMKey = key
+	// What the browser loaded through us goes to the archive beside the DOM (no policy call
+	// outlives Render, so the records are complete).
+	var loadsStored func(context.Context) error
+	if policy.loads.recs.Len() > 0 {
+		if o.LoadsKey, loadsStored, err = r.StoreDOM(ctx, j.CrawlID, policy.loads.recs.Bytes()); err != nil {
+			return 0, err
+		}
+		o.Loads = policy.loads.index
+	}
 	parsed, err := parse.Parse([]byte(out.DOM), "text/html; charset=utf-8", pu, spec.MaxOutlinks*4, 0, ci.Token)
 	admitted := 0
 	if err == nil && !parsed.Binary && !parsed.Meta.NoFollow && !robots.ParseList(j.RobotsTag).NoFollow {
@@ -168,9 +177,11 @@ func (r *Stage) renderOne(ctx context.Context, j store.RenderJob, owner string) 
 		}
 		admitted = st.New
 	}
-	if stored != nil {
-		if err := stored(ctx); err != nil {
-			return 0, err
+	for _, wait := range []func(context.Context) error{stored, loadsStored} {
+		if wait != nil {
+			if err := wait(ctx); err != nil {
+				return 0, err
+			}
 		}
 	}
 	log.Info("rendered", "url", j.URL, "requests", out.Requests, "blocked", out.Blocked, "domBytes", len(out.DOM),

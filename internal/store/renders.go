@@ -34,6 +34,25 @@ type RenderOutcome struct {
 	Blocked  int
 	Links    int
 	Err      string // the render failed (state failed once attempts run out)
+	// LoadsKey references the WARC records of what the browser loaded through the worker
+	// (request and response records, each a gzip member; "": none), and Loads says where each
+	// response record lies in them.
+	LoadsKey string
+	Loads    []RenderLoad
+}
+
+// RenderLoad is one response the browser was given while it rendered a page, as its record
+// lies in the render's stored records: enough for an index line.
+type RenderLoad struct {
+	URL    string    `json:"url"`
+	At     time.Time `json:"at"`
+	Status int       `json:"status"`
+	Mime   string    `json:"mime"`
+	Digest string    `json:"digest"`
+	Offset int64     `json:"offset"`
+	Length int64     `json:"length"`
+	// Request says a request record precedes the response's (records count for the file).
+	Request bool `json:"request,omitempty"`
 }
 
 // maxRenderAttempts is how often a page is tried before its render is given up.
@@ -106,9 +125,11 @@ func (agg Renders) FinishRender(ctx context.Context, j RenderJob, owner string, 
 		}
 	}
 	_, err := s.pool.Exec(ctx, `UPDATE renders SET state = $5, claimed_by = NULL, claimed_until = NULL, rendered_at = now(),
-			dom_key = nullif($6, ''), dom_bytes = $7, requests = $8, blocked = $9, links = $10, error = nullif($11, '')
+			dom_key = nullif($6, ''), dom_bytes = $7, requests = $8, blocked = $9, links = $10, error = nullif($11, ''),
+			loads_key = nullif($12, ''), loads = $13
 		WHERE crawl_id = $1 AND url_hash = $2 AND fetch_id = $3 AND claimed_by = $4`,
-		j.CrawlID, j.Hash, j.FetchID, owner, state, o.DOMKey, o.DOMBytes, o.Requests, o.Blocked, o.Links, crawl.ClipError(Text(o.Err)))
+		j.CrawlID, j.Hash, j.FetchID, owner, state, o.DOMKey, o.DOMBytes, o.Requests, o.Blocked, o.Links, crawl.ClipError(Text(o.Err)),
+		o.LoadsKey, loadsJSON(o.Loads))
 	if err != nil {
 		return fmt.Errorf("store: finish render: %w", err)
 	}
@@ -161,12 +182,23 @@ type RenderCapture struct {
 	URL        string
 	RenderedAt time.Time
 	DOMKey     string
+	LoadsKey   string       // what the browser loaded ("": nothing recorded)
+	Loads      []RenderLoad // where each response lies in it
+}
+
+// loadsJSON is the loads column: NULL for none.
+func loadsJSON(loads []RenderLoad) any {
+	if len(loads) == 0 {
+		return nil
+	}
+	return loads
 }
 
 // UnarchivedRenders lists up to limit finished renders of a crawl whose DOM is in no WARC file.
 func (agg Archive) UnarchivedRenders(ctx context.Context, crawlID string, limit int) ([]RenderCapture, error) {
 	s := agg.s
-	rows, err := s.pool.Query(ctx, `SELECT r.crawl_id, r.url_hash, r.fetch_id, f.fetch_key, coalesce(f.final_url, u.url), r.rendered_at, r.dom_key
+	rows, err := s.pool.Query(ctx, `SELECT r.crawl_id, r.url_hash, r.fetch_id, f.fetch_key, coalesce(f.final_url, u.url), r.rendered_at, r.dom_key,
+			coalesce(r.loads_key, ''), r.loads
 		FROM renders r JOIN fetches f ON f.id = r.fetch_id JOIN urls u ON u.crawl_id = r.crawl_id AND u.url_hash = r.url_hash
 		WHERE r.crawl_id = $1 AND r.state = 'done' AND r.warc_file IS NULL AND r.dom_key IS NOT NULL
 		ORDER BY r.rendered_at LIMIT $2`, crawlID, limit)
@@ -175,7 +207,7 @@ func (agg Archive) UnarchivedRenders(ctx context.Context, crawlID string, limit 
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (RenderCapture, error) {
 		var c RenderCapture
-		err := r.Scan(&c.CrawlID, &c.Hash, &c.FetchID, &c.FetchKey, &c.URL, &c.RenderedAt, &c.DOMKey)
+		err := r.Scan(&c.CrawlID, &c.Hash, &c.FetchID, &c.FetchKey, &c.URL, &c.RenderedAt, &c.DOMKey, &c.LoadsKey, &c.Loads)
 		return c, err
 	})
 }

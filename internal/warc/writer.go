@@ -47,6 +47,16 @@ func (w *Writer) Add(r Record) (offset, length int64, err error) {
 	return offset, length, err
 }
 
+// AddRaw appends records already marshalled (whole gzip members, records of them) and
+// returns the offset they start at; records is how many they are.
+func (w *Writer) AddRaw(b []byte, records int) (offset int64, err error) {
+	offset = w.size
+	n, err := w.buf.Write(b)
+	w.size += int64(n)
+	w.records += records
+	return offset, err
+}
+
 // Size is the file's length so far.
 func (w *Writer) Size() int64 { return w.size }
 
