@@ -165,8 +165,9 @@ ensure_deb_tree() {
     rm -rf "$debs" && mkdir -p "$debs"
     (cd "$debs" && { apt-get download $marker >/dev/null 2>&1 ||
       { apt-get update -qq >/dev/null 2>&1 && apt-get download $marker >/dev/null 2>&1; }; }) || {
-      echo "tools: apt-get download $marker failed" >&2
-      exit 1
+      # Not fatal: only the replay fidelity test needs it, and it says what is missing.
+      echo "tools: apt-get download $marker failed: the replay fidelity test will fail" >&2
+      return 0
     }
   fi
   rm -rf "$dest" && mkdir -p "$dest"
@@ -176,4 +177,8 @@ ensure_deb_tree() {
   echo "$marker" >"$dest/.version"
 }
 
-ensure_deb_tree
+if command -v apt-get >/dev/null 2>&1 && command -v dpkg-deb >/dev/null 2>&1; then
+  ensure_deb_tree
+else
+  echo "tools: no apt-get/dpkg-deb: the Python manual (replay fidelity test) is not unpacked" >&2
+fi

@@ -35,6 +35,11 @@ func runWARC(ctx context.Context, args []string, stdout io.Writer) error {
 	if *crawlName == "" {
 		return errors.New("warc: --crawl is required")
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["borrowed"] && *waczOut == "" {
+		return errors.New("warc: --borrowed goes with --wacz")
+	}
 	switch *borrowed {
 	case "auto", "include", "leave":
 	default:

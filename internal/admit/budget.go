@@ -12,9 +12,9 @@ import (
 // already admitted, so they are admitted free of the page budgets: those a page names itself
 // (crawl.SourceEmbed, no hop) always — they are bounded per page (requisites.maxPerPage) —
 // and those a stylesheet names or a requisite redirects to while the crawl's free requisites
-// stay under maxPages × perPage, the most its pages could name themselves, so a hostile
-// stylesheet cannot name files without end; past that they count like pages. maxHosts holds
-// for all. The store reads the budgets under the crawl row's lock and records the verdicts.
+// stay under perPage for each page admitted so far, the most its pages could name
+// themselves, so hostile stylesheets cannot name files without end; past that they count
+// like pages. maxHosts holds for all. The store reads the budgets under the crawl row's lock and records the verdicts.
 func Budget(perPage int) store.BudgetRule {
 	return func(b store.Budgets, fresh []store.Candidate) []store.BudgetVerdict {
 		return budget(b, fresh, int64(perPage))
@@ -34,7 +34,7 @@ func budget(b store.Budgets, fresh []store.Candidate, perPage int64) []store.Bud
 		case !known && b.MaxHosts > 0 && hosts >= b.MaxHosts:
 			verdicts[i].Skip = crawl.SkipMaxHosts
 			continue
-		case c.Source == crawl.SourceEmbed && (c.Hops == 0 || b.MaxPages == 0 || free < b.MaxPages*perPage):
+		case c.Source == crawl.SourceEmbed && (c.Hops == 0 || free < admitted*perPage):
 			verdicts[i].Free = true
 			free++
 			if !known {

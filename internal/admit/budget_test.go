@@ -37,15 +37,15 @@ func TestBudgetGivesTheRoomInOrder(t *testing.T) {
 	full := store.Budgets{MaxPages: 1, Admitted: 1, MaxHosts: 1, Hosts: 1, HostAdmitted: map[string]int{"a.test": 1}}
 	embed := func(host string) store.Candidate { return store.Candidate{Host: host, Source: crawl.SourceEmbed} }
 	imported := embed("a.test")
-	imported.Hops = 1 // named by a stylesheet: free while the crawl's requisites stay under maxPages × perPage
+	imported.Hops = 1 // named by a stylesheet: free while the crawl's requisites stay under perPage a page admitted
 	v := Budget(2)(full, []store.Candidate{embed("a.test"), c("a.test"), embed("cdn.test"), imported, imported, imported})
 	wantV := []store.BudgetVerdict{{Free: true}, {Skip: crawl.SkipBudget}, {Skip: crawl.SkipMaxHosts}, {Free: true}, {Skip: crawl.SkipBudget}, {Skip: crawl.SkipBudget}}
 	if !slices.Equal(v, wantV) {
 		t.Errorf("requisites: %+v, want %+v", v, wantV)
 	}
 	// Past that room, a stylesheet's files count like pages.
-	full.Requisites, full.MaxPages, full.Admitted = 10, 5, 4
-	if v := Budget(2)(full, []store.Candidate{imported, imported}); !slices.Equal(v, []store.BudgetVerdict{{}, {Skip: crawl.SkipBudget}}) {
+	full.Requisites, full.MaxPages, full.Admitted = 7, 4, 4
+	if v := Budget(2)(full, []store.Candidate{imported, imported}); !slices.Equal(v, []store.BudgetVerdict{{Free: true}, {Skip: crawl.SkipBudget}}) {
 		t.Errorf("past the requisites' room: %+v", v)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/trawlerdev/trawler/internal/fetch"
@@ -22,6 +23,8 @@ type Measurer struct {
 	Crawls  *policy.Crawls // the crawl's user agent, headers and proxy
 	Norm    *urlnorm.Normalizer
 	Body    func(ctx context.Context, key string) ([]byte, error) // a stored body by reference
+	// MaxBytes caps each live answer's body below the crawl's maxBodyBytes (0: the crawl's).
+	MaxBytes int64
 	// Shots, if set, is given what each page showed live and replayed, to look at the worst.
 	Shots func(page string, live, replay *render.Seen)
 }
@@ -77,18 +80,29 @@ func (m *Measurer) Measure(ctx context.Context, crawlID string, pages []string) 
 	if ci.Unresolved != "" {
 		return nil, fmt.Errorf("fidelity: crawl %s: %s", crawlID, ci.Unresolved)
 	}
-	lv := newLive(m.Client, ci)
+	lv := newLive(m, ci)
 	var out []store.PageFidelity
 	for _, page := range pages {
 		pf := store.PageFidelity{URL: page, MeasuredAt: time.Now()}
-		seenLive, err := m.Browser.Look(ctx, page, lv.answer)
-		if err != nil || seenLive.Look == nil {
-			pf.Error = fmt.Sprintf("live: %v", err)
+		lv.look(page)
+		seenLive, err := m.Browser.Look(ctx, page, lv.serve)
+		if ctx.Err() != nil { // interrupted: what was cut short is not a measure
+			return out, ctx.Err()
+		}
+		why := incomplete(seenLive, err)
+		if why == "" {
+			why = lv.pageAnswer() // the page is gone or failing live: nothing to compare with
+		}
+		if why != "" {
+			pf.Error = "live: " + why
 			out = append(out, pf)
 			continue
 		}
 		rp := &replay{m: m, crawlID: crawlID}
 		seenReplay, err := m.Browser.Look(ctx, page, rp.answer)
+		if ctx.Err() != nil {
+			return out, ctx.Err()
+		}
 		pf.Requests, pf.Missing, pf.MissingURLs = int(rp.requests.Load()), int(rp.missing.Load()), rp.urls
 		if err != nil || seenReplay.Look == nil {
 			pf.Error = fmt.Sprintf("replay: %v", err)
@@ -104,9 +118,24 @@ func (m *Measurer) Measure(ctx context.Context, crawlID string, pages []string) 
 		}
 		pf.Pixels, pf.Text, pf.Score = s.Pixels, s.Text, s.Score
 		out = append(out, pf)
-		if ctx.Err() != nil {
-			return out, ctx.Err()
-		}
 	}
 	return out, nil
+}
+
+// incomplete says why a live look is not one to compare a replay with ("": it is): the page
+// could not be rendered, or ran out of time before it was whole. A replay compared with half
+// a page would score what was never measured.
+func incomplete(r *render.Result, err error) string {
+	switch {
+	case err != nil:
+		return err.Error()
+	case r == nil || r.Look == nil:
+		return "nothing seen"
+	}
+	for _, e := range r.Errors {
+		if strings.HasPrefix(e, render.ErrTimeLimit) {
+			return e
+		}
+	}
+	return ""
 }

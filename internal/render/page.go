@@ -203,7 +203,7 @@ func (b *Browser) renderIn(ctx context.Context, inst *instance, pageURL string, 
 		return nil, fmt.Errorf("render: read the DOM of %s: %w", pageURL, errors.Join(derr, err))
 	}
 	if timedOut && ctx.Err() == nil {
-		pg.fail(fmt.Sprintf("page time limit (%s) reached", b.opts.PageTimeout))
+		pg.fail(fmt.Sprintf("%s (%s) reached", ErrTimeLimit, b.opts.PageTimeout))
 	}
 	res := &Result{Requests: int(pg.requests.Load()), Answered: int(pg.answered.Load()), Bytes: pg.bytes.Load(),
 		Dialogs: int(pg.dialogs.Load()), DOM: dom, Truncated: cut, Look: seen}

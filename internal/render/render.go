@@ -80,6 +80,9 @@ type Result struct {
 	Look        *Seen          // what the page showed (Browser.Look only)
 }
 
+// ErrTimeLimit begins the error a Result holds when the page ran out of its time.
+const ErrTimeLimit = "page time limit"
+
 var (
 	// ErrNoBrowser says no Chromium binary was found.
 	ErrNoBrowser = errors.New("render: no chromium binary (Debian: apt-get install chromium)")

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"strings"
 	"time"
@@ -23,8 +24,9 @@ type Answer struct {
 	Location    string // a redirect's resolved target ("": none)
 }
 
-// LastAnswer returns the last answer the crawl archived for the URL with hash urlHash: a body,
-// or an answer without one (a redirect, an error status). False: never answered.
+// LastAnswer returns the answer a replay of the crawl's WARC files gives for the URL with hash
+// urlHash: its last archived capture with a body or a redirect, else its last archived error
+// (a later 503 does not hide the page a replay tool shows). False: none archived.
 func (agg Archive) LastAnswer(ctx context.Context, crawlID string, urlHash []byte) (Answer, bool, error) {
 	s := agg.s
 	var a Answer
@@ -32,9 +34,9 @@ func (agg Archive) LastAnswer(ctx context.Context, crawlID string, urlHash []byt
 	var head []byte
 	err := s.pool.QueryRow(ctx, `SELECT u.url, f.status, coalesce(f.content_type, ''), coalesce(f.body_key, ''), coalesce(f.response_head, ''::bytea)
 		FROM fetches f JOIN urls u USING (crawl_id, url_hash)
-		WHERE f.crawl_id = $1 AND f.url_hash = $2 AND f.status IS NOT NULL AND (f.body_key IS NOT NULL OR f.status NOT BETWEEN 200 AND 299)
-			AND f.status <> 304
-		ORDER BY f.fetched_at DESC LIMIT 1`, crawlID, urlHash).Scan(&rawURL, &a.Status, &a.ContentType, &a.BodyKey, &head)
+		WHERE f.crawl_id = $1 AND f.url_hash = $2 AND f.warc_file IS NOT NULL AND f.status IS NOT NULL AND f.status <> 304
+			AND (f.body_key IS NOT NULL OR f.status NOT BETWEEN 200 AND 299)
+		ORDER BY f.status BETWEEN 200 AND 399 DESC, f.fetched_at DESC LIMIT 1`, crawlID, urlHash).Scan(&rawURL, &a.Status, &a.ContentType, &a.BodyKey, &head)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Answer{}, false, nil
 	}
@@ -85,20 +87,26 @@ const MaxMissingURLs = 5
 // SaveFidelity records the measures of a crawl's pages, replacing earlier ones of the same pages.
 func (agg Archive) SaveFidelity(ctx context.Context, crawlID string, pages []PageFidelity) error {
 	s := agg.s
-	b := &pgx.Batch{}
-	for _, p := range pages {
-		missing := make([]string, 0, MaxMissingURLs)
-		for _, u := range p.MissingURLs[:min(len(p.MissingURLs), MaxMissingURLs)] {
-			missing = append(missing, crawl.ClipError(u))
+	// A measure replaces the last one whole: the report shows one run's sample, not a mix.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `DELETE FROM fidelity WHERE crawl_id = $1`, crawlID); err != nil {
+			return err
 		}
-		b.Queue(`INSERT INTO fidelity (crawl_id, url, pixels, text_match, score, requests, missing, missing_urls, error, measured_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, nullif($9, ''), $10)
-			ON CONFLICT (crawl_id, url) DO UPDATE SET pixels = excluded.pixels, text_match = excluded.text_match, score = excluded.score,
-				requests = excluded.requests, missing = excluded.missing, missing_urls = excluded.missing_urls, error = excluded.error,
-				measured_at = excluded.measured_at`,
-			crawlID, p.URL, p.Pixels, p.Text, p.Score, p.Requests, p.Missing, missing, crawl.ClipError(p.Error), p.MeasuredAt)
-	}
-	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		b := &pgx.Batch{}
+		for _, p := range pages {
+			missing := make([]string, 0, MaxMissingURLs)
+			for _, u := range p.MissingURLs[:min(len(p.MissingURLs), MaxMissingURLs)] {
+				missing = append(missing, Text(crawl.ClipError(u)))
+			}
+			b.Queue(`INSERT INTO fidelity (crawl_id, url, pixels, text_match, score, requests, missing, missing_urls, error, measured_at)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, nullif($9, ''), $10) ON CONFLICT (crawl_id, url) DO NOTHING`,
+				crawlID, Text(p.URL), p.Pixels, p.Text, p.Score, p.Requests, p.Missing, missing, Text(crawl.ClipError(p.Error)), p.MeasuredAt)
+		}
+		return tx.SendBatch(ctx, b).Close()
+	})
+	if err != nil {
 		return fmt.Errorf("store: save fidelity of %s: %w", crawlID, err)
 	}
 	return nil
@@ -113,7 +121,7 @@ func scanFidelity(r pgx.CollectableRow) (PageFidelity, error) {
 	var p PageFidelity
 	var px, tx, sc float32
 	err := r.Scan(&p.URL, &px, &tx, &sc, &p.Requests, &p.Missing, &p.MissingURLs, &p.Error, &p.MeasuredAt)
-	p.Pixels, p.Text, p.Score = float64(px), float64(tx), float64(sc)
+	p.Pixels, p.Text, p.Score = round4(px), round4(tx), round4(sc)
 	return p, err
 }
 
@@ -129,3 +137,6 @@ func (agg Archive) Fidelity(ctx context.Context, crawlID string) ([]PageFidelity
 	}
 	return out, nil
 }
+
+// round4 reads a stored real back as the figure it was (4 digits), not float32's tail.
+func round4(v float32) float64 { return math.Round(float64(v)*1e4) / 1e4 }

@@ -112,13 +112,14 @@ func (agg Documents) BorrowedBodies(ctx context.Context, crawlID string, after [
 	if after == nil {
 		after = []byte{}
 	}
-	// The head comes from one of this crawl's own 200s of those bytes: the owner's rows may be
-	// deleted, and a revisit resolves to the payload, its headers being the revisit's own.
+	// The head comes from one of this crawl's own 2xx of those bytes: the owner's rows may be
+	// deleted, and a revisit resolves to the payload, its headers being the revisit's own
+	// (none found: a plain 200 of the type recorded with the body is written).
 	rows, err := s.pool.Query(ctx, `SELECT p.owner_crawl, p.url, p.fetched_at, p.content_hash, p.body_key,
 			coalesce(h.content_type, ''), coalesce(h.response_head, ''::bytea)
 		FROM payloads p
-		JOIN LATERAL (SELECT f.content_type, f.response_head FROM fetches f
-			WHERE f.crawl_id = p.crawl_id AND f.content_hash = p.content_hash AND f.body_key = p.body_key AND f.status = 200
+		LEFT JOIN LATERAL (SELECT f.content_type, f.response_head FROM fetches f
+			WHERE f.crawl_id = p.crawl_id AND f.content_hash = p.content_hash AND f.body_key = p.body_key AND f.status BETWEEN 200 AND 299
 			ORDER BY f.id LIMIT 1) h ON true
 		WHERE p.crawl_id = $1 AND p.owner_crawl <> $1 AND p.content_hash > $2
 		ORDER BY p.content_hash LIMIT $3`, crawlID, after, limit)

@@ -49,7 +49,7 @@ func (p *Packer) writeBorrowed(ctx context.Context, w io.Writer, crawlID string,
 				return nil, fmt.Errorf("the body of %s that crawl %s stored: %w", b.URL, b.Owner, err)
 			}
 			head := b.ResponseHead
-			if head == "" { // recorded before heads were kept
+			if head == "" { // none of this crawl's answers kept a head for these bytes
 				head = fmt.Sprintf("HTTP/1.1 200 OK\r\nContent-Type: %s\r\n\r\n", b.ContentType)
 			}
 			digest := warc.DigestOf(b.ContentHash)
