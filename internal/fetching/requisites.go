@@ -19,7 +19,7 @@ import (
 // images), at most crawl.MaxRequisiteHops deep, crawl.MaxImports imports and
 // crawl.MaxRequisiteHosts hosts out of scope each; nothing else of them is processed. So one
 // page admits at most maxPerPage requisites of its own (free of the page budgets), and what
-// their stylesheets name counts like pages.
+// their stylesheets name is free within the crawl's room for requisites (admit.Budget).
 
 // isStylesheet says whether a requisite's answer is CSS: by its type, or, when the server
 // sends none or a generic one, by how the page named it (a .css path).
