@@ -6,7 +6,7 @@ GO ?= go
 WITH_ENV = eval "$$(scripts/stack.sh env)" &&
 GO_TEST_FLAGS ?= -count=1 -timeout 30m
 
-.PHONY: all build up down status logs migrate demo test test-unit fmt-check vet bench bench-scale bench-extract fuzz chaos \
+.PHONY: all build up down status logs migrate demo test test-unit fmt-check vet bench bench-requisites bench-scale bench-extract fuzz chaos \
 	cluster-up cluster-down cluster-status cluster-chaos bench-cluster bench-start clean
 
 all: build
@@ -81,6 +81,7 @@ bench: up
 		BENCH_KILL=$(BENCH_KILL) BENCH_COLLY=$(BENCH_COLLY) BENCH_TEMPORAL_PG=$(BENCH_TEMPORAL_PG) BENCH_NO_DELAY=$(BENCH_NO_DELAY) \
 		$(GO) test -run '^$$' -bench Crawl -benchtime 1x -v -timeout 90m ./internal/e2e/
 	$(MAKE) bench-start
+	$(MAKE) bench-requisites
 	if [ -n "$(BENCH_MICRO)" ]; then \
 		$(GO) test -run '^$$' -bench . -benchmem ./internal/testweb/ && \
 		$(GO) test -run 'NearDuplicates' -v -bench . -benchtime 2000x ./internal/dedup/ | grep -E 'precision|Benchmark|^ok' && \
@@ -92,6 +93,11 @@ bench: up
 ## BENCH_START_PAGES, BENCH_START_BUDGET_S and BENCH_DELAY_MS change the web.
 bench-start: up
 	$(WITH_ENV) BENCH_REPORT=$(CURDIR)/BENCHMARKS.md $(GO) test -run '^$$' -bench '^BenchmarkStart$$' -benchtime 1x -v -timeout 20m ./internal/e2e/
+
+## What page requisites cost a page (issue 48): a crawl of Python's HTML manual on loopback with
+## requisites off, then on; requests, bytes and CPU per page, appended to BENCHMARKS.md.
+bench-requisites: up
+	$(WITH_ENV) BENCH_REPORT=$(CURDIR)/BENCHMARKS.md $(GO) test -run '^$$' -bench '^BenchmarkRequisites$$' -benchtime 1x -v -timeout 40m ./internal/e2e/
 
 ## Main-text extraction (issue 17): Trawler's extractor and go-trafilatura against the PostgreSQL
 ## and Python manuals Debian ships (apt-get install postgresql-doc-15 python3.11-doc), scored by
