@@ -157,16 +157,33 @@ func splitSrcset(set string) []string {
 		s = s[end:]
 		if strings.HasSuffix(u, ",") { // "a.png,b.png": no descriptor
 			u = strings.TrimRight(u, ",")
-		} else if i := strings.IndexByte(s, ','); i >= 0 { // skip the descriptor
-			s = s[i+1:]
 		} else {
-			s = ""
+			s = afterDescriptor(s)
 		}
 		if u != "" {
 			out = append(out, u)
 		}
 	}
 	return out
+}
+
+// afterDescriptor skips an image candidate's descriptors up to the comma that ends them: a
+// comma inside parentheses is the descriptor's own (HTML's srcset parsing).
+func afterDescriptor(s string) string {
+	depth := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '(':
+			depth++
+		case ')':
+			depth = max(depth-1, 0)
+		case ',':
+			if depth == 0 {
+				return s[i+1:]
+			}
+		}
+	}
+	return ""
 }
 
 var (

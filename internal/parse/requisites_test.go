@@ -103,15 +103,17 @@ func TestCSSRefs(t *testing.T) {
 	}
 }
 
-// srcset candidates split on the commas between them, not those inside a URL.
+// srcset candidates split on the commas between them, not those inside a URL or inside a
+// descriptor's parentheses.
 func TestSplitSrcset(t *testing.T) {
 	for set, want := range map[string][]string{
-		"a.png 1x, b.png 2x":         {"a.png", "b.png"},
-		"s.jpg 480w,l.jpg 1080w":     {"s.jpg", "l.jpg"},
-		"one.png":                    {"one.png"},
-		"/img?w=1,2 1x, /img?w=3 2x": {"/img?w=1,2", "/img?w=3"},
-		"  a.png  ,  b.png  ":        {"a.png", "b.png"},
-		"":                           nil,
+		"a.png 1x, b.png 2x":                 {"a.png", "b.png"},
+		"s.jpg 480w,l.jpg 1080w":             {"s.jpg", "l.jpg"},
+		"one.png":                            {"one.png"},
+		"/img?w=1,2 1x, /img?w=3 2x":         {"/img?w=1,2", "/img?w=3"},
+		"  a.png  ,  b.png  ":                {"a.png", "b.png"},
+		"":                                   nil,
+		"a.png 1x (future, thing), b.png 2x": {"a.png", "b.png"},
 		"https://x.test/a.jpg 100w, https://x.test/b.jpg 200w": {"https://x.test/a.jpg", "https://x.test/b.jpg"},
 	} {
 		if got := splitSrcset(set); !slices.Equal(got, want) {
