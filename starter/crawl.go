@@ -59,6 +59,7 @@ func runCrawl(ctx context.Context, args []string, stdout io.Writer) error {
 	reqTimeout := fs.Duration("request-timeout", 0, "total time per request (default 30s)")
 	attempts := fs.Int("max-attempts", 0, "tries before a URL is dead-lettered (default 4)")
 	retryBase := fs.Duration("retry-base", 0, "first retry delay, doubling each time (default 30s)")
+	extractFile := fs.String("extract", "", "a JSON file of extraction rules (spec.extract: a list of {name, match, fields: [{name, css|xpath, attr, all, maxBytes}], jsonld, opengraph, meta})")
 	specFile := fs.String("spec", "", "a JSON crawl spec file (as `temporal workflow start --input` takes); flags override it")
 	wait := fs.Bool("wait", false, "wait for the crawl to finish, showing progress, then print the summary")
 	cfg, err := config.Load(fs, args, os.Getenv)
@@ -131,6 +132,11 @@ func runCrawl(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		setIf(visited["requisites"], func() { spec.Requisites.Off = !*requisites })
 		setIf(*requisitesPerPage > 0, func() { spec.Requisites.MaxPerPage = *requisitesPerPage })
+	}
+	if *extractFile != "" {
+		if spec.Extract, err = readRules(*extractFile); err != nil {
+			return err
+		}
 	}
 	setIf(*userAgent != "", func() { spec.UserAgent = *userAgent })
 	setIf(*reqTimeout > 0, func() { spec.RequestTimeout = crawl.Duration(*reqTimeout) })

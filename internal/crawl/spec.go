@@ -112,7 +112,10 @@ type Spec struct {
 	Render *Render `json:"render,omitempty"`
 	// Requisites: the files a browser fetches to show a page, archived with it (requisites.go).
 	Requisites *Requisites `json:"requisites,omitempty"`
-	WARC       WARC        `json:"warc,omitempty"`
+	// Extract names fields to extract from pages (ExtractRule): stored with each document,
+	// exported with it.
+	Extract []ExtractRule `json:"extract,omitempty"`
+	WARC    WARC          `json:"warc,omitempty"`
 	// DedupAgainst names earlier crawls whose stored bodies this crawl reuses ("*": every
 	// crawl's, through the store-wide payload index): a body one of them, or this crawl,
 	// already stored is not stored again, and its capture is written to WARC as a revisit
@@ -347,6 +350,7 @@ func (s Spec) Validate() error {
 		errs = append(errs, errors.New("requestTimeout: at least 1s"))
 	}
 	errs = append(errs, s.Requisites.validate()...)
+	errs = append(errs, validateExtract(s.Extract)...)
 	return errors.Join(errs...)
 }
 

@@ -2,11 +2,13 @@ package export
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -16,11 +18,12 @@ import (
 
 // encoder writes records of the chosen fields in one format.
 type encoder interface {
-	encode(r *Record) error
+	encode(r *Record, x extracted) error
 	close() error
 }
 
-func newEncoder(format string, w io.Writer, fields []string, csvSafe bool) (encoder, error) {
+// newEncoder writes the chosen fields, then cols (extracted fields as columns of their own).
+func newEncoder(format string, w io.Writer, fields []string, cols []column, csvSafe bool) (encoder, error) {
 	idx := make([]int, len(fields))
 	for i, f := range fields {
 		idx[i] = fieldIndex[f]
@@ -28,15 +31,19 @@ func newEncoder(format string, w io.Writer, fields []string, csvSafe bool) (enco
 	switch format {
 	case "jsonl":
 		bw := bufio.NewWriterSize(w, 64<<10)
-		return &jsonlEncoder{w: bw, fields: fields, idx: idx}, nil
+		return &jsonlEncoder{w: bw, fields: fields, idx: idx, cols: cols}, nil
 	case "csv":
 		c := csv.NewWriter(w)
-		if err := c.Write(fields); err != nil {
+		header := slices.Clone(fields)
+		for _, col := range cols {
+			header = append(header, col.name)
+		}
+		if err := c.Write(header); err != nil {
 			return nil, err
 		}
-		return &csvEncoder{w: c, idx: idx, row: make([]string, len(idx)), safe: csvSafe}, nil
+		return &csvEncoder{w: c, idx: idx, cols: cols, row: make([]string, len(header)), safe: csvSafe}, nil
 	case "parquet":
-		return newParquetEncoder(w, idx), nil
+		return newParquetEncoder(w, idx, cols), nil
 	}
 	return nil, fmt.Errorf("export: format %q", format)
 }
@@ -70,10 +77,11 @@ type jsonlEncoder struct {
 	w      *bufio.Writer
 	fields []string
 	idx    []int
+	cols   []column
 	buf    []byte
 }
 
-func (e *jsonlEncoder) encode(r *Record) error {
+func (e *jsonlEncoder) encode(r *Record, x extracted) error {
 	v := reflect.ValueOf(r).Elem()
 	e.buf = append(e.buf[:0], '{')
 	for i, f := range e.fields {
@@ -85,6 +93,25 @@ func (e *jsonlEncoder) encode(r *Record) error {
 		val := v.Field(e.idx[i]).Interface()
 		if links, ok := val.([]string); ok && links == nil {
 			val = []string{}
+		}
+		if f == "extract" { // nested as stored: the rules' fields by rule
+			val = json.RawMessage(cmp.Or(r.Extract, "null"))
+		}
+		b, err := json.Marshal(val)
+		if err != nil {
+			return err
+		}
+		e.buf = append(e.buf, b...)
+	}
+	for i, c := range e.cols {
+		if i > 0 || len(e.fields) > 0 {
+			e.buf = append(e.buf, ',')
+		}
+		e.buf = strconv.AppendQuote(e.buf, c.name)
+		e.buf = append(e.buf, ':')
+		val := c.value(x)
+		if c.json {
+			val = json.RawMessage(cmp.Or(val.(string), "null"))
 		}
 		b, err := json.Marshal(val)
 		if err != nil {
@@ -104,11 +131,12 @@ func (e *jsonlEncoder) close() error { return e.w.Flush() }
 type csvEncoder struct {
 	w    *csv.Writer
 	idx  []int
+	cols []column
 	row  []string
 	safe bool // defuse formulas (Options.CSVSafe)
 }
 
-func (e *csvEncoder) encode(r *Record) error {
+func (e *csvEncoder) encode(r *Record, x extracted) error {
 	v := reflect.ValueOf(r).Elem()
 	for i, fi := range e.idx {
 		switch x := v.Field(fi).Interface().(type) {
@@ -123,6 +151,13 @@ func (e *csvEncoder) encode(r *Record) error {
 		case []string:
 			e.row[i] = strings.Join(x, " ")
 		}
+		if e.safe {
+			e.row[i] = defuse(e.row[i])
+		}
+	}
+	for j, c := range e.cols {
+		i := len(e.idx) + j
+		e.row[i] = c.text(x)
 		if e.safe {
 			e.row[i] = defuse(e.row[i])
 		}
@@ -150,6 +185,7 @@ type parquetEncoder struct {
 	w     *parquet.Writer
 	typ   reflect.Type
 	idx   []int
+	cols  []column
 	rows  int
 	bytes int
 }
@@ -159,27 +195,33 @@ const (
 	parquetGroupBytes = 32 << 20
 )
 
-func newParquetEncoder(w io.Writer, idx []int) *parquetEncoder {
-	sf := make([]reflect.StructField, len(idx))
+func newParquetEncoder(w io.Writer, idx []int, cols []column) *parquetEncoder {
+	sf := make([]reflect.StructField, len(idx), len(idx)+len(cols))
 	for i, fi := range idx {
 		sf[i] = recordType.Field(fi)
 	}
+	for i, c := range cols {
+		sf = append(sf, c.structField(i))
+	}
 	typ := reflect.StructOf(sf)
 	return &parquetEncoder{w: parquet.NewWriter(w, parquet.SchemaOf(reflect.New(typ).Interface()), parquet.Compression(&parquet.Zstd)),
-		typ: typ, idx: idx}
+		typ: typ, idx: idx, cols: cols}
 }
 
-func (e *parquetEncoder) encode(r *Record) error {
+func (e *parquetEncoder) encode(r *Record, x extracted) error {
 	src := reflect.ValueOf(r).Elem()
 	row := reflect.New(e.typ)
 	for i, fi := range e.idx {
 		row.Elem().Field(i).Set(src.Field(fi))
 	}
+	for j, c := range e.cols {
+		row.Elem().Field(len(e.idx) + j).Set(reflect.ValueOf(c.value(x)))
+	}
 	if err := e.w.Write(row.Interface()); err != nil {
 		return err
 	}
 	e.rows++
-	e.bytes += len(r.Text) + len(r.URL)*(1+len(r.Links))
+	e.bytes += len(r.Text) + len(r.URL)*(1+len(r.Links)) + len(r.Extract)
 	if e.rows >= parquetGroupRows || e.bytes >= parquetGroupBytes {
 		e.rows, e.bytes = 0, 0
 		return e.w.Flush()

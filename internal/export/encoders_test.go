@@ -22,12 +22,12 @@ var sample = []Record{
 func encodeAll(t *testing.T, format string, fields []string) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	enc, err := newEncoder(format, &buf, fields, false)
+	enc, err := newEncoder(format, &buf, fields, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := range sample {
-		if err := enc.encode(&sample[i]); err != nil {
+		if err := enc.encode(&sample[i], nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -124,12 +124,12 @@ func TestCSVSafeDefusesFormulas(t *testing.T) {
 		{URL: "http://a.test/y", Title: "plain = text", Text: "\tcmd"}}
 	for _, safe := range []bool{false, true} {
 		var buf bytes.Buffer
-		enc, err := newEncoder("csv", &buf, []string{"url", "title", "lang", "text", "duplicateOf"}, safe)
+		enc, err := newEncoder("csv", &buf, []string{"url", "title", "lang", "text", "duplicateOf"}, nil, safe)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for i := range recs {
-			if err := enc.encode(&recs[i]); err != nil {
+			if err := enc.encode(&recs[i], nil); err != nil {
 				t.Fatal(err)
 			}
 		}

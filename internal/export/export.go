@@ -5,6 +5,7 @@
 package export
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/segment"
 	"github.com/trawlerdev/trawler/internal/store"
 	"github.com/trawlerdev/trawler/internal/warc"
@@ -35,6 +37,10 @@ type Record struct {
 	WARCFile    string    `json:"warcFile" parquet:"warc_file"`
 	WARCOffset  int64     `json:"warcOffset" parquet:"warc_offset"`
 	WARCLength  int64     `json:"warcLength" parquet:"warc_length"`
+	// Extract is what the crawl's extraction rules found (JSON, nested as stored in JSON
+	// Lines); a crawl with rules exports each of their fields as a column of its own too
+	// (extract.<rule>.<field>).
+	Extract string `json:"extract" parquet:"extract"`
 }
 
 // Fields are every field's name, in record order.
@@ -78,7 +84,7 @@ func (o Options) Check() error {
 		return fmt.Errorf("export: format %q: want one of %s", o.Format, strings.Join(Formats, ", "))
 	}
 	for i, f := range o.Fields {
-		if !slices.Contains(Fields, f) {
+		if !slices.Contains(Fields, f) && !strings.HasPrefix(f, "extract.") && !strings.HasPrefix(f, "extract_") { // (those checked against the crawl's rules)
 			return fmt.Errorf("export: field %q: want some of %s", f, strings.Join(Fields, ","))
 		}
 		if slices.Contains(o.Fields[:i], f) {
@@ -93,11 +99,15 @@ func (s *Source) Write(ctx context.Context, w io.Writer, o Options) (int64, erro
 	if err := o.Check(); err != nil {
 		return 0, err
 	}
-	fields := o.Fields
-	if len(fields) == 0 {
-		fields = Fields
+	var spec crawl.Spec
+	if err := s.Store.Crawls().CrawlSpec(ctx, o.Crawl, &spec); err != nil {
+		return 0, err
 	}
-	enc, err := newEncoder(o.Format, w, fields, o.CSVSafe)
+	fields, cols, err := o.pick(extractColumns(spec.Extract))
+	if err != nil {
+		return 0, err
+	}
+	enc, err := newEncoder(o.Format, w, fields, cols, o.CSVSafe)
 	if err != nil {
 		return 0, err
 	}
@@ -112,7 +122,7 @@ func (s *Source) Write(ctx context.Context, w io.Writer, o Options) (int64, erro
 		for _, p := range pages {
 			r := Record{URL: p.URL, FinalURL: p.FinalURL, Status: int32(p.Status), FetchedAt: p.FetchedAt.UTC(), ContentType: p.ContentType,
 				Title: p.Title, Lang: p.Lang, Links: p.Links, DuplicateOf: p.DuplicateOf, WARCFile: p.WARCFile,
-				WARCOffset: p.WARCOffset, WARCLength: p.WARCBytes}
+				WARCOffset: p.WARCOffset, WARCLength: p.WARCBytes, Extract: p.Extract}
 			if len(p.ContentHash) > 0 {
 				r.Digest = warc.DigestOf(p.ContentHash)
 			}
@@ -123,7 +133,11 @@ func (s *Source) Write(ctx context.Context, w io.Writer, o Options) (int64, erro
 				}
 				r.Text = string(text)
 			}
-			if err := enc.encode(&r); err != nil {
+			var x extracted
+			if len(cols) > 0 {
+				x = parseExtracted(p.Extract)
+			}
+			if err := enc.encode(&r, x); err != nil {
 				return n, fmt.Errorf("export: write %s: %w", p.URL, err)
 			}
 			n++
@@ -140,4 +154,39 @@ func (s *Source) Write(ctx context.Context, w io.Writer, o Options) (int64, erro
 		return n, fmt.Errorf("export: finish: %w", err)
 	}
 	return n, nil
+}
+
+// pick splits the chosen fields into the record's and the extracted columns of the crawl's
+// rules (cols). None chosen: every field of the record; a crawl with rules adds what they
+// found — nested under extract in JSON Lines, a column for each field in CSV and Parquet.
+func (o Options) pick(cols []column) ([]string, []column, error) {
+	if len(o.Fields) == 0 {
+		fields := slices.DeleteFunc(slices.Clone(Fields), func(f string) bool { return f == "extract" })
+		switch {
+		case len(cols) == 0:
+			return fields, nil, nil
+		case o.Format == "jsonl":
+			return append(fields, "extract"), nil, nil
+		default:
+			return fields, cols, nil
+		}
+	}
+	var fields []string
+	var picked []column
+	for _, f := range o.Fields {
+		if slices.Contains(Fields, f) {
+			fields = append(fields, f)
+			continue
+		}
+		i := slices.IndexFunc(cols, func(c column) bool { return c.name == f || c.parquet == f })
+		if i < 0 {
+			var names []string
+			for _, c := range cols {
+				names = append(names, c.name)
+			}
+			return nil, nil, fmt.Errorf("export: field %q: the crawl's extraction rules make %s", f, cmp.Or(strings.Join(names, ","), "none"))
+		}
+		picked = append(picked, cols[i])
+	}
+	return fields, picked, nil
 }

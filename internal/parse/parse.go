@@ -64,6 +64,12 @@ type Page struct {
 // the crawler's robots product token: <meta name="<token>"> (in any case) speaks to it, as
 // <meta name="robots"> speaks to every crawler.
 func Parse(body []byte, contentType string, pageURL *url.URL, maxLinks, maxRequisites int, token string) (*Page, error) {
+	return ParseWith(body, contentType, pageURL, maxLinks, maxRequisites, token, nil)
+}
+
+// ParseWith is Parse, and hands visit (if not nil) the parsed tree before it returns: what
+// reads more of a page (extraction rules) reads the one tree, not a second parse.
+func ParseWith(body []byte, contentType string, pageURL *url.URL, maxLinks, maxRequisites int, token string, visit func(*goquery.Document)) (*Page, error) {
 	p := &Page{Base: pageURL}
 	if looksBinary(body) {
 		p.Binary = true
@@ -85,6 +91,9 @@ func Parse(body []byte, contentType string, pageURL *url.URL, maxLinks, maxRequi
 	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(decoded))
 	if err != nil {
 		return nil, fmt.Errorf("parse: %w", err)
+	}
+	if visit != nil {
+		visit(doc)
 	}
 	p.Title = collapse(doc.Find("title").First().Text(), 1000)
 	p.Lang = strings.TrimSpace(doc.Find("html").AttrOr("lang", ""))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/dedup"
+	"github.com/trawlerdev/trawler/internal/extract"
 	"github.com/trawlerdev/trawler/internal/robots"
 	"github.com/trawlerdev/trawler/internal/scope"
 	"github.com/trawlerdev/trawler/internal/traps"
@@ -26,6 +27,7 @@ type Crawl struct {
 	Header    http.Header     // the spec's own headers, sent with every request (nil: none)
 	Proxy     *url.URL        // the outbound proxy its requests go through (nil: direct)
 	Dedup     *dedup.Detector // nil: near-duplicate detection is off
+	Extract   *extract.Rules  // nil: the crawl extracts no fields (spec.extract)
 	// Unresolved says why a secret the spec names could not be read on this worker: the
 	// crawl's requests are not sent (without a header, around a proxy); they fail, counted.
 	Unresolved string
@@ -130,6 +132,8 @@ func (c *Crawls) Compile(id string, spec crawl.Spec) *Crawl {
 		traps: traps.Rules{MaxPathDepth: spec.Traps.MaxPathDepth, MaxRepeats: spec.Traps.MaxSegmentRepeats,
 			CalendarYears: spec.Traps.CalendarYears},
 		Token: robots.ProductToken(ua), loaded: time.Now()}
+	// The spec's rules were checked when it was started (crawl.Spec.Validate).
+	ci.Extract, _ = extract.Compile(spec.Extract)
 	var err error
 	if ci.Header, err = spec.ResolvedHeader(); err != nil {
 		ci.Unresolved = crawl.ClipError(err.Error())

@@ -7,6 +7,9 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/PuerkitoBio/goquery"
+	"github.com/trawlerdev/trawler/internal/extract"
+
 	"github.com/trawlerdev/trawler/internal/content"
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/parse"
@@ -27,6 +30,7 @@ type extracted struct {
 	meta      robots.Directives // the document's own robots directives (HTML's meta elements)
 	source    crawl.Source      // how its links enter the frontier
 	dates     []time.Time       // per link, when its feed item was published or updated (feeds only)
+	fields    extract.Result    // what the crawl's extraction rules found (HTML only; nil: none matched)
 }
 
 // errNotRead is a body processing does not read (its reason is the error's text).
@@ -35,12 +39,16 @@ var errNotRead = errors.New("not read")
 // extract reads a body by what it is (content.Sniff: the bytes win where the header lies),
 // keeping at most maxLinks links; token is the crawl's robots product token. An error wrapping
 // errNotRead fails that document only; others are ours (retry).
-func (p *Stage) extract(ctx context.Context, body []byte, contentType string, pu *url.URL, maxLinks, maxRequisites int, token string) (*extracted, error) {
+func (p *Stage) extract(ctx context.Context, body []byte, contentType string, pu *url.URL, maxLinks, maxRequisites int, token string, rules *extract.Rules) (*extracted, error) {
 	kind := content.Sniff(contentType, body)
 	ex := &extracted{kind: kind, base: pu, source: crawl.SourceLink}
 	switch kind {
 	case content.HTML:
-		parsed, err := parse.Parse(body, contentType, pu, maxLinks, maxRequisites, token)
+		var visit func(*goquery.Document)
+		if page := pu.String(); rules.Matches(page) { // rules run on the tree parsed once for all
+			visit = func(doc *goquery.Document) { ex.fields = rules.Run(page, doc) }
+		}
+		parsed, err := parse.ParseWith(body, contentType, pu, maxLinks, maxRequisites, token, visit)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", errNotRead, err)
 		}

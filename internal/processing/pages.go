@@ -3,7 +3,9 @@ package processing
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/url"
 	"strings"
 	"sync/atomic"
@@ -163,7 +165,7 @@ func (p *Stage) preparePage(ctx context.Context, ci *policy.Crawl, page crawl.Pa
 		res.Failed++
 		return nil, p.Store.MarkDone(ctx, page.CrawlID, page.Hash, "unparseable page URL")
 	}
-	ex, err := p.extract(ctx, body, page.ContentType, pu, spec.MaxOutlinks*4, requisitesRead(spec.Requisites), ci.Token)
+	ex, err := p.extract(ctx, body, page.ContentType, pu, spec.MaxOutlinks*4, requisitesRead(spec.Requisites), ci.Token, ci.Extract)
 	if errors.Is(err, errNotRead) {
 		res.Failed++
 		return nil, p.Store.MarkDone(ctx, page.CrawlID, page.Hash, err.Error())
@@ -173,6 +175,11 @@ func (p *Stage) preparePage(ctx context.Context, ci *policy.Crawl, page crawl.Pa
 	}
 	doc := store.Document{CrawlID: page.CrawlID, Hash: page.Hash, ContentHash: page.ContentHash, BodyKey: page.BodyKey,
 		Title: ex.title, Lang: ex.lang, Charset: ex.charset, ContentType: page.ContentType, Size: page.Size}
+	if ex.fields != nil {
+		if doc.Extract, err = json.Marshal(ex.fields); err != nil {
+			return nil, fmt.Errorf("process: extracted fields of %s: %w", pageURL, err)
+		}
+	}
 	header := robots.ParseList(page.RobotsTag)
 	directives := header.Merge(ex.meta)
 	doc.NoIndex, doc.NoFollow, doc.RobotsSignal = directives.NoIndex, directives.NoFollow, robotsSignal(header, ex.meta)

@@ -17,6 +17,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/store"
 )
 
@@ -43,6 +44,55 @@ type Report struct {
 	PagesPerSec float64       `json:"pagesPerSecond"`
 	Settings    specSummary   `json:"spec"`
 	Replay      fidelitySum   `json:"replayFidelity"`
+	Extraction  []ruleSum     `json:"extraction,omitempty"`
+}
+
+// ruleSum is what one extraction rule found: the pages it matched and, per field, how many
+// of them had a value and how many came back empty.
+type ruleSum struct {
+	Rule   string     `json:"rule"`
+	Pages  int64      `json:"pages"`
+	Fields []fieldSum `json:"fields"`
+}
+
+type fieldSum struct {
+	Name  string `json:"name"`
+	Found int64  `json:"found"`
+	Empty int64  `json:"empty"`
+}
+
+// sumExtraction reads the crawl's rules from its spec and what the documents hold of each.
+func sumExtraction(raw json.RawMessage, counts []store.Count) []ruleSum {
+	var spec struct {
+		Extract []crawl.ExtractRule `json:"extract"`
+	}
+	_ = json.Unmarshal(raw, &spec)
+	n := map[string]int64{}
+	for _, c := range counts {
+		n[c.Key] = c.N
+	}
+	var out []ruleSum
+	for _, r := range spec.Extract {
+		rs := ruleSum{Rule: r.Name, Pages: n[r.Name]}
+		names := []string{}
+		for _, f := range r.Fields {
+			names = append(names, f.Name)
+		}
+		for _, s := range []struct {
+			on   bool
+			name string
+		}{{r.JSONLD, "jsonld"}, {r.OpenGraph, "opengraph"}, {r.Meta, "meta"}} {
+			if s.on {
+				names = append(names, s.name)
+			}
+		}
+		for _, name := range names {
+			found := n[r.Name+"."+name]
+			rs.Fields = append(rs.Fields, fieldSum{Name: name, Found: found, Empty: rs.Pages - found})
+		}
+		out = append(out, rs)
+	}
+	return out
 }
 
 // fidelitySum sums up the sampled pages' replay fidelity (trawler qa); Worst lists the worst.
@@ -123,6 +173,7 @@ func New(f *store.CrawlFigures, now time.Time) *Report {
 	}
 	r.Settings = summarize(f.Spec)
 	r.Replay = sumFidelity(f.Fidelity)
+	r.Extraction = sumExtraction(f.Spec, f.Extracted)
 	f.Timeline = fillGaps(f.Timeline, time.Duration(max(f.BucketSeconds, 1))*time.Second)
 	return r
 }

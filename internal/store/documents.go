@@ -33,6 +33,8 @@ type Document struct {
 	TextBytes    int
 	RecrawlAt    *time.Time // nil: the URL is done; else it is queued again for then
 	RecrawlS     int        // the URL's recrawl interval now, in seconds (0: unchanged)
+	// Extract is what the crawl's extraction rules found, as JSON (nil: none ran or matched).
+	Extract []byte
 }
 
 // NearDup is a document's near-duplicate detection as its save needs it: its fingerprint as

@@ -17,23 +17,23 @@ type docPrep struct {
 	minhash []byte
 }
 
-// saveDocumentsSQL upserts a run of documents ($1…$18 in the documents' column order), in
+// saveDocumentsSQL upserts a run of documents ($1…$19 in the documents' column order), in
 // order: processed_at from the clock row by row, so the first of identical documents stays
 // the original.
 const saveDocumentsSQL = `INSERT INTO documents (crawl_id, url_hash, content_hash, body_key, text_key, title, lang, charset,
-		content_type, size, canonical, noindex, nofollow, links_out, simhash, minhash, text_bytes, robots_signal, processed_at)
+		content_type, size, canonical, noindex, nofollow, links_out, simhash, minhash, text_bytes, robots_signal, extract, processed_at)
 	SELECT c, h, ch, bk, nullif(tk, ''), ti, nullif(la, ''), nullif(cs, ''), ct, sz, nullif(ca, ''), ni, nf, lo, sh, mh, tb,
-		nullif(rs, ''), clock_timestamp()
+		nullif(rs, ''), nullif(ex, '')::jsonb, clock_timestamp()
 	FROM unnest($1::text[], $2::bytea[], $3::bytea[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
-		$10::bigint[], $11::text[], $12::bool[], $13::bool[], $14::int[], $15::bigint[], $16::bytea[], $17::int[], $18::text[])
-		WITH ORDINALITY AS t(c, h, ch, bk, tk, ti, la, cs, ct, sz, ca, ni, nf, lo, sh, mh, tb, rs, ord)
+		$10::bigint[], $11::text[], $12::bool[], $13::bool[], $14::int[], $15::bigint[], $16::bytea[], $17::int[], $18::text[], $19::text[])
+		WITH ORDINALITY AS t(c, h, ch, bk, tk, ti, la, cs, ct, sz, ca, ni, nf, lo, sh, mh, tb, rs, ex, ord)
 	ORDER BY ord
 	ON CONFLICT (crawl_id, url_hash) DO UPDATE SET content_hash = excluded.content_hash, body_key = excluded.body_key,
 		text_key = excluded.text_key, title = excluded.title, lang = excluded.lang, charset = excluded.charset,
 		content_type = excluded.content_type, size = excluded.size, canonical = excluded.canonical,
 		noindex = excluded.noindex, nofollow = excluded.nofollow, links_out = excluded.links_out,
 		simhash = excluded.simhash, minhash = excluded.minhash, text_bytes = excluded.text_bytes,
-		robots_signal = excluded.robots_signal`
+		robots_signal = excluded.robots_signal, extract = excluded.extract`
 
 // firstByContentSQL names, for each document of a run, the crawl's first document with its
 // content hash (itself, unless it is an exact duplicate).
@@ -64,6 +64,7 @@ func saveRun(ctx context.Context, tx pgx.Tx, preps []docPrep, saves []DocumentSa
 	crawls, hashes, contents := make([]string, n), make([][]byte, n), make([][]byte, n)
 	bodies, texts, titles, langs, charsets, types, canonicals, signals := make([]string, n), make([]string, n), make([]string, n),
 		make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	extracts := make([]string, n)
 	sizes, simhashes := make([]int64, n), make([]*int64, n)
 	noindex, nofollow := make([]bool, n), make([]bool, n)
 	linksOut, textBytes := make([]int32, n), make([]int32, n)
@@ -74,7 +75,7 @@ func saveRun(ctx context.Context, tx pgx.Tx, preps []docPrep, saves []DocumentSa
 		titles[i], langs[i], charsets[i], types[i], canonicals[i] = d.Title, d.Lang, d.Charset, d.ContentType, d.Canonical
 		sizes[i], simhashes[i], minhashes[i] = d.Size, p.simhash, p.minhash
 		noindex[i], nofollow[i], linksOut[i], textBytes[i] = d.NoIndex, d.NoFollow, int32(d.LinksOut), int32(d.TextBytes)
-		signals[i] = d.RobotsSignal
+		signals[i], extracts[i] = d.RobotsSignal, string(d.Extract)
 	}
 	// Save; find each one's first document by content; clear the near-duplicate keys a
 	// document had filed before (its text may have changed).
@@ -83,7 +84,7 @@ func saveRun(ctx context.Context, tx pgx.Tx, preps []docPrep, saves []DocumentSa
 		b.Queue(`SELECT count(pg_advisory_xact_lock(k)) FROM (SELECT DISTINCT k FROM unnest($1::bigint[]) k ORDER BY k) x`, locks)
 	}
 	b.Queue(saveDocumentsSQL, crawls, hashes, contents, bodies, texts, titles, langs, charsets, types, sizes, canonicals,
-		noindex, nofollow, linksOut, simhashes, minhashes, textBytes, signals)
+		noindex, nofollow, linksOut, simhashes, minhashes, textBytes, signals, extracts)
 	b.Queue(firstByContentSQL, crawls, contents)
 	b.Queue(`DELETE FROM dedup_keys k USING unnest($1::text[], $2::bytea[]) AS t(c, h) WHERE k.crawl_id = t.c AND k.url_hash = t.h`,
 		crawls, hashes)

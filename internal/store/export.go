@@ -22,6 +22,7 @@ type StoredPage struct {
 	WARCFile              string
 	WARCOffset, WARCBytes int64
 	Links                 []string // the admitted targets of its links, sorted
+	Extract               string   // what the crawl's extraction rules found, as JSON ("": nothing)
 }
 
 // storedPagesSQL reads a page of a crawl's stored pages in url_hash order after $2; $3 bounds
@@ -30,7 +31,8 @@ const storedPagesSQL = `SELECT u.url_hash, u.url, coalesce(f.final_url, ''), f.s
 		f.content_hash, coalesce(d.title, ''), coalesce(d.lang, ''), coalesce(d.text_key, ''), coalesce(du.url, ''),
 		coalesce(f.warc_file, ''), coalesce(f.warc_offset, 0), coalesce(f.warc_length, 0),
 		coalesce((SELECT array_agg(t.url ORDER BY t.url) FROM links l JOIN urls t ON t.crawl_id = l.crawl_id AND t.url_hash = l.to_hash
-			WHERE l.crawl_id = u.crawl_id AND l.from_hash = u.url_hash AND l.kind <> 'embed'), '{}')
+			WHERE l.crawl_id = u.crawl_id AND l.from_hash = u.url_hash AND l.kind <> 'embed'), '{}'),
+		coalesce(d.extract::text, '')
 	FROM urls u
 	JOIN LATERAL (SELECT * FROM fetches f WHERE f.crawl_id = u.crawl_id AND f.url_hash = u.url_hash AND f.body_key IS NOT NULL
 		ORDER BY f.fetched_at DESC, f.id DESC LIMIT 1) f ON true
@@ -58,7 +60,7 @@ func (agg Inspect) StoredPages(ctx context.Context, crawlID string, after []byte
 	pages, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (StoredPage, error) {
 		var p StoredPage
 		err := r.Scan(&p.Hash, &p.URL, &p.FinalURL, &p.Status, &p.FetchedAt, &p.ContentType, &p.ContentHash, &p.Title, &p.Lang,
-			&p.TextKey, &p.DuplicateOf, &p.WARCFile, &p.WARCOffset, &p.WARCBytes, &p.Links)
+			&p.TextKey, &p.DuplicateOf, &p.WARCFile, &p.WARCOffset, &p.WARCBytes, &p.Links, &p.Extract)
 		return p, err
 	})
 	if err != nil {

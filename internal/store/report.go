@@ -65,7 +65,10 @@ type CrawlFigures struct {
 	Duplicates    []Count         `json:"duplicates"`
 	Requisites    []Count         `json:"requisites"` // pages' requisites by state (and skip reason)
 	Fidelity      []PageFidelity  `json:"fidelity"`   // sampled pages' replay fidelity (trawler qa), the worst first
-	Seeds         []Seed          `json:"seeds"`
+	// Extracted counts documents per extraction rule that matched ("rule") and per field that
+	// came back with a value ("rule.field").
+	Extracted []Count `json:"extracted"`
+	Seeds     []Seed  `json:"seeds"`
 }
 
 // reportTop bounds the hosts a report lists.
@@ -133,6 +136,11 @@ func (agg Inspect) CrawlFigures(ctx context.Context, crawlID string) (*CrawlFigu
 	b.Queue(`SELECT CASE WHEN state = 'skipped' THEN 'skipped: ' || coalesce(skip_reason, 'unknown')
 			WHEN state = 'done' AND last_status BETWEEN 200 AND 299 THEN 'archived' ELSE state || coalesce(' (' || last_status || ')', '') END, count(*)
 		FROM urls WHERE crawl_id = $1 AND source = 'embed' GROUP BY 1 ORDER BY 2 DESC, 1`, crawlID).Query(counts(&f.Requisites))
+	b.Queue(`SELECT r.key, count(*) FROM documents d, jsonb_each(d.extract) r WHERE d.crawl_id = $1 AND d.extract IS NOT NULL GROUP BY 1
+		UNION ALL
+		SELECT r.key || '.' || f, count(*) FROM documents d, jsonb_each(d.extract) r, jsonb_object_keys(r.value) f
+			WHERE d.crawl_id = $1 AND d.extract IS NOT NULL AND f <> '_truncated' GROUP BY 1
+		ORDER BY 1`, crawlID).Query(counts(&f.Extracted))
 	b.Queue(fidelitySQL, crawlID).Query(func(rows pgx.Rows) error {
 		var err error
 		f.Fidelity, err = pgx.CollectRows(rows, scanFidelity)

@@ -35,6 +35,7 @@ type Config struct {
 	Scripts      bool   // serve js.test (links only its scripts add), tracker.test and jsbad.test (attacks on a renderer), linked from nowhere: seed them
 	Signals      bool   // serve signals.test (per-scheme robots.txt, X-Robots-Tag, meta robots), linked from nowhere: seed it
 	DocsDir      string // serve this directory of static files as docs.test ("": none)
+	Shop         bool   // serve shop.test (product pages in three layouts with JSON-LD and OpenGraph), linked from nowhere: seed shop.test
 	Requisites   bool   // serve style.test and cdn.test (pages that need stylesheets, images, a font and a CDN's script), linked from nowhere: seed style.test
 	ProductToken string // the crawler's robots.txt product token, lower case
 
@@ -165,6 +166,10 @@ func New(cfg Config) (*Web, error) {
 	}
 	if cfg.Cookies {
 		s := &cookieSite{w: w}
+		w.sites[s.host()] = s
+	}
+	if cfg.Shop {
+		s := &shopSite{w: w}
 		w.sites[s.host()] = s
 	}
 	if cfg.DocsDir != "" {
