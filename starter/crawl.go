@@ -153,7 +153,7 @@ func runCrawl(ctx context.Context, args []string, stdout io.Writer) error {
 		return fmt.Errorf("invalid crawl: --name: %w", err)
 	}
 	if len(spec.Seeds) > 0 {
-		if err := prepared.Validate(); err != nil {
+		if err := errors.Join(prepared.Validate(), crawl.CheckExtract(prepared.Extract)); err != nil {
 			return fmt.Errorf("invalid crawl: %w", err)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 
 	"github.com/trawlerdev/trawler/internal/config"
+	"github.com/trawlerdev/trawler/internal/content"
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/extract"
 	"github.com/trawlerdev/trawler/internal/parse"
@@ -58,6 +59,12 @@ func runExtract(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	} else if live {
 		return fmt.Errorf("extract: crawl %q is running or paused: stop it first", *crawlName)
+	}
+	// A stopped crawl's processing still reads the pages it fetched, with the crawl's rules.
+	if p, err := op.st.Crawls().CrawlProgress(ctx, *crawlName); err != nil {
+		return err
+	} else if n := p.ByState[crawl.URLFetched]; n > 0 {
+		return fmt.Errorf("extract: crawl %q still has %d fetched pages to process: run this once they are", *crawlName, n)
 	}
 	bodies := segment.NewReader(op.blob, int64(cfg.SegmentCacheBytes))
 	perRule := map[string]int{}
@@ -107,21 +114,27 @@ func runExtract(ctx context.Context, args []string, stdout io.Writer) error {
 	return nil
 }
 
-// extractOne runs the rules over one stored document's body.
+// extractOne runs the rules over one stored document's body, as processing does: on what
+// content.Sniff calls HTML, with the URL as url.URL writes it. Nil for a document the rules
+// do not take (its old values go).
 func extractOne(ctx context.Context, bodies *segment.Reader, rules *extract.Rules, t store.ExtractTarget) (extract.Result, error) {
 	pu, err := url.Parse(t.URL)
 	if err != nil {
 		return nil, fmt.Errorf("unparseable URL: %w", err)
 	}
-	if !rules.Matches(t.URL) {
+	page := pu.String()
+	if !rules.Matches(page) {
 		return nil, nil
 	}
 	body, err := bodies.Get(ctx, t.BodyKey, crawl.MaxBodyBytesCap)
 	if err != nil {
 		return nil, err
 	}
+	if content.Sniff(t.CType, body) != content.HTML {
+		return nil, nil
+	}
 	var x extract.Result
-	if _, err := parse.ParseWith(body, t.CType, pu, 0, 0, "", func(doc *goquery.Document) { x = rules.Run(t.URL, doc) }); err != nil {
+	if _, err := parse.ParseWith(body, t.CType, pu, 0, 0, "", func(doc *goquery.Document) { x = rules.Run(page, doc) }); err != nil {
 		return nil, err
 	}
 	return x, nil

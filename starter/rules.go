@@ -14,7 +14,7 @@ import (
 func readRules(path string) ([]crawl.ExtractRule, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("--extract: %w", err)
+		return nil, fmt.Errorf("extraction rules: %w", err)
 	}
 	raw = bytes.TrimSpace(raw)
 	if len(raw) > 0 && raw[0] == '{' {
@@ -31,6 +31,9 @@ func readRules(path string) ([]crawl.ExtractRule, error) {
 	var rules []crawl.ExtractRule
 	if err := dec.Decode(&rules); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("%s: something follows the list of rules", path)
 	}
 	if len(rules) == 0 {
 		return nil, fmt.Errorf("%s: no rules", path)

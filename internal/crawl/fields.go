@@ -104,8 +104,17 @@ func unknownFields(data []byte, t reflect.Type, prefix string, also []string) []
 		for ft != nil && ft.Kind() == reflect.Pointer {
 			ft = ft.Elem()
 		}
-		if ft != nil && ft.Kind() == reflect.Struct {
+		switch {
+		case ft != nil && ft.Kind() == reflect.Struct:
 			out = append(out, unknownFields(obj[k], ft, prefix+k+".", nil)...)
+		case ft != nil && ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Struct:
+			// A list of objects (extract's rules, a rule's fields): each element by its index.
+			var items []json.RawMessage
+			if json.Unmarshal(obj[k], &items) == nil {
+				for i, it := range items {
+					out = append(out, unknownFields(it, ft.Elem(), fmt.Sprintf("%s%s[%d].", prefix, k, i), nil)...)
+				}
+			}
 		}
 	}
 	return out

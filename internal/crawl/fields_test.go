@@ -11,13 +11,14 @@ import (
 func TestUnknownSpecFieldsAreNamed(t *testing.T) {
 	var s Spec
 	raw := `{"seeds":["http://a.test/"],"maxpages":10,"recrawl":{"intervall":"1h"},"throttle":{"dealy":"2s"},
-		"download_delay":2,"warc":{"off":true}}`
+		"download_delay":2,"warc":{"off":true},"extract":[{"name":"p","fields":[{"name":"x","css":"p"},{"name":"y","css":"a","atr":"href"}]}]}`
 	if err := json.Unmarshal([]byte(raw), &s); err != nil {
 		t.Fatal(err)
 	}
 	got := CheckFields(s.UnknownFields())
 	want := []string{"download_delay: unknown field", "maxpages: unknown field; did you mean maxPages?",
-		"recrawl.intervall: unknown field; did you mean recrawl.interval?", "throttle.dealy: unknown field; did you mean throttle.delay?"}
+		"recrawl.intervall: unknown field; did you mean recrawl.interval?", "throttle.dealy: unknown field; did you mean throttle.delay?",
+		"extract[0].fields[1].atr: unknown field; did you mean extract[0].fields[1].attr?"}
 	if got == nil {
 		t.Fatal("a spec with unknown fields passed")
 	}

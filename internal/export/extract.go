@@ -26,16 +26,13 @@ func extractColumns(rules []crawl.ExtractRule) []column {
 			rule: rule, field: field, list: list, json: isJSON})
 	}
 	for _, r := range rules {
+		list := map[string]bool{}
 		for _, f := range r.Fields {
-			add(r.Name, f.Name, f.All, false)
+			list[f.Name] = f.All
 		}
-		for _, s := range []struct {
-			on   bool
-			name string
-		}{{r.JSONLD, "jsonld"}, {r.OpenGraph, "opengraph"}, {r.Meta, "meta"}} {
-			if s.on {
-				add(r.Name, s.name, false, true)
-			}
+		for _, name := range r.Outputs() {
+			all, isField := list[name]
+			add(r.Name, name, all, !isField)
 		}
 	}
 	return out

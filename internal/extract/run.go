@@ -2,19 +2,32 @@ package extract
 
 import (
 	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/PuerkitoBio/goquery"
 	"github.com/antchfx/htmlquery"
 	"github.com/antchfx/xpath"
+	"golang.org/x/net/html"
 
 	"github.com/trawlerdev/trawler/internal/crawl"
 )
 
-// MaxResultBytes bounds what one page's rules keep in all: past it, values are dropped and
-// the rule is marked truncated (its "_truncated" key).
-const MaxResultBytes = 256 << 10
+// MaxResultBytes bounds what one page's rules keep in all (values and names as encoded):
+// past it, values are dropped and the rule is marked truncated (its "_truncated" key).
+const MaxResultBytes = crawl.MaxExtractPageBytes
+
+// A page past these is not extracted (its rules' results say "_skipped"): selectors that
+// compare siblings (nth-child, following-sibling) cost the square of a sibling run, and a
+// hostile page can hold a million elements.
+const (
+	maxElements = 200_000
+	maxSiblings = 20_000
+	visitFactor = 10 // matches visited per value kept: empty matches count too
+)
 
 // maxStructured bounds the JSON-LD objects and the OpenGraph and meta entries kept a page.
 const (
@@ -35,12 +48,23 @@ func (rs *Rules) Run(pageURL string, doc *goquery.Document) Result {
 	}
 	var out Result
 	budget := MaxResultBytes
+	tooBig := ""
 	for _, r := range rs.rules {
 		if !r.match.MatchString(pageURL) {
 			continue
 		}
+		if out == nil {
+			out = Result{}
+			tooBig = oversized(doc)
+		}
 		got := map[string]any{}
+		out[r.name] = got
+		if tooBig != "" {
+			got["_skipped"] = tooBig
+			continue
+		}
 		keep := func(name string, v any, size int) {
+			size += len(name) + 8 // its key and punctuation, as encoded
 			if size > budget {
 				got["_truncated"] = true
 				return
@@ -49,7 +73,12 @@ func (rs *Rules) Run(pageURL string, doc *goquery.Document) Result {
 			got[name] = v
 		}
 		for _, f := range r.fields {
-			values := f.values(doc)
+			values, err := f.safeValues(doc)
+			if err != nil { // (an XPath function given the wrong kind of value by the page)
+				failed, _ := got["_failed"].([]string)
+				got["_failed"] = append(failed, f.name+": "+clip(err.Error(), 200))
+				continue
+			}
 			switch {
 			case len(values) == 0:
 			case f.all:
@@ -77,12 +106,46 @@ func (rs *Rules) Run(pageURL string, doc *goquery.Document) Result {
 				keep("meta", m, mapSize(m))
 			}
 		}
-		if out == nil {
-			out = Result{}
-		}
-		out[r.name] = got
 	}
 	return out
+}
+
+// safeValues is values, a panic of the XPath evaluator (antchfx/xpath panics on a function
+// given a node set where it wants a string, or a number it cannot parse) made an error.
+func (f field) safeValues(doc *goquery.Document) (values []string, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			values, err = nil, fmt.Errorf("%v", p)
+		}
+	}()
+	return f.values(doc), nil
+}
+
+// oversized says why a page is too large to run rules on ("": it is not).
+func oversized(doc *goquery.Document) string {
+	elements, widest := 0, 0
+	var walk func(n *html.Node) bool
+	walk = func(n *html.Node) bool {
+		children := 0
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			if c.Type != html.ElementNode {
+				continue
+			}
+			elements++
+			children++
+			if elements > maxElements || !walk(c) {
+				return false
+			}
+		}
+		widest = max(widest, children)
+		return widest <= maxSiblings
+	}
+	for _, n := range doc.Nodes {
+		if !walk(n) {
+			return fmt.Sprintf("page too large to extract from (over %d elements, or %d siblings)", maxElements, maxSiblings)
+		}
+	}
+	return ""
 }
 
 // values are the field's matches, text or attribute, whitespace collapsed, each capped: the
@@ -93,11 +156,13 @@ func (f field) values(doc *goquery.Document) []string {
 		limit = crawl.MaxExtractValues
 	}
 	var out []string
+	visited := 0
 	add := func(v string) bool {
+		visited++
 		if v = clip(collapse(v), f.cap); v != "" {
 			out = append(out, v)
 		}
-		return len(out) < limit
+		return len(out) < limit && visited < limit*visitFactor
 	}
 	if f.css != nil {
 		doc.FindMatcher(f.css).EachWithBreak(func(_ int, s *goquery.Selection) bool {
@@ -133,30 +198,90 @@ func (f field) values(doc *goquery.Document) []string {
 	return out
 }
 
-// jsonLD is the page's JSON-LD: each script's object (or each of its array), as parsed JSON;
-// a script that is not JSON is skipped.
+// jsonLD is the page's JSON-LD: each script's object (or each of its array), re-encoded as
+// Postgres's jsonb takes it (clean); a script that is not JSON is skipped.
 func jsonLD(doc *goquery.Document) []json.RawMessage {
 	var out []json.RawMessage
 	doc.Find(`script[type="application/ld+json"]`).EachWithBreak(func(_ int, s *goquery.Selection) bool {
-		text := strings.TrimSpace(s.Text())
-		if len(text) > maxJSONBytes || !json.Valid([]byte(text)) {
+		text := scriptText(s)
+		if text == "" {
 			return true
 		}
-		if strings.HasPrefix(text, "[") {
-			var list []json.RawMessage
-			if json.Unmarshal([]byte(text), &list) == nil {
-				for _, o := range list {
-					if len(out) < maxJSONLD {
-						out = append(out, o)
-					}
-				}
+		dec := json.NewDecoder(strings.NewReader(text))
+		dec.UseNumber()
+		var v any
+		if dec.Decode(&v) != nil {
+			return true
+		}
+		items := []any{v}
+		if list, ok := v.([]any); ok {
+			items = list
+		}
+		for _, it := range items {
+			if len(out) >= maxJSONLD {
+				break
 			}
-		} else {
-			out = append(out, json.RawMessage(text))
+			if b, err := json.Marshal(clean(it, 0)); err == nil {
+				out = append(out, b)
+			}
 		}
 		return len(out) < maxJSONLD
 	})
 	return out
+}
+
+// scriptText is a script element's text, "" past maxJSONBytes (not built whole first).
+func scriptText(s *goquery.Selection) string {
+	var b strings.Builder
+	for _, n := range s.Nodes {
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			if c.Type == html.TextNode {
+				if b.Len()+len(c.Data) > maxJSONBytes {
+					return ""
+				}
+				b.WriteString(c.Data)
+			}
+		}
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// maxJSONDepth bounds the nesting of a JSON-LD object kept; deeper values become null.
+const maxJSONDepth = 32
+
+// clean makes a decoded JSON value one Postgres's jsonb stores: no NUL in a string or key
+// (jsonb refuses \u0000), valid UTF-8, numbers it can hold (others kept as their text), and
+// bounded nesting.
+func clean(v any, depth int) any {
+	if depth > maxJSONDepth {
+		return nil
+	}
+	switch x := v.(type) {
+	case string:
+		return text(x)
+	case json.Number:
+		if f, err := strconv.ParseFloat(string(x), 64); err != nil || math.IsInf(f, 0) || math.Abs(f) > 1e300 {
+			return string(x)
+		}
+		return x
+	case []any:
+		for i := range x {
+			x[i] = clean(x[i], depth+1)
+		}
+		return x
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[text(k)] = clean(e, depth+1)
+		}
+		return m
+	}
+	return v
+}
+
+// text is a string a page gave, storable: no NUL, valid UTF-8.
+func text(s string) string {
+	return strings.ToValidUTF8(strings.ReplaceAll(s, "\x00", ""), "\uFFFD")
 }
 
 // metaMap reads meta elements by their key attribute (property or name), the first of each
@@ -195,9 +320,9 @@ func mapSize(m map[string]string) int {
 // collapse trims a value and joins its whitespace runs into single spaces.
 func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// clip cuts s to at most n bytes at a rune boundary, valid UTF-8.
+// clip cuts s to at most n bytes at a rune boundary, valid UTF-8 without NUL.
 func clip(s string, n int) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
+	s = text(s)
 	if len(s) <= n {
 		return s
 	}

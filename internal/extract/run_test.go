@@ -95,7 +95,9 @@ func TestBadRulesAreRefusedNamed(t *testing.T) {
 		{Name: "a", Match: "(", Fields: []crawl.ExtractField{{Name: "x", CSS: "div["}, {Name: "y", XPath: "//["}, {Name: "z"},
 			{Name: "w", CSS: "p", XPath: "//p"}, {Name: "v", CSS: "p", MaxBytes: -1}}},
 		{Name: "a"},
-		{Name: "9bad", Fields: []crawl.ExtractField{{Name: "jsonld", CSS: "p"}}},
+		{Name: "9bad", Fields: []crawl.ExtractField{{Name: "jsonld", CSS: "p"}, {Name: "_truncated", CSS: "p"}}},
+		{Name: "r_a", Fields: []crawl.ExtractField{{Name: "b", CSS: "p"}, {Name: "list", CSS: "li", All: true, MaxBytes: 100000}}},
+		{Name: "r", Fields: []crawl.ExtractField{{Name: "a_b", CSS: "p"}}},
 	})
 	text := ""
 	for _, e := range errs {
@@ -103,7 +105,8 @@ func TestBadRulesAreRefusedNamed(t *testing.T) {
 	}
 	for _, want := range []string{"extract[0] (a): match", "fields[0] (x): css", "fields[1] (y): xpath", "fields[2] (z): give one of css and xpath",
 		"fields[3] (w): give one of", "fields[4] (v): maxBytes", "extract[1] (a): name: another rule", "extract[1] (a): no fields",
-		"extract[2] (9bad): name", "(jsonld): name: jsonld is the rule's own"} {
+		"extract[2] (9bad): name", "(jsonld): name: jsonld is the rule's own", "fields[1] (_truncated): name",
+		"(list): all with maxBytes", "extract[4] (r): a_b: its column r_a_b is also r_a.b's"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("no error says %q; they say:\n%s", want, text)
 		}
@@ -111,16 +114,13 @@ func TestBadRulesAreRefusedNamed(t *testing.T) {
 }
 
 func validateRules(rs []crawl.ExtractRule) []error {
-	s := crawl.Spec{Seeds: []string{"http://a.test/"}, Extract: rs}.WithDefaults()
-	err := s.Validate()
+	err := crawl.CheckExtract(rs)
 	if err == nil {
 		return nil
 	}
 	var out []error
 	for _, line := range strings.Split(err.Error(), "\n") {
-		if strings.HasPrefix(line, "extract") {
-			out = append(out, errString(line))
-		}
+		out = append(out, errString(line))
 	}
 	return out
 }
@@ -132,4 +132,38 @@ func (e errString) Error() string { return string(e) }
 func mustJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// A hostile page cannot break a page's save or the rules' run: JSON-LD Postgres's jsonb would
+// refuse (a NUL, a number out of its range, deep nesting) is cleaned; an XPath function the
+// page hands the wrong kind of value to fails that field alone, recorded; a page of too many
+// siblings is skipped, said so.
+func TestHostilePagesCannotBreakExtraction(t *testing.T) {
+	deep := strings.Repeat(`{"a":`, 60) + `1` + strings.Repeat(`}`, 60)
+	page := `<html><head><script type="application/ld+json">{"name": "x\u0000y", "n": 1e1000000, "deep": ` + deep + `}</script></head>
+<body><span class="price" title="t">19,90 €</span></body></html>`
+	rs, err := Compile([]crawl.ExtractRule{{Name: "r", JSONLD: true, Fields: []crawl.ExtractField{
+		{Name: "sum", XPath: `sum(string(//span[@class='price']))`},
+		{Name: "bad", XPath: `contains(., @title)`},
+		{Name: "price", CSS: ".price"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, _ := goquery.NewDocumentFromReader(strings.NewReader(page))
+	got := rs.Run("http://a.test/", doc)["r"]
+	ld := mustJSON(got["jsonld"])
+	if strings.Contains(ld, `\u0000`) || !strings.Contains(ld, `"xy"`) || !strings.Contains(ld, `"1e1000000"`) {
+		t.Errorf("jsonld not cleaned: %s", ld)
+	}
+	if got["price"] != "19,90 €" {
+		t.Errorf("the good field: %v", got["price"])
+	}
+	if failed := mustJSON(got["_failed"]); !strings.Contains(failed, "bad:") {
+		t.Errorf("the failing XPath is not recorded: %s (result %v)", failed, got)
+	}
+	wide := "<html><body><ul>" + strings.Repeat("<li>x</li>", maxSiblings+1) + "</ul></body></html>"
+	doc, _ = goquery.NewDocumentFromReader(strings.NewReader(wide))
+	if got := rs.Run("http://a.test/", doc)["r"]; got["_skipped"] == nil || got["price"] != nil {
+		t.Errorf("a page of %d siblings was extracted: %v", maxSiblings+1, got)
+	}
 }

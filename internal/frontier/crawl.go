@@ -63,6 +63,11 @@ func (f *Frontier) StartCrawl(ctx context.Context, in StartCrawlInput) (StartCra
 			return out, temporal.NewNonRetryableApplicationError("invalid crawl spec: "+err.Error(), "InvalidSpec", err)
 		}
 	}
+	// Extraction rules compile here, once, at the start: not in the workflow's check, which
+	// a replay runs again (a library that came to read a selector otherwise must not fail it).
+	if err := crawl.CheckExtract(in.Spec.Extract); err != nil {
+		return out, temporal.NewNonRetryableApplicationError("invalid crawl spec: "+err.Error(), "InvalidSpec", err)
+	}
 	// The workflow applied the spec's defaults and checked it; the crawl is built from the
 	// record the creation returns, not read back.
 	spec, err := f.Store.CreateCrawl(ctx, in.CrawlID, in.Spec)

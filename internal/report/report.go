@@ -74,18 +74,7 @@ func sumExtraction(raw json.RawMessage, counts []store.Count) []ruleSum {
 	var out []ruleSum
 	for _, r := range spec.Extract {
 		rs := ruleSum{Rule: r.Name, Pages: n[r.Name]}
-		names := []string{}
-		for _, f := range r.Fields {
-			names = append(names, f.Name)
-		}
-		for _, s := range []struct {
-			on   bool
-			name string
-		}{{r.JSONLD, "jsonld"}, {r.OpenGraph, "opengraph"}, {r.Meta, "meta"}} {
-			if s.on {
-				names = append(names, s.name)
-			}
-		}
+		names := r.Outputs()
 		for _, name := range names {
 			found := n[r.Name+"."+name]
 			rs.Fields = append(rs.Fields, fieldSum{Name: name, Found: found, Empty: rs.Pages - found})

@@ -9,15 +9,15 @@ import (
 	"github.com/trawlerdev/trawler/internal/crawl"
 )
 
-// ExtractTarget is a stored HTML document extraction rules can run over again: its page's
+// ExtractTarget is a stored document extraction rules can run over again: its page's
 // URL (the final one, as processing read it) and its stored body.
 type ExtractTarget struct {
 	Hash                []byte
 	URL, BodyKey, CType string
 }
 
-// ExtractTargets returns up to limit of a crawl's HTML documents after url hash after (nil:
-// from the first), in hash order.
+// ExtractTargets returns up to limit of a crawl's documents after url hash after (nil: from
+// the first), in hash order: which are HTML is the caller's to sniff, as processing does.
 func (agg Documents) ExtractTargets(ctx context.Context, crawlID string, after []byte, limit int) ([]ExtractTarget, error) {
 	if after == nil {
 		after = []byte{}
@@ -26,7 +26,7 @@ func (agg Documents) ExtractTargets(ctx context.Context, crawlID string, after [
 		FROM documents d JOIN urls u USING (crawl_id, url_hash)
 		LEFT JOIN LATERAL (SELECT final_url FROM fetches f WHERE f.crawl_id = d.crawl_id AND f.url_hash = d.url_hash
 			AND f.body_key = d.body_key ORDER BY f.id DESC LIMIT 1) f ON true
-		WHERE d.crawl_id = $1 AND d.url_hash > $2 AND (d.content_type ILIKE 'text/html%' OR d.content_type ILIKE 'application/xhtml%')
+		WHERE d.crawl_id = $1 AND d.url_hash > $2
 		ORDER BY d.url_hash LIMIT $3`, crawlID, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: documents of %s to extract: %w", crawlID, err)

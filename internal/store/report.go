@@ -66,7 +66,7 @@ type CrawlFigures struct {
 	Requisites    []Count         `json:"requisites"` // pages' requisites by state (and skip reason)
 	Fidelity      []PageFidelity  `json:"fidelity"`   // sampled pages' replay fidelity (trawler qa), the worst first
 	// Extracted counts documents per extraction rule that matched ("rule") and per field that
-	// came back with a value ("rule.field").
+	// came back with a value ("rule.field"; the result's own keys, _truncated and _failed, left out).
 	Extracted []Count `json:"extracted"`
 	Seeds     []Seed  `json:"seeds"`
 }
@@ -139,7 +139,7 @@ func (agg Inspect) CrawlFigures(ctx context.Context, crawlID string) (*CrawlFigu
 	b.Queue(`SELECT r.key, count(*) FROM documents d, jsonb_each(d.extract) r WHERE d.crawl_id = $1 AND d.extract IS NOT NULL GROUP BY 1
 		UNION ALL
 		SELECT r.key || '.' || f, count(*) FROM documents d, jsonb_each(d.extract) r, jsonb_object_keys(r.value) f
-			WHERE d.crawl_id = $1 AND d.extract IS NOT NULL AND f <> '_truncated' GROUP BY 1
+			WHERE d.crawl_id = $1 AND d.extract IS NOT NULL AND left(f, 1) <> '_' GROUP BY 1
 		ORDER BY 1`, crawlID).Query(counts(&f.Extracted))
 	b.Queue(fidelitySQL, crawlID).Query(func(rows pgx.Rows) error {
 		var err error
