@@ -60,6 +60,10 @@ func runCrawl(ctx context.Context, args []string, stdout io.Writer) error {
 	attempts := fs.Int("max-attempts", 0, "tries before a URL is dead-lettered (default 4)")
 	retryBase := fs.Duration("retry-base", 0, "first retry delay, doubling each time (default 30s)")
 	extractFile := fs.String("extract", "", "a JSON file of extraction rules (spec.extract: a list of {name, match, fields: [{name, css|xpath, attr, all, maxBytes}], jsonld, opengraph, meta})")
+	deliverFile := fs.String("deliver", "", "a JSON file of outputs the crawl's documents are delivered to while it runs (spec.outputs: a list of {name, webhook: {url, secret} | dataset: {prefix}, text, batchSize, every, maxAttempts})")
+	webhook := fs.String("webhook", "", "deliver each stored document to this URL while the crawl runs (an output named webhook), signed with --webhook-secret")
+	webhookSecret := fs.String("webhook-secret", "", "the webhook's signing key as the workers find it: secret:env:NAME or secret:file:/path")
+	dataset := fs.Bool("dataset", false, "write each stored document to a Parquet dataset in the bucket while the crawl runs (an output named dataset: datasets/crawl=NAME/hour=…/part-….parquet)")
 	specFile := fs.String("spec", "", "a JSON crawl spec file (as `temporal workflow start --input` takes); flags override it")
 	wait := fs.Bool("wait", false, "wait for the crawl to finish, showing progress, then print the summary")
 	cfg, err := config.Load(fs, args, os.Getenv)
@@ -138,6 +142,17 @@ func runCrawl(ctx context.Context, args []string, stdout io.Writer) error {
 			return err
 		}
 	}
+	if *deliverFile != "" {
+		if spec.Outputs, err = readOutputs(*deliverFile); err != nil {
+			return err
+		}
+	}
+	if *webhook != "" || *webhookSecret != "" {
+		spec.Outputs = append(spec.Outputs, crawl.Output{Name: "webhook", Webhook: &crawl.Webhook{URL: *webhook, Secret: *webhookSecret}})
+	}
+	if *dataset {
+		spec.Outputs = append(spec.Outputs, crawl.Output{Name: "dataset", Dataset: &crawl.Dataset{}})
+	}
 	setIf(*userAgent != "", func() { spec.UserAgent = *userAgent })
 	setIf(*reqTimeout > 0, func() { spec.RequestTimeout = crawl.Duration(*reqTimeout) })
 	setIf(*attempts > 0, func() { spec.MaxAttempts = *attempts })
@@ -187,7 +202,10 @@ func runCrawl(ctx context.Context, args []string, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "%s\n", run.GetID())
 		return nil
 	}
-	return waitCrawl(ctx, tc, run, stdout)
+	if err := waitCrawl(ctx, tc, run, stdout); err != nil {
+		return err
+	}
+	return waitDeliveries(ctx, tc, run.GetID(), spec.Outputs)
 }
 
 // waitCrawl shows progress every two seconds until the crawl ends, then prints its summary.

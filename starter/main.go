@@ -40,6 +40,7 @@ var commands = map[string]command{
 	"delete":       {"delete crawls' rows, segments and WARC files: trawler delete --crawl NAME... | --older-than 720h [--dry-run] [--json]", runDelete},
 	"export":       {"a crawl's stored pages as records: trawler export --crawl NAME [--format jsonl|csv|parquet] [--fields F,…] [--since T] [--out FILE]", runExport},
 	"report":       {"a crawl's report: trawler report --crawl NAME [--out DIR] writes DIR/NAME.html (charts, opens offline) and DIR/NAME.json", runReport},
+	"deliver":      {"where a crawl's outputs (spec.outputs) stand; --replay sends their dead-lettered batches again: trawler deliver --crawl NAME [--output O] [--replay [--wait]]", runDeliver},
 	"extract":      {"run extraction rules again over a stored crawl, from its stored bodies: trawler extract --crawl NAME --rules rules.json", runExtract},
 	"qa":           {"replay fidelity: each sampled page rendered live and replayed from the archive alone, compared: trawler qa --crawl NAME [--sample 10 | --page URL...] [--min 0.95] [--shots DIR]", runQA},
 	"throttle":     {"slow hosts or a whole crawl: trawler throttle [--crawl NAME] --delay 5s [--concurrency N] [--reset] [HOST...]", hostSignal("throttle")},

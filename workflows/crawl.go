@@ -182,6 +182,7 @@ func (c *crawlRun) setup() error {
 		}
 		c.carry.Started, c.carry.Invalid, c.carry.ProcessQueue = true, started.Invalid, started.ProcessQueue
 		c.carry.RenderQueue = started.RenderQueue
+		c.startDeliveries()
 	}
 	if err := c.refresh(); err != nil {
 		return err

@@ -51,16 +51,19 @@ type Config struct {
 	Proxy         string // outbound proxy URL for crawls that name none ("": direct)
 	ConnectTo     []ConnectRule
 	AllowNetworks []netip.Prefix
-	AllowPorts    []int          // ports crawled URLs may name
-	CAFile        string         // extra trusted certificate authorities (PEM), beside the system's
-	RootCAs       *x509.CertPool // the system's and CAFile's; nil: the system's
-	SeenMode      string
-	DropParams    []string
-	DefaultPages  []string
-	BloomExpected uint
-	HeartbeatMax  time.Duration
-	IPGap         time.Duration
-	IPGapOverride bool
+	// DeliveryAllowNetworks opens the guard to webhooks (spec.outputs) on these networks only:
+	// a receiver on loopback is the operator's choice, never a crawl author's.
+	DeliveryAllowNetworks []netip.Prefix
+	AllowPorts            []int          // ports crawled URLs may name
+	CAFile                string         // extra trusted certificate authorities (PEM), beside the system's
+	RootCAs               *x509.CertPool // the system's and CAFile's; nil: the system's
+	SeenMode              string
+	DropParams            []string
+	DefaultPages          []string
+	BloomExpected         uint
+	HeartbeatMax          time.Duration
+	IPGap                 time.Duration
+	IPGapOverride         bool
 
 	Roles              []string
 	FetchConcurrency   int

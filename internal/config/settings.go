@@ -93,6 +93,8 @@ var settings = []setting{
 		}},
 	{Flag: "allow-networks", Env: "TRAWLER_ALLOW_NETWORKS", Default: "", Usage: "CIDRs the private-address guard lets through anyway, e.g. '10.1.0.0/16' (default: none)",
 		set: func(c *Config, v string) error { return prefixes(&c.AllowNetworks, v) }},
+	{Flag: "delivery-allow-networks", Env: "TRAWLER_DELIVERY_ALLOW_NETWORKS", Default: "", Usage: "CIDRs a crawl's webhooks (spec.outputs) may be sent to although the private-address guard refuses them, e.g. '127.0.0.1/32' for a receiver on this machine (default: none)",
+		set: func(c *Config, v string) error { return prefixes(&c.DeliveryAllowNetworks, v) }},
 	{Flag: "allow-ports", Env: "TRAWLER_ALLOW_PORTS", Default: "80,443", Usage: "ports crawled URLs may name (a URL with another port is refused at admission: services on odd ports are no pages)",
 		set: func(c *Config, v string) error { return ports(&c.AllowPorts, v) }},
 	{Flag: "ca-file", Env: "TRAWLER_CA_FILE", Default: "", Usage: "PEM file of certificate authorities https:// answers may be signed by, besides the system's (a corporate or test CA)",

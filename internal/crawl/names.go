@@ -19,6 +19,7 @@ const (
 	HostWorkflowName            = "HostWorkflow"
 	CrawlProcessingWorkflowName = "CrawlProcessingWorkflow" // a crawl's processing children
 	ProcessWorkflowName         = "ProcessPageWorkflow"     // a batch of pages the crawl's sweep found unprocessed
+	DeliverWorkflowName         = "DeliverWorkflow"         // one output of a crawl (spec.outputs)
 
 	SignalURLsAdded = "urls-added"
 	SignalPause     = "pause"
@@ -28,6 +29,7 @@ const (
 	SignalAddSeeds  = "add-seeds"           // crawl: AddSeeds
 	SignalReplay    = "replay-dead-letters" // crawl: Replay
 	SignalBlock     = "block"               // crawl: Block
+	SignalRedeliver = "replay-deliveries"   // a crawl's output: send its dead-lettered batches again
 
 	QueryStatus   = "status"
 	QueryProgress = "progress"
@@ -188,6 +190,10 @@ func DeadLetterKey(fetchKey, crawlID string, hash []byte, attempts int) string {
 func CrawlProcessID(crawlWorkflowID, originalRunID string, seq int) string {
 	return fmt.Sprintf("%s/process/%s-%d", crawlWorkflowID, originalRunID, seq)
 }
+
+// DeliverID is the ID of the workflow that delivers a crawl's documents to its output called
+// output (spec.outputs), beside the crawl workflow's own ID.
+func DeliverID(crawlWorkflowID, output string) string { return crawlWorkflowID + "/deliver/" + output }
 
 // ReprocessID is the ID of the child a crawl workflow's run hands stale pages to, at its
 // tick-th progress look.

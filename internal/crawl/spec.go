@@ -106,7 +106,10 @@ type Spec struct {
 	// Extract names fields to extract from pages (ExtractRule): stored with each document,
 	// exported with it.
 	Extract []ExtractRule `json:"extract,omitempty"`
-	WARC    WARC          `json:"warc,omitempty"`
+	// Outputs deliver the crawl's documents while it runs (Output): webhooks and Parquet
+	// datasets in the bucket.
+	Outputs []Output `json:"outputs,omitempty"`
+	WARC    WARC     `json:"warc,omitempty"`
 	// DedupAgainst names earlier crawls whose stored bodies this crawl reuses ("*": every
 	// crawl's, through the store-wide payload index): a body one of them, or this crawl,
 	// already stored is not stored again, and its capture is written to WARC as a revisit

@@ -159,6 +159,7 @@ func (s Spec) Validate() error {
 	}
 	errs = append(errs, s.Requisites.validate()...)
 	errs = append(errs, validateExtract(s.Extract)...)
+	errs = append(errs, validateOutputs(s.Outputs)...)
 	return errors.Join(errs...)
 }
 

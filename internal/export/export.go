@@ -7,6 +7,7 @@ package export
 import (
 	"cmp"
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -23,6 +24,9 @@ import (
 // Record is one exported page. The json names are the field names --fields takes, and the
 // CSV header; Parquet columns take the parquet names.
 type Record struct {
+	// Key is the same for every record of one document with one payload (Key): a consumer
+	// of deliveries, which come at least once, dedupes on it.
+	Key         string    `json:"key" parquet:"key"`
 	URL         string    `json:"url" parquet:"url"`
 	FinalURL    string    `json:"finalUrl" parquet:"final_url"`
 	Status      int32     `json:"status" parquet:"status"`
@@ -54,6 +58,7 @@ type Options struct {
 	Crawl  string
 	Format string    // jsonl, csv or parquet
 	Fields []string  // nil: all
+	Omit   []string  // with Fields nil: all but these
 	Since  time.Time // pages fetched at or after (zero: all)
 	// CSVSafe prefixes a CSV cell that a spreadsheet would run as a formula (one beginning
 	// with = + - @, a tab or a carriage return) with a single quote: a page's title is the
@@ -103,15 +108,10 @@ func (s *Source) Write(ctx context.Context, w io.Writer, o Options) (int64, erro
 	if err := s.Store.Crawls().CrawlSpec(ctx, o.Crawl, &spec); err != nil {
 		return 0, err
 	}
-	fields, cols, err := o.pick(extractColumns(spec.Extract))
+	rw, err := s.NewRecordWriter(w, o, spec.Extract)
 	if err != nil {
 		return 0, err
 	}
-	enc, err := newEncoder(o.Format, w, fields, cols, o.CSVSafe)
-	if err != nil {
-		return 0, err
-	}
-	wantText := slices.Contains(fields, "text")
 	var after []byte
 	var n int64
 	for {
@@ -120,25 +120,8 @@ func (s *Source) Write(ctx context.Context, w io.Writer, o Options) (int64, erro
 			return n, err
 		}
 		for _, p := range pages {
-			r := Record{URL: p.URL, FinalURL: p.FinalURL, Status: int32(p.Status), FetchedAt: p.FetchedAt.UTC(), ContentType: p.ContentType,
-				Title: p.Title, Lang: p.Lang, Links: p.Links, DuplicateOf: p.DuplicateOf, WARCFile: p.WARCFile,
-				WARCOffset: p.WARCOffset, WARCLength: p.WARCBytes, Extract: p.Extract}
-			if len(p.ContentHash) > 0 {
-				r.Digest = warc.DigestOf(p.ContentHash)
-			}
-			if wantText && p.TextKey != "" {
-				text, err := s.Texts.Get(ctx, p.TextKey, maxText)
-				if err != nil {
-					return n, fmt.Errorf("export: text of %s: %w", p.URL, err)
-				}
-				r.Text = string(text)
-			}
-			var x extracted
-			if len(cols) > 0 {
-				x = parseExtracted(p.Extract)
-			}
-			if err := enc.encode(&r, x); err != nil {
-				return n, fmt.Errorf("export: write %s: %w", p.URL, err)
+			if err := rw.Write(ctx, p); err != nil {
+				return n, err
 			}
 			n++
 		}
@@ -150,10 +133,77 @@ func (s *Source) Write(ctx context.Context, w io.Writer, o Options) (int64, erro
 		}
 		after = pages[len(pages)-1].Hash
 	}
-	if err := enc.close(); err != nil {
+	if err := rw.Close(); err != nil {
 		return n, fmt.Errorf("export: finish: %w", err)
 	}
 	return n, nil
+}
+
+// RecordWriter writes stored pages as records of one crawl in one format: the one place a
+// stored page becomes a record, for exports and deliveries alike.
+type RecordWriter struct {
+	crawl    string
+	texts    *segment.Reader
+	enc      encoder
+	cols     []column
+	wantText bool
+	size     int64
+}
+
+// NewRecordWriter writes o.Crawl's records to w in o.Format with o.Fields (all when none), a
+// crawl with extraction rules adding what they found.
+func (s *Source) NewRecordWriter(w io.Writer, o Options, rules []crawl.ExtractRule) (*RecordWriter, error) {
+	if err := o.Check(); err != nil {
+		return nil, err
+	}
+	fields, cols, err := o.pick(extractColumns(rules))
+	if err != nil {
+		return nil, err
+	}
+	enc, err := newEncoder(o.Format, w, fields, cols, o.CSVSafe)
+	if err != nil {
+		return nil, err
+	}
+	return &RecordWriter{crawl: o.Crawl, texts: s.Texts, enc: enc, cols: cols, wantText: slices.Contains(fields, "text")}, nil
+}
+
+// Write writes p's record, its text read from the text segments when the fields take it.
+func (rw *RecordWriter) Write(ctx context.Context, p store.StoredPage) error {
+	r := Record{Key: Key(rw.crawl, p.Hash, p.ContentHash), URL: p.URL, FinalURL: p.FinalURL, Status: int32(p.Status),
+		FetchedAt: p.FetchedAt.UTC(), ContentType: p.ContentType, Title: p.Title, Lang: p.Lang, Links: p.Links,
+		DuplicateOf: p.DuplicateOf, WARCFile: p.WARCFile, WARCOffset: p.WARCOffset, WARCLength: p.WARCBytes, Extract: p.Extract}
+	if len(p.ContentHash) > 0 {
+		r.Digest = warc.DigestOf(p.ContentHash)
+	}
+	if rw.wantText && p.TextKey != "" {
+		text, err := rw.texts.Get(ctx, p.TextKey, maxText)
+		if err != nil {
+			return fmt.Errorf("export: text of %s: %w", p.URL, err)
+		}
+		r.Text = string(text)
+	}
+	var x extracted
+	if len(rw.cols) > 0 {
+		x = parseExtracted(p.Extract)
+	}
+	if err := rw.enc.encode(&r, x); err != nil {
+		return fmt.Errorf("export: write %s: %w", p.URL, err)
+	}
+	rw.size += int64(len(r.Text) + len(r.URL)*(2+len(r.Links)) + len(r.Extract) + len(r.Title) + 200)
+	return nil
+}
+
+// Size is about how many bytes the records written so far hold (before compression): what a
+// caller bounds a batch by.
+func (rw *RecordWriter) Size() int64 { return rw.size }
+
+// Close ends the records (a Parquet file's footer; flushes buffered lines).
+func (rw *RecordWriter) Close() error { return rw.enc.close() }
+
+// Key is a record's idempotency key: the document's ID (its crawl and URL hash) and the digest
+// of its payload. A record sent again carries the same key; a page that changed, a new one.
+func Key(crawlID string, urlHash, contentHash []byte) string {
+	return crawlID + "/" + hex.EncodeToString(urlHash) + "/" + warc.DigestOf(contentHash)
 }
 
 // pick splits the chosen fields into the record's and the extracted columns of the crawl's
@@ -161,7 +211,7 @@ func (s *Source) Write(ctx context.Context, w io.Writer, o Options) (int64, erro
 // found — nested under extract in JSON Lines, a column for each field in CSV and Parquet.
 func (o Options) pick(cols []column) ([]string, []column, error) {
 	if len(o.Fields) == 0 {
-		fields := slices.DeleteFunc(slices.Clone(Fields), func(f string) bool { return f == "extract" })
+		fields := slices.DeleteFunc(slices.Clone(Fields), func(f string) bool { return f == "extract" || slices.Contains(o.Omit, f) })
 		switch {
 		case len(cols) == 0:
 			return fields, nil, nil

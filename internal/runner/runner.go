@@ -5,8 +5,10 @@ package runner
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"strings"
 	"sync"
@@ -20,6 +22,8 @@ import (
 	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/blob"
 	"github.com/trawlerdev/trawler/internal/config"
+	"github.com/trawlerdev/trawler/internal/deliver"
+	"github.com/trawlerdev/trawler/internal/export"
 	"github.com/trawlerdev/trawler/internal/fetch"
 	"github.com/trawlerdev/trawler/internal/membudget"
 	"github.com/trawlerdev/trawler/internal/netguard"
@@ -89,6 +93,7 @@ func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 			w.RegisterWorkflow(workflows.HostWorkflow)
 			w.RegisterWorkflow(workflows.ProcessPageWorkflow)
 			w.RegisterWorkflow(workflows.CrawlProcessingWorkflow)
+			w.RegisterWorkflow(workflows.DeliverWorkflow)
 			w.RegisterActivity(health)
 			w.RegisterActivity(frontier)
 		case config.RoleFetch:
@@ -118,6 +123,7 @@ func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 				MaxAge: cfg.SegmentMaxAge, MaxBytes: cfg.SegmentMaxBytes})
 			w.RegisterActivity(&activities.Processor{Store: st, Blob: deps.Blob, Bodies: reader, Texts: texts, Crawls: crawls,
 				Admitter: admitter, Gate: make(chan struct{}, cfg.ProcessConcurrency), Parse: membudget.New("parse", cfg.ParseBudget), Stopping: r.stopping, PDF: cfg.PDF})
+			w.RegisterActivity(&activities.Deliverer{Outputs: deliverer(st, deps.Blob, reader, cfg)})
 			w.RegisterActivity(&activities.Archiver{Store: st, Blob: deps.Blob, Bodies: reader, Crawls: crawls, Software: "Trawler (" + cfg.UserAgent + ")"})
 			if cfg.Retention > 0 && deps.Blob != nil {
 				d := &retention.Deleter{Store: st, Blob: deps.Blob, Open: retention.WorkflowOpen(c, cfg.IDPrefix)}
@@ -180,6 +186,18 @@ func (r *Runner) Stop() {
 	}
 	r.closers = nil
 }
+
+// deliverer sends the crawls' outputs (spec.outputs): webhooks through the address guard, open
+// only to the networks the operator allows for deliveries; datasets to the bucket.
+func deliverer(st *store.Store, b *blob.Store, texts *segment.Reader, cfg *config.Config) *deliver.Deliverer {
+	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: cfg.RootCAs, MinVersion: tls.VersionTLS12}}
+	hook := deliver.NewWebhook(netguard.New(netguard.Options{Allow: cfg.DeliveryAllowNetworks}), tr, webhookTimeout, cfg.UserAgent)
+	return &deliver.Deliverer{Store: deliver.StoreOf(st), Records: &export.Source{Store: st, Texts: texts}, Webhook: hook,
+		Dataset: &deliver.Dataset{Blob: b}, Log: slog.Default()}
+}
+
+// webhookTimeout bounds one webhook request, its answer included.
+const webhookTimeout = 30 * time.Second
 
 // schedule is the process's booking of hosts' request time, per-IP politeness over dialer.
 func schedule(st *store.Store, dialer *netguard.Dialer, cfg *config.Config) *pacing.Schedule {

@@ -58,6 +58,13 @@ type Deletes struct{ s *Store }
 // Deletes is the store's deletes aggregate.
 func (s *Store) Deletes() Deletes { return Deletes{s: s} }
 
+// Deliveries is deliveries rows and their dead letters: where each output of a crawl stands
+// in the crawl's documents (their save order) and which batches it gave up on.
+type Deliveries struct{ s *Store }
+
+// Deliveries is the store's deliveries aggregate.
+func (s *Store) Deliveries() Deliveries { return Deliveries{s: s} }
+
 // Inspect is read-only views for operators: stats, records of a URL or host, figures for the
 // report and exports.
 type Inspect struct{ s *Store }

@@ -1,0 +1,247 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/trawlerdev/trawler/internal/crawl"
+)
+
+// Cursor is a place in a crawl's documents in the order their saves committed: the saving
+// transaction's ID (xid8, as decimal text) and the URL hash. The zero Cursor is before all.
+type Cursor struct {
+	Tx   string `json:"tx"`
+	Hash []byte `json:"hash"`
+}
+
+func (c Cursor) tx() string {
+	if c.Tx == "" {
+		return "0"
+	}
+	return c.Tx
+}
+
+func (c Cursor) hash() []byte {
+	if c.Hash == nil {
+		return []byte{}
+	}
+	return c.Hash
+}
+
+// Same says whether two cursors stand at the same place.
+func (c Cursor) Same(o Cursor) bool { return c.tx() == o.tx() && string(c.Hash) == string(o.Hash) }
+
+// DeliveredPage is a stored page as an output delivers it: the record's fields and where it
+// stands in the save order.
+type DeliveredPage struct {
+	StoredPage
+	At Cursor
+}
+
+// deliverPagesSQL reads up to $6 documents of crawl $1 after cursor ($2, $3) in save order, up
+// to cursor ($4, $5) when $4 is set, with the fields of their record (as storedPagesSQL).
+// Only transactions older than every one still running are read (pg_snapshot_xmin): a save
+// in flight may commit after a later one, and the cursor must never pass it.
+const deliverPagesSQL = `WITH batch AS (
+		SELECT d.crawl_id, d.url_hash, d.stored_tx FROM documents d
+		WHERE d.crawl_id = $1 AND (d.crawl_id, d.stored_tx, d.url_hash) > ($1::text, $2::xid8, $3::bytea)
+			AND ($4::xid8 IS NULL OR (d.stored_tx, d.url_hash) <= ($4::xid8, $5::bytea))
+			AND d.stored_tx < pg_snapshot_xmin(pg_current_snapshot())
+		ORDER BY d.crawl_id, d.stored_tx, d.url_hash LIMIT $6)
+	SELECT b.stored_tx::text, u.url_hash, u.url, coalesce(f.final_url, ''), coalesce(f.status, 0), coalesce(f.fetched_at, d.processed_at),
+		coalesce(f.content_type, d.content_type, ''), d.content_hash, coalesce(d.title, ''), coalesce(d.lang, ''), coalesce(d.text_key, ''),
+		coalesce(du.url, ''), coalesce(f.warc_file, ''), coalesce(f.warc_offset, 0), coalesce(f.warc_length, 0),
+		coalesce((SELECT array_agg(t.url ORDER BY t.url) FROM links l JOIN urls t ON t.crawl_id = l.crawl_id AND t.url_hash = l.to_hash
+			WHERE l.crawl_id = u.crawl_id AND l.from_hash = u.url_hash AND l.kind <> 'embed'), '{}'),
+		coalesce(d.extract::text, '')
+	FROM batch b
+	JOIN documents d ON d.crawl_id = b.crawl_id AND d.url_hash = b.url_hash
+	JOIN urls u ON u.crawl_id = b.crawl_id AND u.url_hash = b.url_hash
+	LEFT JOIN LATERAL (SELECT * FROM fetches f WHERE f.crawl_id = u.crawl_id AND f.url_hash = u.url_hash AND f.body_key IS NOT NULL
+		ORDER BY f.fetched_at DESC, f.id DESC LIMIT 1) f ON true
+	LEFT JOIN urls du ON du.crawl_id = d.crawl_id AND du.url_hash = d.dup_of
+	ORDER BY b.stored_tx, b.url_hash`
+
+// Pages returns up to limit of a crawl's documents after cursor after, in save order, up to
+// and including upTo when it is set (a dead-lettered batch's range).
+func (agg Deliveries) Pages(ctx context.Context, crawlID string, after Cursor, upTo *Cursor, limit int) ([]DeliveredPage, error) {
+	s := agg.s
+	var toTx *string
+	var toHash []byte
+	if upTo != nil {
+		t := upTo.tx()
+		toTx, toHash = &t, upTo.hash()
+	}
+	rows, err := s.pool.Query(ctx, deliverPagesSQL, crawlID, after.tx(), after.hash(), toTx, toHash, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: documents of %s to deliver: %w", crawlID, err)
+	}
+	pages, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (DeliveredPage, error) {
+		var p DeliveredPage
+		err := r.Scan(&p.At.Tx, &p.Hash, &p.URL, &p.FinalURL, &p.Status, &p.FetchedAt, &p.ContentType, &p.ContentHash, &p.Title, &p.Lang,
+			&p.TextKey, &p.DuplicateOf, &p.WARCFile, &p.WARCOffset, &p.WARCBytes, &p.Links, &p.Extract)
+		p.At.Hash = p.Hash
+		return p, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: documents of %s to deliver: %w", crawlID, err)
+	}
+	return pages, nil
+}
+
+// Position is where the crawl's output stands (its row made on first use).
+func (agg Deliveries) Position(ctx context.Context, crawlID, output string) (Cursor, error) {
+	s := agg.s
+	var c Cursor
+	err := s.pool.QueryRow(ctx, `WITH made AS (
+			INSERT INTO deliveries (crawl_id, output) SELECT $1, $2 WHERE EXISTS (SELECT 1 FROM crawls WHERE id = $1)
+			ON CONFLICT DO NOTHING RETURNING cursor_tx::text, cursor_hash)
+		SELECT * FROM made UNION ALL SELECT cursor_tx::text, cursor_hash FROM deliveries WHERE crawl_id = $1 AND output = $2`,
+		crawlID, output).Scan(&c.Tx, &c.Hash)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Cursor{}, ErrNoCrawl
+	}
+	if err != nil {
+		return Cursor{}, fmt.Errorf("store: delivery %s/%s: %w", crawlID, output, err)
+	}
+	return c, nil
+}
+
+// Advance moves the output's cursor from from to to after a batch of records was delivered.
+// It says false when the cursor stood elsewhere (another attempt moved it first): nothing is
+// counted then.
+func (agg Deliveries) Advance(ctx context.Context, crawlID, output string, from, to Cursor, records int) (bool, error) {
+	s := agg.s
+	tag, err := s.pool.Exec(ctx, `UPDATE deliveries SET cursor_tx = $3::xid8, cursor_hash = $4, records = records + $5,
+			batches = batches + 1, last_error = NULL, updated_at = now()
+		WHERE crawl_id = $1 AND output = $2 AND cursor_tx = $6::xid8 AND cursor_hash = $7`,
+		crawlID, output, to.tx(), to.hash(), records, from.tx(), from.hash())
+	if err != nil {
+		return false, fmt.Errorf("store: advance delivery %s/%s: %w", crawlID, output, err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// Counted adds a replayed batch's records to the output's delivered count.
+func (agg Deliveries) Counted(ctx context.Context, crawlID, output string, records int) error {
+	s := agg.s
+	_, err := s.pool.Exec(ctx, `UPDATE deliveries SET records = records + $3, batches = batches + 1, updated_at = now()
+		WHERE crawl_id = $1 AND output = $2`, crawlID, output, records)
+	if err != nil {
+		return fmt.Errorf("store: count delivery %s/%s: %w", crawlID, output, err)
+	}
+	return nil
+}
+
+// Failed records the last failed try's error (clipped: a receiver writes part of it).
+func (agg Deliveries) Failed(ctx context.Context, crawlID, output, why string) error {
+	s := agg.s
+	_, err := s.pool.Exec(ctx, `UPDATE deliveries SET last_error = $3, updated_at = now() WHERE crawl_id = $1 AND output = $2`,
+		crawlID, output, Text(crawl.ClipError(why)))
+	if err != nil {
+		return fmt.Errorf("store: record delivery failure %s/%s: %w", crawlID, output, err)
+	}
+	return nil
+}
+
+// DeadBatch is a dead-lettered batch: the documents after From up to To, in save order.
+type DeadBatch struct {
+	ID       int64
+	From, To Cursor
+	Records  int
+	Attempts int
+	Error    string
+	At       time.Time
+}
+
+// DeadLetter records a batch every try of which failed and moves the cursor past it (when it
+// stands at the batch's start), in one transaction: a retry records it once.
+func (agg Deliveries) DeadLetter(ctx context.Context, crawlID, output string, b DeadBatch) error {
+	s := agg.s
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `INSERT INTO delivery_dead_letters (crawl_id, output, from_tx, from_hash, to_tx, to_hash, records, attempts, error)
+			VALUES ($1, $2, $3::xid8, $4, $5::xid8, $6, $7, $8, $9) ON CONFLICT DO NOTHING`,
+			crawlID, output, b.From.tx(), b.From.hash(), b.To.tx(), b.To.hash(), b.Records, b.Attempts, Text(crawl.ClipError(b.Error)))
+		if err != nil || tag.RowsAffected() == 0 {
+			return err
+		}
+		_, err = tx.Exec(ctx, `UPDATE deliveries SET cursor_tx = $3::xid8, cursor_hash = $4, dead = dead + $5, last_error = $6, updated_at = now()
+			WHERE crawl_id = $1 AND output = $2 AND cursor_tx = $7::xid8 AND cursor_hash = $8`,
+			crawlID, output, b.To.tx(), b.To.hash(), b.Records, Text(crawl.ClipError(b.Error)), b.From.tx(), b.From.hash())
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("store: dead-letter a batch of %s/%s: %w", crawlID, output, err)
+	}
+	return nil
+}
+
+// DeadBatches are the output's dead-lettered batches not sent again yet, oldest first.
+func (agg Deliveries) DeadBatches(ctx context.Context, crawlID, output string, limit int) ([]DeadBatch, error) {
+	s := agg.s
+	rows, err := s.pool.Query(ctx, `SELECT id, from_tx::text, from_hash, to_tx::text, to_hash, records, attempts, error, at
+		FROM delivery_dead_letters WHERE crawl_id = $1 AND output = $2 AND replayed_at IS NULL ORDER BY id LIMIT $3`, crawlID, output, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: dead batches of %s/%s: %w", crawlID, output, err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (DeadBatch, error) {
+		var b DeadBatch
+		err := r.Scan(&b.ID, &b.From.Tx, &b.From.Hash, &b.To.Tx, &b.To.Hash, &b.Records, &b.Attempts, &b.Error, &b.At)
+		return b, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: dead batches of %s/%s: %w", crawlID, output, err)
+	}
+	return out, nil
+}
+
+// Replayed marks a dead-lettered batch sent again, and takes its records off the dead count.
+func (agg Deliveries) Replayed(ctx context.Context, crawlID, output string, id int64) error {
+	s := agg.s
+	_, err := s.pool.Exec(ctx, `WITH r AS (UPDATE delivery_dead_letters SET replayed_at = now()
+			WHERE id = $3 AND crawl_id = $1 AND output = $2 AND replayed_at IS NULL RETURNING records)
+		UPDATE deliveries SET dead = greatest(dead - (SELECT coalesce(sum(records), 0) FROM r), 0), updated_at = now()
+		WHERE crawl_id = $1 AND output = $2`, crawlID, output, id)
+	if err != nil {
+		return fmt.Errorf("store: mark a dead batch of %s/%s replayed: %w", crawlID, output, err)
+	}
+	return nil
+}
+
+// DeliveryStatus is an output's standing, for the report and `trawler status`.
+type DeliveryStatus struct {
+	Output      string    `json:"output"`
+	Records     int64     `json:"records"`
+	Batches     int64     `json:"batches"`
+	Dead        int64     `json:"dead"`        // records in batches dead-lettered and not sent again
+	DeadBatches int64     `json:"deadBatches"` // such batches
+	Behind      int64     `json:"behind"`      // documents after the cursor
+	LastError   string    `json:"lastError,omitempty"`
+	UpdatedAt   time.Time `json:"updatedAt"`
+}
+
+// Statuses are the crawl's outputs' standings, by name.
+func (agg Deliveries) Statuses(ctx context.Context, crawlID string) ([]DeliveryStatus, error) {
+	s := agg.s
+	rows, err := s.pool.Query(ctx, `SELECT v.output, v.records, v.batches, v.dead,
+			(SELECT count(*) FROM delivery_dead_letters x WHERE x.crawl_id = v.crawl_id AND x.output = v.output AND x.replayed_at IS NULL),
+			(SELECT count(*) FROM documents d WHERE d.crawl_id = v.crawl_id AND (d.crawl_id, d.stored_tx, d.url_hash) > (v.crawl_id, v.cursor_tx, v.cursor_hash)),
+			coalesce(v.last_error, ''), v.updated_at
+		FROM deliveries v WHERE v.crawl_id = $1 ORDER BY v.output`, crawlID)
+	if err != nil {
+		return nil, fmt.Errorf("store: deliveries of %s: %w", crawlID, err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (DeliveryStatus, error) {
+		var d DeliveryStatus
+		err := r.Scan(&d.Output, &d.Records, &d.Batches, &d.Dead, &d.DeadBatches, &d.Behind, &d.LastError, &d.UpdatedAt)
+		return d, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: deliveries of %s: %w", crawlID, err)
+	}
+	return out, nil
+}
