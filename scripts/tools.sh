@@ -67,9 +67,9 @@ done
 # npm packages the tests use as independent checkers (not ours, so they catch our mistakes):
 # warcio.js reads our WARC files. Installed once per version into the cache, then copied.
 ensure_npm() {
-  local name=$1 version=$2
-  local dest="$root/.tools/node" cached="$cache/npm-$name@$version"
-  if [[ -f "$dest/node_modules/$name/package.json" && "$(cat "$dest/.$name.version" 2>/dev/null)" == "$version" ]]; then
+  local name=$1 version=$2 dest="$root/.tools/${3:-node}"
+  local cached="$cache/npm-${name//\//_}@$version" stamp="$root/.tools/${3:-node}/.${name//\//_}.version"
+  if [[ -f "$dest/node_modules/$name/package.json" && "$(cat "$stamp" 2>/dev/null)" == "$version" ]]; then
     return 0
   fi
   if ! command -v npm >/dev/null 2>&1; then
@@ -92,10 +92,13 @@ ensure_npm() {
   rm -rf "$dest"
   mkdir -p "$dest"
   cp -r "$cached/node_modules" "$dest/"
-  echo "$version" >"$dest/.$name.version"
+  echo "$version" >"$stamp"
 }
 
 ensure_npm warcio 2.4.11
+# DuckDB (its Node package and the platform's prebuilt engine, both from npm) reads the Parquet
+# datasets deliveries write, as a user's tool would: hive partitions, no Trawler code.
+ensure_npm @duckdb/node-api 1.5.6-r.1 duckdb
 
 # ReplayWeb.page replays our WACZ files in the tests (a real client, served on loopback and
 # opened in headless Chromium). Its package ships bundled ui.js and sw.js, so the tarball is
