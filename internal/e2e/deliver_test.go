@@ -70,7 +70,7 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	var b struct {
 		Crawl, Output, Batch string
-		Records             []json.RawMessage
+		Records              []json.RawMessage
 	}
 	if err := json.Unmarshal(body, &b); err != nil || b.Batch == "" || r.Header.Get(deliver.HeaderIdem) != b.Crawl+"/"+b.Output+"/"+b.Batch {
 		http.Error(w, "bad batch", http.StatusUnprocessableEntity)
