@@ -276,6 +276,23 @@ func TestDeliveriesReachEveryStoredDocument(t *testing.T) {
 	if st := status(); st["strict"]["dead"].(float64) != 0 || st["strict"]["deadBatches"].(float64) != 0 {
 		t.Errorf("status after replay: %v", st["strict"])
 	}
+	// The report says where each output stands.
+	r.trawler(t, "report", "--crawl", name, "--out", r.dir)
+	var rep struct {
+		Deliveries []struct {
+			Output  string `json:"output"`
+			Records int    `json:"records"`
+			Dead    int    `json:"dead"`
+		} `json:"deliveries"`
+	}
+	if data, err := os.ReadFile(filepath.Join(r.dir, name+".json")); err != nil || json.Unmarshal(data, &rep) != nil || len(rep.Deliveries) != 3 {
+		t.Errorf("the report's deliveries: %+v (%v)", rep.Deliveries, err)
+	}
+	for _, d := range rep.Deliveries {
+		if d.Records < len(want) || d.Dead != 0 {
+			t.Errorf("the report's output %s: %+v", d.Output, d)
+		}
+	}
 }
 
 // missing fails t for each wanted key not got, and each key got that no document has.

@@ -68,7 +68,9 @@ type CrawlFigures struct {
 	// Extracted counts documents per extraction rule that matched ("rule") and per field that
 	// came back with a value ("rule.field"; the result's own keys, _truncated and _failed, left out).
 	Extracted []Count `json:"extracted"`
-	Seeds     []Seed  `json:"seeds"`
+	// Deliveries are the crawl's outputs' standings (spec.outputs).
+	Deliveries []DeliveryStatus `json:"deliveries"`
+	Seeds      []Seed           `json:"seeds"`
 }
 
 // reportTop bounds the hosts a report lists.
@@ -153,6 +155,9 @@ func (agg Inspect) CrawlFigures(ctx context.Context, crawlID string) (*CrawlFigu
 	})
 	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
 		return nil, fmt.Errorf("store: report of %s: %w", crawlID, err)
+	}
+	if f.Deliveries, err = s.Deliveries().Statuses(ctx, crawlID); err != nil {
+		return nil, err
 	}
 	return f, nil
 }
