@@ -6,7 +6,7 @@ GO ?= go
 WITH_ENV = eval "$$(scripts/stack.sh env)" &&
 GO_TEST_FLAGS ?= -count=1 -timeout 30m
 
-.PHONY: all build up down status logs migrate demo test test-unit fmt-check vet bench bench-requisites bench-scale bench-extract fuzz chaos \
+.PHONY: all build up down status logs migrate demo test test-unit fmt-check vet bench bench-requisites bench-deliveries bench-scale bench-extract fuzz chaos \
 	cluster-up cluster-down cluster-status cluster-chaos bench-cluster bench-start clean
 
 all: build
@@ -82,6 +82,7 @@ bench: up
 		$(GO) test -run '^$$' -bench Crawl -benchtime 1x -v -timeout 90m ./internal/e2e/
 	$(MAKE) bench-start
 	$(MAKE) bench-requisites
+	$(MAKE) bench-deliveries
 	if [ -n "$(BENCH_MICRO)" ]; then \
 		$(GO) test -run '^$$' -bench . -benchmem ./internal/testweb/ && \
 		$(GO) test -run 'NearDuplicates' -v -bench . -benchtime 2000x ./internal/dedup/ | grep -E 'precision|Benchmark|^ok' && \
@@ -98,6 +99,11 @@ bench-start: up
 ## requisites off, then on; requests, bytes and CPU per page, appended to BENCHMARKS.md.
 bench-requisites: up
 	$(WITH_ENV) BENCH_REPORT=$(CURDIR)/BENCHMARKS.md $(GO) test -run '^$$' -bench '^BenchmarkRequisites$$' -benchtime 1x -v -timeout 40m ./internal/e2e/
+
+## What extraction rules and deliveries (a webhook, a Parquet dataset) cost a page (issue 50):
+## the Python manual without rules, with rules, with rules and both outputs.
+bench-deliveries: up
+	$(WITH_ENV) BENCH_REPORT=$(CURDIR)/BENCHMARKS.md $(GO) test -run '^$$' -bench '^BenchmarkDeliveries$$' -benchtime 1x -v -timeout 40m ./internal/e2e/
 
 ## Main-text extraction (issue 17): Trawler's extractor and go-trafilatura against the PostgreSQL
 ## and Python manuals Debian ships (apt-get install postgresql-doc-15 python3.11-doc), scored by

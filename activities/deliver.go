@@ -14,18 +14,15 @@ type Deliverer struct {
 	Outputs *deliver.Deliverer
 }
 
-// DeliverInput asks for one run of an output's delivery; MaxAttempts is the retry policy's,
-// so the last try knows to dead-letter a batch it cannot deliver.
-type DeliverInput struct {
-	deliver.Input
-	MaxAttempts int `json:"maxAttempts"`
-}
+// DeliverInput asks for one run of an output's delivery.
+type DeliverInput = deliver.Input
 
 // DeliverResult says what the run delivered and whether the output is done.
 type DeliverResult = deliver.Result
 
-// Deliver sends what the output has not delivered yet, for up to half a minute.
+// Deliver sends what the output has not delivered yet, for up to half a minute. A batch's
+// tries are counted in Postgres (its last dead-letters it); the activity's retries only space
+// them out.
 func (a *Deliverer) Deliver(ctx context.Context, in DeliverInput) (DeliverResult, error) {
-	try := deliver.Try{Attempt: int(activity.GetInfo(ctx).Attempt), MaxAttempts: in.MaxAttempts}
-	return a.Outputs.Run(ctx, in.Input, try, func(r deliver.Result) { activity.RecordHeartbeat(ctx, r) })
+	return a.Outputs.Run(ctx, in, func(r deliver.Result) { activity.RecordHeartbeat(ctx, r) })
 }

@@ -16,6 +16,7 @@ CREATE TABLE IF NOT EXISTS deliveries (
     records     bigint      NOT NULL DEFAULT 0,  -- delivered (a batch sent again counts again)
     batches     bigint      NOT NULL DEFAULT 0,
     dead        bigint      NOT NULL DEFAULT 0,  -- records in dead-lettered batches
+    tries       int         NOT NULL DEFAULT 0,  -- failed tries of the batch at the cursor
     last_error  text,                            -- the last failed try's error, clipped
     updated_at  timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (crawl_id, output)
@@ -26,9 +27,9 @@ CREATE TABLE IF NOT EXISTS delivery_dead_letters (
     id          bigserial   PRIMARY KEY,
     crawl_id    text        NOT NULL REFERENCES crawls (id) ON DELETE CASCADE,
     output      text        NOT NULL,
-    from_tx     xid8        NOT NULL,  -- the first document of the batch (inclusive)
+    from_tx     xid8        NOT NULL,  -- where the cursor stood: the batch is what follows (exclusive)
     from_hash   bytea       NOT NULL,
-    to_tx       xid8        NOT NULL,  -- its last (inclusive)
+    to_tx       xid8        NOT NULL,  -- its last document (inclusive)
     to_hash     bytea       NOT NULL,
     records     int         NOT NULL,
     attempts    int         NOT NULL,

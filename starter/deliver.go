@@ -60,8 +60,7 @@ func runDeliver(ctx context.Context, args []string, stdout io.Writer) error {
 	if *replay {
 		crawlWID := crawl.CrawlWorkflowID(cfg.IDPrefix, *crawlName)
 		for _, o := range outs {
-			in := workflows.DeliverInput{CrawlID: *crawlName, Output: o.Name, Every: o.Every, MaxAttempts: o.Attempts(),
-				Queue: cfg.ProcessTaskQueue, Replay: true}
+			in := workflows.DeliverInput{CrawlID: *crawlName, Output: o.Name, Every: o.Every, Queue: cfg.ProcessTaskQueue, Replay: true}
 			_, err := op.tc.SignalWithStartWorkflow(ctx, crawl.DeliverID(crawlWID, o.Name), crawl.SignalRedeliver, nil,
 				client.StartWorkflowOptions{TaskQueue: cfg.TaskQueue, WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE},
 				workflows.DeliverWorkflow, in)

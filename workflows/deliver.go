@@ -16,13 +16,12 @@ import (
 // DeliverInput is DeliverWorkflow's input: one output of a crawl, with its pacing from the
 // spec, and the totals a continued run carries.
 type DeliverInput struct {
-	CrawlID     string         `json:"crawlId"`
-	Output      string         `json:"output"`
-	Every       crawl.Duration `json:"every,omitempty"`       // wait when caught up (default crawl.DefaultDeliverEvery)
-	MaxAttempts int            `json:"maxAttempts,omitempty"` // tries of a batch (default crawl.DefaultOutputAttempts)
-	Queue       string         `json:"queue,omitempty"`       // the process queue (default crawl.ProcessQueue)
-	Replay      bool           `json:"replay,omitempty"`      // send dead-lettered batches again first
-	Totals      DeliverTotals  `json:"totals,omitzero"`
+	CrawlID string         `json:"crawlId"`
+	Output  string         `json:"output"`
+	Every   crawl.Duration `json:"every,omitempty"`  // wait when caught up (default crawl.DefaultDeliverEvery)
+	Queue   string         `json:"queue,omitempty"`  // the process queue (default crawl.ProcessQueue)
+	Replay  bool           `json:"replay,omitempty"` // send dead-lettered batches again first
+	Totals  DeliverTotals  `json:"totals,omitzero"`
 }
 
 // DeliverTotals is what a DeliverWorkflow delivered, its result.
@@ -43,10 +42,6 @@ const deliverRunFor = deliver.DefaultRunFor
 // crawl has ended and everything is delivered. Its cursor is in Postgres, so a run started
 // again (trawler deliver) goes on where the last stopped.
 func DeliverWorkflow(ctx workflow.Context, in DeliverInput) (DeliverTotals, error) {
-	attempts := in.MaxAttempts
-	if attempts <= 0 {
-		attempts = crawl.DefaultOutputAttempts
-	}
 	every := in.Every.D()
 	if every <= 0 {
 		every = crawl.DefaultDeliverEvery
@@ -57,8 +52,9 @@ func DeliverWorkflow(ctx workflow.Context, in DeliverInput) (DeliverTotals, erro
 		// most a minute); it beats after every batch.
 		StartToCloseTimeout: deliverRunFor + 3*time.Minute,
 		HeartbeatTimeout:    90 * time.Second,
-		RetryPolicy: &temporal.RetryPolicy{InitialInterval: 2 * time.Second, BackoffCoefficient: 2,
-			MaximumInterval: time.Minute, MaximumAttempts: int32(attempts)},
+		// Unlimited: a batch's tries are counted in Postgres, and its last one dead-letters it
+		// (spec maxAttempts); these retries space the tries out, and outlast a store's outage.
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: 2 * time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute},
 	})
 	replay := workflow.GetSignalChannel(ctx, crawl.SignalRedeliver)
 	var d *activities.Deliverer
@@ -73,14 +69,16 @@ func DeliverWorkflow(ctx workflow.Context, in DeliverInput) (DeliverTotals, erro
 			in.Replay = true
 		}
 		var res activities.DeliverResult
-		err := workflow.ExecuteActivity(actx, d.Deliver, activities.DeliverInput{MaxAttempts: attempts,
-			Input: deliver.Input{CrawlID: in.CrawlID, Output: in.Output, Replay: in.Replay, For: deliverRunFor}}).Get(ctx, &res)
+		err := workflow.ExecuteActivity(actx, d.Deliver, activities.DeliverInput{CrawlID: in.CrawlID, Output: in.Output,
+			Replay: in.Replay, For: deliverRunFor}).Get(ctx, &res)
 		if err != nil {
-			// Every try failed for another reason than the receiver (the store, a worker that
-			// cannot send): nothing was lost, the cursor stands; try again after the interval.
+			// Not retryable (a bug, a cancel): nothing was lost, the cursor stands; try again
+			// after the interval.
 			workflow.GetLogger(ctx).Warn("delivery failed", "crawl", in.CrawlID, "output", in.Output, "error", err)
 		} else {
-			in.Replay = false
+			// A replay that failed leaves its batch dead (the operator replays again); one
+			// that ran out of time goes on in the next run.
+			in.Replay = res.ReplayLeft
 			in.Totals.Records += res.Records
 			in.Totals.Batches += res.Batches
 			in.Totals.Dead += res.Dead
@@ -125,7 +123,7 @@ func (c *crawlRun) startDeliveries() {
 			StaticSummary:         "Delivers crawl " + c.crawlID + "'s documents to output " + out.Name + "; signal `" + crawl.SignalRedeliver + "`",
 		})
 		child := workflow.ExecuteChildWorkflow(cctx, DeliverWorkflow, DeliverInput{CrawlID: c.crawlID, Output: out.Name,
-			Every: out.Every, MaxAttempts: out.Attempts(), Queue: c.carry.ProcessQueue})
+			Every: out.Every, Queue: c.carry.ProcessQueue})
 		if err := child.GetChildWorkflowExecution().Get(c.ctx, nil); err != nil {
 			// Already running (an operator's trawler deliver): that run delivers.
 			workflow.GetLogger(c.ctx).Warn("starting a delivery failed", "crawl", c.crawlID, "output", out.Name, "error", err)

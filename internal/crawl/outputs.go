@@ -39,6 +39,8 @@ type Output struct {
 // Webhook POSTs batches of records as JSON ({"crawl", "output", "batch", "records": […]}),
 // signed: X-Trawler-Signature is "sha256=" and the hex HMAC-SHA256 of the body under Secret.
 type Webhook struct {
+	// URL is where batches go: in clear, or named as a secret (secret:env:NAME) when it holds
+	// a token; never with credentials in clear.
 	URL string `json:"url"`
 	// Secret names the signing key (secret:env:NAME or secret:file:/path), resolved by the
 	// worker that sends: the key itself is never in the spec.
@@ -116,7 +118,7 @@ func validateOutputs(outs []Output) []error {
 	if len(outs) > MaxOutputs {
 		errs = append(errs, fmt.Errorf("outputs: %d; at most %d", len(outs), MaxOutputs))
 	}
-	names := map[string]bool{}
+	names, prefixes := map[string]bool{}, map[string]string{}
 	for i, o := range outs {
 		at := fmt.Sprintf("outputs[%d] (%s)", i, Clip(o.Name, 64))
 		switch {
@@ -132,7 +134,12 @@ func validateOutputs(outs []Output) []error {
 		case o.Webhook != nil:
 			errs = append(errs, o.Webhook.validate(at)...)
 		case o.Dataset != nil:
-			if p := o.Dataset.PrefixOrDefault(); len(p) > 200 || !datasetPrefix.MatchString(p) || strings.Contains("/"+p+"/", "/../") || strings.Contains("/"+p+"/", "/./") {
+			p := o.Dataset.PrefixOrDefault()
+			if other, ok := prefixes[p]; ok {
+				errs = append(errs, fmt.Errorf("%s: dataset.prefix %q: output %s writes there too (their parts would mix)", at, p, other))
+			}
+			prefixes[p] = o.Name
+			if len(p) > 200 || !datasetPrefix.MatchString(p) || strings.Contains("/"+p+"/", "/../") || strings.Contains("/"+p+"/", "/./") {
 				errs = append(errs, fmt.Errorf("%s: dataset.prefix %q: want up to 200 of A-Z a-z 0-9 . _ - in /-separated parts", at, Clip(o.Dataset.Prefix, 64)))
 			}
 		}
@@ -149,19 +156,32 @@ func validateOutputs(outs []Output) []error {
 	return errs
 }
 
+// CheckWebhookURL says why v is no webhook URL. One the spec holds in clear may carry no
+// credentials (they would sit in the stored spec): a URL that holds a token is named as a
+// secret instead (secret:env:NAME), and then, resolved by the worker, it may (secret true).
+func CheckWebhookURL(v string, secret bool) error {
+	u, err := url.Parse(v)
+	switch {
+	case len(v) > 2048:
+		return errors.New("longer than 2048 bytes")
+	case err != nil:
+		return errors.New("not a URL")
+	case u.Scheme != "http" && u.Scheme != "https" || u.Host == "":
+		return errors.New("not an http(s) URL")
+	case u.User != nil && !secret:
+		return errors.New("carries credentials; the secret signs each request (or name the URL as a secret)")
+	}
+	return nil
+}
+
 func (w Webhook) validate(at string) []error {
 	var errs []error
-	u, err := url.Parse(w.URL)
-	switch {
-	case len(w.URL) > 2048:
-		errs = append(errs, fmt.Errorf("%s: webhook.url: longer than 2048 bytes", at))
-	case err != nil:
-		errs = append(errs, fmt.Errorf("%s: webhook.url: %v", at, err))
-	case u.Scheme != "http" && u.Scheme != "https" || u.Host == "":
-		errs = append(errs, fmt.Errorf("%s: webhook.url %q: want an http(s) URL", at, Clip(w.URL, 200)))
-	case u.User != nil:
-		// Credentials in the URL would sit in clear in the spec: sign with the secret instead.
-		errs = append(errs, fmt.Errorf("%s: webhook.url: carries credentials; the secret signs each request", at))
+	if IsSecretRef(w.URL) {
+		if err := CheckSecretRef(w.URL); err != nil {
+			errs = append(errs, fmt.Errorf("%s: webhook.url: %w", at, err))
+		}
+	} else if err := CheckWebhookURL(w.URL, false); err != nil {
+		errs = append(errs, fmt.Errorf("%s: webhook.url %q: %w", at, Clip(w.URL, 200), err))
 	}
 	switch {
 	case w.Secret == "":

@@ -18,19 +18,20 @@ import (
 	"github.com/trawlerdev/trawler/internal/store"
 )
 
-// Store is what delivery needs of the store: the crawl's spec and state, and the outputs'
-// cursors, documents and dead letters (the deliveries aggregate owns those rows).
+// Store is what delivery needs of the store: the crawl's spec, and the outputs' cursors,
+// documents and dead letters (the deliveries aggregate owns those rows).
 type Store interface {
 	CrawlSpec(ctx context.Context, id string, dst any) error
-	CrawlState(ctx context.Context, id string) (crawl.CrawlState, error)
-	Position(ctx context.Context, crawlID, output string) (store.Cursor, error)
+	Position(ctx context.Context, crawlID, output string) (store.Cursor, int, error)
+	Ended(ctx context.Context, crawlID string, at store.Cursor, settle time.Duration) (bool, error)
 	Pages(ctx context.Context, crawlID string, after store.Cursor, upTo *store.Cursor, limit int) ([]store.DeliveredPage, error)
 	Advance(ctx context.Context, crawlID, output string, from, to store.Cursor, records int) (bool, error)
 	Counted(ctx context.Context, crawlID, output string, records int) error
-	Failed(ctx context.Context, crawlID, output, why string) error
+	Failed(ctx context.Context, crawlID, output string, at store.Cursor, why string) (int, error)
 	DeadLetter(ctx context.Context, crawlID, output string, b store.DeadBatch) error
 	DeadBatches(ctx context.Context, crawlID, output string, limit int) ([]store.DeadBatch, error)
 	Replayed(ctx context.Context, crawlID, output string, id int64) error
+	ReplayFailed(ctx context.Context, crawlID, output string, id int64, why string) error
 }
 
 // StoreOf joins the store's aggregates delivery reads.
@@ -67,18 +68,14 @@ type Result struct {
 	Dead     int  `json:"dead,omitempty"`     // records dead-lettered
 	Replayed int  `json:"replayed,omitempty"` // dead-lettered batches sent again
 	CaughtUp bool `json:"caughtUp"`           // every document saved so far is delivered
-	// Ended: the crawl is done, stopped or gone (or the output no longer in its spec) and
-	// CaughtUp: nothing will come after.
+	// Ended: the crawl is over (or gone, or the output no longer in its spec) and everything
+	// it stored is delivered: nothing will come after.
 	Ended bool `json:"ended"`
+	// ReplayLeft: dead-lettered batches are still to be sent again (the run ran out of time).
+	ReplayLeft bool `json:"replayLeft,omitempty"`
+	// ReplayError is why a dead-lettered batch could not be sent again (it stays dead).
+	ReplayError string `json:"replayError,omitempty"`
 }
-
-// Try is which try of a batch this is, and how many there are: a failure of the last is
-// dead-lettered, an earlier one is retried by the caller (a Temporal activity's retry policy).
-type Try struct {
-	Attempt, MaxAttempts int
-}
-
-func (t Try) last() bool { return t.Attempt >= t.MaxAttempts }
 
 // DefaultRunFor is how long one run keeps sending: long enough for many batches, short enough
 // that a run's heartbeats and retries stay cheap.
@@ -87,6 +84,11 @@ const DefaultRunFor = 30 * time.Second
 // maxBatchBytes bounds one batch's records (a POST's body, a part's rows): a batch stops
 // early once past it, whatever its size in records.
 const maxBatchBytes = 8 << 20
+
+// endSettle is how long after a crawl ended its output may still see documents come: the
+// last requests land within the crawl's request timeout, and their pages are then processed
+// (their fetched rows say so meanwhile).
+const endSettle = 15 * time.Second
 
 // Permanent marks a failure that trying again cannot mend (a receiver's 4xx, an address the
 // guard refuses): the batch is dead-lettered at once.
@@ -97,7 +99,6 @@ func (p *Permanent) Unwrap() error { return p.Err }
 
 // sink is where one output's batches go.
 type sink interface {
-	format() string // the records' format: jsonl or parquet
 	send(ctx context.Context, b *batch) error
 }
 
@@ -107,13 +108,14 @@ type batch struct {
 	id              string // the same for every try of the batch (its start)
 	from, to        store.Cursor
 	pages           []store.DeliveredPage
-	try             Try
+	attempt         int // which try of the batch this is
 }
 
 // Run delivers what the output has not delivered yet, for up to in.For, calling beat after
-// each batch. A batch that fails is retried by the caller; on the last try (try.last) it is
-// dead-lettered and the run goes on.
-func (d *Deliverer) Run(ctx context.Context, in Input, try Try, beat func(Result)) (Result, error) {
+// each batch. A batch that fails fails the run (the caller retries it after a backoff) until
+// its failed tries reach the output's maxAttempts: then it is dead-lettered and the run goes
+// on. A receiver that refuses a batch for good has it dead-lettered at once.
+func (d *Deliverer) Run(ctx context.Context, in Input, beat func(Result)) (Result, error) {
 	var res Result
 	var spec crawl.Spec
 	if err := d.Store.CrawlSpec(ctx, in.CrawlID, &spec); err != nil {
@@ -130,28 +132,18 @@ func (d *Deliverer) Run(ctx context.Context, in Input, try Try, beat func(Result
 	if err != nil {
 		return res, err
 	}
-	// The state is read before the documents: a crawl seen ended has saved its last document,
-	// so catching up after this look delivers everything.
-	state, err := d.Store.CrawlState(ctx, in.CrawlID)
-	switch {
-	case errors.Is(err, store.ErrNoCrawl):
-		return Result{CaughtUp: true, Ended: true}, nil
-	case err != nil:
-		return res, err
-	}
-	ended := state == crawl.CrawlDone || state == crawl.CrawlStopped
-	if in.Replay {
-		if err := d.replay(ctx, in, out, sk, try, &res, beat); err != nil {
-			return res, err
-		}
-	}
 	runFor := in.For
 	if runFor <= 0 {
 		runFor = DefaultRunFor
 	}
 	until := time.Now().Add(runFor)
+	if in.Replay {
+		if err := d.replay(ctx, in, out, sk, until, &res, beat); err != nil {
+			return res, err
+		}
+	}
 	for time.Now().Before(until) {
-		from, err := d.Store.Position(ctx, in.CrawlID, in.Output)
+		from, tries, err := d.Store.Position(ctx, in.CrawlID, in.Output)
 		if errors.Is(err, store.ErrNoCrawl) {
 			return Result{CaughtUp: true, Ended: true}, nil
 		}
@@ -163,12 +155,13 @@ func (d *Deliverer) Run(ctx context.Context, in Input, try Try, beat func(Result
 			return res, err
 		}
 		if len(pages) == 0 {
-			res.CaughtUp, res.Ended = true, ended
-			return res, nil
+			res.CaughtUp = true
+			res.Ended, err = d.Store.Ended(ctx, in.CrawlID, from, spec.WithDefaults().RequestTimeout.D()+endSettle)
+			return res, err
 		}
-		b := &batch{crawlID: in.CrawlID, output: in.Output, id: batchID(from), from: from, pages: pages, try: try}
-		if err := d.deliver(ctx, sk, b); err != nil {
-			if err := d.failed(ctx, b, err, &res); err != nil {
+		b := &batch{crawlID: in.CrawlID, output: in.Output, id: batchID(from), from: from, pages: pages, attempt: tries + 1}
+		if err := sk.send(ctx, b); err != nil {
+			if err := d.failed(ctx, out, b, err, &res); err != nil {
 				return res, err
 			}
 		} else {
@@ -186,45 +179,54 @@ func (d *Deliverer) Run(ctx context.Context, in Input, try Try, beat func(Result
 	return res, nil
 }
 
-// deliver has the sink encode the batch's records (as many as fit maxBatchBytes, at least
-// one; b.to is set to the last one it took) and send them.
-func (d *Deliverer) deliver(ctx context.Context, sk sink, b *batch) error { return sk.send(ctx, b) }
-
-// failed handles a batch that could not be delivered: on its last try, or for good, it is
-// dead-lettered and the run goes on; otherwise the run fails, to be retried after a backoff.
-func (d *Deliverer) failed(ctx context.Context, b *batch, sendErr error, res *Result) error {
+// failed handles a batch that could not be delivered: it counts the try, and the run fails
+// (to be retried after a backoff) unless the batch is past its last try or refused for good,
+// when it is dead-lettered and the run goes on. A run cancelled (a worker stopping) is no
+// try of the batch's.
+func (d *Deliverer) failed(ctx context.Context, out crawl.Output, b *batch, sendErr error, res *Result) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	why := crawl.ClipError(sendErr.Error())
 	var perm *Permanent
 	permanent := errors.As(sendErr, &perm)
-	if err := d.Store.Failed(ctx, b.crawlID, b.output, sendErr.Error()); err != nil {
-		d.log().Warn("recording a delivery failure failed", "crawl", b.crawlID, "output", b.output, "error", err)
+	tries, err := d.Store.Failed(ctx, b.crawlID, b.output, b.from, why)
+	if err != nil {
+		return err
 	}
-	if !permanent && !b.try.last() {
-		return fmt.Errorf("deliver: %s/%s batch %s (try %d of %d): %w", b.crawlID, b.output, b.id, b.try.Attempt, b.try.MaxAttempts, sendErr)
+	if !permanent && tries < out.Attempts() {
+		return fmt.Errorf("deliver: %s/%s batch %s (try %d of %d): %s", b.crawlID, b.output, b.id, b.attempt, out.Attempts(), why)
 	}
 	if b.to.Tx == "" { // nothing encoded: the whole read batch is the dead one
 		b.to = b.pages[len(b.pages)-1].At
 	}
 	n := countUpTo(b.pages, b.to)
 	d.log().Warn("dead-lettering a delivery batch", "crawl", b.crawlID, "output", b.output, "batch", b.id, "records", n,
-		"attempt", b.try.Attempt, "permanent", permanent, "error", sendErr)
+		"tries", tries, "permanent", permanent, "error", why)
 	if err := d.Store.DeadLetter(ctx, b.crawlID, b.output, store.DeadBatch{From: b.from, To: b.to, Records: n,
-		Attempts: b.try.Attempt, Error: sendErr.Error()}); err != nil {
+		Attempts: max(tries, 1), Error: why}); err != nil {
 		return err
 	}
 	res.Dead += n
 	return nil
 }
 
-// replay sends the output's dead-lettered batches again, each as one or more batches of the
-// documents in its range (a document changed since has moved on, and is delivered there).
-func (d *Deliverer) replay(ctx context.Context, in Input, out crawl.Output, sk sink, try Try, res *Result, beat func(Result)) error {
-	dead, err := d.Store.DeadBatches(ctx, in.CrawlID, in.Output, 1000)
+// replay sends the output's dead-lettered batches again until the run's time is up, each as
+// one or more batches of the documents in its range (a document changed since has moved on,
+// and is delivered there). A batch that fails again stays dead, its error recorded, and the
+// replay stops there: the output's own delivery goes on.
+func (d *Deliverer) replay(ctx context.Context, in Input, out crawl.Output, sk sink, until time.Time, res *Result, beat func(Result)) error {
+	dead, err := d.Store.DeadBatches(ctx, in.CrawlID, in.Output, 100)
 	if err != nil {
 		return err
 	}
 	for _, db := range dead {
 		from := db.From
 		for {
+			if !time.Now().Before(until) {
+				res.ReplayLeft = true
+				return nil
+			}
 			pages, err := d.Store.Pages(ctx, in.CrawlID, from, &db.To, out.Batch())
 			if err != nil {
 				return err
@@ -232,10 +234,14 @@ func (d *Deliverer) replay(ctx context.Context, in Input, out crawl.Output, sk s
 			if len(pages) == 0 {
 				break
 			}
-			b := &batch{crawlID: in.CrawlID, output: in.Output, id: batchID(from), from: from, pages: pages, try: try}
-			if err := d.deliver(ctx, sk, b); err != nil {
-				_ = d.Store.Failed(ctx, in.CrawlID, in.Output, err.Error())
-				return fmt.Errorf("deliver: replaying dead batch %d of %s/%s: %w", db.ID, in.CrawlID, in.Output, err)
+			b := &batch{crawlID: in.CrawlID, output: in.Output, id: batchID(from), from: from, pages: pages, attempt: db.Attempts + 1}
+			if err := sk.send(ctx, b); err != nil {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				res.ReplayError = crawl.ClipError(err.Error())
+				d.log().Warn("a dead-lettered batch failed again", "crawl", in.CrawlID, "output", in.Output, "dead", db.ID, "error", res.ReplayError)
+				return d.Store.ReplayFailed(ctx, in.CrawlID, in.Output, db.ID, res.ReplayError)
 			}
 			n := countUpTo(b.pages, b.to)
 			if err := d.Store.Counted(ctx, in.CrawlID, in.Output, n); err != nil {
@@ -253,6 +259,7 @@ func (d *Deliverer) replay(ctx context.Context, in Input, out crawl.Output, sk s
 		}
 		res.Replayed++
 	}
+	res.ReplayLeft = len(dead) == 100 // more than one look's worth: the next run goes on
 	return nil
 }
 

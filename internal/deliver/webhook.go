@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -81,6 +82,13 @@ func (s *webhookSink) send(ctx context.Context, b *batch) error {
 	if err != nil {
 		return fmt.Errorf("webhook %s: %w", s.out.Name, err) // another worker may hold it: retried
 	}
+	target, err := crawl.ResolveSecret(s.out.Webhook.URL)
+	if err != nil {
+		return fmt.Errorf("webhook %s: url: %w", s.out.Name, err)
+	}
+	if err := crawl.CheckWebhookURL(target, true); err != nil {
+		return &Permanent{Err: fmt.Errorf("webhook %s: the secret url names %w", s.out.Name, err)}
+	}
 	var lines bytes.Buffer
 	if err := encode(ctx, s.d.Records, &lines, "jsonl", s.spec, s.out, b); err != nil {
 		return err
@@ -98,7 +106,7 @@ func (s *webhookSink) send(ctx context.Context, b *batch) error {
 	body = append(body, bytes.ReplaceAll(bytes.TrimRight(lines.Bytes(), "\n"), []byte("\n"), []byte(","))...)
 	body = append(body, "]}"...)
 
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.out.Webhook.URL, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
 	if err != nil {
 		return &Permanent{Err: fmt.Errorf("webhook %s: %w", s.out.Name, err)}
 	}
@@ -108,21 +116,28 @@ func (s *webhookSink) send(ctx context.Context, b *batch) error {
 	req.Header.Set(HeaderCrawl, b.crawlID)
 	req.Header.Set(HeaderOutput, b.output)
 	req.Header.Set(HeaderBatch, b.id)
-	req.Header.Set(HeaderAttempt, strconv.Itoa(b.try.Attempt))
+	req.Header.Set(HeaderAttempt, strconv.Itoa(b.attempt))
 	req.Header.Set(HeaderIdem, b.crawlID+"/"+b.output+"/"+b.id)
 	resp, err := s.w.Client.Do(req)
 	if err != nil {
-		if errors.Is(err, netguard.ErrBlocked) {
-			return &Permanent{Err: fmt.Errorf("webhook %s: %w (allow it with TRAWLER_DELIVERY_ALLOW_NETWORKS)", s.out.Name, err)}
+		// The transport's error may quote what the receiver sent (a status line, a header, a
+		// certificate's names), and it never names the URL (a secret one stays secret).
+		var uerr *url.Error
+		if errors.As(err, &uerr) {
+			err = uerr.Err
 		}
-		return fmt.Errorf("webhook %s: %w", s.out.Name, err)
+		why := crawl.ClipError(err.Error())
+		if errors.Is(err, netguard.ErrBlocked) {
+			return &Permanent{Err: fmt.Errorf("webhook %s: %s (allow it with TRAWLER_DELIVERY_ALLOW_NETWORKS)", s.out.Name, why)}
+		}
+		return fmt.Errorf("webhook %s: %s", s.out.Name, why)
 	}
 	defer resp.Body.Close()
 	says, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10)) // drained, so the connection is kept
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		return nil
 	}
-	err = fmt.Errorf("webhook %s: %s answered %d: %s", s.out.Name, crawl.Clip(s.out.Webhook.URL, 200), resp.StatusCode,
+	err = fmt.Errorf("webhook %s: the receiver answered %d: %s", s.out.Name, resp.StatusCode,
 		crawl.Clip(string(bytes.ToValidUTF8(says, []byte("?"))), maxReceiverSays))
 	switch {
 	case resp.StatusCode >= 500, resp.StatusCode == http.StatusRequestTimeout, resp.StatusCode == http.StatusTooEarly,

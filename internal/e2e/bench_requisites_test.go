@@ -32,35 +32,13 @@ func BenchmarkRequisites(b *testing.B) {
 			wc := testweb.DefaultConfig()
 			wc.Hosts, wc.Pages, wc.Specials, wc.DocsDir = 1, 2, false, docs
 			wc.DefaultDelay = 5 * time.Millisecond
-			s := newStackWithoutWorkers(b, wc)
-			bin := buildBinary(b, "trawler-worker", "./workers")
-			var workers []*workerProcess
-			for _, roles := range fetchLayout(1) {
-				workers = append(workers, s.startWorkerProcess(b, bin, roles))
-			}
 			spec := crawl.Spec{Name: testenv.Unique("req"), Seeds: []string{"http://" + testweb.DocsHost + "/"}, Scope: crawl.ScopeHost,
 				Delay: crawl.Duration(wc.DefaultDelay), MaxPages: pages, ProgressInterval: crawl.Duration(2 * time.Second)}
 			if !on {
 				spec.Requisites = &crawl.Requisites{Off: true}
 			}
-			services := serviceCPU(b)
-			start := time.Now()
-			if p := s.crawl(spec, 15*time.Minute); p.State != "done" {
-				b.Fatalf("crawl: %+v", p)
-			}
-			wall := time.Since(start)
-			var workerCPU float64
-			for _, w := range workers {
-				cpu, _ := procTree(w.cmd.Process.Pid)
-				workerCPU += cpu
-			}
-			var serviceSum float64
-			for name, cpu := range serviceCPU(b) {
-				serviceSum += cpu - services[name]
-			}
-			for _, w := range workers {
-				w.stop(b)
-			}
+			m := measureCrawl(b, wc, spec, nil, nil)
+			s, workerCPU, serviceSum, wall := m.s, m.workerCPU, m.serviceCPU, m.wall
 			var html, requests, requisites int
 			var bytes int64
 			if err := s.store.Pool().QueryRow(context.Background(), `SELECT
@@ -97,4 +75,46 @@ func BenchmarkRequisites(b *testing.B) {
 		"| requisites | HTML pages | requisites archived | requests | requests/page | KB/page | workers CPU ms/page | services CPU ms/page | wall |\n"+
 		"|---|---|---|---|---|---|---|---|---|\n%s\n",
 		time.Now().UTC().Format("2006-01-02 15:04 MST"), host, pages, strings.Join(lines, "\n")))
+}
+
+// measuredCrawl is one crawl's cost: its stack, the CPU seconds of its worker processes and of
+// the services (Temporal, Postgres, MinIO), and its wall time.
+type measuredCrawl struct {
+	s                     *stack
+	workerCPU, serviceCPU float64
+	wall                  time.Duration
+}
+
+// measureCrawl runs spec on a fresh stack of wc by fresh worker processes (one
+// workflow+process, one fetch; env added to theirs), waits for it and then for after (nil:
+// nothing more), and measures what the crawl cost.
+func measureCrawl(b *testing.B, wc testweb.Config, spec crawl.Spec, env []string, after func(*stack)) measuredCrawl {
+	b.Helper()
+	s := newStackWithoutWorkers(b, wc)
+	s.workerEnvExtra = env
+	bin := buildBinary(b, "trawler-worker", "./workers")
+	var workers []*workerProcess
+	for _, roles := range fetchLayout(1) {
+		workers = append(workers, s.startWorkerProcess(b, bin, roles))
+	}
+	services := serviceCPU(b)
+	start := time.Now()
+	if p := s.crawl(spec, 15*time.Minute); p.State != "done" {
+		b.Fatalf("crawl: %+v", p)
+	}
+	if after != nil {
+		after(s)
+	}
+	m := measuredCrawl{s: s, wall: time.Since(start)}
+	for _, w := range workers {
+		cpu, _ := procTree(w.cmd.Process.Pid)
+		m.workerCPU += cpu
+	}
+	for name, cpu := range serviceCPU(b) {
+		m.serviceCPU += cpu - services[name]
+	}
+	for _, w := range workers {
+		w.stop(b)
+	}
+	return m
 }

@@ -93,22 +93,43 @@ func (agg Deliveries) Pages(ctx context.Context, crawlID string, after Cursor, u
 	return pages, nil
 }
 
-// Position is where the crawl's output stands (its row made on first use).
-func (agg Deliveries) Position(ctx context.Context, crawlID, output string) (Cursor, error) {
+// Position is where the crawl's output stands (its row made on first use), and how many
+// tries of the batch there have failed.
+func (agg Deliveries) Position(ctx context.Context, crawlID, output string) (Cursor, int, error) {
 	s := agg.s
 	var c Cursor
+	var tries int
 	err := s.pool.QueryRow(ctx, `WITH made AS (
 			INSERT INTO deliveries (crawl_id, output) SELECT $1, $2 WHERE EXISTS (SELECT 1 FROM crawls WHERE id = $1)
-			ON CONFLICT DO NOTHING RETURNING cursor_tx::text, cursor_hash)
-		SELECT * FROM made UNION ALL SELECT cursor_tx::text, cursor_hash FROM deliveries WHERE crawl_id = $1 AND output = $2`,
-		crawlID, output).Scan(&c.Tx, &c.Hash)
+			ON CONFLICT DO NOTHING RETURNING cursor_tx::text, cursor_hash, tries)
+		SELECT * FROM made UNION ALL SELECT cursor_tx::text, cursor_hash, tries FROM deliveries WHERE crawl_id = $1 AND output = $2`,
+		crawlID, output).Scan(&c.Tx, &c.Hash, &tries)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Cursor{}, ErrNoCrawl
+		return Cursor{}, 0, ErrNoCrawl
 	}
 	if err != nil {
-		return Cursor{}, fmt.Errorf("store: delivery %s/%s: %w", crawlID, output, err)
+		return Cursor{}, 0, fmt.Errorf("store: delivery %s/%s: %w", crawlID, output, err)
 	}
-	return c, nil
+	return c, tries, nil
+}
+
+// Ended says whether nothing more can come after cursor at: the crawl ended (done or stopped)
+// at least settle ago — its last requests landed —, no fetched page of it waits for
+// processing, and no document of it is after the cursor, committed or not yet visible.
+func (agg Deliveries) Ended(ctx context.Context, crawlID string, at Cursor, settle time.Duration) (bool, error) {
+	s := agg.s
+	var ended bool
+	err := s.pool.QueryRow(ctx, `SELECT c.state IN ('done', 'stopped') AND c.finished_at < now() - $4::interval
+			AND NOT EXISTS (SELECT 1 FROM urls u WHERE u.crawl_id = $1 AND u.state = 'fetched')
+			AND NOT EXISTS (SELECT 1 FROM documents d WHERE d.crawl_id = $1 AND (d.crawl_id, d.stored_tx, d.url_hash) > ($1::text, $2::xid8, $3::bytea))
+		FROM crawls c WHERE c.id = $1`, crawlID, at.tx(), at.hash(), settle).Scan(&ended)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return true, nil // deleted: nothing comes
+	}
+	if err != nil {
+		return false, fmt.Errorf("store: has crawl %s ended: %w", crawlID, err)
+	}
+	return ended, nil
 }
 
 // Advance moves the output's cursor from from to to after a batch of records was delivered.
@@ -117,7 +138,7 @@ func (agg Deliveries) Position(ctx context.Context, crawlID, output string) (Cur
 func (agg Deliveries) Advance(ctx context.Context, crawlID, output string, from, to Cursor, records int) (bool, error) {
 	s := agg.s
 	tag, err := s.pool.Exec(ctx, `UPDATE deliveries SET cursor_tx = $3::xid8, cursor_hash = $4, records = records + $5,
-			batches = batches + 1, last_error = NULL, updated_at = now()
+			batches = batches + 1, tries = 0, last_error = NULL, updated_at = now()
 		WHERE crawl_id = $1 AND output = $2 AND cursor_tx = $6::xid8 AND cursor_hash = $7`,
 		crawlID, output, to.tx(), to.hash(), records, from.tx(), from.hash())
 	if err != nil {
@@ -137,15 +158,21 @@ func (agg Deliveries) Counted(ctx context.Context, crawlID, output string, recor
 	return nil
 }
 
-// Failed records the last failed try's error (clipped: a receiver writes part of it).
-func (agg Deliveries) Failed(ctx context.Context, crawlID, output, why string) error {
+// Failed records a failed try of the batch at cursor at (when the cursor still stands there)
+// with its error (clipped: a receiver writes part of it), and returns the batch's failed tries.
+func (agg Deliveries) Failed(ctx context.Context, crawlID, output string, at Cursor, why string) (int, error) {
 	s := agg.s
-	_, err := s.pool.Exec(ctx, `UPDATE deliveries SET last_error = $3, updated_at = now() WHERE crawl_id = $1 AND output = $2`,
-		crawlID, output, Text(crawl.ClipError(why)))
-	if err != nil {
-		return fmt.Errorf("store: record delivery failure %s/%s: %w", crawlID, output, err)
+	var tries int
+	err := s.pool.QueryRow(ctx, `UPDATE deliveries SET tries = tries + 1, last_error = $5, updated_at = now()
+		WHERE crawl_id = $1 AND output = $2 AND cursor_tx = $3::xid8 AND cursor_hash = $4 RETURNING tries`,
+		crawlID, output, at.tx(), at.hash(), Text(crawl.ClipError(why))).Scan(&tries)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, nil // the cursor moved on: another try delivered it
 	}
-	return nil
+	if err != nil {
+		return 0, fmt.Errorf("store: record delivery failure %s/%s: %w", crawlID, output, err)
+	}
+	return tries, nil
 }
 
 // DeadBatch is a dead-lettered batch: the documents after From up to To, in save order.
@@ -169,7 +196,7 @@ func (agg Deliveries) DeadLetter(ctx context.Context, crawlID, output string, b 
 		if err != nil || tag.RowsAffected() == 0 {
 			return err
 		}
-		_, err = tx.Exec(ctx, `UPDATE deliveries SET cursor_tx = $3::xid8, cursor_hash = $4, dead = dead + $5, last_error = $6, updated_at = now()
+		_, err = tx.Exec(ctx, `UPDATE deliveries SET cursor_tx = $3::xid8, cursor_hash = $4, dead = dead + $5, tries = 0, last_error = $6, updated_at = now()
 			WHERE crawl_id = $1 AND output = $2 AND cursor_tx = $7::xid8 AND cursor_hash = $8`,
 			crawlID, output, b.To.tx(), b.To.hash(), b.Records, Text(crawl.ClipError(b.Error)), b.From.tx(), b.From.hash())
 		return err
@@ -208,6 +235,17 @@ func (agg Deliveries) Replayed(ctx context.Context, crawlID, output string, id i
 		WHERE crawl_id = $1 AND output = $2`, crawlID, output, id)
 	if err != nil {
 		return fmt.Errorf("store: mark a dead batch of %s/%s replayed: %w", crawlID, output, err)
+	}
+	return nil
+}
+
+// ReplayFailed records a failed try of sending a dead-lettered batch again: it stays dead.
+func (agg Deliveries) ReplayFailed(ctx context.Context, crawlID, output string, id int64, why string) error {
+	s := agg.s
+	_, err := s.pool.Exec(ctx, `UPDATE delivery_dead_letters SET attempts = attempts + 1, error = $4
+		WHERE id = $3 AND crawl_id = $1 AND output = $2`, crawlID, output, id, Text(crawl.ClipError(why)))
+	if err != nil {
+		return fmt.Errorf("store: record a failed replay of %s/%s: %w", crawlID, output, err)
 	}
 	return nil
 }

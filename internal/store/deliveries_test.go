@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"testing"
+	"time"
 
 	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/store"
@@ -54,7 +55,7 @@ func TestDeliveriesReadDocumentsInCommitOrder(t *testing.T) {
 	}
 	saveDoc(t, ctx, s, "http://a.test/fast", "fast")
 
-	start, err := d.Position(ctx, "c", "hook")
+	start, _, err := d.Position(ctx, "c", "hook")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +80,7 @@ func TestDeliveriesReadDocumentsInCommitOrder(t *testing.T) {
 	if ok, _ := d.Advance(ctx, "c", "hook", start, pages[1].At, 1); ok {
 		t.Error("a stale attempt moved the cursor")
 	}
-	at, _ := d.Position(ctx, "c", "hook")
+	at, _, _ := d.Position(ctx, "c", "hook")
 	if !at.Same(pages[0].At) {
 		t.Fatalf("cursor at %+v, want %+v", at, pages[0].At)
 	}
@@ -111,7 +112,7 @@ func TestDeliveriesReadDocumentsInCommitOrder(t *testing.T) {
 	if len(again) != 2 {
 		t.Fatalf("the dead batch's range reads %v", urlsOf(again))
 	}
-	if at, _ := d.Position(ctx, "c", "hook"); !at.Same(next[1].At) {
+	if at, _, _ := d.Position(ctx, "c", "hook"); !at.Same(next[1].At) {
 		t.Error("dead-lettering did not move the cursor past the batch")
 	}
 	st, err := d.Statuses(ctx, "c")
@@ -124,7 +125,43 @@ func TestDeliveriesReadDocumentsInCommitOrder(t *testing.T) {
 	if st, _ := d.Statuses(ctx, "c"); st[0].Dead != 0 || st[0].DeadBatches != 0 {
 		t.Errorf("after replay: %+v", st)
 	}
-	if _, err := d.Position(ctx, "nope", "hook"); err != store.ErrNoCrawl {
+	if _, _, err := d.Position(ctx, "nope", "hook"); err != store.ErrNoCrawl {
 		t.Errorf("a missing crawl's position: %v", err)
+	}
+
+	// A batch's failed tries are counted while the cursor stands, and start again past it.
+	at, _, _ = d.Position(ctx, "c", "hook")
+	saveDoc(t, ctx, s, "http://a.test/fourth", "fourth")
+	for want := 1; want <= 2; want++ {
+		if n, err := d.Failed(ctx, "c", "hook", at, "503"); err != nil || n != want {
+			t.Fatalf("failed try %d counted %d (%v)", want, n, err)
+		}
+	}
+	if n, _ := d.Failed(ctx, "c", "hook", store.Cursor{Tx: "1"}, "503"); n != 0 {
+		t.Error("a stale try was counted")
+	}
+	four, _ := d.Pages(ctx, "c", at, nil, 10)
+	if len(four) != 1 {
+		t.Fatalf("after the cursor: %v", urlsOf(four))
+	}
+	// The output ends once the crawl did and nothing is after its cursor.
+	if ended, err := d.Ended(ctx, "c", at, 0); err != nil || ended {
+		t.Errorf("a running crawl ended: %v %v", ended, err)
+	}
+	if err := s.Crawls().SetCrawlState(ctx, "c", "done"); err != nil {
+		t.Fatal(err)
+	}
+	if ended, _ := d.Ended(ctx, "c", at, 0); ended {
+		t.Error("ended with a document after the cursor")
+	}
+	if ended, _ := d.Ended(ctx, "c", four[0].At, time.Hour); ended {
+		t.Error("ended before the crawl's last requests could land")
+	}
+	d.Advance(ctx, "c", "hook", at, four[0].At, 1)
+	if ended, err := d.Ended(ctx, "c", four[0].At, 0); err != nil || !ended {
+		t.Errorf("a done crawl delivered to its last document has not ended: %v", err)
+	}
+	if _, tries, _ := d.Position(ctx, "c", "hook"); tries != 0 {
+		t.Errorf("tries %d after the cursor moved", tries)
 	}
 }

@@ -34,10 +34,10 @@ const saveDocumentsSQL = `INSERT INTO documents (crawl_id, url_hash, content_has
 		noindex = excluded.noindex, nofollow = excluded.nofollow, links_out = excluded.links_out,
 		simhash = excluded.simhash, minhash = excluded.minhash, text_bytes = excluded.text_bytes,
 		robots_signal = excluded.robots_signal, extract = excluded.extract,
-		-- a save that changes nothing an output delivers keeps the document's place in their
-		-- order (a retried processing step would otherwise deliver it again)
-		stored_tx = CASE WHEN documents.content_hash = excluded.content_hash AND documents.extract IS NOT DISTINCT FROM excluded.extract
-			THEN documents.stored_tx ELSE pg_current_xact_id() END`
+		-- a save of the same payload keeps the document's place in the outputs' order (a
+		-- retried processing step would otherwise deliver it again); a new payload is a new
+		-- record (its key names the digest), delivered again
+		stored_tx = CASE WHEN documents.content_hash = excluded.content_hash THEN documents.stored_tx ELSE pg_current_xact_id() END`
 
 // firstByContentSQL names, for each document of a run, the crawl's first document with its
 // content hash (itself, unless it is an exact duplicate).
