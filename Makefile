@@ -103,6 +103,8 @@ bench-requisites: up
 ## What extraction rules and deliveries (a webhook, a Parquet dataset) cost a page (issue 50):
 ## the Python manual without rules, with rules, with rules and both outputs.
 bench-deliveries: up
+	$(WITH_ENV) $(GO) test -run '^$$' -bench '^BenchmarkRun$$' -benchtime 300x ./internal/extract/ | grep -E '^Benchmark'
+	$(WITH_ENV) $(GO) test -run '^$$' -bench 'Record$$' -benchtime 5000x ./internal/deliver/ | grep -E '^Benchmark'
 	$(WITH_ENV) BENCH_REPORT=$(CURDIR)/BENCHMARKS.md $(GO) test -run '^$$' -bench '^BenchmarkDeliveries$$' -benchtime 1x -v -timeout 40m ./internal/e2e/
 
 ## Main-text extraction (issue 17): Trawler's extractor and go-trafilatura against the PostgreSQL

@@ -47,6 +47,7 @@ func (rs *Rules) Run(pageURL string, doc *goquery.Document) Result {
 		return nil
 	}
 	var out Result
+	var heads *structured // read on first need, for every rule of the page
 	budget := MaxResultBytes
 	tooBig := ""
 	for _, r := range rs.rules {
@@ -87,8 +88,11 @@ func (rs *Rules) Run(pageURL string, doc *goquery.Document) Result {
 				keep(f.name, values[0], len(values[0]))
 			}
 		}
+		if (r.jsonld || r.og || r.metaTag) && heads == nil {
+			heads = structuredOf(doc)
+		}
 		if r.jsonld {
-			if objs := jsonLD(doc); len(objs) > 0 {
+			if objs := jsonLD(heads.scripts); len(objs) > 0 {
 				size := 0
 				for _, o := range objs {
 					size += len(o)
@@ -97,12 +101,12 @@ func (rs *Rules) Run(pageURL string, doc *goquery.Document) Result {
 			}
 		}
 		if r.og {
-			if m := metaMap(doc, "meta[property^='og:']", "property"); len(m) > 0 {
+			if m := metaMap(heads.metas, "property", "og:"); len(m) > 0 {
 				keep("opengraph", m, mapSize(m))
 			}
 		}
 		if r.metaTag {
-			if m := metaMap(doc, "meta[name][content]", "name"); len(m) > 0 {
+			if m := metaMap(heads.metas, "name", ""); len(m) > 0 {
 				keep("meta", m, mapSize(m))
 			}
 		}
@@ -198,20 +202,70 @@ func (f field) values(doc *goquery.Document) []string {
 	return out
 }
 
+// structured is what rules without selectors read of a page: its meta elements and its
+// JSON-LD scripts, found in one walk of the tree (cascadia's selectors walk it once each).
+type structured struct {
+	metas, scripts []*html.Node
+}
+
+func structuredOf(doc *goquery.Document) *structured {
+	st := &structured{}
+	stack := append([]*html.Node(nil), doc.Nodes...)
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if n.Type == html.ElementNode {
+			switch n.Data {
+			case "meta":
+				st.metas = append(st.metas, n)
+			case "script":
+				if attr(n, "type") == "application/ld+json" {
+					st.scripts = append(st.scripts, n)
+				}
+			}
+		}
+		// Children pushed last first, so the walk is in document order.
+		for c := n.LastChild; c != nil; c = c.PrevSibling {
+			stack = append(stack, c)
+		}
+	}
+	return st
+}
+
+// attr is n's attribute key ("" when it has none).
+func attr(n *html.Node, key string) string {
+	for _, a := range n.Attr {
+		if a.Namespace == "" && a.Key == key {
+			return a.Val
+		}
+	}
+	return ""
+}
+
+// hasAttr says whether n has the attribute key.
+func hasAttr(n *html.Node, key string) bool {
+	for _, a := range n.Attr {
+		if a.Namespace == "" && a.Key == key {
+			return true
+		}
+	}
+	return false
+}
+
 // jsonLD is the page's JSON-LD: each script's object (or each of its array), re-encoded as
 // Postgres's jsonb takes it (clean); a script that is not JSON is skipped.
-func jsonLD(doc *goquery.Document) []json.RawMessage {
+func jsonLD(scripts []*html.Node) []json.RawMessage {
 	var out []json.RawMessage
-	doc.Find(`script[type="application/ld+json"]`).EachWithBreak(func(_ int, s *goquery.Selection) bool {
-		text := scriptText(s)
+	for _, n := range scripts {
+		text := scriptText(n)
 		if text == "" {
-			return true
+			continue
 		}
 		dec := json.NewDecoder(strings.NewReader(text))
 		dec.UseNumber()
 		var v any
 		if dec.Decode(&v) != nil {
-			return true
+			continue
 		}
 		items := []any{v}
 		if list, ok := v.([]any); ok {
@@ -219,28 +273,25 @@ func jsonLD(doc *goquery.Document) []json.RawMessage {
 		}
 		for _, it := range items {
 			if len(out) >= maxJSONLD {
-				break
+				return out
 			}
 			if b, err := json.Marshal(clean(it, 0)); err == nil {
 				out = append(out, b)
 			}
 		}
-		return len(out) < maxJSONLD
-	})
+	}
 	return out
 }
 
 // scriptText is a script element's text, "" past maxJSONBytes (not built whole first).
-func scriptText(s *goquery.Selection) string {
+func scriptText(n *html.Node) string {
 	var b strings.Builder
-	for _, n := range s.Nodes {
-		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			if c.Type == html.TextNode {
-				if b.Len()+len(c.Data) > maxJSONBytes {
-					return ""
-				}
-				b.WriteString(c.Data)
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type == html.TextNode {
+			if b.Len()+len(c.Data) > maxJSONBytes {
+				return ""
 			}
+			b.WriteString(c.Data)
 		}
 	}
 	return strings.TrimSpace(b.String())
@@ -284,20 +335,26 @@ func text(s string) string {
 	return strings.ToValidUTF8(strings.ReplaceAll(s, "\x00", ""), "\uFFFD")
 }
 
-// metaMap reads meta elements by their key attribute (property or name), the first of each
-// key, capped.
-func metaMap(doc *goquery.Document, selector, key string) map[string]string {
+// metaMap reads meta elements by their key attribute (property or name) when it starts with
+// prefix, the first of each key, capped. Named meta tags (prefix "") must carry content.
+func metaMap(metas []*html.Node, key, prefix string) map[string]string {
 	m := map[string]string{}
-	doc.Find(selector).EachWithBreak(func(_ int, s *goquery.Selection) bool {
-		k := clip(strings.TrimSpace(s.AttrOr(key, "")), 200)
+	for _, n := range metas {
+		raw := attr(n, key)
+		if !strings.HasPrefix(raw, prefix) || prefix == "" && (!hasAttr(n, key) || !hasAttr(n, "content")) {
+			continue
+		}
+		k := clip(strings.TrimSpace(raw), 200)
 		if k == "" {
-			return true
+			continue
 		}
 		if _, seen := m[k]; !seen {
-			m[k] = clip(collapse(s.AttrOr("content", "")), crawl.DefaultExtractBytes)
+			m[k] = clip(collapse(attr(n, "content")), crawl.DefaultExtractBytes)
 		}
-		return len(m) < maxMetaTags
-	})
+		if len(m) >= maxMetaTags {
+			break
+		}
+	}
 	return m
 }
 
