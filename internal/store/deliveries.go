@@ -113,13 +113,14 @@ func (agg Deliveries) Position(ctx context.Context, crawlID, output string) (Cur
 	return c, tries, nil
 }
 
-// Ended says whether nothing more can come after cursor at: the crawl ended (done or stopped)
-// at least settle ago — its last requests landed —, no fetched page of it waits for
-// processing, and no document of it is after the cursor, committed or not yet visible.
+// Ended says whether nothing more can come after cursor at: the crawl is done (nothing was
+// pending), or stopped at least settle ago (the requests in flight at the stop landed); no
+// fetched page of it waits for processing; and no document of it is after the cursor,
+// committed or not yet visible.
 func (agg Deliveries) Ended(ctx context.Context, crawlID string, at Cursor, settle time.Duration) (bool, error) {
 	s := agg.s
 	var ended bool
-	err := s.pool.QueryRow(ctx, `SELECT c.state IN ('done', 'stopped') AND c.finished_at < now() - $4::interval
+	err := s.pool.QueryRow(ctx, `SELECT (c.state = 'done' OR c.state = 'stopped' AND c.finished_at < now() - $4::interval)
 			AND NOT EXISTS (SELECT 1 FROM urls u WHERE u.crawl_id = $1 AND u.state = 'fetched')
 			AND NOT EXISTS (SELECT 1 FROM documents d WHERE d.crawl_id = $1 AND (d.crawl_id, d.stored_tx, d.url_hash) > ($1::text, $2::xid8, $3::bytea))
 		FROM crawls c WHERE c.id = $1`, crawlID, at.tx(), at.hash(), settle).Scan(&ended)

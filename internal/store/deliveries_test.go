@@ -154,10 +154,13 @@ func TestDeliveriesReadDocumentsInCommitOrder(t *testing.T) {
 	if ended, _ := d.Ended(ctx, "c", at, 0); ended {
 		t.Error("ended with a document after the cursor")
 	}
-	if ended, _ := d.Ended(ctx, "c", four[0].At, time.Hour); ended {
-		t.Error("ended before the crawl's last requests could land")
-	}
 	d.Advance(ctx, "c", "hook", at, four[0].At, 1)
+	if err := s.Crawls().SetCrawlState(ctx, "c", "stopped"); err != nil {
+		t.Fatal(err)
+	}
+	if ended, _ := d.Ended(ctx, "c", four[0].At, time.Hour); ended {
+		t.Error("a stopped crawl ended before its last requests could land")
+	}
 	if ended, err := d.Ended(ctx, "c", four[0].At, 0); err != nil || !ended {
 		t.Errorf("a done crawl delivered to its last document has not ended: %v", err)
 	}
