@@ -24,5 +24,7 @@ type DeliverResult = deliver.Result
 // tries are counted in Postgres (its last dead-letters it); the activity's retries only space
 // them out.
 func (a *Deliverer) Deliver(ctx context.Context, in DeliverInput) (DeliverResult, error) {
-	return a.Outputs.Run(ctx, in, func(r deliver.Result) { activity.RecordHeartbeat(ctx, r) })
+	d := *a.Outputs
+	d.Count = func(ctx context.Context, name, kind string, n int) { count(ctx, name, int64(n), "kind", kind) }
+	return d.Run(ctx, in, func(r deliver.Result) { activity.RecordHeartbeat(ctx, r) })
 }

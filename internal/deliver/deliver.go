@@ -15,6 +15,7 @@ import (
 
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/export"
+	"github.com/trawlerdev/trawler/internal/metrics"
 	"github.com/trawlerdev/trawler/internal/store"
 )
 
@@ -49,6 +50,9 @@ type Deliverer struct {
 	Webhook *Webhook       // POSTs webhook batches (nil: webhook outputs fail)
 	Dataset *Dataset       // writes dataset parts (nil: dataset outputs fail)
 	Log     *slog.Logger
+	// Count is told what happened (a metrics.Delivered… name, the output's kind, how many);
+	// nil: nothing is counted.
+	Count func(ctx context.Context, name, kind string, n int)
 }
 
 // Input is one run of an output's delivery.
@@ -171,12 +175,25 @@ func (d *Deliverer) Run(ctx context.Context, in Input, beat func(Result)) (Resul
 			}
 			res.Records += n
 			res.Batches++
+			d.count(ctx, metrics.Delivered, out, n)
 		}
 		if beat != nil {
 			beat(res)
 		}
 	}
 	return res, nil
+}
+
+// count tells Count, when set.
+func (d *Deliverer) count(ctx context.Context, name string, out crawl.Output, n int) {
+	if d.Count == nil || n == 0 {
+		return
+	}
+	kind := "dataset"
+	if out.Webhook != nil {
+		kind = "webhook"
+	}
+	d.Count(ctx, name, kind, n)
 }
 
 // failed handles a batch that could not be delivered: it counts the try, and the run fails
@@ -194,6 +211,7 @@ func (d *Deliverer) failed(ctx context.Context, out crawl.Output, b *batch, send
 	if err != nil {
 		return err
 	}
+	d.count(ctx, metrics.DeliveryFailures, out, 1)
 	if !permanent && tries < out.Attempts() {
 		return fmt.Errorf("deliver: %s/%s batch %s (try %d of %d): %s", b.crawlID, b.output, b.id, b.attempt, out.Attempts(), why)
 	}
@@ -208,6 +226,7 @@ func (d *Deliverer) failed(ctx context.Context, out crawl.Output, b *batch, send
 		return err
 	}
 	res.Dead += n
+	d.count(ctx, metrics.DeliveryDead, out, n)
 	return nil
 }
 
@@ -249,6 +268,7 @@ func (d *Deliverer) replay(ctx context.Context, in Input, out crawl.Output, sk s
 			}
 			res.Records += n
 			res.Batches++
+			d.count(ctx, metrics.Delivered, out, n)
 			from = b.to
 			if beat != nil {
 				beat(*res)

@@ -56,6 +56,11 @@ const (
 	OldestDue         = "trawler_oldest_due_seconds"
 	WARCRecords       = "trawler_warc_records" // counter
 	WARCBytes         = "trawler_warc_bytes"   // counter
+	// Deliveries (spec.outputs; tag kind: webhook dataset): records delivered, records in
+	// batches dead-lettered, failed tries of a batch.
+	Delivered        = "trawler_delivered_records"
+	DeliveryDead     = "trawler_delivery_dead_records"
+	DeliveryFailures = "trawler_delivery_failures"
 	// What the process sent to its stores (counters, no SDK tags): S3 requests, and Postgres
 	// round trips (a query, a pipelined batch or a copy each).
 	S3Requests         = "trawler_s3_requests"
@@ -69,7 +74,7 @@ const (
 // Series lists every Trawler series name, for checks of the dashboard and the docs.
 var Series = []string{Fetches, Refused, FetchBytes, FetchLatency, NotModified, Retries, DeadLetters, RobotsFetches,
 	RobotsBlocked, HostBackoffs, Documents, NotRead, Duplicates, LinksAdmitted, LinksSeen, LinksRejected, FrontierURLs, Unstorable, ExpiredClaims,
-	OldestUnprocessed, OldestDue, WARCRecords, WARCBytes, S3Requests, PostgresRoundTrips, BudgetHeld, BudgetWaits}
+	OldestUnprocessed, OldestDue, WARCRecords, WARCBytes, Delivered, DeliveryDead, DeliveryFailures, S3Requests, PostgresRoundTrips, BudgetHeld, BudgetWaits}
 
 // Registry is a process's metrics: a tally scope reporting into a Prometheus registry.
 type Registry struct {
