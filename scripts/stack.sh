@@ -16,6 +16,9 @@ source "$root/scripts/lib.sh"
 
 TEMPORAL_PORT=${TRAWLER_TEMPORAL_PORT:-7233}
 TEMPORAL_UI_PORT=${TRAWLER_TEMPORAL_UI_PORT:-8233}
+# The dev server's Prometheus endpoint (what the server did: persistence requests, heartbeats,
+# mutable-state writes; make bench counts them per page).
+TEMPORAL_METRICS_PORT=${TRAWLER_TEMPORAL_METRICS_PORT:-7239}
 PG_PORT=${TRAWLER_PG_PORT:-55432}
 MINIO_PORT=${TRAWLER_MINIO_PORT:-9000}
 MINIO_CONSOLE_PORT=${TRAWLER_MINIO_CONSOLE_PORT:-9001}
@@ -40,8 +43,7 @@ port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 # ---- Temporal -------------------------------------------------------------------------------
 temporal_healthy() { "$bin/temporal" operator cluster health --address "127.0.0.1:$TEMPORAL_PORT" --command-timeout 3s; }
 
-# TRAWLER_TEMPORAL_DEV_OPTS adds flags to the dev server (e.g. --metrics-port 9090, to count a
-# bench's requests by operation).
+# TRAWLER_TEMPORAL_DEV_OPTS adds flags to the dev server.
 # TRAWLER_TEMPORAL=postgres runs a Temporal server (scripts/tools.sh server) on our PostgreSQL
 # instead of the SQLite dev server: make bench compares the two. Same port, no UI.
 temporal_up() {
@@ -54,7 +56,7 @@ temporal_up() {
   # search attributes afresh on every use: its cache, turned on, could miss the ones
   # registered below for a while, and visibility queries naming them then fail.)
   start temporal env GOGC="$TEMPORAL_GOGC" "$bin/temporal" server start-dev \
-    --ip 127.0.0.1 --port "$TEMPORAL_PORT" --ui-port "$TEMPORAL_UI_PORT" \
+    --ip 127.0.0.1 --port "$TEMPORAL_PORT" --ui-port "$TEMPORAL_UI_PORT" --metrics-port "$TEMPORAL_METRICS_PORT" \
     --db-filename "$dev/temporal.db" \
     --sqlite-pragma journal_mode=wal --sqlite-pragma synchronous=normal \
     --dynamic-config-value system.enableActivityEagerExecution=true \

@@ -190,6 +190,7 @@ type benchRow struct {
 	memory            []memorySample // the workers' memory over the run
 	pgBytes, s3Bytes  float64        // per page
 	s3Reqs, pgTrips   float64        // S3 requests and Postgres round trips of the workers, per page
+	server            *serverCounts  // what the Temporal server did (nil: not measured)
 	violations        int
 }
 
@@ -218,6 +219,7 @@ func runTrawlerBench(b *testing.B, bin string, o benchOptions, scenario string, 
 	// default, and heartbeats were the Temporal server's most frequent request.
 	s.workerEnvExtra = []string{"TRAWLER_HEARTBEAT_MAX="}
 	services := serviceCPU(b)
+	serverBefore, serverOK := scrapeServer()
 	pgBefore, s3Before := s.databaseBytes(), s.bucketBytes()
 	var workers []*workerProcess
 	for _, roles := range layout {
@@ -314,6 +316,10 @@ func runTrawlerBench(b *testing.B, bin string, o benchOptions, scenario string, 
 	}
 	for name, cpu := range serviceCPU(b) {
 		row.cpu[name] = cpu - services[name]
+	}
+	if after, ok := scrapeServer(); ok && serverOK {
+		d := after.minus(serverBefore)
+		row.server = &d
 	}
 	// The budget is spent: the crawl stops (no request starts, no admission wakes a host), so
 	// what is counted after this (events, round trips, requests) is the budget's, not a tail
@@ -631,6 +637,7 @@ func benchTable(o benchOptions, rows []benchRow) string {
 			wrss, r.rssMB["temporal"], r.rssMB["postgres"], r.rssMB["minio"], r.pgBytes, r.s3Bytes, r.s3Reqs, r.pgTrips, r.violations)
 	}
 	sb.WriteString("\n")
+	sb.WriteString(serverTable(rows))
 	for _, r := range rows {
 		sb.WriteString(memoryTable(r.scenario+", "+r.crawler+", workers "+r.layout.String(), r.layout, r.memory))
 	}

@@ -174,7 +174,8 @@ func (p *Stage) preparePage(ctx context.Context, ci *policy.Crawl, page crawl.Pa
 		return nil, err
 	}
 	doc := store.Document{CrawlID: page.CrawlID, Hash: page.Hash, ContentHash: page.ContentHash, BodyKey: page.BodyKey,
-		Title: ex.title, Lang: ex.lang, Charset: ex.charset, ContentType: page.ContentType, Size: page.Size}
+		Title: ex.title, Lang: ex.lang, Charset: ex.charset, ContentType: page.ContentType, Size: page.Size,
+		Deliver: len(spec.Outputs) > 0}
 	if ex.fields != nil {
 		if doc.Extract, err = json.Marshal(ex.fields); err != nil {
 			return nil, fmt.Errorf("process: extracted fields of %s: %w", pageURL, err)

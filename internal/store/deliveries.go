@@ -47,11 +47,12 @@ type DeliveredPage struct {
 // Only transactions older than every one still running are read (pg_snapshot_xmin): a save
 // in flight may commit after a later one, and the cursor must never pass it.
 const deliverPagesSQL = `WITH batch AS (
-		SELECT d.crawl_id, d.url_hash, d.stored_tx FROM documents d
-		WHERE d.crawl_id = $1 AND (d.crawl_id, d.stored_tx, d.url_hash) > ($1::text, $2::xid8, $3::bytea)
-			AND ($4::xid8 IS NULL OR (d.stored_tx, d.url_hash) <= ($4::xid8, $5::bytea))
-			AND d.stored_tx < pg_snapshot_xmin(pg_current_snapshot())
-		ORDER BY d.crawl_id, d.stored_tx, d.url_hash LIMIT $6)
+		SELECT q.crawl_id, q.url_hash, q.stored_tx FROM delivery_queue q
+		JOIN documents d ON d.crawl_id = q.crawl_id AND d.url_hash = q.url_hash AND d.stored_tx = q.stored_tx -- (not superseded)
+		WHERE q.crawl_id = $1 AND (q.crawl_id, q.stored_tx, q.url_hash) > ($1::text, $2::xid8, $3::bytea)
+			AND ($4::xid8 IS NULL OR (q.stored_tx, q.url_hash) <= ($4::xid8, $5::bytea))
+			AND q.stored_tx < pg_snapshot_xmin(pg_current_snapshot())
+		ORDER BY q.crawl_id, q.stored_tx, q.url_hash LIMIT $6)
 	SELECT b.stored_tx::text, u.url_hash, u.url, coalesce(f.final_url, ''), coalesce(f.status, 0), coalesce(f.fetched_at, d.processed_at),
 		coalesce(f.content_type, d.content_type, ''), d.content_hash, coalesce(d.title, ''), coalesce(d.lang, ''), coalesce(d.text_key, ''),
 		coalesce(du.url, ''), coalesce(f.warc_file, ''), coalesce(f.warc_offset, 0), coalesce(f.warc_length, 0),
@@ -122,7 +123,7 @@ func (agg Deliveries) Ended(ctx context.Context, crawlID string, at Cursor, sett
 	var ended bool
 	err := s.pool.QueryRow(ctx, `SELECT (c.state = 'done' OR c.state = 'stopped' AND c.finished_at < now() - $4::interval)
 			AND NOT EXISTS (SELECT 1 FROM urls u WHERE u.crawl_id = $1 AND u.state = 'fetched')
-			AND NOT EXISTS (SELECT 1 FROM documents d WHERE d.crawl_id = $1 AND (d.crawl_id, d.stored_tx, d.url_hash) > ($1::text, $2::xid8, $3::bytea))
+			AND NOT EXISTS (SELECT 1 FROM delivery_queue q WHERE q.crawl_id = $1 AND (q.crawl_id, q.stored_tx, q.url_hash) > ($1::text, $2::xid8, $3::bytea))
 		FROM crawls c WHERE c.id = $1`, crawlID, at.tx(), at.hash(), settle).Scan(&ended)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return true, nil // deleted: nothing comes
@@ -268,7 +269,8 @@ func (agg Deliveries) Statuses(ctx context.Context, crawlID string) ([]DeliveryS
 	s := agg.s
 	rows, err := s.pool.Query(ctx, `SELECT v.output, v.records, v.batches, v.dead,
 			(SELECT count(*) FROM delivery_dead_letters x WHERE x.crawl_id = v.crawl_id AND x.output = v.output AND x.replayed_at IS NULL),
-			(SELECT count(*) FROM documents d WHERE d.crawl_id = v.crawl_id AND (d.crawl_id, d.stored_tx, d.url_hash) > (v.crawl_id, v.cursor_tx, v.cursor_hash)),
+			(SELECT count(*) FROM delivery_queue q JOIN documents d ON d.crawl_id = q.crawl_id AND d.url_hash = q.url_hash AND d.stored_tx = q.stored_tx
+				WHERE q.crawl_id = v.crawl_id AND (q.crawl_id, q.stored_tx, q.url_hash) > (v.crawl_id, v.cursor_tx, v.cursor_hash)),
 			coalesce(v.last_error, ''), v.updated_at
 		FROM deliveries v WHERE v.crawl_id = $1 ORDER BY v.output`, crawlID)
 	if err != nil {

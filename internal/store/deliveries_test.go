@@ -19,7 +19,7 @@ func saveDoc(t *testing.T, ctx context.Context, s *store.Store, url, content str
 	}
 	h := sha256.Sum256([]byte(content))
 	if _, err := s.Documents().SaveDocuments(ctx, []store.DocumentSave{{Doc: store.Document{CrawlID: "c", Hash: c.Hash,
-		ContentHash: h[:], BodyKey: "k", Size: int64(len(content)), Title: url}}}); err != nil {
+		ContentHash: h[:], BodyKey: "k", Size: int64(len(content)), Title: url, Deliver: true}}}); err != nil {
 		t.Fatal(err)
 	}
 	return c.Hash
@@ -51,6 +51,9 @@ func TestDeliveriesReadDocumentsInCommitOrder(t *testing.T) {
 	}
 	defer tx.Rollback(ctx)
 	if _, err := tx.Exec(ctx, `INSERT INTO documents (crawl_id, url_hash, content_hash, body_key, size) VALUES ('c', $1, '\x01', 'k', 1)`, a.Hash); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO delivery_queue SELECT crawl_id, stored_tx, url_hash FROM documents WHERE url_hash = $1`, a.Hash); err != nil {
 		t.Fatal(err)
 	}
 	saveDoc(t, ctx, s, "http://a.test/fast", "fast")
@@ -166,5 +169,23 @@ func TestDeliveriesReadDocumentsInCommitOrder(t *testing.T) {
 	}
 	if _, tries, _ := d.Position(ctx, "c", "hook"); tries != 0 {
 		t.Errorf("tries %d after the cursor moved", tries)
+	}
+}
+
+// A crawl without outputs queues nothing for delivery: the queue costs only the crawls that
+// deliver.
+func TestDocumentsOfCrawlsWithoutOutputsAreNotQueued(t *testing.T) {
+	s, ctx := newStore(t, 0, 0)
+	c := cand("http://a.test/x", "a.test", 1)
+	if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{c}, admit.Budget(0), -1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Documents().SaveDocuments(ctx, []store.DocumentSave{{Doc: store.Document{CrawlID: "c", Hash: c.Hash,
+		ContentHash: []byte{1}, BodyKey: "k", Size: 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := s.Pool().QueryRow(ctx, `SELECT count(*) FROM delivery_queue`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("%d queued (%v)", n, err)
 	}
 }

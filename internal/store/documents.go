@@ -35,6 +35,9 @@ type Document struct {
 	RecrawlS     int        // the URL's recrawl interval now, in seconds (0: unchanged)
 	// Extract is what the crawl's extraction rules found, as JSON (nil: none ran or matched).
 	Extract []byte
+	// Deliver queues the document for the crawl's outputs (spec.outputs) when it is new or
+	// its payload changed (delivery_queue): crawls without outputs write no queue.
+	Deliver bool
 }
 
 // NearDup is a document's near-duplicate detection as its save needs it: its fingerprint as

@@ -39,6 +39,13 @@ const saveDocumentsSQL = `INSERT INTO documents (crawl_id, url_hash, content_has
 		-- record (its key names the digest), delivered again
 		stored_tx = CASE WHEN documents.content_hash = excluded.content_hash THEN documents.stored_tx ELSE pg_current_xact_id() END`
 
+// queueDeliveriesSQL queues for their crawl's outputs the documents of $1, $2 that this
+// transaction saved new or with a new payload (their stored_tx is this transaction's).
+const queueDeliveriesSQL = `INSERT INTO delivery_queue (crawl_id, stored_tx, url_hash)
+	SELECT d.crawl_id, d.stored_tx, d.url_hash FROM documents d JOIN unnest($1::text[], $2::bytea[]) AS t(c, h)
+		ON d.crawl_id = t.c AND d.url_hash = t.h
+	WHERE d.stored_tx = pg_current_xact_id() ON CONFLICT DO NOTHING`
+
 // firstByContentSQL names, for each document of a run, the crawl's first document with its
 // content hash (itself, unless it is an exact duplicate).
 const firstByContentSQL = `SELECT (SELECT url_hash FROM documents d WHERE d.crawl_id = t.c AND d.content_hash = t.ch
@@ -92,6 +99,16 @@ func saveRun(ctx context.Context, tx pgx.Tx, preps []docPrep, saves []DocumentSa
 	b.Queue(firstByContentSQL, crawls, contents)
 	b.Queue(`DELETE FROM dedup_keys k USING unnest($1::text[], $2::bytea[]) AS t(c, h) WHERE k.crawl_id = t.c AND k.url_hash = t.h`,
 		crawls, hashes)
+	var qCrawls []string
+	var qHashes [][]byte
+	for _, p := range preps {
+		if p.d.Deliver {
+			qCrawls, qHashes = append(qCrawls, p.d.CrawlID), append(qHashes, p.d.Hash)
+		}
+	}
+	if len(qCrawls) > 0 {
+		b.Queue(queueDeliveriesSQL, qCrawls, qHashes)
+	}
 	firsts := make([][]byte, 0, n)
 	err := sendBatch(ctx, tx, b, func(br pgx.BatchResults) error {
 		if locks != nil {
@@ -114,6 +131,11 @@ func saveRun(ctx context.Context, tx pgx.Tx, preps []docPrep, saves []DocumentSa
 		}
 		if _, err := br.Exec(); err != nil {
 			return fmt.Errorf("clear near-duplicate keys: %w", err)
+		}
+		if len(qCrawls) > 0 {
+			if _, err := br.Exec(); err != nil {
+				return fmt.Errorf("queue %d documents for delivery: %w", len(qCrawls), err)
+			}
 		}
 		return nil
 	})
