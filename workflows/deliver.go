@@ -83,7 +83,7 @@ func DeliverWorkflow(ctx workflow.Context, in DeliverInput) (DeliverTotals, erro
 			in.Totals.Batches += res.Batches
 			in.Totals.Dead += res.Dead
 			in.Totals.Replayed += res.Replayed
-			workflow.SetCurrentDetails(ctx, deliverDetails(in))
+			workflow.SetCurrentDetails(ctx, deliverDetails(in, res.CaughtUp))
 			if res.Ended {
 				return in.Totals, nil
 			}
@@ -103,11 +103,16 @@ func DeliverWorkflow(ctx workflow.Context, in DeliverInput) (DeliverTotals, erro
 	}
 }
 
-// deliverDetails is the line the Temporal UI shows as the delivery's current details.
-func deliverDetails(in DeliverInput) string {
+// deliverDetails is the line the Temporal UI shows as the delivery's current details, saying
+// what a caught-up output waits for (a crawl that never ends keeps it waiting).
+func deliverDetails(in DeliverInput, caughtUp bool) string {
 	t := in.Totals
-	return fmt.Sprintf("**%s** · %d records in %d batches · %d dead-lettered · %d dead batches replayed",
+	line := fmt.Sprintf("**%s** · %d records in %d batches · %d dead-lettered · %d dead batches replayed",
 		in.Output, t.Records, t.Batches, t.Dead, t.Replayed)
+	if caughtUp {
+		line += " · caught up: waiting for new documents, or for crawl " + in.CrawlID + " to end"
+	}
+	return line
 }
 
 // startDeliveries starts a DeliverWorkflow for each of the crawl's outputs (its first run

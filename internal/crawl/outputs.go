@@ -86,14 +86,6 @@ func (o Output) Attempts() int {
 	return o.MaxAttempts
 }
 
-// Interval is the output's wait when caught up, with its default.
-func (o Output) Interval() time.Duration {
-	if o.Every <= 0 {
-		return DefaultDeliverEvery
-	}
-	return o.Every.D()
-}
-
 // PrefixOrDefault is the dataset's key prefix with its default.
 func (d Dataset) PrefixOrDefault() string {
 	if d.Prefix == "" {

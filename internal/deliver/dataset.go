@@ -23,8 +23,6 @@ type datasetSink struct {
 	out  crawl.Output
 }
 
-func (s *datasetSink) format() string { return "parquet" }
-
 // hourLayout names a partition by the hour its pages were fetched (UTC), sortable as text.
 const hourLayout = "2006-01-02T15"
 
@@ -43,10 +41,7 @@ func (s *datasetSink) send(ctx context.Context, b *batch) error {
 	}
 	parts := map[string]*part{}
 	var size int64
-	o := export.Options{Crawl: b.crawlID, Format: "parquet"}
-	if !s.out.Text {
-		o.Omit = []string{"text"}
-	}
+	o := recordOptions(b.crawlID, "parquet", s.out)
 	for i, p := range b.pages {
 		if i > 0 && size >= maxBatchBytes {
 			break

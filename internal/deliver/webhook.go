@@ -73,8 +73,6 @@ type webhookSink struct {
 	out  crawl.Output
 }
 
-func (s *webhookSink) format() string { return "jsonl" }
-
 // send POSTs {"crawl", "output", "batch", "records": [...]}, signed with the output's key as
 // this worker resolves it.
 func (s *webhookSink) send(ctx context.Context, b *batch) error {
@@ -147,14 +145,20 @@ func (s *webhookSink) send(ctx context.Context, b *batch) error {
 	return &Permanent{Err: err} // it refuses the batch (4xx), or moved (3xx): trying again cannot help
 }
 
-// encode writes the batch's records in format, as many as fit maxBatchBytes (at least one),
-// and sets b.to to the last one written.
-func encode(ctx context.Context, src *export.Source, w io.Writer, format string, spec crawl.Spec, out crawl.Output, b *batch) error {
-	o := export.Options{Crawl: b.crawlID, Format: format}
+// recordOptions are an output's records in format: every field, the main text only when the
+// output asks for it.
+func recordOptions(crawlID, format string, out crawl.Output) export.Options {
+	o := export.Options{Crawl: crawlID, Format: format}
 	if !out.Text {
 		o.Omit = []string{"text"}
 	}
-	rw, err := src.NewRecordWriter(w, o, spec.Extract)
+	return o
+}
+
+// encode writes the batch's records in format, as many as fit maxBatchBytes (at least one),
+// and sets b.to to the last one written.
+func encode(ctx context.Context, src *export.Source, w io.Writer, format string, spec crawl.Spec, out crawl.Output, b *batch) error {
+	rw, err := src.NewRecordWriter(w, recordOptions(b.crawlID, format, out), spec.Extract)
 	if err != nil {
 		return err
 	}
