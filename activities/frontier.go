@@ -69,6 +69,12 @@ func (f *Frontier) StaleFetched(ctx context.Context, crawlID string, olderThan t
 	return f.frontier(ctx).StaleFetched(ctx, crawlID, olderThan)
 }
 
+// TellLease tells the host's running fetch lease, through Postgres, that the host was paused
+// or throttled: the lease beats at once and so receives the cancel (store.TellHostControl).
+func (f *Frontier) TellLease(ctx context.Context, host string) error {
+	return f.Store.Hosts().TellHostControl(ctx, host)
+}
+
 // Abandon returns an abandoned lease's claims to the queue.
 func (f *Frontier) Abandon(ctx context.Context, in AbandonInput) error {
 	return f.frontier(ctx).Abandon(ctx, in)

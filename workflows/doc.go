@@ -37,4 +37,9 @@
 // children per host or per lease, lease rows, batch top-ups) and the crawl's three GetVersion
 // checks of revision 3 ("crawl-processing", "warc-archive", "sweep-stale-fetched") are
 // deleted: revision 4 was live in the release before this one, which carried their runs over.
+//
+// One change within revision 5 is a workflow.GetVersion change of the host workflow, not a
+// revision: "lease-told" (host_fetch.go's tellLease) adds a local activity where a pause or
+// throttle cancels a running lease, telling the lease through Postgres. Runs recorded before
+// it replay without it (its default version); it folds into revision 6.
 package workflows

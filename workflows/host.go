@@ -16,9 +16,9 @@ const (
 	defaultMaxRunBatches = 150
 	claimTTLSlack        = 2 * time.Minute
 	// fetchHeartbeatTimeout is how long a fetch lease may go without a heartbeat before
-	// Temporal retries it elsewhere: leases heartbeat every few seconds whatever they are doing
-	// (crawl.HeartbeatEvery), so a dead fetch worker's hosts move on within this.
-	fetchHeartbeatTimeout = 20 * time.Second
+	// Temporal retries it elsewhere: leases heartbeat every crawl.LeaseBeatEvery whatever
+	// they are doing, so a dead fetch worker's hosts move on within this.
+	fetchHeartbeatTimeout = 25 * time.Second
 )
 
 // HostWorkflow is the one workflow that requests pages from its host (ID host/<authority>),

@@ -62,6 +62,7 @@ func (h *hostRun) fetch() (activities.FetchLeaseResult, bool) {
 		if !done && h.interrupted {
 			cancel() // pause or throttle: stop after the current request, release the rest
 			h.interrupted = false
+			h.tellLease()
 		}
 	}
 	h.busy = false
@@ -79,6 +80,30 @@ func (h *hostRun) fetch() (activities.FetchLeaseResult, bool) {
 	}
 	h.apply(res, d)
 	return res, true
+}
+
+// leaseToldChange is the change that tells a cancelled lease through Postgres (tellLease):
+// runs replaying a history recorded before it tell nothing.
+const leaseToldChange = "lease-told"
+
+// tellLease tells the running lease, through Postgres, that its host was paused or throttled.
+// The cancel this workflow task asks for reaches a lease only in a heartbeat's response, and a
+// lease beats every 15 s (each beat is a write of this workflow's state); told, it beats a
+// second later, when the cancel is on the server, and stops within about a second. Best
+// effort: untold, the lease stops at its next beat.
+func (h *hostRun) tellLease() {
+	ctx := h.ctx
+	if workflow.GetVersion(ctx, leaseToldChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return
+	}
+	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: 5 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 2},
+	})
+	var fr *activities.Frontier
+	if err := workflow.ExecuteLocalActivity(lctx, fr.TellLease, h.in.Host).Get(ctx, nil); err != nil {
+		workflow.GetLogger(ctx).Warn("telling the lease of a pause or throttle failed; it stops at its next heartbeat", "host", h.in.Host, "error", err)
+	}
 }
 
 // abandon hands back the claims of a lease that was cancelled or failed for good; the pages

@@ -21,7 +21,9 @@ import (
 // workflow show -o json`) must replay with today's code: a change that breaks determinism
 // fails here. Each file is named for the revision that recorded it; only kept revisions have
 // files (doc.go). Revision 5: a running crawl (the same signals) with its
-// CrawlProcessingWorkflow children, one of them, and hosts running paused and throttled.
+// CrawlProcessingWorkflow children, one of them, hosts running paused and throttled, and a
+// host whose leases a throttle and a pause cancelled, each told through Postgres (the
+// "lease-told" change: a version marker and a local activity's).
 // Revision 4 covers: a running crawl (pause, resume, throttle, add-seeds and
 // block signals, its processing children, WARC and sweep ticks) and a finished one; hosts
 // running, paused, throttled, started by a pause signal, of one page, and leases cancelled

@@ -53,9 +53,15 @@ func SleepUntil(ctx context.Context, c Clock, t time.Time) error {
 
 // Every calls fn every d until the returned stop is called or ctx ends.
 func Every(ctx context.Context, d time.Duration, fn func()) (stop func()) {
+	return EveryAfter(ctx, d, d, fn)
+}
+
+// EveryAfter calls fn first after first, then every d, until the returned stop is called or
+// ctx ends.
+func EveryAfter(ctx context.Context, first, d time.Duration, fn func()) (stop func()) {
 	done := make(chan struct{})
 	go func() {
-		t := time.NewTicker(d)
+		t := time.NewTimer(first)
 		defer t.Stop()
 		for {
 			select {
@@ -65,6 +71,7 @@ func Every(ctx context.Context, d time.Duration, fn func()) (stop func()) {
 				return
 			case <-t.C:
 				fn()
+				t.Reset(d)
 			}
 		}
 	}()

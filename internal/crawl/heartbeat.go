@@ -2,13 +2,19 @@ package crawl
 
 import "time"
 
-// HeartbeatEvery is how often a running activity (a fetch lease, a processing run) reports
-// its progress, whatever it is doing (waiting for a slot, a slow response, a large page): the
-// activities' heartbeat timeouts can then be short, and a dead worker's work moves on within
-// them. The SDK throttles what reaches the server (TRAWLER_HEARTBEAT_MAX).
+// HeartbeatEvery is how often a running activity (a processing run, a delivery) reports its
+// progress, whatever it is doing (a slow response, a large page): the activities' heartbeat
+// timeouts can then be short, and a dead worker's work moves on within them. The SDK
+// throttles what reaches the server (TRAWLER_HEARTBEAT_MAX).
 const HeartbeatEvery = 5 * time.Second
 
-// LeaseHeartbeatGrace is how long a fetch lease runs before it heartbeats its progress: most
-// leases of a real web's small hosts are over within it, and so cost no heartbeat. Well within
-// the fetch heartbeat timeout, and below HeartbeatEvery.
-const LeaseHeartbeatGrace = 3 * time.Second
+// LeaseBeatEvery is how often a fetch lease heartbeats. Each heartbeat that reaches the server
+// is a write of the host workflow's state, and a big host's lease runs for minutes at a
+// request a second or slower: a beat every 15 s is at most one for 15 pages. The fetch
+// heartbeat timeout (workflows' fetchHeartbeatTimeout, 25 s) leaves 10 s for a slow beat.
+const LeaseBeatEvery = 15 * time.Second
+
+// LeaseHeartbeatGrace is how long a fetch lease runs before its first heartbeat: most leases of
+// a real web's small hosts are over within it, and so cost none. Well within the fetch
+// heartbeat timeout.
+const LeaseHeartbeatGrace = 10 * time.Second

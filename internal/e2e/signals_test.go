@@ -9,12 +9,17 @@ import (
 	"github.com/trawlerdev/trawler/internal/testweb"
 )
 
-// throttle, pause and resume change the host's request timing as the audit sees it.
+// throttle, pause and resume change the host's request timing as the audit sees it, within
+// 1.5 s of the signal, with heartbeats as shipped (TRAWLER_HEARTBEAT_MAX 10 s, a lease beating
+// every 15 s): the cancel reaches the running lease because the workflow tells it through
+// Postgres, not at its next beat.
 func TestPauseThrottleResumeChangeTiming(t *testing.T) {
 	wc := testweb.DefaultConfig()
 	wc.Hosts, wc.Pages, wc.Specials = 1, 40, false
 	wc.DefaultDelay = 200 * time.Millisecond
-	s := newStack(t, wc)
+	s := newStackWithoutWorkers(t, wc)
+	s.cfg.HeartbeatMax = 10 * time.Second // the shipped default
+	s.startWorkers(s.cfg)
 	run := s.start(crawl.Spec{Seeds: s.web.Seeds(), Scope: crawl.ScopeAny, Delay: crawl.Duration(200 * time.Millisecond),
 		BatchWindow: crawl.Duration(2 * time.Second), ProgressInterval: crawl.Duration(time.Second),
 		HostIdleTimeout: crawl.Duration(5 * time.Second)})

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/fetching"
+	"github.com/trawlerdev/trawler/internal/store"
 	"github.com/trawlerdev/trawler/internal/testenv"
 	"github.com/trawlerdev/trawler/internal/testweb"
 )
@@ -99,7 +101,8 @@ func details(t *testing.T, s *stack, id string) string {
 }
 
 // What a host did, as the UI shows it: while its lease runs, the pending activity's heartbeat
-// details give the pages fetched so far, the last URL and the next slot, and the host's current
+// details give the pages fetched so far, the last URL and the next slot (the host's record in
+// Postgres its latest fetches), and the host's current
 // details say it waits for the lease; each lease activity's summary names the host, its claims
 // and delay; its result lists every URL's status, size, time and verdict. All read through
 // the Temporal API, as the UI reads them.
@@ -118,6 +121,7 @@ func TestTheTemporalUITellsWhatAHostDid(t *testing.T) {
 	// Live: a heartbeat with progress, and details saying what the host waits for.
 	var live fetching.LeaseResult
 	var liveDetails string
+	var liveBytes int
 	waitFor(t, 90*time.Second, func() bool {
 		resp, err := s.tc.DescribeWorkflowExecution(ctx, hostID, "")
 		if err != nil {
@@ -130,13 +134,21 @@ func TestTheTemporalUITellsWhatAHostDid(t *testing.T) {
 			var r fetching.LeaseResult
 			if err := dc.FromPayloads(pa.GetHeartbeatDetails(), &r); err == nil && r.Fetched > 0 && r.LastURL != "" {
 				live, liveDetails = r, details(t, s, hostID)
+				liveBytes = pa.GetHeartbeatDetails().Size()
 				return true
 			}
 		}
 		return false
 	})
-	if live.NextSlot == nil || len(live.Outcomes) == 0 {
-		t.Errorf("the lease's heartbeat %+v: want the next slot and the outcomes so far", live)
+	// The heartbeat is progress only (each one a write of the host workflow's state): the
+	// per-URL outcomes are in Postgres as they are recorded, and in the lease's result.
+	if live.NextSlot == nil || len(live.Outcomes) != 0 || liveBytes > fetching.MaxBeatBytes+64 {
+		t.Errorf("the lease's heartbeat (%d bytes) %+v: want the next slot, no outcomes, under a kilobyte", liveBytes, live)
+	}
+	rec, err := s.store.Inspect().HostRecordOf(ctx, "h0000.test")
+	if err != nil || len(rec.Recent) == 0 || !slices.ContainsFunc(rec.Recent, func(r store.RecentFetch) bool { return r.URL == live.LastURL && r.Status > 0 }) ||
+		rec.Recent[len(rec.Recent)-1].FetchedAt.After(rec.Recent[0].FetchedAt) {
+		t.Errorf("the host's record while its lease ran: %+v (%v); want its latest fetches, newest first", rec, err)
 	}
 	if !strings.Contains(liveDetails, "waiting for fetch lease") {
 		t.Errorf("the host's details while its lease ran: %q; want what it waits for", liveDetails)

@@ -96,10 +96,8 @@ func (b *leaseRun) nextChunk(ctx context.Context) (bool, error) {
 				}
 				b.mu.Lock()
 				b.urls = res.URLs
-				b.res.Finished = make([]bool, len(res.URLs))
-				b.res.Chunk = res.URLs
+				b.finished = make([]bool, len(res.URLs))
 				b.mu.Unlock()
-				b.beatNow(ctx)
 				return true, nil
 			}
 			if res.Waiting {
@@ -205,12 +203,10 @@ func (b *leaseRun) takeChunk(ctx context.Context, claimed []crawl.Claimed, next 
 		return false
 	}
 	b.urls = claimed
-	b.res.Finished = make([]bool, len(claimed))
-	b.res.Chunk = claimed
+	b.finished = make([]bool, len(claimed))
 	b.mu.Unlock()
 	b.claimedNow(claimed, epoch)
 	failpoint.Hit(failpoint.ClaimCommitted)
-	b.beatNow(ctx)
 	return true
 }
 

@@ -33,22 +33,19 @@ func (f *Stage) flushWhenStopped(ctx context.Context) func() {
 // host runs dry. Fetched pages are left for the crawl's processing, which claims them.
 // resumed is the last progress an earlier attempt of the lease reported (attempt > 1), if any.
 func (f *Stage) Lease(ctx context.Context, in LeaseInput, resumed LeaseBeat, attempt int) (_ LeaseResult, err error) {
-	b := &leaseRun{f: f, in: in, next: in.NotBefore, began: f.clock().Now(), res: resumed}
+	b := &leaseRun{f: f, in: in, next: in.NotBefore, began: f.clock().Now(), res: resumed.LeaseResult}
 	defer func() {
 		if err != nil {
 			b.beat() // the SDK sends the last progress with the failure: make it the latest
 		}
 	}()
-	b.urls = b.res.Chunk // resumed: the chunk the last attempt was at
-	if len(b.res.Finished) != len(b.urls) {
-		b.res.Finished, b.res.Chunk, b.urls = nil, nil, nil
-	}
-	defer clock.Every(ctx, f.beatEvery(), b.beat)()
+	defer b.beats(ctx)()
+	defer b.beatWhenTold(ctx)()
 	defer f.flushWhenStopped(ctx)()
-	if len(b.urls) == 0 {
-		if more, err := b.claimChunk(ctx, b.in.Owner); err != nil || !more {
-			return b.result(), err
-		}
+	// The first claim is the lease owner's: a retry takes back first what its predecessor
+	// held and did not finish (LeaseBeat).
+	if more, err := b.claimChunk(ctx, b.in.Owner); err != nil || !more {
+		return b.result(), err
 	}
 	first := b.urls
 	if err := b.pace(ctx, b.urls); err != nil {
@@ -101,7 +98,7 @@ func (b *leaseRun) run(ctx context.Context, g *gate) error {
 			}
 			i = 0 // the chunk replaced the finished one
 		}
-		if b.res.Finished[i] {
+		if b.finished[i] {
 			continue
 		}
 		if err := b.failed(); err != nil { // a request of this lease failed on our side: stop, retry the activity

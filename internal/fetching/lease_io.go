@@ -32,15 +32,16 @@ type LeaseInput struct {
 }
 
 // A lease hands out three things, each a type of its own and each bounded, whatever the host
-// serves: its heartbeat (LeaseBeat: the result so far and where a retry resumes), its result
-// (LeaseResult: what the host workflow decides on, and the view), and the UI's view
-// (LeaseView: progress and the newest outcomes). They nest so that their JSON is flat, in the
-// order an operator reads it, with the keys it always had: recorded histories and a running
-// lease's last heartbeat decode as they were written.
+// serves: its heartbeat (LeaseBeat: its progress, under a kilobyte), its result (LeaseResult:
+// what the host workflow decides on, and the view with the per-URL outcomes) and the UI's view
+// (LeaseView). They nest so that their JSON is flat, in the order an operator reads it, with
+// the keys it always had: recorded histories and a running lease's last heartbeat decode as
+// they were written.
 
 // LeaseView is what the Temporal UI shows of a lease, first in the heartbeat details under
-// Pending Activities and then in its result: its progress, the last URL recorded, when the
-// next request may start, and each URL's outcome, newest last, at most MaxOutcomes of them.
+// Pending Activities (without the outcomes) and then in its result: its progress, the last
+// URL recorded, when the next request may start, and each URL's outcome, newest last, at most
+// MaxOutcomes of them.
 type LeaseView struct {
 	Done            int          `json:"done"`
 	Fetched         int          `json:"fetched"`
@@ -78,24 +79,38 @@ type LeaseFindings struct {
 }
 
 // LeaseResult is a lease's result, as the host workflow's history holds it: the view and the
-// findings. It never holds the chunk: a finished lease has nothing to resume.
+// findings.
 type LeaseResult struct {
 	LeaseView
 	LeaseFindings
 }
 
-// LeaseResume is where a retry of the lease resumes: the chunk it was at (at most a chunk's
-// claims) and which of them it finished. In the heartbeat only.
-type LeaseResume struct {
-	Finished []bool          `json:"finished,omitempty"` // by index in Chunk
-	Chunk    []crawl.Claimed `json:"topUp,omitempty"`    // (the key predates the name: heartbeats of running leases use it)
-}
-
-// LeaseBeat is a lease's heartbeat: its result so far and where a retry resumes. The SDK hands
-// the last one to the retry (FetchBatch), and sends it with a failure.
+// LeaseBeat is a lease's heartbeat: its result so far without the per-URL outcomes, its
+// strings clipped to MaxBeatString, so under MaxBeatBytes whatever the host serves. Each beat
+// that reaches the server is a write of the host workflow's state, so it carries no more than
+// a retry goes on from: the counts and pacing facts. Where the retry resumes is in Postgres,
+// not in the beat: its predecessor's unfinished URLs are still claimed under the lease's
+// owners (ClaimAs takes them back first), and those it finished are no longer claimed. The
+// SDK hands the last beat to the retry (FetchBatch), and sends it with a failure. (Beats of
+// older leases carried their chunk too: a retry of one ignores it and reclaims the same way.)
 type LeaseBeat struct {
 	LeaseResult
-	LeaseResume
+}
+
+// MaxBeatString bounds each string of a heartbeat (the last URL and error, why the host may be
+// dead); the result keeps them as recorded.
+const MaxBeatString = 120
+
+// MaxBeatBytes is what a lease's heartbeat weighs at most, encoded.
+const MaxBeatBytes = 1024
+
+// beatOf is a result as its heartbeat carries it.
+func beatOf(r LeaseResult) LeaseBeat {
+	r.Outcomes = nil
+	r.LastURL = crawl.Clip(r.LastURL, MaxBeatString)
+	r.LastError = crawl.Clip(r.LastError, MaxBeatString)
+	r.Gone = crawl.Clip(r.Gone, MaxBeatString)
+	return LeaseBeat{r}
 }
 
 // MaxOutcomes bounds the per-URL outcomes a lease result carries: a busy host's lease stays

@@ -5,13 +5,16 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/trawlerdev/trawler/internal/crawl"
 )
 
 // The heartbeat, the result and the UI's view are separate types, but their JSON is the one
 // flat object recorded histories and running leases' heartbeats hold: a heartbeat written
-// before the split resumes its chunk, and a result never carries the chunk.
+// before the beat lost its chunk still decodes (a retry of it reclaims from Postgres), and
+// neither a beat nor a result carries a chunk.
 func TestLeaseBeatAndResultKeepTheirRecordedJSON(t *testing.T) {
-	// A heartbeat as a lease wrote it before the types were split.
+	// A heartbeat as a lease wrote it when beats carried the chunk.
 	old := `{"done":1,"fetched":1,"errors":0,"skipped":0,"lastURL":"http://a.test/1",
 		"outcomes":[{"url":"http://a.test/1","status":200,"ms":3,"verdict":"fetched: to processing"}],
 		"notModified":0,"deferred":0,"requests":2,"peakInFlight":1,"lastRequestAt":"2026-11-20T10:00:00Z",
@@ -22,37 +25,61 @@ func TestLeaseBeatAndResultKeepTheirRecordedJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(old), &b); err != nil {
 		t.Fatal(err)
 	}
-	if len(b.Chunk) != 2 || b.Chunk[1].URL != "http://a.test/2" || len(b.Finished) != 2 || !b.Finished[0] ||
-		b.Done != 1 || b.Requests != 2 || b.CrawlDelay != 2*time.Second || len(b.Outcomes) != 1 {
+	if b.Done != 1 || b.Requests != 2 || b.CrawlDelay != 2*time.Second || b.LastURL != "http://a.test/1" {
 		t.Fatalf("decoded %+v", b)
 	}
 
-	// Written again, the keys are the ones it had, in the order an operator reads them: the
-	// view first.
-	out, err := json.Marshal(b)
+	// Written again as a beat: the keys it had, in the order an operator reads them (the view
+	// first), without the outcomes or a chunk.
+	out, err := json.Marshal(beatOf(b.LeaseResult))
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := string(out)
-	for _, key := range []string{`"done"`, `"outcomes"`, `"requests"`, `"lastRequestAt"`, `"finished"`, `"topUp"`} {
+	for _, key := range []string{`"done"`, `"lastURL"`, `"requests"`, `"lastRequestAt"`} {
 		if !strings.Contains(s, key) {
 			t.Errorf("heartbeat lacks %s: %s", key, s)
 		}
 	}
-	if strings.Index(s, `"outcomes"`) > strings.Index(s, `"requests"`) || strings.Index(s, `"requests"`) > strings.Index(s, `"topUp"`) {
-		t.Errorf("heartbeat out of order (view, findings, resume): %s", s)
+	for _, key := range []string{`"outcomes"`, `"finished"`, `"topUp"`} {
+		if strings.Contains(s, key) {
+			t.Errorf("heartbeat carries %s: %s", key, s)
+		}
+	}
+	if strings.Index(s, `"done"`) > strings.Index(s, `"requests"`) {
+		t.Errorf("heartbeat out of order (view, findings): %s", s)
 	}
 
-	// The result is the heartbeat without the chunk.
-	res, err := json.Marshal(b.LeaseResult)
+	// The result keeps the outcomes.
+	var back LeaseResult
+	if err := json.Unmarshal([]byte(old), &back); err != nil || back.Done != 1 || back.Requests != 2 || len(back.Outcomes) != 1 {
+		t.Errorf("a recorded result decodes as %+v (%v)", back, err)
+	}
+}
+
+// A heartbeat stays under MaxBeatBytes whatever the host serves: the outcomes stay in the
+// result, and the strings a server makes (its URLs, its errors, why it looks dead) are clipped.
+func TestALeaseBeatWeighsUnderAKilobyte(t *testing.T) {
+	long := "http://h.test/" + strings.Repeat("é", 5000)
+	next := time.Now()
+	var r LeaseResult
+	r.Done, r.Fetched, r.Errors, r.Skipped, r.Requests = 1<<30, 1<<30, 1<<30, 1<<30, 1<<30
+	r.LastURL, r.NextSlot, r.OutcomesDropped = long, &next, 1<<30
+	r.LastError, r.Gone = crawl.ClipError(strings.Repeat("x", 1<<20)), strings.Repeat("y", 4096)
+	r.LastRequestAt, r.DeferUntil, r.NextDue = next, next, &next
+	r.CrawlDelay, r.AutoDelay, r.CrawlDelayCapped, r.Answered, r.Retired, r.Dry = time.Hour, time.Hour, true, true, true, true
+	for range MaxOutcomes {
+		r.Outcomes = append(r.Outcomes, URLOutcome{URL: long, Status: 500, Bytes: 1 << 40, MS: 1 << 40, Verdict: strings.Repeat("v", 160)})
+	}
+	out, err := json.Marshal(beatOf(r))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(string(res), "topUp") || strings.Contains(string(res), "finished") {
-		t.Errorf("result carries the chunk: %s", res)
+	if len(out) > MaxBeatBytes {
+		t.Errorf("a beat weighs %d bytes, over %d: %s", len(out), MaxBeatBytes, out)
 	}
-	var back LeaseResult
-	if err := json.Unmarshal([]byte(old), &back); err != nil || back.Done != 1 || back.Requests != 2 {
-		t.Errorf("a recorded result decodes as %+v (%v)", back, err)
+	whole, _ := json.Marshal(r)
+	if len(whole) < 100*MaxBeatBytes || len(r.Outcomes) != MaxOutcomes || r.LastURL != long {
+		t.Errorf("the result lost what the beat leaves out (%d bytes)", len(whole))
 	}
 }

@@ -83,7 +83,7 @@ func (b *leaseRun) recordDecided(ctx context.Context, i int, o store.FetchOutcom
 // private, link-local, metadata…): not even robots.txt is requested.
 func (b *leaseRun) refuse(ctx context.Context, why string) error {
 	for i, u := range b.urls {
-		if b.res.Finished[i] {
+		if b.finished[i] {
 			continue
 		}
 		o := store.FetchOutcome{CrawlID: u.CrawlID, Hash: u.Hash, URL: u.URL, Attempts: u.Attempts,

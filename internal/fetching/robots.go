@@ -140,7 +140,6 @@ func (f *Stage) robots(ctx context.Context, b *leaseRun, pageURL string, ci *pol
 	if err := f.Hosts.SaveRobots(ctx, b.in.Host, pu.Scheme, *r, rules.CrawlDelay); err != nil {
 		return nil, err
 	}
-	b.heartbeat(ctx)
 	return r, nil
 }
 

@@ -20,9 +20,10 @@ import (
 type leaseRun struct {
 	f        *Stage
 	in       LeaseInput
-	urls     []crawl.Claimed // the chunk (res.Finished by index)
+	urls     []crawl.Claimed // the chunk
 	mu       sync.Mutex
-	res      LeaseBeat // the heartbeat: the result so far and the chunk
+	finished []bool      // by index in urls: the URL's outcome is recorded (or it was handed back)
+	res      LeaseResult // the result so far
 	inFlight int
 	// recording counts requests whose outcome is not recorded yet (their bodies wait for
 	// their segment to be stored).
@@ -33,7 +34,6 @@ type leaseRun struct {
 	window    pacing.Window // the host's time booked for this lease's requests (book)
 	cursor    int           // the URL the lease is at: a robots.txt request books ahead from it
 	began     time.Time
-	beatAt    time.Time  // when the lease's progress last went to the SDK (beat)
 	beatMu    sync.Mutex // one beat at a time (beat)
 	// healthKnown: failing says whether the host's dead-site clock ran when the lease read
 	// its robots.txt cache (see hostHealth).
@@ -190,7 +190,7 @@ func (b *leaseRun) apply(e effect) {
 	b.inFlight--
 	b.autoThrottleLocked(e.latency)
 	b.respondedLocked()
-	r := &b.res.LeaseResult
+	r := &b.res
 	if e.gone != "" {
 		r.Gone = e.gone
 	} else if e.succeeded {
@@ -214,10 +214,9 @@ func (b *leaseRun) apply(e effect) {
 
 func (b *leaseRun) finish(ctx context.Context, i int) {
 	b.mu.Lock()
-	b.res.Finished[i] = true
+	b.finished[i] = true
 	b.res.Done++
 	b.mu.Unlock()
-	b.heartbeat(ctx)
 }
 
 // releaseCrawl returns the lease's unfinished URLs of a paused crawl to the queue and finishes
@@ -227,7 +226,7 @@ func (b *leaseRun) releaseCrawl(ctx context.Context, crawlID string) error {
 	var idx []int
 	b.mu.Lock()
 	for i, u := range b.urls {
-		if u.CrawlID == crawlID && !b.res.Finished[i] {
+		if u.CrawlID == crawlID && !b.finished[i] {
 			release, idx = append(release, u), append(idx, i)
 		}
 	}

@@ -4,65 +4,71 @@ package fetching
 
 import (
 	"context"
+	"time"
 
+	"github.com/trawlerdev/trawler/internal/clock"
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/store"
 )
 
-// heartbeat records the lease's progress, from crawl.LeaseHeartbeatGrace into the lease on. The SDK
-// sends an activity's first heartbeat at once, and each heartbeat that reaches the server is
-// a write to the host workflow's state: most leases of a real web's small hosts are over
-// within the grace, and so cost none. A retry of a lease that died before its first
-// heartbeat finds what it did from its URLs' states (a fetched URL is not fetched again);
-// its liveness still shows within the heartbeat timeout (crawl.HeartbeatEvery).
-//
-// Progress (a finished URL, robots.txt, a wait for a slot) beats only when the last beat is
-// Stage.beatEvery old (5 s, or the worker's heartbeat throttle when shorter): the SDK
-// encodes every call's details at once, even those its throttle then holds back (it sends one
-// a throttle interval), and a 10–20 KB JSON encoding per URL was 12% of the fetch worker's CPU
-// (issue 36). The lease's ticker beats meanwhile, as often. What a retry misses of the last
-// seconds it finds in its URLs' states, as after the SDK's own throttle. A new chunk beats at
-// once (beatNow): a retry resumes the chunk it names; and a lease that fails beats its last
-// progress, which the SDK sends with the failure.
-func (b *leaseRun) heartbeat(ctx context.Context) {
-	b.mu.Lock()
-	recent := b.f.clock().Since(b.beatAt) < b.f.beatEvery()
-	b.mu.Unlock()
-	if !recent {
-		b.beatNow(ctx)
-	}
+// beats heartbeats the lease's liveness and progress: first crawl.LeaseHeartbeatGrace into
+// the lease, then every Stage.beatEvery. Each heartbeat that reaches the server is a write of
+// the host workflow's state, so a lease beats on this clock only, never on progress: most
+// leases of a real web's small hosts are over within the grace and cost none, and a long
+// lease one every 15 s, well within the fetch heartbeat timeout. A retry needs no fresher
+// beat: it finds where its predecessor was from its URLs' claims (LeaseBeat). A pause or
+// throttle of the host reaches the lease in a heartbeat's response, and is told by Postgres
+// too, which beats at once (beatWhenTold). Call the result when the lease ends.
+func (b *leaseRun) beats(ctx context.Context) (stop func()) {
+	every := b.f.beatEvery()
+	return clock.EveryAfter(ctx, min(crawl.LeaseHeartbeatGrace, every), every, b.beat)
 }
 
-// beatNow beats at once, from crawl.LeaseHeartbeatGrace into the lease on (a new chunk).
-func (b *leaseRun) beatNow(ctx context.Context) {
-	if b.f.clock().Since(b.began) < crawl.LeaseHeartbeatGrace {
-		return
-	}
-	b.beat()
+// beatWhenTold beats when Postgres tells that the host's workflow was paused or throttled
+// (Stage.Control), a moment later, so that the cancel the workflow asked for is on the server
+// when the beat arrives (toldBeatsAfter): the heartbeat's response carries it, and the lease
+// stops without waiting for its next beat. Call the result when the lease ends.
+func (b *leaseRun) beatWhenTold(ctx context.Context) (stop func()) {
+	told, stopWaiting := b.f.Control.WaitHostControl(b.in.Host)
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-told:
+			}
+			// Again a moment later, in case the first beat came before the cancel: the SDK
+			// sends it at once, or at the end of its throttle interval if one was just sent.
+			for _, after := range toldBeatsAfter {
+				if clock.SleepUntil(ctx, b.f.clock(), b.f.clock().Now().Add(after)) != nil {
+					return
+				}
+				b.beat()
+			}
+		}
+	}()
+	return func() { cancel(); stopWaiting() }
 }
+
+// toldBeatsAfter are when a lease beats after a host control is told, each after the one
+// before: the workflow tells it from the workflow task that asks for the cancel, which
+// reaches the server as that task completes, a few milliseconds later.
+var toldBeatsAfter = []time.Duration{300 * time.Millisecond, 1200 * time.Millisecond}
 
 // beat hands the lease's progress to the SDK. beatMu keeps the snapshots in order: the
 // ticker and the lease's own beats never hand over an older one after a newer one.
 func (b *leaseRun) beat() {
 	b.beatMu.Lock()
 	defer b.beatMu.Unlock()
-	r := b.snapshot()
-	b.mu.Lock()
-	b.beatAt = b.f.clock().Now()
-	b.mu.Unlock()
-	b.f.Hooks.beat(r)
+	b.f.Hooks.beat(beatOf(b.result()))
 }
 
-// result is the lease's result as it stands: the heartbeat without the chunk.
-func (b *leaseRun) result() LeaseResult { return b.snapshot().LeaseResult }
-
-// snapshot copies the heartbeat under the lock: the SDK encodes it later, while the lease goes on.
-func (b *leaseRun) snapshot() LeaseBeat {
+// result is the lease's result as it stands.
+func (b *leaseRun) result() LeaseResult {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	r := b.res
-	r.Finished = append([]bool(nil), r.Finished...)
-	r.Chunk = append([]crawl.Claimed(nil), r.Chunk...)
 	r.Outcomes = append([]URLOutcome(nil), r.Outcomes...)
 	if next := b.nextStartLocked(); !next.IsZero() {
 		r.NextSlot = &next

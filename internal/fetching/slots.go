@@ -122,7 +122,6 @@ func (b *leaseRun) takeFor(ctx context.Context, i int) (pacing.Slot, error) {
 			t.Stop()
 			return pacing.Slot{}, ctx.Err()
 		case <-t.C:
-			b.heartbeat(ctx)
 		}
 	}
 }
@@ -228,7 +227,7 @@ func (b *leaseRun) ahead(i int) []pacing.URLKey {
 	}
 	var urls []pacing.URLKey
 	for j := i; j < len(b.urls) && len(urls) < windowSlots; j++ {
-		if j == i || !b.res.Finished[j] {
+		if j == i || !b.finished[j] {
 			urls = append(urls, pacing.URLKey{CrawlID: b.urls[j].CrawlID, Hash: b.urls[j].Hash})
 		}
 	}

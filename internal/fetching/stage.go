@@ -102,20 +102,19 @@ type Stage struct {
 	// Stopping is closed when this worker begins to stop: a running lease ends early (as if
 	// its time were up), so the host's next lease starts on a live worker at once.
 	Stopping <-chan struct{}
-	// BeatEvery is how often a lease hands its progress to the SDK (0: crawl.HeartbeatEvery):
-	// the worker's heartbeat throttle when shorter, since a pause or throttle reaches a running
-	// lease only in a heartbeat's response, and encoding more often than the SDK sends gains
-	// nothing.
+	// BeatEvery is the worker's heartbeat throttle (TRAWLER_HEARTBEAT_MAX): a lease beats that
+	// often when it is under crawl.HeartbeatEvery (a test's fast setting: a pause or throttle
+	// reaches a running lease in a heartbeat's response), else every crawl.LeaseBeatEvery.
 	BeatEvery time.Duration
 	Hooks     Hooks
 }
 
-// beatEvery is BeatEvery, or crawl.HeartbeatEvery.
+// beatEvery is how often a lease beats (BeatEvery).
 func (f *Stage) beatEvery() time.Duration {
-	if f.BeatEvery > 0 {
-		return min(f.BeatEvery, crawl.HeartbeatEvery)
+	if f.BeatEvery > 0 && f.BeatEvery < crawl.HeartbeatEvery {
+		return f.BeatEvery
 	}
-	return crawl.HeartbeatEvery
+	return crawl.LeaseBeatEvery
 }
 
 // clock is the worker's clock: the one its store converts the host's bookings with (the

@@ -23,8 +23,8 @@ func (agg Frontier) Claim(ctx context.Context, host string, limit int, ttl time.
 // lease at a time (it waits for a cancelled one to end), so a claim on the host's URLs held by
 // any other owner is a dead lease's — a killed attempt's chunk, a run that ended — and is taken
 // at once, whatever its TTL says: the TTL only bounds claims no lease of the host ever comes
-// back for (StaleHosts wakes those hosts). The owner's own claims come first, so a retry takes
-// back what its dead attempt held. An empty claim leaves the host waiting: the next admission
+// back for (StaleHosts wakes those hosts). The owner's own claims (and its chunks', as
+// crawl.ChunkOwner) come first, so a retry takes back what its dead attempt held. An empty claim leaves the host waiting: the next admission
 // of its URLs returns it in AdmitResult.Wake.
 func (agg Frontier) ClaimAs(ctx context.Context, host, owner string, limit int, ttl time.Duration, now time.Time) ([]crawl.Claimed, *time.Time, error) {
 	s := agg.s
@@ -91,13 +91,16 @@ func (s *Store) claim(ctx context.Context, host, owner string, limit int, ttl ti
 	b := &pgx.Batch{}
 	b.Queue(`INSERT INTO hosts (host, last_claim_at) VALUES ($1, $2)
 		ON CONFLICT (host) DO UPDATE SET last_claim_at = excluded.last_claim_at`, host, now)
-	args := []any{host, now, limit, ttl, owner, mode.waitIfEmpty}
+	// A fetch lease's own claims come first: a retry claims as the lease's owner, and its dead
+	// predecessor's chunks after the first were claimed as crawl.ChunkOwner of it.
+	mine := []string{owner, crawl.ChunkOwner(owner)}
+	args := []any{host, now, limit, ttl, owner, mode.waitIfEmpty, mine}
 	waiting, after, afterArgs := `$6 AND NOT EXISTS (SELECT 1 FROM claimed)`, claimNextSQL, []any{host}
 	if mode.owners != nil {
-		waiting += ` AND NOT EXISTS (SELECT 1 FROM urls WHERE host = $1 AND state = 'fetched' AND claimed_by = ANY($7))
+		waiting += ` AND NOT EXISTS (SELECT 1 FROM urls WHERE host = $1 AND state = 'fetched' AND claimed_by = ANY($8))
 			AND NOT EXISTS (SELECT 1 FROM urls u JOIN crawls c ON c.id = u.crawl_id AND c.state = 'running'
-				WHERE u.host = $1 AND ((u.state = 'queued' AND u.next_fetch_at <= $2::timestamptz + $8::interval)
-					OR (u.state = 'claimed' AND u.claimed_until <= $2::timestamptz + $8::interval)))`
+				WHERE u.host = $1 AND ((u.state = 'queued' AND u.next_fetch_at <= $2::timestamptz + $9::interval)
+					OR (u.state = 'claimed' AND u.claimed_until <= $2::timestamptz + $9::interval)))`
 		args = append(args, mode.owners, mode.soon)
 		after, afterArgs = claimNextSQL+`, (SELECT count(*) FROM urls WHERE host = $1 AND state = 'fetched' AND claimed_by = ANY($2)),
 			(SELECT waiting FROM hosts WHERE host = $1)`, []any{host, mode.owners}
@@ -106,7 +109,7 @@ func (s *Store) claim(ctx context.Context, host, owner string, limit int, ttl ti
 			SELECT u.crawl_id, u.url_hash FROM urls u JOIN crawls c ON c.id = u.crawl_id AND c.state = 'running'
 			WHERE u.host = $1 AND ((u.state = 'queued' AND u.next_fetch_at <= $2)
 				OR (u.state = 'claimed' AND (u.claimed_until < $2 OR $5 <> '')))
-			ORDER BY (u.state = 'claimed' AND u.claimed_by = $5) DESC NULLS LAST, u.priority DESC, u.depth, u.next_fetch_at
+			ORDER BY (u.state = 'claimed' AND u.claimed_by = ANY($7)) DESC NULLS LAST, u.priority DESC, u.depth, u.next_fetch_at
 			LIMIT $3 FOR UPDATE OF u SKIP LOCKED),
 		claimed AS (
 			UPDATE urls u SET state = 'claimed', claimed_until = $2::timestamptz + $4::interval, claimed_by = nullif($5, ''), updated_at = now()

@@ -17,11 +17,15 @@ const controlChannel = "trawler_control"
 // (pause, resume, stop, block: a crawl's state or spec changing), so what a worker read
 // before one can be known stale without reading it again; while it is not listening
 // (connecting, or the connection lost) nothing read is known fresh. And it passes on which
-// hosts got new URLs (watch_due.go).
+// hosts got new URLs (watch_due.go), and which hosts' workflows were paused or throttled
+// (watch_host_control.go).
 type ControlWatch struct {
 	epoch atomic.Uint64
 	live  atomic.Bool
-	due   dueWaiters
+	due   hostWaiters
+	// hostControl are the fetch leases waiting to be told that their host's workflow was
+	// paused or throttled (watch_host_control.go).
+	hostControl hostWaiters
 }
 
 // Epoch is the count of controls so far, and whether the watch is listening. A state read
@@ -70,7 +74,7 @@ func (w *ControlWatch) listen(ctx context.Context, cfg *pgx.ConnConfig) error {
 		return err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	if _, err := conn.Exec(ctx, "LISTEN "+controlChannel+"; LISTEN "+dueChannel); err != nil {
+	if _, err := conn.Exec(ctx, "LISTEN "+controlChannel+"; LISTEN "+dueChannel+"; LISTEN "+hostControlChannel); err != nil {
 		return err
 	}
 	w.epoch.Add(1)
@@ -81,8 +85,12 @@ func (w *ControlWatch) listen(ctx context.Context, cfg *pgx.ConnConfig) error {
 		if err != nil {
 			return err
 		}
-		if n.Channel == dueChannel {
+		switch n.Channel {
+		case dueChannel:
 			w.due.wake(n.Payload)
+			continue
+		case hostControlChannel:
+			w.hostControl.wake(n.Payload)
 			continue
 		}
 		w.epoch.Add(1)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -351,6 +352,23 @@ func TestClaimAsGivesAnOwnerItsClaimsBack(t *testing.T) {
 	again, _, _ := s.Frontier().ClaimAs(ctx, "o.test", "host:r/0", 1, time.Hour, now)
 	if len(again) != 1 || string(again[0].Hash) != string(first[0].Hash) {
 		t.Fatalf("the owner gets its claim back first: %+v", again)
+	}
+	// A retry of a lease claims as its owner, and takes back first the chunks its dead
+	// predecessor claimed as the chunk owner, ahead of better-ranked URLs.
+	if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{cand("http://p.test/1", "p.test", 0), cand("http://p.test/2", "p.test", 1),
+		cand("http://p.test/3", "p.test", 2)}, admit.Budget(0), -1); err != nil {
+		t.Fatal(err)
+	}
+	now = time.Now()
+	if best, _, _ := s.Frontier().Claim(ctx, "p.test", 1, time.Hour, now); len(best) != 1 || !strings.HasSuffix(best[0].URL, "/1") {
+		t.Fatalf("the best-ranked URL: %+v", best)
+	}
+	chunk, _, _ := s.Frontier().ClaimAs(ctx, "p.test", crawl.ChunkOwner("host:r/1"), 1, time.Hour, now)
+	if len(chunk) != 1 || !strings.HasSuffix(chunk[0].URL, "/2") {
+		t.Fatalf("the chunk owner's claim: %+v", chunk)
+	}
+	if retry, _, _ := s.Frontier().ClaimAs(ctx, "p.test", "host:r/1", 1, time.Hour, now); len(retry) != 1 || !strings.HasSuffix(retry[0].URL, "/2") {
+		t.Fatalf("the retry takes back its chunk first: %+v", retry)
 	}
 	// The lease died holding claims an hour ahead; the host's next run claims them now.
 	next, _, _ := s.Frontier().ClaimAs(ctx, "o.test", "host:r2/0", 10, time.Hour, now)

@@ -222,6 +222,23 @@ type HostRecord struct {
 	// KeptOut counts the host's URLs a robots signal kept out, by signal and directive:
 	// "robots.txt" (not fetched), "x-robots-tag noindex", "meta nofollow"…
 	KeptOut map[string]int `json:"keptOut"`
+	// Recent are the host's latest fetches, newest first (each URL's last), at most
+	// RecentFetches: what its running lease did, as recorded, between the lease's heartbeats
+	// (which carry counts only).
+	Recent []RecentFetch `json:"recent"`
+}
+
+// RecentFetches is how many of a host's latest fetches its record lists.
+const RecentFetches = 20
+
+// RecentFetch is one fetch of a host's record: its URL, when, and what came back.
+type RecentFetch struct {
+	URL       string    `json:"url"`
+	FetchedAt time.Time `json:"fetchedAt"`
+	Status    int       `json:"status,omitempty"` // 0: no answer
+	MS        int       `json:"ms"`
+	Bytes     int64     `json:"bytes,omitempty"`
+	Error     string    `json:"error,omitempty"`
 }
 
 // RobotsRecord is what the cached robots.txt of one scheme of a host is.
@@ -277,7 +294,28 @@ func (agg Inspect) HostRecordOf(ctx context.Context, host string) (*HostRecord, 
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("store: host urls: %w", err)
 	}
+	if h.Recent, err = s.recentFetches(ctx, host); err != nil {
+		return nil, err
+	}
 	return h, s.keptOut(ctx, h)
+}
+
+// recentFetches reads a host's latest fetches: each of its URLs' last (fetches_url), newest
+// first.
+func (s *Store) recentFetches(ctx context.Context, host string) ([]RecentFetch, error) {
+	rows, err := s.pool.Query(ctx, `SELECT u.url, f.fetched_at, coalesce(f.status, 0), coalesce(f.duration_ms, 0),
+			coalesce(f.bytes, 0), coalesce(f.error, '')
+		FROM urls u CROSS JOIN LATERAL (SELECT * FROM fetches f WHERE f.crawl_id = u.crawl_id AND f.url_hash = u.url_hash
+			ORDER BY f.fetched_at DESC LIMIT 1) f
+		WHERE u.host = $1 ORDER BY f.fetched_at DESC LIMIT $2`, host, RecentFetches)
+	if err != nil {
+		return nil, fmt.Errorf("store: host fetches: %w", err)
+	}
+	recent, err := pgx.CollectRows(rows, pgx.RowToStructByPos[RecentFetch])
+	if err != nil {
+		return nil, fmt.Errorf("store: host fetches: %w", err)
+	}
+	return recent, nil
 }
 
 // keptOut fills a host record's counts of URLs kept out by each robots signal.

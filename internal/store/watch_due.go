@@ -19,8 +19,8 @@ func notifyDueSQL(hosts string) string {
 		GROUP BY g) x`
 }
 
-// dueWaiters are the channels waiting for news of a host's new URLs.
-type dueWaiters struct {
+// hostWaiters are the channels waiting for news of a host, one kind of news each.
+type hostWaiters struct {
 	mu sync.Mutex
 	by map[string]map[chan struct{}]bool
 }
@@ -29,11 +29,14 @@ type dueWaiters struct {
 // its pages finish processing, or when news may have been missed (the watch reconnected);
 // stop ends the wait. A nil watch's channel is never told.
 func (w *ControlWatch) WaitDue(host string) (ch <-chan struct{}, stop func()) {
-	c := make(chan struct{}, 1)
 	if w == nil {
-		return c, func() {}
+		return make(chan struct{}), func() {}
 	}
-	d := &w.due
+	return w.due.wait(host)
+}
+
+func (d *hostWaiters) wait(host string) (ch <-chan struct{}, stop func()) {
+	c := make(chan struct{}, 1)
 	d.mu.Lock()
 	if d.by == nil {
 		d.by = map[string]map[chan struct{}]bool{}
@@ -53,7 +56,7 @@ func (w *ControlWatch) WaitDue(host string) (ch <-chan struct{}, stop func()) {
 	}
 }
 
-func (d *dueWaiters) wake(payload string) {
+func (d *hostWaiters) wake(payload string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, h := range strings.Split(payload, "\n") {
@@ -63,7 +66,7 @@ func (d *dueWaiters) wake(payload string) {
 	}
 }
 
-func (d *dueWaiters) wakeAll() {
+func (d *hostWaiters) wakeAll() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, cs := range d.by {
