@@ -18,7 +18,7 @@ const (
 	// fetchHeartbeatTimeout is how long a fetch lease may go without a heartbeat before
 	// Temporal retries it elsewhere: leases heartbeat every crawl.LeaseBeatEvery whatever
 	// they are doing, so a dead fetch worker's hosts move on within this.
-	fetchHeartbeatTimeout = 25 * time.Second
+	fetchHeartbeatTimeout = 30 * time.Second
 )
 
 // HostWorkflow is the one workflow that requests pages from its host (ID host/<authority>),

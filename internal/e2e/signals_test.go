@@ -11,7 +11,7 @@ import (
 
 // throttle, pause and resume change the host's request timing as the audit sees it, within
 // 1.5 s of the signal, with heartbeats as shipped (TRAWLER_HEARTBEAT_MAX 10 s, a lease beating
-// every 15 s): the cancel reaches the running lease because the workflow tells it through
+// every 20 s): the cancel reaches the running lease because the workflow tells it through
 // Postgres, not at its next beat.
 func TestPauseThrottleResumeChangeTiming(t *testing.T) {
 	wc := testweb.DefaultConfig()

@@ -15,7 +15,7 @@ import (
 // the lease, then every Stage.beatEvery. Each heartbeat that reaches the server is a write of
 // the host workflow's state, so a lease beats on this clock only, never on progress: most
 // leases of a real web's small hosts are over within the grace and cost none, and a long
-// lease one every 15 s, well within the fetch heartbeat timeout. A retry needs no fresher
+// lease one every 20 s, well within the fetch heartbeat timeout. A retry needs no fresher
 // beat: it finds where its predecessor was from its URLs' claims (LeaseBeat). A pause or
 // throttle of the host reaches the lease in a heartbeat's response, and is told by Postgres
 // too, which beats at once (beatWhenTold). Call the result when the lease ends.

@@ -7,7 +7,7 @@ import (
 
 // hostControlChannel is where a host workflow tells its running fetch lease, as it asks
 // Temporal to cancel it, that the host was paused or throttled (TellHostControl). The cancel
-// reaches a lease only in a heartbeat's response, and a lease beats rarely (every 15 s: each
+// reaches a lease only in a heartbeat's response, and a lease beats rarely (every 20 s: each
 // beat is a write of the workflow's state), so the lease beats when told, and stops within
 // about a second instead of within its next beat.
 const hostControlChannel = "trawler_host_control"
