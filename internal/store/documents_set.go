@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -45,6 +46,16 @@ const queueDeliveriesSQL = `INSERT INTO delivery_queue (crawl_id, stored_tx, url
 	SELECT d.crawl_id, d.stored_tx, d.url_hash FROM documents d JOIN unnest($1::text[], $2::bytea[]) AS t(c, h)
 		ON d.crawl_id = t.c AND d.url_hash = t.h
 	WHERE d.stored_tx = pg_current_xact_id() ON CONFLICT DO NOTHING`
+
+// clearKeysSQL deletes the near-duplicate keys the documents of $1, $2 filed before, by the
+// index's primary key: the keys a document filed are on its row (documents.dedup_keys), which
+// the save before it in the transaction locked and left as it was. A document saved for the
+// first time has none.
+const clearKeysSQL = `DELETE FROM dedup_keys k USING (
+		SELECT d.crawl_id, d.url_hash, unnest(d.dedup_keys) AS key FROM documents d
+		JOIN unnest($1::text[], $2::bytea[]) AS t(c, h) ON d.crawl_id = t.c AND d.url_hash = t.h
+		WHERE d.dedup_keys IS NOT NULL) o
+	WHERE k.crawl_id = o.crawl_id AND k.key = o.key AND k.url_hash = o.url_hash`
 
 // firstByContentSQL names, for each document of a run, the crawl's first document with its
 // content hash (itself, unless it is an exact duplicate).
@@ -97,8 +108,7 @@ func saveRun(ctx context.Context, tx pgx.Tx, preps []docPrep, saves []DocumentSa
 	b.Queue(saveDocumentsSQL, crawls, hashes, contents, bodies, texts, titles, langs, charsets, types, sizes, canonicals,
 		noindex, nofollow, linksOut, simhashes, minhashes, textBytes, signals, extracts)
 	b.Queue(firstByContentSQL, crawls, contents)
-	b.Queue(`DELETE FROM dedup_keys k USING unnest($1::text[], $2::bytea[]) AS t(c, h) WHERE k.crawl_id = t.c AND k.url_hash = t.h`,
-		crawls, hashes)
+	b.Queue(clearKeysSQL, crawls, hashes)
 	var qCrawls []string
 	var qHashes [][]byte
 	for _, p := range preps {
@@ -192,7 +202,8 @@ func saveRun(ctx context.Context, tx pgx.Tx, preps []docPrep, saves []DocumentSa
 		crawl string
 		key   int64
 	}
-	filed := map[crawlKey][]int{} // the run's documents filed under a key so far
+	filed := map[crawlKey][]int{}   // the run's documents filed under a key so far
+	filedKeys := make([]*string, n) // the keys each document files, for its row (nil: none)
 	for _, i := range near {
 		p := preps[i]
 		cands := filedBefore[i]
@@ -208,6 +219,7 @@ func saveRun(ctx context.Context, tx pgx.Tx, preps []docPrep, saves []DocumentSa
 			}
 		}
 		dups[i] = saves[i].Near.Judge(cands)
+		filedKeys[i] = keysLiteral(p.keys)
 		for _, k := range p.keys {
 			filed[crawlKey{p.d.CrawlID, k}] = append(filed[crawlKey{p.d.CrawlID, k}], i)
 			keyC, keyH, keyK = append(keyC, p.d.CrawlID), append(keyH, p.d.Hash), append(keyK, k)
@@ -216,7 +228,7 @@ func saveRun(ctx context.Context, tx pgx.Tx, preps []docPrep, saves []DocumentSa
 	// Verdicts (none, exact or near) and links, one statement each.
 	var vC []string
 	var vH, vOf [][]byte
-	var vKind []*string
+	var vKind, vKeys []*string
 	var vScore []*float64
 	var lC []string
 	var lFrom, lTo [][]byte
@@ -230,6 +242,7 @@ func saveRun(ctx context.Context, tx pgx.Tx, preps []docPrep, saves []DocumentSa
 			of, kind, score = dup.Of, &dup.Kind, &dup.Score
 		}
 		vC, vH, vOf, vKind, vScore = append(vC, p.d.CrawlID), append(vH, p.d.Hash), append(vOf, of), append(vKind, kind), append(vScore, score)
+		vKeys = append(vKeys, filedKeys[i])
 		for _, l := range saves[i].Links {
 			lC, lFrom, lTo, lNF = append(lC, p.d.CrawlID), append(lFrom, p.d.Hash), append(lTo, l.To), append(lNF, l.NoFollow)
 			lKind = append(lKind, cmp.Or(l.Kind, "a"))
@@ -241,9 +254,10 @@ func saveRun(ctx context.Context, tx pgx.Tx, preps []docPrep, saves []DocumentSa
 			ON CONFLICT DO NOTHING`, keyC, keyK, keyH)
 	}
 	if len(vH) > 0 {
-		b.Queue(`UPDATE documents d SET dup_of = t.o, dup_kind = t.k, dup_score = t.s
-			FROM unnest($1::text[], $2::bytea[], $3::bytea[], $4::text[], $5::float8[]) AS t(c, h, o, k, s)
-			WHERE d.crawl_id = t.c AND d.url_hash = t.h`, vC, vH, vOf, vKind, vScore)
+		// (the keys each filed, as an array literal: a document's keys are a row's column)
+		b.Queue(`UPDATE documents d SET dup_of = t.o, dup_kind = t.k, dup_score = t.s, dedup_keys = t.ks::bigint[]
+			FROM unnest($1::text[], $2::bytea[], $3::bytea[], $4::text[], $5::float8[], $6::text[]) AS t(c, h, o, k, s, ks)
+			WHERE d.crawl_id = t.c AND d.url_hash = t.h`, vC, vH, vOf, vKind, vScore, vKeys)
 	}
 	if len(lTo) > 0 {
 		b.Queue(`INSERT INTO links (crawl_id, from_hash, to_hash, nofollow, kind)
@@ -257,4 +271,21 @@ func saveRun(ctx context.Context, tx pgx.Tx, preps []docPrep, saves []DocumentSa
 		return fmt.Errorf("file near-duplicate keys, verdicts and links: %w", err)
 	}
 	return nil
+}
+
+// keysLiteral is keys as a Postgres array literal ("{1,-2,3}").
+func keysLiteral(keys []int64) *string {
+	if len(keys) == 0 {
+		return nil
+	}
+	b := make([]byte, 0, 1+len(keys)*21)
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, k, 10)
+	}
+	s := string(append(b, '}'))
+	return &s
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -252,5 +253,48 @@ func TestDocumentKeysGoWithTheirDocument(t *testing.T) {
 	var left int
 	if err := s.Pool().QueryRow(ctx, `SELECT count(*) FROM dedup_keys`).Scan(&left); err != nil || left != 0 {
 		t.Fatalf("%d keys remain after their crawl was deleted (%v)", left, err)
+	}
+}
+
+// A document saved again files its new text's keys and none of its old ones, found by the
+// keys its row holds (schema 0036: dedup_keys has no index by document); saved again as an
+// exact duplicate, it files none.
+func TestAResavedDocumentRefilesItsKeys(t *testing.T) {
+	s, ctx := newStore(t, 0, 0)
+	det, _ := dedup.NewDetector(3, 0.9)
+	docs, original, near, other := corpusTrio(t)
+	const url = "http://a.test/changing"
+	hash := cand(url, "a.test", 1).Hash
+	filed := func() (rows, onRow []int64) {
+		t.Helper()
+		if err := s.Pool().QueryRow(ctx, `SELECT coalesce((SELECT array_agg(key ORDER BY key) FROM dedup_keys WHERE url_hash = $1), '{}'),
+			coalesce((SELECT array_agg(k ORDER BY k) FROM documents, unnest(dedup_keys) k WHERE url_hash = $1), '{}')`, hash).Scan(&rows, &onRow); err != nil {
+			t.Fatal(err)
+		}
+		return rows, onRow
+	}
+	keysOf := func(text string) []int64 {
+		ks := slices.Clone(det.Keys(det.Fingerprint(text)))
+		slices.Sort(ks)
+		return slices.Compact(ks)
+	}
+	saveText(t, ctx, s, det, "http://a.test/first", docs[near].Text) // processed first: the original of its text
+	saveText(t, ctx, s, det, url, docs[original].Text)
+	if rows, onRow := filed(); !slices.Equal(rows, keysOf(docs[original].Text)) || !slices.Equal(rows, slices.Compact(onRow)) {
+		t.Fatalf("first save filed %v (row says %v), want %v", rows, onRow, keysOf(docs[original].Text))
+	}
+	saveText(t, ctx, s, det, url, docs[other].Text) // the page changed
+	if rows, onRow := filed(); !slices.Equal(rows, keysOf(docs[other].Text)) || !slices.Equal(rows, slices.Compact(onRow)) {
+		t.Fatalf("saved changed, it files %v (row says %v), want only the new text's %v", rows, onRow, keysOf(docs[other].Text))
+	}
+	if dup := saveText(t, ctx, s, det, url, docs[near].Text); dup == nil || dup.Kind != store.DupExact { // now a copy of another document
+		t.Fatalf("saved as a copy: %+v", dup)
+	}
+	if rows, onRow := filed(); len(rows) != 0 || len(onRow) != 0 {
+		t.Fatalf("an exact duplicate files no keys: %v (row says %v)", rows, onRow)
+	}
+	var indexes int
+	if err := s.Pool().QueryRow(ctx, `SELECT count(*) FROM pg_indexes WHERE tablename = 'dedup_keys'`).Scan(&indexes); err != nil || indexes != 1 {
+		t.Errorf("dedup_keys has %d indexes (%v): want its primary key only", indexes, err)
 	}
 }
