@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"time"
@@ -124,7 +125,7 @@ func (agg Documents) SaveDocuments(ctx context.Context, saves []DocumentSave) ([
 		preps[i] = p
 	}
 	dups := make([]*Dup, len(saves))
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	save := func(tx pgx.Tx) error {
 		clear(dups)
 		lock := locks
 		// A document twice in the batch (one statement cannot upsert a row twice) splits it
@@ -144,7 +145,13 @@ func (agg Documents) SaveDocuments(ctx context.Context, saves []DocumentSave) ([
 			from, lock = to, nil // (every lock is taken with the first run)
 		}
 		return nil
-	})
+	}
+	err := pgx.BeginFunc(ctx, s.pool, save)
+	if errors.Is(err, errNearIndexLost) {
+		if err = s.rebuildNearIndex(ctx); err == nil {
+			err = pgx.BeginFunc(ctx, s.pool, save)
+		}
+	}
 	if err != nil {
 		if len(saves) == 1 {
 			return nil, fmt.Errorf("store: document %x: %w", saves[0].Doc.Hash, err)

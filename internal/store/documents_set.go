@@ -103,6 +103,7 @@ func saveRun(ctx context.Context, tx pgx.Tx, preps []docPrep, saves []DocumentSa
 	// document had filed before (its text may have changed).
 	b := &pgx.Batch{}
 	if locks != nil {
+		b.Queue(nearIndexWholeSQL) // (near_index.go)
 		b.Queue(`SELECT count(pg_advisory_xact_lock(k)) FROM (SELECT DISTINCT k FROM unnest($1::bigint[]) k ORDER BY k) x`, locks)
 	}
 	b.Queue(saveDocumentsSQL, crawls, hashes, contents, bodies, texts, titles, langs, charsets, types, sizes, canonicals,
@@ -122,6 +123,13 @@ func saveRun(ctx context.Context, tx pgx.Tx, preps []docPrep, saves []DocumentSa
 	firsts := make([][]byte, 0, n)
 	err := sendBatch(ctx, tx, b, func(br pgx.BatchResults) error {
 		if locks != nil {
+			var whole bool
+			if err := br.QueryRow().Scan(&whole); err != nil {
+				return fmt.Errorf("check the near-duplicate index: %w", err)
+			}
+			if !whole {
+				return errNearIndexLost
+			}
 			if _, err := br.Exec(); err != nil {
 				return fmt.Errorf("lock duplicate keys: %w", err)
 			}

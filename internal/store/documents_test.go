@@ -298,3 +298,37 @@ func TestAResavedDocumentRefilesItsKeys(t *testing.T) {
 		t.Errorf("dedup_keys has %d indexes (%v): want its primary key only", indexes, err)
 	}
 }
+
+// The near-duplicate index is unlogged (schema 0037): a crash or a failover leaves it empty.
+// The next save rebuilds it from the keys on the documents' rows, and still finds a near
+// duplicate of a document saved before the loss.
+func TestTheNearDuplicateIndexIsRebuiltAfterItIsLost(t *testing.T) {
+	s, ctx := newStore(t, 0, 0)
+	det, _ := dedup.NewDetector(3, 0.9)
+	docs, original, near, other := corpusTrio(t)
+	saveText(t, ctx, s, det, "http://a.test/original", docs[original].Text)
+	saveText(t, ctx, s, det, "http://a.test/other", docs[other].Text)
+	count := func() (n int) {
+		t.Helper()
+		if err := s.Pool().QueryRow(ctx, `SELECT count(*) FROM dedup_keys`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := count()
+	// What crash recovery or a promoted standby leaves of unlogged tables.
+	if _, err := s.Pool().Exec(ctx, `TRUNCATE dedup_keys, dedup_keys_state`); err != nil {
+		t.Fatal(err)
+	}
+	dup := saveText(t, ctx, s, det, "http://a.test/near", docs[near].Text)
+	if dup == nil || string(dup.Of) != string(cand("http://a.test/original", "a.test", 1).Hash) {
+		t.Fatalf("after the index was lost, the near copy was judged %+v: want a duplicate of the original", dup)
+	}
+	if after := count(); after < before || before == 0 {
+		t.Errorf("%d keys after the rebuild, %d before the loss", after, before)
+	}
+	var logged string
+	if err := s.Pool().QueryRow(ctx, `SELECT relpersistence FROM pg_class WHERE relname = 'dedup_keys'`).Scan(&logged); err != nil || logged != "u" {
+		t.Errorf("dedup_keys persistence %q (%v): want unlogged", logged, err)
+	}
+}
