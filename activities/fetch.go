@@ -45,14 +45,15 @@ type Fetcher struct {
 	// Stopping is closed when this worker begins to stop: a running lease ends early (as if
 	// its time were up), so the host's next lease starts on a live worker at once.
 	Stopping <-chan struct{}
-	// BeatEvery is the worker's heartbeat throttle (TRAWLER_HEARTBEAT_MAX): a lease hands the
-	// SDK its progress no more often (nor less often, when it is under crawl.HeartbeatEvery).
+	// BeatEvery is the worker's heartbeat throttle (TRAWLER_HEARTBEAT_MAX): under
+	// crawl.HeartbeatEvery (a test's setting) a lease beats that often, else every
+	// crawl.LeaseBeatEvery (fetching.Stage.BeatEvery).
 	BeatEvery time.Duration
 }
 
 // FetchBatch runs one fetch lease (the activity keeps the name it had when leases were
-// batches: histories schedule it by name). A retry resumes from the last progress it
-// heartbeated.
+// batches: histories schedule it by name). A retry goes on from the counts it last heartbeated
+// and takes back its predecessor's claims from Postgres (fetching.LeaseBeat).
 func (f *Fetcher) FetchBatch(ctx context.Context, in FetchLeaseInput) (FetchLeaseResult, error) {
 	var resumed fetching.LeaseBeat
 	if activity.HasHeartbeatDetails(ctx) {

@@ -2,7 +2,8 @@
 -- it filed before are found by the index's primary key when it is saved again or deleted,
 -- and dedup_keys needs no second index. dedup_keys_doc (crawl_id, url_hash) was the largest
 -- writer of a page's save: 13–16 index entries a document, read only to delete a re-saved
--- or deleted document's keys (issue 49).
+-- or deleted document's keys (issue 49). Process workers of the release before must be stopped
+-- before this runs (README, Upgrading workers): they file keys without this column.
 ALTER TABLE documents ADD COLUMN IF NOT EXISTS dedup_keys bigint[];
 
 UPDATE documents d SET dedup_keys = k.keys

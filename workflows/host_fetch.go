@@ -96,9 +96,11 @@ func (h *hostRun) tellLease() {
 	if workflow.GetVersion(ctx, leaseToldChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return
 	}
+	// The cancel goes to the server when this workflow task completes, after the tell: a slow
+	// Postgres must not hold it back long.
 	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
-		StartToCloseTimeout: 5 * time.Second,
-		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 2},
+		StartToCloseTimeout: 2 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
 	})
 	var fr *activities.Frontier
 	if err := workflow.ExecuteLocalActivity(lctx, fr.TellLease, h.in.Host).Get(ctx, nil); err != nil {

@@ -22,11 +22,11 @@ import (
 // dies, what it held (claimed or fetched URLs) is fetched or processed again within this
 // time. That its hosts wake again shows as both crawls finishing with nothing pending; the
 // samples log any host sitting on due URLs, for a reader of a slow run.
-// killGap spaces the test's deaths by about one recovery (a 20 s heartbeat timeout, a 2 s
-// retry), so each death is recovered from before the next.
+// killGap spaces the test's deaths by about one recovery (a fetch lease's 30 s heartbeat
+// timeout, a 2 s retry), so each death is recovered from before the next.
 const (
 	recoveryBound = 45 * time.Second
-	killGap       = 25 * time.Second
+	killGap       = 32 * time.Second
 )
 
 // supervised is a worker process of one role that the test can arm with a failpoint: it is

@@ -26,7 +26,7 @@ const EnvVar = "TRAWLER_FAILPOINTS"
 const (
 	ClaimCommitted   = "claim-committed"   // a host's claim is in Postgres, the workflow has not recorded it
 	ProgressRead     = "progress-read"     // a crawl's progress is read, its workflow task not yet complete
-	TopUpClaimed     = "topup-claimed"     // a fetch batch claimed more URLs itself, not yet heartbeated
+	TopUpClaimed     = "topup-claimed"     // a fetch lease claimed its next chunk (held in Postgres only)
 	FetchRecorded    = "fetch-recorded"    // a page's fetch is recorded, the batch has not heartbeated it
 	BatchFetched     = "batch-fetched"     // a fetch batch is done, its result not yet reported
 	ProcessStarted   = "process-started"   // a processing batch began

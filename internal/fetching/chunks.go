@@ -51,8 +51,7 @@ func closed(ch <-chan struct{}) bool {
 }
 
 // nextChunk waits until no request is in flight, then replaces the lease's finished chunk of
-// URLs with the next due ones, so the heartbeat (the result) stays one chunk long however long
-// the lease runs. When none is due it waits for a URL due within a few seconds, or for links
+// URLs with the next due ones, so the lease holds one chunk's claims however long it runs. When none is due it waits for a URL due within a few seconds, or for links
 // from pages it fetched that are still being processed, at most leaseDryWait. It returns
 // false when the lease should end.
 func (b *leaseRun) nextChunk(ctx context.Context) (bool, error) {
@@ -177,8 +176,8 @@ func (b *leaseRun) nearSlot(ctx context.Context) bool {
 	return clock.SleepUntil(ctx, c, at) == nil
 }
 
-// claimChunk is a lease's claim of its first chunk (under the lease's owner, so
-// a retry whose predecessor died before its first heartbeat takes them back) and its last
+// claimChunk is a lease's claim of its first chunk (under the lease's owner, so a retry takes
+// back what its dead predecessor held, its own claims first) and its last
 // before it ends dry (under its chunks' owner). Unlike the quiet claims between, finding
 // nothing leaves the host waiting, so the next admission of its URLs wakes the host workflow,
 // and URLs admitted just before are still found. It says false when none is due.

@@ -2,6 +2,7 @@ package fetching
 
 import (
 	"time"
+	"unicode/utf8"
 
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/store"
@@ -107,10 +108,42 @@ const MaxBeatBytes = 1024
 // beatOf is a result as its heartbeat carries it.
 func beatOf(r LeaseResult) LeaseBeat {
 	r.Outcomes = nil
-	r.LastURL = crawl.Clip(r.LastURL, MaxBeatString)
-	r.LastError = crawl.Clip(r.LastError, MaxBeatString)
-	r.Gone = crawl.Clip(r.Gone, MaxBeatString)
+	r.LastURL = clipEncoded(r.LastURL, MaxBeatString)
+	r.LastError = clipEncoded(r.LastError, MaxBeatString)
+	r.Gone = clipEncoded(r.Gone, MaxBeatString)
 	return LeaseBeat{r}
+}
+
+// clipEncoded cuts s so that its JSON encoding is at most limit bytes, quotes aside, marking a
+// cut with "…": Temporal's converter escapes <, > and &, control characters and invalid UTF-8
+// in six bytes each (\u00XX), so a byte count of s alone does not bound it.
+func clipEncoded(s string, limit int) string {
+	n := 0
+	for _, r := range s {
+		n += encodedLen(r)
+	}
+	if n <= limit {
+		return s
+	}
+	n = 0
+	for i, r := range s {
+		if n+encodedLen(r) > limit-len("…") {
+			return s[:i] + "…"
+		}
+		n += encodedLen(r)
+	}
+	return s
+}
+
+// encodedLen is how many bytes encoding/json writes for r inside a string.
+func encodedLen(r rune) int {
+	switch {
+	case r == '<' || r == '>' || r == '&' || r < 0x20 || r == 0x2028 || r == 0x2029 || r == utf8.RuneError:
+		return 6
+	case r == '"' || r == '\\':
+		return 2
+	}
+	return utf8.RuneLen(r)
 }
 
 // MaxOutcomes bounds the per-URL outcomes a lease result carries: a busy host's lease stays

@@ -60,12 +60,12 @@ func TestLeaseBeatAndResultKeepTheirRecordedJSON(t *testing.T) {
 // A heartbeat stays under MaxBeatBytes whatever the host serves: the outcomes stay in the
 // result, and the strings a server makes (its URLs, its errors, why it looks dead) are clipped.
 func TestALeaseBeatWeighsUnderAKilobyte(t *testing.T) {
-	long := "http://h.test/" + strings.Repeat("é", 5000)
+	long := "http://h.test/?" + strings.Repeat("a=é&", 5000)
 	next := time.Now()
 	var r LeaseResult
 	r.Done, r.Fetched, r.Errors, r.Skipped, r.Requests = 1<<30, 1<<30, 1<<30, 1<<30, 1<<30
 	r.LastURL, r.NextSlot, r.OutcomesDropped = long, &next, 1<<30
-	r.LastError, r.Gone = crawl.ClipError(strings.Repeat("x", 1<<20)), strings.Repeat("y", 4096)
+	r.LastError, r.Gone = crawl.ClipError(strings.Repeat("<\x01", 1<<20)), strings.Repeat("&\xff", 4096) // (each escaped in 6 bytes)
 	r.LastRequestAt, r.DeferUntil, r.NextDue = next, next, &next
 	r.CrawlDelay, r.AutoDelay, r.CrawlDelayCapped, r.Answered, r.Retired, r.Dry = time.Hour, time.Hour, true, true, true, true
 	for range MaxOutcomes {

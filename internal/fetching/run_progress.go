@@ -38,8 +38,8 @@ func (b *leaseRun) beatWhenTold(ctx context.Context) (stop func()) {
 				return
 			case <-told:
 			}
-			// Again a moment later, in case the first beat came before the cancel: the SDK
-			// sends it at once, or at the end of its throttle interval if one was just sent.
+			// Again later, in case a beat came before the cancel (the workflow task that asks
+			// for it completes after the tell): the fetch worker's SDK throttle is a second.
 			for _, after := range toldBeatsAfter {
 				if clock.SleepUntil(ctx, b.f.clock(), b.f.clock().Now().Add(after)) != nil {
 					return
@@ -54,7 +54,7 @@ func (b *leaseRun) beatWhenTold(ctx context.Context) (stop func()) {
 // toldBeatsAfter are when a lease beats after a host control is told, each after the one
 // before: the workflow tells it from the workflow task that asks for the cancel, which
 // reaches the server as that task completes, a few milliseconds later.
-var toldBeatsAfter = []time.Duration{300 * time.Millisecond, 1200 * time.Millisecond}
+var toldBeatsAfter = []time.Duration{300 * time.Millisecond, 1200 * time.Millisecond, 3 * time.Second}
 
 // beat hands the lease's progress to the SDK. beatMu keeps the snapshots in order: the
 // ticker and the lease's own beats never hand over an older one after a newer one.

@@ -57,6 +57,11 @@ type Runner struct {
 }
 
 // Start creates and starts one worker per role in cfg.Roles. Stop them with Stop.
+
+// fetchHeartbeatThrottle is the fetch worker's heartbeat throttle (TRAWLER_HEARTBEAT_MAX when
+// shorter).
+const fetchHeartbeatThrottle = time.Second
+
 func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 	st := store.New(deps.DB)
 	// Exact mode (the default) never reads a Bloom filter: every link goes to Postgres. So
@@ -102,6 +107,10 @@ func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 			// Pollers scale with the queue: at a crawl's start a thousand host leases wait to be
 			// picked up at once (two fixed pollers took them at ~100 a second), then few do.
 			opts.ActivityTaskPollerBehavior = worker.NewPollerBehaviorAutoscaling(worker.PollerBehaviorAutoscalingOptions{})
+			// Leases pace their own heartbeats (every 20 s): the SDK's throttle only holds back
+			// the beats a lease sends when told of a pause or throttle (so that they carry the
+			// cancel at once), so it is short here.
+			opts.MaxHeartbeatThrottleInterval = min(cfg.HeartbeatMax, fetchHeartbeatThrottle)
 			w = worker.New(c, cfg.FetchTaskQueue, opts)
 			w.RegisterActivity(health)
 			dialer := netguard.New(netguard.Options{ConnectTo: cfg.ConnectTo, Allow: cfg.AllowNetworks})

@@ -22,6 +22,8 @@ type Store struct {
 	oldestDue dueCache
 	// clock converts the times shared for politeness to and from the database's clock.
 	clock dbClock
+	// near is this process's rebuild of the near-duplicate index, when one runs (near_index.go).
+	near nearRebuilds
 }
 
 // New wraps a pool, on the machine's clock.

@@ -300,14 +300,16 @@ func (agg Inspect) HostRecordOf(ctx context.Context, host string) (*HostRecord, 
 	return h, s.keptOut(ctx, h)
 }
 
-// recentFetches reads a host's latest fetches: each of its URLs' last (fetches_url), newest
-// first.
+// recentFetches reads a host's latest fetches: the last of each of its URLs fetched latest
+// (urls.last_fetched_at, then fetches_url), newest first.
 func (s *Store) recentFetches(ctx context.Context, host string) ([]RecentFetch, error) {
 	rows, err := s.pool.Query(ctx, `SELECT u.url, f.fetched_at, coalesce(f.status, 0), coalesce(f.duration_ms, 0),
 			coalesce(f.bytes, 0), coalesce(f.error, '')
-		FROM urls u CROSS JOIN LATERAL (SELECT * FROM fetches f WHERE f.crawl_id = u.crawl_id AND f.url_hash = u.url_hash
+		FROM (SELECT crawl_id, url_hash, url FROM urls WHERE host = $1 AND last_fetched_at IS NOT NULL
+			ORDER BY last_fetched_at DESC LIMIT $2) u
+		CROSS JOIN LATERAL (SELECT * FROM fetches f WHERE f.crawl_id = u.crawl_id AND f.url_hash = u.url_hash
 			ORDER BY f.fetched_at DESC LIMIT 1) f
-		WHERE u.host = $1 ORDER BY f.fetched_at DESC LIMIT $2`, host, RecentFetches)
+		ORDER BY f.fetched_at DESC`, host, RecentFetches)
 	if err != nil {
 		return nil, fmt.Errorf("store: host fetches: %w", err)
 	}

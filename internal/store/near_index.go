@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -21,36 +22,103 @@ var errNearIndexLost = errors.New("the near-duplicate index is empty after a cra
 // nearIndexWholeSQL says whether the near-duplicate index is whole (a save's first statement).
 const nearIndexWholeSQL = `SELECT EXISTS (SELECT 1 FROM dedup_keys_state)`
 
-// nearIndexLock is the advisory lock one rebuild at a time holds (the two-int4 key space,
-// apart from the bigint keys saves lock: Postgres keeps the two apart).
-const nearIndexLock = `SELECT pg_advisory_xact_lock(49, 1)`
+// nearIndexTryLock takes the advisory lock one rebuild at a time holds, if it is free (the
+// two-int4 key space, apart from the bigint keys saves lock: Postgres keeps the two apart).
+const nearIndexTryLock = `SELECT pg_try_advisory_xact_lock(49, 1)`
 
-// rebuildNearIndex files every document's keys again, unless another process did meanwhile.
+// nearRebuilds is a process's one rebuild of the near-duplicate index at a time: every save
+// that finds the index lost waits for the same one.
+type nearRebuilds struct {
+	mu  sync.Mutex
+	run *nearRebuild
+}
+
+// nearRebuild is one rebuild: done closes when it ends, err is its outcome.
+type nearRebuild struct {
+	done chan struct{}
+	err  error
+}
+
+// nearRebuildTimeout bounds one rebuild: every document's keys filed again in one statement.
+const nearRebuildTimeout = time.Hour
+
+// rebuildNearIndex waits until the near-duplicate index is whole again. The rebuild runs
+// detached from ctx: a save that gives up (its activity's timeout, a worker stopping) must not
+// roll back a rebuild the process's other saves wait for.
 func (s *Store) rebuildNearIndex(ctx context.Context) error {
+	n := &s.near
+	n.mu.Lock()
+	r := n.run
+	if r == nil {
+		r = &nearRebuild{done: make(chan struct{})}
+		n.run = r
+		go func() {
+			r.err = s.rebuildNearIndexNow()
+			n.mu.Lock()
+			n.run = nil
+			n.mu.Unlock()
+			close(r.done)
+		}()
+	}
+	n.mu.Unlock()
+	select {
+	case <-r.done:
+		return r.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// rebuildNearIndexNow files every document's keys again, unless another process did
+// meanwhile. While another process rebuilds (it holds the lock), it waits for that one without
+// holding a connection.
+func (s *Store) rebuildNearIndexNow() error {
+	ctx, cancel := context.WithTimeout(context.Background(), nearRebuildTimeout)
+	defer cancel()
 	began := time.Now()
-	var filed int64
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, nearIndexLock); err != nil {
+	for {
+		var filed int64
+		var busy bool
+		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			var locked, whole bool
+			if err := tx.QueryRow(ctx, nearIndexTryLock).Scan(&locked); err != nil || !locked {
+				busy = !locked
+				return err
+			}
+			if err := tx.QueryRow(ctx, nearIndexWholeSQL).Scan(&whole); err != nil || whole {
+				return err
+			}
+			tag, err := tx.Exec(ctx, `INSERT INTO dedup_keys (crawl_id, key, url_hash)
+				SELECT crawl_id, unnest(dedup_keys), url_hash FROM documents WHERE dedup_keys IS NOT NULL ON CONFLICT DO NOTHING`)
+			if err != nil {
+				return err
+			}
+			filed = tag.RowsAffected()
+			_, err = tx.Exec(ctx, `INSERT INTO dedup_keys_state DEFAULT VALUES`)
 			return err
+		})
+		if err != nil {
+			return fmt.Errorf("store: rebuild the near-duplicate index: %w", err)
+		}
+		if !busy {
+			if filed > 0 {
+				slog.Warn("store: rebuilt the near-duplicate index, lost with a crash or a failover", "keys", filed, "took", time.Since(began).Round(time.Millisecond))
+			}
+			return nil
 		}
 		var whole bool
-		if err := tx.QueryRow(ctx, nearIndexWholeSQL).Scan(&whole); err != nil || whole {
-			return err
+		if err := s.pool.QueryRow(ctx, nearIndexWholeSQL).Scan(&whole); err != nil {
+			return fmt.Errorf("store: wait for the near-duplicate index: %w", err)
 		}
-		tag, err := tx.Exec(ctx, `INSERT INTO dedup_keys (crawl_id, key, url_hash)
-			SELECT crawl_id, unnest(dedup_keys), url_hash FROM documents WHERE dedup_keys IS NOT NULL ON CONFLICT DO NOTHING`)
-		if err != nil {
-			return err
+		if whole {
+			return nil
 		}
-		filed = tag.RowsAffected()
-		_, err = tx.Exec(ctx, `INSERT INTO dedup_keys_state DEFAULT VALUES`)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("store: rebuild the near-duplicate index: %w", err)
+		t := time.NewTimer(time.Second)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("store: wait for the near-duplicate index: %w", ctx.Err())
+		case <-t.C:
+		}
 	}
-	if filed > 0 {
-		slog.Warn("store: rebuilt the near-duplicate index, lost with a crash or a failover", "keys", filed, "took", time.Since(began).Round(time.Millisecond))
-	}
-	return nil
 }
