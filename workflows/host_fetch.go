@@ -88,8 +88,8 @@ const leaseToldChange = "lease-told"
 
 // tellLease tells the running lease, through Postgres, that its host was paused or throttled.
 // The cancel this workflow task asks for reaches a lease only in a heartbeat's response, and a
-// lease beats every 20 s (each beat is a write of this workflow's state); told, it beats a
-// second later, when the cancel is on the server, and stops within about a second. Best
+// lease beats every 20 s (each beat is a write of this workflow's state); told, it beats
+// moments later, when the cancel is on the server, and stops within about a second. Best
 // effort: untold, the lease stops at its next beat.
 func (h *hostRun) tellLease() {
 	ctx := h.ctx

@@ -116,7 +116,7 @@ var settings = []setting{
 			c.BloomExpected = uint(n)
 			return err
 		}},
-	{Flag: "heartbeat-max", Env: "TRAWLER_HEARTBEAT_MAX", Default: "10s", Usage: "the SDK's heartbeat throttle: an activity's heartbeats reach Temporal at most this often. A fetch lease beats every 20 s; a pause or throttle of its host is told to it through Postgres and stops it within about a second, or within this interval when a beat was just sent",
+	{Flag: "heartbeat-max", Env: "TRAWLER_HEARTBEAT_MAX", Default: "10s", Usage: "the SDK's heartbeat throttle: an activity's heartbeats reach Temporal at most this often. A fetch lease beats every 20 s, and a pause or throttle of its host, told to it through Postgres, stops it within about a second (the fetch worker throttles at 1 s at most)",
 		set: func(c *Config, v string) error { return duration(&c.HeartbeatMax, v) }},
 	{Flag: "roles", Env: "TRAWLER_ROLES", Default: "workflow,fetch,process", Usage: "worker roles to serve: any of workflow, fetch, process, render (render needs Chromium)",
 		set: func(c *Config, v string) error { return roles(&c.Roles, v) }},

@@ -51,9 +51,10 @@ func closed(ch <-chan struct{}) bool {
 }
 
 // nextChunk waits until no request is in flight, then replaces the lease's finished chunk of
-// URLs with the next due ones, so the lease holds one chunk's claims however long it runs. When none is due it waits for a URL due within a few seconds, or for links
-// from pages it fetched that are still being processed, at most leaseDryWait. It returns
-// false when the lease should end.
+// URLs with the next due ones, so the lease holds one chunk's claims however long it runs.
+// When none is due it waits for a URL due within a few seconds, or for links from pages it
+// fetched that are still being processed, at most leaseDryWait. It returns false when the
+// lease should end.
 func (b *leaseRun) nextChunk(ctx context.Context) (bool, error) {
 	b.drain()
 	if b.slotFar() {

@@ -126,7 +126,7 @@ func (b *leaseRun) run(ctx context.Context, g *gate) error {
 				return err
 			}
 		case t.done:
-			b.finish(ctx, i)
+			b.finish(i)
 		case t.decided != nil:
 			if err := b.recordDecided(ctx, i, *t.decided); err != nil {
 				return err

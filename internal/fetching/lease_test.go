@@ -70,9 +70,7 @@ func (s *fakeStore) ClaimAs(_ context.Context, host, owner string, limit int, _ 
 	}
 	s.queue = rest
 	for _, u := range got {
-		if s.states[u.URL] != crawl.URLFetched { // (a test's stand-in for a claim that outlived its fetch)
-			s.states[u.URL] = crawl.URLClaimed
-		}
+		s.states[u.URL] = crawl.URLClaimed
 		s.claims[owner] = append(s.claims[owner], u.URL)
 	}
 	return got, nil, nil

@@ -59,7 +59,7 @@ func (b *leaseRun) recordFetched(ctx context.Context, i int, u crawl.Claimed, o 
 	failpoint.Hit(failpoint.FetchRecorded)
 	b.f.observe(o)
 	b.note(o)
-	b.finish(ctx, i)
+	b.finish(i)
 	if o.Err != "" {
 		b.f.Hooks.log().Debug("fetch failed", "crawl", u.CrawlID, "host", b.in.Host, "url", u.URL, "error", o.Err, "state", o.State)
 	}
@@ -75,7 +75,7 @@ func (b *leaseRun) recordDecided(ctx context.Context, i int, o store.FetchOutcom
 		b.f.Hooks.Count.Add(metrics.RobotsBlocked, 1)
 	}
 	b.note(o)
-	b.finish(ctx, i)
+	b.finish(i)
 	return nil
 }
 
@@ -96,7 +96,7 @@ func (b *leaseRun) refuse(ctx context.Context, why string) error {
 		b.mu.Lock()
 		b.res.Skipped++
 		b.mu.Unlock()
-		b.finish(ctx, i)
+		b.finish(i)
 	}
 	return b.end(ctx)
 }

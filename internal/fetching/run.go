@@ -212,7 +212,7 @@ func (b *leaseRun) apply(e effect) {
 	}
 }
 
-func (b *leaseRun) finish(ctx context.Context, i int) {
+func (b *leaseRun) finish(i int) {
 	b.mu.Lock()
 	b.finished[i] = true
 	b.res.Done++
@@ -238,7 +238,7 @@ func (b *leaseRun) releaseCrawl(ctx context.Context, crawlID string) error {
 		return err
 	}
 	for _, i := range idx {
-		b.finish(ctx, i)
+		b.finish(i)
 	}
 	return nil
 }

@@ -56,12 +56,11 @@ type Runner struct {
 	closers []func()
 }
 
-// Start creates and starts one worker per role in cfg.Roles. Stop them with Stop.
-
 // fetchHeartbeatThrottle is the fetch worker's heartbeat throttle (TRAWLER_HEARTBEAT_MAX when
 // shorter).
 const fetchHeartbeatThrottle = time.Second
 
+// Start creates and starts one worker per role in cfg.Roles. Stop them with Stop.
 func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 	st := store.New(deps.DB)
 	// Exact mode (the default) never reads a Bloom filter: every link goes to Postgres. So

@@ -24,8 +24,9 @@ func (agg Frontier) Claim(ctx context.Context, host string, limit int, ttl time.
 // any other owner is a dead lease's — a killed attempt's chunk, a run that ended — and is taken
 // at once, whatever its TTL says: the TTL only bounds claims no lease of the host ever comes
 // back for (StaleHosts wakes those hosts). The owner's own claims (and its chunks', as
-// crawl.ChunkOwner) come first, so a retry takes back what its dead attempt held. An empty claim leaves the host waiting: the next admission
-// of its URLs returns it in AdmitResult.Wake.
+// crawl.ChunkOwner) come first, so a retry takes back what its dead attempt held. An empty
+// claim leaves the host waiting: the next admission of its URLs returns it in
+// AdmitResult.Wake.
 func (agg Frontier) ClaimAs(ctx context.Context, host, owner string, limit int, ttl time.Duration, now time.Time) ([]crawl.Claimed, *time.Time, error) {
 	s := agg.s
 	r, err := s.claim(ctx, host, owner, limit, ttl, now, claimMode{waitIfEmpty: true})

@@ -35,6 +35,7 @@ func (w *ControlWatch) WaitDue(host string) (ch <-chan struct{}, stop func()) {
 	return w.due.wait(host)
 }
 
+// wait registers a channel told (once, buffered) of news of host; stop ends the wait.
 func (d *hostWaiters) wait(host string) (ch <-chan struct{}, stop func()) {
 	c := make(chan struct{}, 1)
 	d.mu.Lock()
