@@ -687,7 +687,8 @@ func (s *stack) smallHostEvents() string {
 			byHost[host] += int(e.HistoryLength)
 		}
 	}
-	rows, err := s.store.Pool().Query(context.Background(), `SELECT host, fetched FROM hosts WHERE fetched BETWEEN 1 AND 2`)
+	rows, err := s.store.Pool().Query(context.Background(), `SELECT u.host, count(*) FROM urls u JOIN fetches f ON f.crawl_id = u.crawl_id AND f.url_hash = u.url_hash
+		GROUP BY u.host HAVING count(*) BETWEEN 1 AND 2`)
 	if err != nil {
 		return err.Error()
 	}

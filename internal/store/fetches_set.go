@@ -10,10 +10,12 @@ import (
 
 // recordFetchesSQL records outcomes, one or a group, in one statement: the fetches rows of
 // those that made a request (a fetch key), then — for each whose row is new, or that made no
-// request — the URL's new state (a new fetch is free for any processing to claim), and the
-// hosts' counters for the requests. A retried attempt of a request changes nothing. Each
-// statement on urls and fetches also runs the progress counters' triggers once (schema 0016),
-// so a group of n outcomes costs three writes and their triggers, not n of each. It returns,
+// request — the URL's new state (a new fetch is free for any processing to claim). A host's
+// counters are not kept here: its record sums its fetches when asked (HostRecordOf), so the
+// host's row stays the scheduler's alone and no booking waits for a group's commit. A retried
+// attempt of a request changes nothing. Each statement on urls and fetches also runs the
+// progress counters' triggers once (schema 0016), so a group of n outcomes costs three writes
+// and their triggers, not n of each. It returns,
 // in the group's order, whether each outcome was recorded now. The group must not name a
 // fetch key or a URL twice (distinctRuns). A new body is filed under its digest in the crawl's
 // payloads (the first capture of those bytes in the crawl stays the one a revisit refers to).
@@ -21,10 +23,10 @@ const recordFetchesSQL = `WITH t AS (
 		SELECT * FROM unnest($1::text[], $2::bytea[], $3::text[], $4::timestamptz[], $5::int[], $6::bigint[], $7::bigint[],
 			$8::bool[], $9::text[], $10::bytea[], $11::text[], $12::text[], $13::text[], $14::bytea[], $15::bytea[], $16::bool[],
 			$17::text[], $18::text[], $19::int[], $20::timestamptz[], $21::text[], $22::text[], $23::text[], $24::int[],
-			$25::int[], $26::text[], $27::int[], $28::text[], $29::text[])
+			$25::int[], $26::text[], $27::text[])
 			WITH ORDINALITY AS t(crawl_id, url_hash, fetch_key, fetched_at, status, duration_ms, bytes, truncated, content_type,
 				content_hash, body_key, final_url, error, request_head, response_head, changed, state, skip_reason, attempts,
-				next_fetch_at, last_error, etag, last_modified, recrawl_s, gone_count, host, failed, robots_tag, url, ord)),
+				next_fetch_at, last_error, etag, last_modified, recrawl_s, gone_count, robots_tag, url, ord)),
 	f AS (
 		INSERT INTO fetches (crawl_id, url_hash, fetch_key, fetched_at, status, duration_ms,
 			bytes, truncated, content_type, content_hash, body_key, final_url, error, request_head, response_head, changed, robots_tag)
@@ -56,13 +58,7 @@ const recordFetchesSQL = `WITH t AS (
 		SELECT DISTINCT ON (content_hash, crawl_id) content_hash, crawl_id, crawl_id, body_key, url, fetched_at
 		FROM rec WHERE fetched_now AND body_key <> '' AND content_hash IS NOT NULL
 		ORDER BY content_hash, crawl_id, ord
-		ON CONFLICT (content_hash, crawl_id) DO NOTHING),
-	h AS (
-		INSERT INTO hosts AS h (host, fetched, errors, bytes, last_error)
-		SELECT host, sum(1 - failed), sum(failed), sum(bytes), (array_agg(error ORDER BY ord DESC) FILTER (WHERE error <> ''))[1]
-		FROM rec WHERE fetched_now GROUP BY host ORDER BY host
-		ON CONFLICT (host) DO UPDATE SET fetched = h.fetched + excluded.fetched, errors = h.errors + excluded.errors,
-			bytes = h.bytes + excluded.bytes, last_error = coalesce(excluded.last_error, h.last_error), updated_at = now())
+		ON CONFLICT (content_hash, crawl_id) DO NOTHING)
 	SELECT ok FROM rec ORDER BY ord`
 
 // querier is a pool or a transaction.
@@ -75,12 +71,12 @@ type querier interface {
 func recordFetches(ctx context.Context, q querier, batch []*groupedFetch) error {
 	n := len(batch)
 	var (
-		crawls, keys, types, bodies, finals, errs, states, skips, lastErrs, etags, lastMods, hosts, tags = make([]string, n),
+		crawls, keys, types, bodies, finals, errs, states, skips, lastErrs, etags, lastMods, tags = make([]string, n),
 			make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n),
-			make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+			make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 		hashes, contentHashes, reqHeads, respHeads = make([][]byte, n), make([][]byte, n), make([][]byte, n), make([][]byte, n)
 		at, nexts                                  = make([]time.Time, n), make([]time.Time, n)
-		status, attempts, recrawl, gone, failed    = make([]int32, n), make([]int32, n), make([]int32, n), make([]int32, n), make([]int32, n)
+		status, attempts, recrawl, gone            = make([]int32, n), make([]int32, n), make([]int32, n), make([]int32, n)
 		durations, sizes                           = make([]int64, n), make([]int64, n)
 		truncated                                  = make([]bool, n)
 		urls                                       = make([]string, n)
@@ -88,18 +84,18 @@ func recordFetches(ctx context.Context, q querier, batch []*groupedFetch) error 
 	)
 	for i, p := range batch {
 		o := p.o
-		next, fail, lastErr := outcomeDerived(o)
+		next, lastErr := outcomeDerived(o)
 		crawls[i], hashes[i], keys[i], at[i] = o.CrawlID, o.Hash, o.FetchKey, o.FetchedAt
 		status[i], durations[i], sizes[i], truncated[i] = int32(o.Status), o.Duration.Milliseconds(), o.Bytes, o.Truncated
 		types[i], contentHashes[i], bodies[i], finals[i], errs[i] = o.ContentType, o.ContentHash, o.BodyKey, o.FinalURL, o.Err
 		reqHeads[i], respHeads[i], changed[i] = []byte(o.RequestHead), []byte(o.ResponseHead), o.Changed
 		states[i], skips[i], attempts[i], nexts[i], lastErrs[i] = string(o.State), o.SkipReason, int32(o.Attempts), next, lastErr
-		etags[i], lastMods[i], recrawl[i], gone[i], hosts[i], failed[i] = o.ETag, o.LastModified, int32(o.RecrawlS), int32(o.GoneCount), p.host, int32(fail)
+		etags[i], lastMods[i], recrawl[i], gone[i] = o.ETag, o.LastModified, int32(o.RecrawlS), int32(o.GoneCount)
 		tags[i], urls[i] = o.RobotsTag, o.URL
 	}
 	rows, err := q.Query(ctx, recordFetchesSQL, crawls, hashes, keys, at, status, durations, sizes, truncated, types,
 		contentHashes, bodies, finals, errs, reqHeads, respHeads, changed, states, skips, attempts, nexts, lastErrs, etags,
-		lastMods, recrawl, gone, hosts, failed, tags, urls)
+		lastMods, recrawl, gone, tags, urls)
 	if err != nil {
 		return fmt.Errorf("store: record %d fetches: %w", n, err)
 	}
@@ -143,15 +139,11 @@ func distinctRuns(batch []*groupedFetch) [][]*groupedFetch {
 }
 
 // outcomeDerived is what recording o writes besides its fields: the URL's next fetch (now
-// when none is set), 1 for a failed attempt (the host's error counter), and the URL's last
-// error (the failure, or else the note).
-func outcomeDerived(o FetchOutcome) (next time.Time, failed int, lastErr string) {
+// when none is set) and the URL's last error (the failure, or else the note).
+func outcomeDerived(o FetchOutcome) (next time.Time, lastErr string) {
 	next = o.NextFetchAt
 	if next.IsZero() {
 		next = time.Now()
 	}
-	if o.Err != "" {
-		failed = 1
-	}
-	return next, failed, firstNonEmpty(o.Err, o.Note)
+	return next, firstNonEmpty(o.Err, o.Note)
 }

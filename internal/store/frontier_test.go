@@ -146,12 +146,16 @@ func TestRecordFetchIsIdempotentAndDeadLetters(t *testing.T) {
 			}
 		}
 	}
-	var fetches, errs, deadLetters int
+	var fetches, deadLetters int
 	_ = s.Pool().QueryRow(ctx, `SELECT count(*) FROM fetches`).Scan(&fetches)
-	_ = s.Pool().QueryRow(ctx, `SELECT errors FROM hosts WHERE host = 'a.test'`).Scan(&errs)
 	_ = s.Pool().QueryRow(ctx, `SELECT count(*) FROM dead_letters`).Scan(&deadLetters)
-	if fetches != 3 || errs != 3 || deadLetters != 1 {
-		t.Fatalf("fetches %d, host errors %d, dead letters %d; want 3, 3, 1", fetches, errs, deadLetters)
+	rec, err := s.Inspect().HostRecordOf(ctx, "a.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fetches != 3 || rec.Errors != 3 || rec.Fetched != 0 || rec.LastError != "HTTP 500" || deadLetters != 1 {
+		t.Fatalf("fetches %d, host errors %d, answered %d, last error %q, dead letters %d; want 3, 3, 0, HTTP 500, 1",
+			fetches, rec.Errors, rec.Fetched, rec.LastError, deadLetters)
 	}
 	dl, err := s.Fetches().DeadLetters(ctx, "c", 10)
 	if err != nil || len(dl) != 1 || dl[0].Reason != "HTTP 500" {
@@ -159,6 +163,21 @@ func TestRecordFetchIsIdempotentAndDeadLetters(t *testing.T) {
 	}
 	if p, _ := s.Crawls().CrawlProgress(ctx, "c"); p.Dead != 1 || p.Pending != 0 || p.Errors != 3 {
 		t.Fatalf("progress: %+v", p)
+	}
+	// An answered request, recorded twice (a retried activity), counts once in the host's
+	// record, with its bytes; the latest failure stays the host's last error.
+	ok := cand("http://a.test/y", "a.test", 0)
+	if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{ok}, admit.Budget(0), -1); err != nil {
+		t.Fatal(err)
+	}
+	for run := 0; run < 2; run++ {
+		if _, err := s.Fetches().RecordFetch(ctx, "a.test", store.FetchOutcome{CrawlID: "c", Hash: ok.Hash, URL: ok.URL, FetchKey: "ok",
+			FetchedAt: now.Add(time.Second), Status: 200, Bytes: 1234, Attempts: 1, State: crawl.URLDone, NextFetchAt: now}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rec, err := s.Inspect().HostRecordOf(ctx, "a.test"); err != nil || rec.Fetched != 1 || rec.Errors != 3 || rec.Bytes != 1234 || rec.LastError != "HTTP 500" {
+		t.Fatalf("host record after an answer: %+v %v; want 1 answered, 3 failed, 1234 bytes, last error HTTP 500", rec, err)
 	}
 }
 

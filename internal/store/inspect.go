@@ -207,9 +207,12 @@ func (agg Inspect) CrawlsOfURL(ctx context.Context, hash []byte) ([]string, erro
 
 // HostRecord is what is known about a host across crawls.
 type HostRecord struct {
-	Host          string                    `json:"host"`
-	Robots        []RobotsRecord            `json:"robots"` // one per scheme fetched (RFC 9309 §2.3)
-	CrawlDelayMs  *int                      `json:"crawlDelayMs,omitempty"`
+	Host         string         `json:"host"`
+	Robots       []RobotsRecord `json:"robots"` // one per scheme fetched (RFC 9309 §2.3)
+	CrawlDelayMs *int           `json:"crawlDelayMs,omitempty"`
+	// Fetched, Errors and Bytes count the host's requests kept in Postgres (a crawl deleted
+	// by retention takes its fetches along): those answered, those that failed, and the
+	// bytes received. LastError is the latest failure's.
 	Fetched       int64                     `json:"fetched"`
 	Errors        int64                     `json:"errors"`
 	Bytes         int64                     `json:"bytes"`
@@ -256,15 +259,22 @@ func (agg Inspect) HostRecordOf(ctx context.Context, host string) (*HostRecord, 
 	s := agg.s
 	h := &HostRecord{Host: host, Crawls: map[string]map[string]int{}, KeptOut: map[string]int{}}
 	var lastErr, retiredReason *string
-	err := s.pool.QueryRow(ctx, `SELECT crawl_delay_ms, fetched, errors, bytes, last_error,
-			last_claim_at, next_request_at, retired_at, retired_reason FROM hosts WHERE host = $1`, host).Scan(
-		&h.CrawlDelayMs, &h.Fetched, &h.Errors, &h.Bytes, &lastErr, &h.LastClaimAt,
-		&h.NextRequestAt, &h.RetiredAt, &retiredReason)
+	err := s.pool.QueryRow(ctx, `SELECT crawl_delay_ms, last_claim_at, next_request_at, retired_at, retired_reason
+		FROM hosts WHERE host = $1`, host).Scan(&h.CrawlDelayMs, &h.LastClaimAt, &h.NextRequestAt, &h.RetiredAt, &retiredReason)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, ErrNoHost
 	}
 	if err != nil {
 		return nil, fmt.Errorf("store: host: %w", err)
+	}
+	// The counters are the host's fetches summed now, not kept on its row: recording a
+	// fetch then writes no row the scheduler books on (recordFetchesSQL).
+	err = s.pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE f.error IS NULL), count(*) FILTER (WHERE f.error IS NOT NULL),
+			coalesce(sum(f.bytes), 0), (array_agg(f.error ORDER BY f.fetched_at DESC, f.id DESC) FILTER (WHERE f.error IS NOT NULL))[1]
+		FROM urls u JOIN fetches f ON f.crawl_id = u.crawl_id AND f.url_hash = u.url_hash
+		WHERE u.host = $1`, host).Scan(&h.Fetched, &h.Errors, &h.Bytes, &lastErr)
+	if err != nil {
+		return nil, fmt.Errorf("store: host fetches: %w", err)
 	}
 	h.LastError, h.RetiredReason = deref(lastErr), deref(retiredReason)
 	rrows, err := s.pool.Query(ctx, `SELECT scheme, status, fetched_at, expires_at, crawl_delay_ms, sitemaps
