@@ -688,7 +688,7 @@ func (s *stack) smallHostEvents() string {
 		}
 	}
 	rows, err := s.store.Pool().Query(context.Background(), `SELECT u.host, count(*) FROM urls u JOIN fetches f ON f.crawl_id = u.crawl_id AND f.url_hash = u.url_hash
-		GROUP BY u.host HAVING count(*) BETWEEN 1 AND 2`)
+		WHERE f.error IS NULL GROUP BY u.host HAVING count(*) BETWEEN 1 AND 2`)
 	if err != nil {
 		return err.Error()
 	}

@@ -124,7 +124,6 @@ func TestMegabyteStringsAreCapped(t *testing.T) {
 			UNION ALL SELECT max(length(etag)), 'urls.etag' FROM urls
 			UNION ALL SELECT max(length(last_modified)), 'urls.last_modified' FROM urls
 			UNION ALL SELECT max(length(content_type)), 'fetches.content_type' FROM fetches
-			UNION ALL SELECT max(length(last_error)), 'hosts.last_error' FROM hosts
 			UNION ALL SELECT max(length(reason)), 'dead_letters.reason' FROM dead_letters) x
 		WHERE n IS NOT NULL ORDER BY n DESC LIMIT 1`).Scan(&longest, &where)
 	if err != nil {

@@ -55,7 +55,7 @@ func TestGroupedOutcomesAreAllRecordedAndARefusedOneAlone(t *testing.T) {
 }
 
 // The one-statement group write records exactly what RecordFetch records outcome by outcome:
-// the same URL states and fields, fetch rows and host counters, and a second recording of the
+// the same URL states and fields and fetch rows, and a second recording of the
 // same attempts changes nothing.
 func TestGroupStatementRecordsWhatSingleOutcomesRecord(t *testing.T) {
 	s, ctx := newStore(t, 0, 0)

@@ -98,9 +98,8 @@ func (agg Frontier) Admit(ctx context.Context, crawlID string, cands []Candidate
 		hostAdmitted := map[string]int{}
 		b := &pgx.Batch{}
 		// FOR NO KEY UPDATE, not FOR UPDATE: admissions serialize on the crawl's budget, but
-		// an insert into a table whose foreign key names the crawl (crawl_hosts, warc_files…;
-		// since 0039 no longer urls, fetches, documents or payloads) takes a KEY SHARE lock on
-		// its row, which FOR UPDATE would make wait for the whole admission.
+		// every insert that references the crawl (a fetch, a document, a URL) takes a KEY
+		// SHARE lock on its row, which FOR UPDATE would make wait for the whole admission.
 		b.Queue(`SELECT max_pages, max_pages_per_host, max_hosts, hosts, admitted, requisites, state FROM crawls WHERE id = $1 FOR NO KEY UPDATE`, crawlID)
 		b.Queue(`INSERT INTO urls (crawl_id, url_hash, url, host, depth, hops, source, priority, change_hint_s)
 			SELECT $1, h, u, ho, d, hp, s, p, nullif(ch, 0)
