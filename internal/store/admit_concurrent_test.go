@@ -1,0 +1,82 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"sync"
+	"testing"
+
+	"github.com/trawlerdev/trawler/internal/admit"
+	"github.com/trawlerdev/trawler/internal/store"
+)
+
+// admitCounts reads what a crawl's admissions counted (crawls.admitted, crawls.hosts) against
+// what they wrote (URLs not skipped, crawl_hosts rows and their admitted counts).
+func admitCounts(t *testing.T, ctx context.Context, s *store.Store, crawlID string) (admitted, hosts, urls, hostRows, hostAdmitted int) {
+	t.Helper()
+	err := s.Pool().QueryRow(ctx, `SELECT c.admitted, c.hosts,
+			(SELECT count(*) FROM urls WHERE crawl_id = $1 AND state <> 'skipped'),
+			(SELECT count(*) FROM crawl_hosts WHERE crawl_id = $1),
+			(SELECT coalesce(sum(admitted), 0) FROM crawl_hosts WHERE crawl_id = $1)
+		FROM crawls c WHERE c.id = $1`, crawlID).Scan(&admitted, &hosts, &urls, &hostRows, &hostAdmitted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return
+}
+
+// Admissions of one crawl run side by side when it has no budgets, and when it has one they
+// queue on its row: either way none fails (no deadlock between them: overlapping URLs in any
+// order, in-links to queued URLs, new hosts), and the crawl's counters add up to what was
+// written.
+func TestConcurrentAdmissionsCountWhatTheyWrite(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		maxPages int
+	}{{"no budget", 0}, {"a page budget", 150}} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, ctx := newStore(t, tc.maxPages, 0)
+			var pool []store.Candidate
+			for i := 0; i < 400; i++ {
+				host := fmt.Sprintf("h%02d.test", i%40)
+				pool = append(pool, cand(fmt.Sprintf("http://%s/%d", host, i), host, 1))
+			}
+			admitted0, hosts0, urls0, _, _ := admitCounts(t, ctx, s, "c")
+			var wg sync.WaitGroup
+			errs := make(chan error, 8*15)
+			for w := 0; w < 8; w++ {
+				wg.Add(1)
+				go func(seed int64) {
+					defer wg.Done()
+					r := rand.New(rand.NewSource(seed))
+					for round := 0; round < 15; round++ {
+						batch := make([]store.Candidate, 0, 40)
+						for _, i := range r.Perm(len(pool))[:40] {
+							batch = append(batch, pool[i])
+						}
+						if _, err := s.Frontier().Admit(ctx, "c", batch, admit.Budget(0), -1); err != nil {
+							errs <- err
+						}
+					}
+				}(int64(w))
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Error(err)
+			}
+			admitted, hosts, urls, hostRows, hostAdmitted := admitCounts(t, ctx, s, "c")
+			if admitted-admitted0 != urls-urls0 || hosts-hosts0 != hostRows || hostAdmitted != admitted-admitted0 {
+				t.Fatalf("crawl counted %d admitted and %d hosts; wrote %d URLs, %d host rows holding %d",
+					admitted-admitted0, hosts-hosts0, urls-urls0, hostRows, hostAdmitted)
+			}
+			if tc.maxPages > 0 && admitted != tc.maxPages {
+				t.Fatalf("admitted %d under a budget of %d", admitted, tc.maxPages)
+			}
+			if tc.maxPages == 0 && urls-urls0 != len(pool) {
+				t.Fatalf("%d of %d URLs admitted without a budget", urls-urls0, len(pool))
+			}
+		})
+	}
+}
