@@ -6,20 +6,22 @@ import (
 	"math/rand"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/trawlerdev/trawler/internal/admit"
+	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/store"
 )
 
 // admitCounts reads what a crawl's admissions counted (crawls.admitted, crawls.hosts) against
-// what they wrote (URLs not skipped, crawl_hosts rows and their admitted counts).
+// what they wrote (URLs not skipped over a budget, crawl_hosts rows and their admitted counts).
 func admitCounts(t *testing.T, ctx context.Context, s *store.Store, crawlID string) (admitted, hosts, urls, hostRows, hostAdmitted int) {
 	t.Helper()
 	err := s.Pool().QueryRow(ctx, `SELECT c.admitted, c.hosts,
-			(SELECT count(*) FROM urls WHERE crawl_id = $1 AND state <> 'skipped'),
+			(SELECT count(*) FROM urls WHERE crawl_id = $1 AND coalesce(skip_reason, '') NOT IN ($2, $3)),
 			(SELECT count(*) FROM crawl_hosts WHERE crawl_id = $1),
 			(SELECT coalesce(sum(admitted), 0) FROM crawl_hosts WHERE crawl_id = $1)
-		FROM crawls c WHERE c.id = $1`, crawlID).Scan(&admitted, &hosts, &urls, &hostRows, &hostAdmitted)
+		FROM crawls c WHERE c.id = $1`, crawlID, crawl.SkipBudget, crawl.SkipMaxHosts).Scan(&admitted, &hosts, &urls, &hostRows, &hostAdmitted)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,13 +30,14 @@ func admitCounts(t *testing.T, ctx context.Context, s *store.Store, crawlID stri
 
 // Admissions of one crawl run side by side when it has no budgets, and when it has one they
 // queue on its row: either way none fails (no deadlock between them: overlapping URLs in any
-// order, in-links to queued URLs, new hosts), and the crawl's counters add up to what was
-// written.
+// order, in-links to queued URLs, new hosts; nor with a stop, which locks the crawl's row and
+// then its queued URLs), and the crawl's counters add up to what was written.
 func TestConcurrentAdmissionsCountWhatTheyWrite(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		maxPages int
-	}{{"no budget", 0}, {"a page budget", 150}} {
+		stop     bool
+	}{{"no budget", 0, false}, {"a page budget", 150, false}, {"no budget, stopped meanwhile", 0, true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, ctx := newStore(t, tc.maxPages, 0)
 			var pool []store.Candidate
@@ -44,7 +47,17 @@ func TestConcurrentAdmissionsCountWhatTheyWrite(t *testing.T) {
 			}
 			admitted0, hosts0, urls0, _, _ := admitCounts(t, ctx, s, "c")
 			var wg sync.WaitGroup
-			errs := make(chan error, 8*15)
+			errs := make(chan error, 8*15+1)
+			if tc.stop {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					time.Sleep(50 * time.Millisecond)
+					if err := s.Crawls().SetCrawlState(ctx, "c", crawl.CrawlStopped); err != nil {
+						errs <- err
+					}
+				}()
+			}
 			for w := 0; w < 8; w++ {
 				wg.Add(1)
 				go func(seed int64) {
@@ -74,7 +87,7 @@ func TestConcurrentAdmissionsCountWhatTheyWrite(t *testing.T) {
 			if tc.maxPages > 0 && admitted != tc.maxPages {
 				t.Fatalf("admitted %d under a budget of %d", admitted, tc.maxPages)
 			}
-			if tc.maxPages == 0 && urls-urls0 != len(pool) {
+			if tc.maxPages == 0 && !tc.stop && urls-urls0 != len(pool) {
 				t.Fatalf("%d of %d URLs admitted without a budget", urls-urls0, len(pool))
 			}
 		})

@@ -74,11 +74,21 @@ type BudgetVerdict struct {
 // wait for the whole admission.
 const lockBudgetsSQL = `WITH locked AS (
 		SELECT max_pages, max_pages_per_host, max_hosts, hosts, admitted, requisites, state FROM crawls
-		WHERE id = $1 AND (max_pages > 0 OR max_pages_per_host > 0 OR max_hosts > 0) FOR NO KEY UPDATE)
+		WHERE id = $1 AND ($2 OR max_pages > 0 OR max_pages_per_host > 0 OR max_hosts > 0) FOR NO KEY UPDATE)
 	SELECT * FROM locked
 	UNION ALL
 	SELECT max_pages, max_pages_per_host, max_hosts, hosts, admitted, requisites, state FROM crawls
-	WHERE id = $1 AND NOT (max_pages > 0 OR max_pages_per_host > 0 OR max_hosts > 0)`
+	WHERE id = $1 AND NOT ($2 OR max_pages > 0 OR max_pages_per_host > 0 OR max_hosts > 0)`
+
+// hasLastMod says whether any candidate carries a sitemap's lastmod.
+func hasLastMod(cands []Candidate) bool {
+	for _, c := range cands {
+		if !c.LastMod.IsZero() {
+			return true
+		}
+	}
+	return false
+}
 
 // Admit adds candidates to a crawl's frontier in one transaction of two round trips. URLs
 // already present are left alone (a link to a queued one raises its priority); new ones go
@@ -88,11 +98,12 @@ const lockBudgetsSQL = `WITH locked AS (
 // workflow task queue from flooding (and the crawl's own signals from waiting behind it).
 //
 // Admissions of a crawl without budgets run side by side (lockBudgetsSQL), so each locks rows
-// in one order (URLs by hash, the crawl's hosts and the hosts by name), and the statements
-// that change URLs it did not insert (an in-link's priority, a sitemap's newer lastmod) skip
-// rows another transaction holds: waiting for another admission while holding this one's new
-// URLs could deadlock, and a boost or a lastmod is a hint the URL's next link or sitemap
-// brings again.
+// in one order: its new URLs by hash, then the crawl's hosts by name and the crawl's row,
+// then URLs it did not insert, then hosts by name. The crawl's row comes before any URL
+// another transaction can see, as when every admission began with it: a stop locks the row
+// and then the crawl's queued URLs. The statements that change URLs an admission did not
+// insert (an in-link's priority, a sitemap's newer lastmod) skip rows another transaction
+// holds: a boost or a lastmod is a hint the URL's next link or sitemap brings again.
 func (agg Frontier) Admit(ctx context.Context, crawlID string, cands []Candidate, rule BudgetRule, maxWake int) (AdmitResult, error) {
 	s := agg.s
 	res := AdmitResult{New: map[string]int{}}
@@ -120,7 +131,9 @@ func (agg Frontier) Admit(ctx context.Context, crawlID string, cands []Candidate
 		var inserted [][]byte
 		hostAdmitted := map[string]int{}
 		b := &pgx.Batch{}
-		b.Queue(lockBudgetsSQL, crawlID)
+		// A sitemap's lastmods change URLs this admission did not insert, in the first batch:
+		// they come after the crawl's row (see Admit), so such an admission takes it first.
+		b.Queue(lockBudgetsSQL, crawlID, hasLastMod(cands))
 		// In hash order: admissions of a crawl without budgets run side by side, and two that
 		// insert the same new URLs must meet them in one order (the second waits for the
 		// first's commit at the first URL they share, holding none the first needs).
@@ -143,10 +156,10 @@ func (agg Frontier) Admit(ctx context.Context, crawlID string, cands []Candidate
 		forwardAt := -1
 		if len(fwdHashes) > 0 {
 			forwardAt = b.Len()
-			// (Rows another admission holds are skipped: see Admit.)
+			// (Rows another transaction holds are skipped: see Admit.)
 			b.Queue(`WITH f AS (SELECT u.url_hash FROM urls u JOIN unnest($2::bytea[], $3::timestamptz[]) AS t(h, lm) ON u.url_hash = t.h
 					WHERE u.crawl_id = $1 AND u.state = 'queued' AND u.last_fetched_at < t.lm AND u.next_fetch_at > now()
-					FOR UPDATE OF u SKIP LOCKED)
+					FOR NO KEY UPDATE OF u SKIP LOCKED)
 				UPDATE urls u SET next_fetch_at = now(), updated_at = now()
 				FROM f WHERE u.crawl_id = $1 AND u.url_hash = f.url_hash
 				RETURNING u.host`, crawlID, fwdHashes, fwdTimes)
@@ -249,15 +262,6 @@ func (agg Frontier) Admit(ctx context.Context, crawlID string, cands []Candidate
 				again = append(again, c.Hash)
 			}
 		}
-		if len(again) > 0 {
-			// (A queued requisite that a page links becomes a link: it is read for links too.)
-			// A row another admission holds keeps its priority (see Admit).
-			// (A CTE: run once, where a locking subquery in FROM is run again for each row.)
-			b.Queue(`WITH l AS (SELECT url_hash FROM urls WHERE crawl_id = $1 AND url_hash = ANY($2) AND state = 'queued'
-					FOR UPDATE SKIP LOCKED)
-				UPDATE urls u SET priority = u.priority + $3, source = CASE WHEN u.source = 'embed' THEN 'link' ELSE u.source END
-				FROM l WHERE u.crawl_id = $1 AND u.url_hash = l.url_hash`, crawlID, again, InLinkBoost)
-		}
 		wakeAt := -1             // the position of the waiting hosts' query in the batch
 		due := map[string]bool{} // hosts with URLs due now: new ones, or recrawls brought forward
 		for h := range res.New {
@@ -294,6 +298,16 @@ func (agg Frontier) Admit(ctx context.Context, crawlID string, cands []Candidate
 					RETURNING xmax = 0 AS fresh)
 				UPDATE crawls SET admitted = admitted + $4, hosts = hosts + (SELECT count(*) FROM ch WHERE fresh),
 					requisites = requisites + $5, updated_at = now() WHERE id = $1`, crawlID, newHosts, counts, total, free)
+		}
+		if len(again) > 0 {
+			// After the crawl's row (above): see Admit. (A queued requisite that a page links
+			// becomes a link: it is read for links too.) A row another transaction holds keeps
+			// its priority. (A CTE: run once, where a locking subquery in FROM is run again for
+			// each row.)
+			b.Queue(`WITH l AS (SELECT url_hash FROM urls WHERE crawl_id = $1 AND url_hash = ANY($2) AND state = 'queued'
+					FOR NO KEY UPDATE SKIP LOCKED)
+				UPDATE urls u SET priority = u.priority + $3, source = CASE WHEN u.source = 'embed' THEN 'link' ELSE u.source END
+				FROM l WHERE u.crawl_id = $1 AND u.url_hash = l.url_hash`, crawlID, again, InLinkBoost)
 		}
 		if len(due) > 0 {
 			dueHosts := make([]string, 0, len(due))
