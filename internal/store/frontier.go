@@ -223,10 +223,6 @@ func (agg Frontier) Admit(ctx context.Context, crawlID string, cands []Candidate
 			seen[key] = true
 			fresh = append(fresh, c)
 		}
-		known := make(map[string]bool, len(hostAdmitted)) // hosts the crawl has a row of (the rule may count on its map)
-		for h := range hostAdmitted {
-			known[h] = true
-		}
 		verdicts := rule(Budgets{MaxPages: maxPages, Admitted: admitted, MaxPerHost: maxPerHost, MaxHosts: maxHosts,
 			Hosts: hostCount, HostAdmitted: hostAdmitted, Requisites: requisites}, fresh)
 		if len(verdicts) != len(fresh) {
