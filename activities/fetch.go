@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -60,6 +61,21 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchLeaseInput) (FetchLeas
 		_ = activity.GetHeartbeatDetails(ctx, &resumed)
 	}
 	return f.stage(ctx).Lease(ctx, in, resumed, int(activity.GetInfo(ctx).Attempt))
+}
+
+// errNoFetchStage is a local lease's failure on a workflow worker that runs no fetch stage.
+var errNoFetchStage = errors.New("activities: this workflow worker runs no fetch stage; the host goes on in activity leases")
+
+// FetchLocalLease runs a host run's first, short lease as a local activity in the workflow
+// worker (the host workflow's revision 6): the same lease as FetchBatch, without heartbeats (a
+// local activity has none; its workflow task stands in for them) and with one attempt. A
+// workflow worker without a fetch stage answers errNoFetchStage, and the host workflow runs an
+// activity lease instead.
+func (f *Fetcher) FetchLocalLease(ctx context.Context, in FetchLeaseInput) (FetchLeaseResult, error) {
+	if f == nil || f.Store == nil {
+		return FetchLeaseResult{}, errNoFetchStage
+	}
+	return f.stage(ctx).Lease(ctx, in, fetching.LeaseBeat{}, int(activity.GetInfo(ctx).Attempt))
 }
 
 // stage is the fetch stage over this worker's stores, reporting to ctx's activity.

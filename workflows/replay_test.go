@@ -32,14 +32,12 @@ import (
 // Re-record only together with a deliberate, versioned change.
 func TestReplayRecordedHistories(t *testing.T) {
 	files, err := filepath.Glob("testdata/rev*_history.json")
-	if err != nil || len(files) < 14 {
+	if err != nil || len(files) < 5 {
 		t.Fatalf("recorded histories: %v %v", files, err)
 	}
 	// The workflow IDs of histories whose child IDs are built from their own (the replayer
 	// otherwise runs them under a made-up ID).
-	ids := map[string]string{"rev4_crawl_processing_history.json": "crawl/rec3",
-		"rev4_done_crawl_history.json": "rec5/crawl/rec5", "rev4_running_crawl_history.json": "rec6/crawl/rec6",
-		"rev5_running_crawl_history.json": "rec7/crawl/rec7"}
+	ids := map[string]string{"rev5_running_crawl_history.json": "rec7/crawl/rec7"}
 	for _, f := range files {
 		if base := filepath.Base(f); !strings.HasPrefix(base, "rev"+strconv.Itoa(crawl.WorkflowRevision)+"_") &&
 			!strings.HasPrefix(base, "rev"+strconv.Itoa(crawl.WorkflowRevision-1)+"_") {
@@ -95,7 +93,7 @@ func startInput(t *testing.T, file string, into any) {
 // its Continue-As-New carries its host, pacing and state into a run of the live revision.
 func TestRunningHostCarriesOverToTheLiveRevision(t *testing.T) {
 	var in crawl.HostInput
-	startInput(t, "testdata/rev4_running_host_throttled_history.json", &in)
+	startInput(t, "testdata/rev5_running_host_throttled_history.json", &in)
 	if in.Host != "h0001.test" || in.Config.FetchLease == 0 {
 		t.Fatalf("recorded input %+v", in)
 	}
@@ -117,8 +115,8 @@ func TestRunningHostCarriesOverToTheLiveRevision(t *testing.T) {
 // was started with (recorded) starts, runs and ends on today's code with its spec intact.
 func TestRunningCrawlCarriesOverToTheLiveRevision(t *testing.T) {
 	var in CrawlInput
-	startInput(t, "testdata/rev4_running_crawl_history.json", &in)
-	if in.Name != "rec6" || in.MaxPages != 5000 {
+	startInput(t, "testdata/rev5_running_crawl_history.json", &in)
+	if in.Name != "rec7" || in.MaxPages != 5000 {
 		t.Fatalf("recorded input %+v", in.Spec)
 	}
 	e := newCrawlEnv(t, time.Minute)
@@ -126,7 +124,7 @@ func TestRunningCrawlCarriesOverToTheLiveRevision(t *testing.T) {
 	if p := e.result(t); p.State != crawl.CrawlDone {
 		t.Errorf("ended %q, want done", p.State)
 	}
-	if len(e.started) != 1 || e.started[0].CrawlID != "rec6" || e.started[0].Spec.MaxPagesPerHost != 300 {
+	if len(e.started) != 1 || e.started[0].CrawlID != "rec7" || e.started[0].Spec.MaxPagesPerHost != 300 {
 		t.Errorf("started %+v, want the recorded spec", e.started)
 	}
 }

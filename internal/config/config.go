@@ -62,6 +62,7 @@ type Config struct {
 	DefaultPages          []string
 	BloomExpected         uint
 	HeartbeatMax          time.Duration
+	LocalLease            time.Duration
 	IPGap                 time.Duration
 	IPGapOverride         bool
 
