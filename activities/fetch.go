@@ -6,9 +6,11 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/blob"
+	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/fetch"
 	"github.com/trawlerdev/trawler/internal/fetching"
 	"github.com/trawlerdev/trawler/internal/netguard"
@@ -46,6 +48,9 @@ type Fetcher struct {
 	// Stopping is closed when this worker begins to stop: a running lease ends early (as if
 	// its time were up), so the host's next lease starts on a live worker at once.
 	Stopping <-chan struct{}
+	// LocalSlots bounds the local leases this worker runs at once (TRAWLER_LOCAL_LEASE_CONCURRENCY;
+	// nil: no local lease): the fetch role's concurrency and rate limits do not reach them.
+	LocalSlots chan struct{}
 	// BeatEvery is the worker's heartbeat throttle (TRAWLER_HEARTBEAT_MAX): under
 	// crawl.HeartbeatEvery (a test's setting) a lease beats that often, else every
 	// crawl.LeaseBeatEvery (fetching.Stage.BeatEvery).
@@ -72,8 +77,15 @@ var errNoFetchStage = errors.New("activities: this workflow worker runs no fetch
 // workflow worker without a fetch stage answers errNoFetchStage, and the host workflow runs an
 // activity lease instead.
 func (f *Fetcher) FetchLocalLease(ctx context.Context, in FetchLeaseInput) (FetchLeaseResult, error) {
-	if f == nil || f.Store == nil {
+	if f == nil || f.Store == nil || f.LocalSlots == nil {
 		return FetchLeaseResult{}, errNoFetchStage
+	}
+	select {
+	case f.LocalSlots <- struct{}{}:
+		defer func() { <-f.LocalSlots }()
+	default:
+		return FetchLeaseResult{}, temporal.NewNonRetryableApplicationError("activities: every local lease of this workflow worker is taken",
+			crawl.ErrLocalLeasesBusy, nil)
 	}
 	return f.stage(ctx).Lease(ctx, in, fetching.LeaseBeat{}, int(activity.GetInfo(ctx).Attempt))
 }

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -23,6 +24,12 @@ import (
 // localLeaseShare is the part of the workflow task timeout a local lease may claim URLs for:
 // its last chunk (as long again) and its requests' timeouts must still end inside the task.
 const localLeaseShare = 3
+
+// localLeaseEnd is the part of the workflow task timeout after which a local lease is stopped
+// whatever it is doing (its start-to-close timeout; it then fails and its claims are handed
+// back). It ends before the task can time out: a worker that takes the task up again after a
+// hung or cut-off one never runs a second lease of the host beside the first.
+const localLeaseEnd = 0.7
 
 // localLeaseFor is how long this lease may run as a local activity, 0 when it must be an
 // activity lease: only a run's first lease, of a run of revision 6 or later whose crawl turned
@@ -59,7 +66,7 @@ func (h *hostRun) fetchLocal(window time.Duration) (res activities.FetchLeaseRes
 	in.ClaimTTL = time.Duration(in.Chunk)*(d+h.cfg.RequestTimeout.D()) + claimTTLSlack
 	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		Summary:             fmt.Sprintf("%s · lease %d, local · due URLs, up to %d a claim · delay %s", h.in.Host, h.leases+1, in.Chunk, d),
-		StartToCloseTimeout: h.leaseTimeout(in, d),
+		StartToCloseTimeout: min(h.leaseTimeout(in, d), time.Duration(float64(workflow.GetInfo(ctx).WorkflowTaskTimeout)*localLeaseEnd)),
 		// One attempt: a failed local lease is followed at once by an activity lease, which
 		// takes over from Postgres what it fetched.
 		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1},
@@ -71,7 +78,11 @@ func (h *hostRun) fetchLocal(window time.Duration) (res activities.FetchLeaseRes
 	err := workflow.ExecuteLocalActivity(lctx, f.FetchLocalLease, in).Get(ctx, &res)
 	h.busy = false
 	if err != nil {
-		workflow.GetLogger(ctx).Warn("a local fetch lease failed; an activity lease goes on", "host", h.in.Host, "error", err)
+		if busy := new(temporal.ApplicationError); errors.As(err, &busy) && busy.Type() == crawl.ErrLocalLeasesBusy {
+			workflow.GetLogger(ctx).Debug("no local lease free; an activity lease goes on", "host", h.in.Host)
+		} else {
+			workflow.GetLogger(ctx).Warn("a local fetch lease failed; an activity lease goes on", "host", h.in.Host, "error", err)
+		}
 		h.abandon()
 		h.localFailed = true
 		return res, false, false

@@ -63,6 +63,7 @@ type Config struct {
 	BloomExpected         uint
 	HeartbeatMax          time.Duration
 	LocalLease            time.Duration
+	LocalLeaseConcurrency int
 	IPGap                 time.Duration
 	IPGapOverride         bool
 

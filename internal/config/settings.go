@@ -120,6 +120,8 @@ var settings = []setting{
 		set: func(c *Config, v string) error { return duration(&c.HeartbeatMax, v) }},
 	{Flag: "local-lease", Env: "TRAWLER_LOCAL_LEASE", Default: "10s", Usage: "how long a host run's first fetch lease may claim URLs when it runs as a local activity in the workflow worker (a small host's whole run is then one workflow task: about half the history events and server writes of an activity lease); a pause or throttle reaches such a lease when it ends. At most 10s (a third of a host's workflow task timeout); 0: every lease runs on the fetch queue",
 		set: func(c *Config, v string) error { return localLease(&c.LocalLease, v) }},
+	{Flag: "local-lease-concurrency", Env: "TRAWLER_LOCAL_LEASE_CONCURRENCY", Default: "200", Usage: "local leases (a host run's first lease, TRAWLER_LOCAL_LEASE) one workflow worker runs at once; a host run that finds none free runs its lease on the fetch queue. The fetch role's concurrency and rate limits do not reach local leases",
+		set: func(c *Config, v string) error { return positiveInt(&c.LocalLeaseConcurrency, v) }},
 	{Flag: "roles", Env: "TRAWLER_ROLES", Default: "workflow,fetch,process", Usage: "worker roles to serve: any of workflow, fetch, process, render (render needs Chromium)",
 		set: func(c *Config, v string) error { return roles(&c.Roles, v) }},
 	{Flag: "fetch-concurrency", Env: "TRAWLER_FETCH_CONCURRENCY", Default: "1000", Usage: "concurrent fetch activities (host leases) per worker process",

@@ -68,6 +68,10 @@ func HostConfigFrom(s Spec) HostConfig {
 // Revisions 0 to 4 are retired; 5 is kept (workflows/host_fetch_rev5.go).
 const WorkflowRevision = 6
 
+// ErrLocalLeasesBusy is the error type of a local lease a workflow worker had no room for
+// (TRAWLER_LOCAL_LEASE_CONCURRENCY): the host runs its lease on the fetch queue instead.
+const ErrLocalLeasesBusy = "LocalLeasesBusy"
+
 // HostInput starts (or continues) a host workflow.
 type HostInput struct {
 	Host   string     `json:"host"`

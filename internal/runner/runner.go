@@ -115,8 +115,11 @@ func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 			w.RegisterWorkflow(workflows.DeliverWorkflow)
 			w.RegisterActivity(health)
 			w.RegisterActivity(frontier)
-			// Host runs' first leases are local activities here (crawl.HostConfig.LocalLease).
-			w.RegisterActivity(fetcher())
+			// Host runs' first leases are local activities here (crawl.HostConfig.LocalLease),
+			// as many at once as the workflow worker has room for.
+			f := fetcher()
+			f.LocalSlots = make(chan struct{}, cfg.LocalLeaseConcurrency)
+			w.RegisterActivity(f)
 		case config.RoleFetch:
 			opts.MaxConcurrentActivityExecutionSize = cfg.FetchConcurrency
 			opts.WorkerActivitiesPerSecond, opts.TaskQueueActivitiesPerSecond = cfg.FetchRate, cfg.FetchQueueRate
