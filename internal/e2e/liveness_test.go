@@ -153,6 +153,7 @@ func TestRecoveryAfterKillsAtWorstMoments(t *testing.T) {
 	wc.Hosts, wc.Pages, wc.Specials = 24, 30, false
 	wc.DefaultDelay = 200 * time.Millisecond
 	s := newStackWithoutWorkers(t, wc)
+	s.workerEnvExtra = []string{"TRAWLER_LOCAL_LEASE=10s"} // host runs' first leases in the workflow worker
 	bin := buildBinary(t, "trawler-worker", "./workers")
 	workers := map[string]*supervised{}
 	for _, role := range []string{"workflow", "fetch", "process"} {

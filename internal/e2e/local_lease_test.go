@@ -13,6 +13,14 @@ import (
 	"github.com/trawlerdev/trawler/internal/testweb"
 )
 
+// newStackWithLocalLeases is a stack whose host runs' first leases are local (10 s).
+func newStackWithLocalLeases(t *testing.T, wc testweb.Config) *stack {
+	s := newStackWithoutWorkers(t, wc)
+	s.cfg.LocalLease = 10 * time.Second
+	s.startWorkers(s.cfg)
+	return s
+}
+
 // hostLeases counts a host run's fetch leases in its history: activity leases (FetchBatch
 // scheduled) and local ones (the SDK's LocalActivity markers of FetchLocalLease).
 type hostLeases struct {
@@ -67,7 +75,7 @@ func TestSmallHostsRunInOneWorkflowTask(t *testing.T) {
 	wc := testweb.DefaultConfig()
 	wc.Hosts, wc.Pages, wc.Specials = 4, 3, false
 	wc.DefaultDelay = 300 * time.Millisecond
-	s := newStack(t, wc)
+	s := newStackWithLocalLeases(t, wc)
 	p := s.crawl(crawl.Spec{Seeds: s.web.Seeds(), Scope: crawl.ScopeAny, Delay: crawl.Duration(wc.DefaultDelay),
 		ProgressInterval: crawl.Duration(time.Second)}, 3*time.Minute)
 	if p.State != crawl.CrawlDone || p.Pages != int64(wc.Hosts*wc.Pages) {
@@ -97,7 +105,7 @@ func TestAPauseReachesALocalLeaseAtItsEnd(t *testing.T) {
 	wc := testweb.DefaultConfig()
 	wc.Hosts, wc.Pages, wc.Specials = 1, 40, false
 	wc.DefaultDelay = 200 * time.Millisecond
-	s := newStack(t, wc)
+	s := newStackWithLocalLeases(t, wc)
 	run := s.start(crawl.Spec{Seeds: s.web.Seeds(), Scope: crawl.ScopeAny, Delay: crawl.Duration(wc.DefaultDelay),
 		BatchWindow: crawl.Duration(2 * time.Second), ProgressInterval: crawl.Duration(time.Second),
 		HostIdleTimeout: crawl.Duration(5 * time.Second)})
