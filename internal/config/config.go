@@ -62,8 +62,6 @@ type Config struct {
 	DefaultPages          []string
 	BloomExpected         uint
 	HeartbeatMax          time.Duration
-	LocalLease            time.Duration
-	LocalLeaseConcurrency int
 	IPGap                 time.Duration
 	IPGapOverride         bool
 
