@@ -2,12 +2,15 @@ package activities
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/blob"
+	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/fetch"
 	"github.com/trawlerdev/trawler/internal/fetching"
 	"github.com/trawlerdev/trawler/internal/netguard"
@@ -45,6 +48,9 @@ type Fetcher struct {
 	// Stopping is closed when this worker begins to stop: a running lease ends early (as if
 	// its time were up), so the host's next lease starts on a live worker at once.
 	Stopping <-chan struct{}
+	// LocalSlots bounds the local leases this worker runs at once (TRAWLER_LOCAL_LEASE_CONCURRENCY;
+	// nil: no local lease): the fetch role's concurrency and rate limits do not reach them.
+	LocalSlots chan struct{}
 	// BeatEvery is the worker's heartbeat throttle (TRAWLER_HEARTBEAT_MAX): under
 	// crawl.HeartbeatEvery (a test's setting) a lease beats that often, else every
 	// crawl.LeaseBeatEvery (fetching.Stage.BeatEvery).
@@ -60,6 +66,28 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchLeaseInput) (FetchLeas
 		_ = activity.GetHeartbeatDetails(ctx, &resumed)
 	}
 	return f.stage(ctx).Lease(ctx, in, resumed, int(activity.GetInfo(ctx).Attempt))
+}
+
+// errNoFetchStage is a local lease's failure on a workflow worker that runs no fetch stage.
+var errNoFetchStage = errors.New("activities: this workflow worker runs no fetch stage; the host goes on in activity leases")
+
+// FetchLocalLease runs a host run's first, short lease as a local activity in the workflow
+// worker (the host workflow's revision 6): the same lease as FetchBatch, without heartbeats (a
+// local activity has none; its workflow task stands in for them) and with one attempt. A
+// workflow worker without a fetch stage answers errNoFetchStage, and the host workflow runs an
+// activity lease instead.
+func (f *Fetcher) FetchLocalLease(ctx context.Context, in FetchLeaseInput) (FetchLeaseResult, error) {
+	if f == nil || f.Store == nil || f.LocalSlots == nil {
+		return FetchLeaseResult{}, errNoFetchStage
+	}
+	select {
+	case f.LocalSlots <- struct{}{}:
+		defer func() { <-f.LocalSlots }()
+	default:
+		return FetchLeaseResult{}, temporal.NewNonRetryableApplicationError("activities: every local lease of this workflow worker is taken",
+			crawl.ErrLocalLeasesBusy, nil)
+	}
+	return f.stage(ctx).Lease(ctx, in, fetching.LeaseBeat{}, int(activity.GetInfo(ctx).Attempt))
 }
 
 // stage is the fetch stage over this worker's stores, reporting to ctx's activity.

@@ -55,12 +55,8 @@ func (p *Processor) ProcessCrawl(ctx context.Context, cp crawl.CrawlProcessing) 
 	return res, err
 }
 
-// Process processes a batch of pages the crawl's sweep found unprocessed (or, for a
-// processing child of revision 4, its crawl's pages: process_rev4.go).
+// Process processes a batch of pages the crawl's sweep found unprocessed.
 func (p *Processor) Process(ctx context.Context, in crawl.ProcessInput) (crawl.ProcessResult, error) {
-	if res, ok, err := p.rev4Process(ctx, in); ok {
-		return res, err
-	}
 	failpoint.Hit(failpoint.ProcessStarted)
 	var done atomic.Int64
 	defer keepAlive(ctx, func() any { return done.Load() })()

@@ -21,12 +21,6 @@ const (
 	crawlProcessFor = 5 * time.Minute
 )
 
-// crawlProcessingChange is the change ID under which a crawl's processing children became
-// CrawlProcessingWorkflow (revision 5; revision 4 started ProcessPageWorkflow: see
-// crawl_processing_rev4.go). The crawl workflow's input carries no revision (operators start
-// it with plain JSON), so its runs tell their revision by this version marker.
-const crawlProcessingChange = "crawl-processing-workflow"
-
 // CrawlProcessingWorkflow is one of a crawl's processing children: for in.For it claims the
 // crawl's fetched pages, whatever their host, and processes them on the process task queue
 // (parse, store text and documents, record links, admit new URLs and wake their hosts), a
@@ -60,10 +54,6 @@ func (cp *crawlProcessing) keep(ctx workflow.Context) {
 			ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_ABANDON,
 		})
 		in := crawl.CrawlProcessing{CrawlID: cp.crawlID, Owner: id, For: crawlProcessFor, TaskQueue: cp.queue}
-		if workflow.GetVersion(ctx, crawlProcessingChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-			cp.running = append(cp.running, startRev4Processing(cctx, in)) // a run of revision 4
-			continue
-		}
 		cp.running = append(cp.running, workflow.ExecuteChildWorkflow(cctx, CrawlProcessingWorkflow, in))
 	}
 }

@@ -29,17 +29,12 @@
 //     --query 'ExecutionStatus="Running" AND StartTime < "<when the previous release was
 //     deployed>"'` answers 0: every run since was started or continued by that release.
 //
-// Applied in this release: revision 5 is live (a crawl's processing children are
-// CrawlProcessingWorkflow, change ID "crawl-processing-workflow"), revision 4 is kept
-// (crawl_processing_rev4.go; testdata/rev4_*, among them the histories of a running crawl,
-// its hosts and processing children, and tests that run their inputs on today's code up to
-// the carry-over). Revisions 0 to 3 (a host workflow that claimed for its leases, processing
-// children per host or per lease, lease rows, batch top-ups) and the crawl's three GetVersion
-// checks of revision 3 ("crawl-processing", "warc-archive", "sweep-stale-fetched") are
-// deleted: revision 4 was live in the release before this one, which carried their runs over.
-//
-// One change within revision 5 is a workflow.GetVersion change of the host workflow, not a
-// revision: "lease-told" (host_fetch.go's tellLease) adds a local activity where a pause or
-// throttle cancels a running lease, telling the lease through Postgres. Runs recorded before
-// it replay without it (its default version); it folds into revision 6.
+// Applied in this release: revision 6 is live (a host run's first lease is a local activity in
+// the workflow worker, host_local_lease.go; a cancelled lease is always told through
+// Postgres), revision 5 is kept (host_fetch_rev5.go: its host runs' "lease-told"
+// workflow.GetVersion change; testdata/rev5_*, among them the histories of a running crawl,
+// its processing children and hosts, and tests that run their inputs on today's code up to the
+// carry-over). Revision 4 (a crawl's processing children as ProcessPageWorkflow, and the
+// crawl's "crawl-processing-workflow" GetVersion call that told its runs apart) is deleted:
+// revision 5 was live in the release before this one, which carried its runs over.
 package workflows

@@ -50,6 +50,8 @@ type hostRun struct {
 	waiting string
 	leases  int    // fetch leases in this run
 	owner   string // claim owner of the lease being run
+	// localFailed says a local lease failed in this run: the rest are activity leases.
+	localFailed bool
 
 	urlsAdded, pause, resume, throttle workflow.ReceiveChannel
 	interrupted                        bool // a pause or throttle arrived while fetching

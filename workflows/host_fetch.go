@@ -22,17 +22,16 @@ func (h *hostRun) leaseOwner() string {
 // the host state. It returns the lease's result, and false when the lease failed or was
 // cancelled.
 func (h *hostRun) fetch() (activities.FetchLeaseResult, bool) {
+	if window := h.localLeaseFor(); window > 0 {
+		if res, ok, ran := h.fetchLocal(window); ran {
+			return res, ok
+		}
+	}
 	ctx := h.ctx
 	h.owner = h.leaseOwner()
 	d := h.delay()
-	in := activities.FetchLeaseInput{Host: h.in.Host, Delay: d, MaxCrawlDelay: h.cfg.MaxCrawlDelay.D(),
-		NotBefore: h.st.NextRequestAt, Concurrency: h.concurrency(), Chunk: h.chunkSize(), ClaimTTL: h.claimTTL(),
-		Owner: h.owner, LeaseFor: h.cfg.FetchLease.D()}
-	// A chunk's requests, the last ones' timeouts and a wait for a slot, on top of the lease
-	// (a longer Crawl-delay ends the lease and is this workflow's timer), and robots.txt's
-	// redirect hops, each a delay apart (they wait in the lease).
-	timeout := time.Duration(in.Chunk)*(d+h.cfg.RequestTimeout.D()) + 2*(h.cfg.RequestTimeout.D()+pacing.InLeaseWait) +
-		5*d + time.Minute + in.LeaseFor
+	in := h.leaseInput(d)
+	timeout := h.leaseTimeout(in, d)
 	actx, cancel := workflow.WithCancel(ctx)
 	h.waitFor(fmt.Sprintf("fetch lease %d to end", h.leases+1))
 	actx = workflow.WithActivityOptions(actx, workflow.ActivityOptions{
@@ -82,9 +81,22 @@ func (h *hostRun) fetch() (activities.FetchLeaseResult, bool) {
 	return res, true
 }
 
-// leaseToldChange is the change that tells a cancelled lease through Postgres (tellLease):
-// runs replaying a history recorded before it tell nothing.
-const leaseToldChange = "lease-told"
+// leaseInput is the next lease's input at delay d: the host's pacing, its claims' size and
+// lifetime, and its owner (h.owner, set by the caller).
+func (h *hostRun) leaseInput(d time.Duration) activities.FetchLeaseInput {
+	return activities.FetchLeaseInput{Host: h.in.Host, Delay: d, MaxCrawlDelay: h.cfg.MaxCrawlDelay.D(),
+		NotBefore: h.st.NextRequestAt, Concurrency: h.concurrency(), Chunk: h.chunkSize(), ClaimTTL: h.claimTTL(),
+		Owner: h.owner, LeaseFor: h.cfg.FetchLease.D()}
+}
+
+// leaseTimeout bounds one attempt of lease in: a chunk's requests, the last ones' timeouts and
+// a wait for a slot, on top of the lease (a longer Crawl-delay ends the lease and is this
+// workflow's timer), and robots.txt's redirect hops, each a delay apart (they wait in the
+// lease).
+func (h *hostRun) leaseTimeout(in activities.FetchLeaseInput, d time.Duration) time.Duration {
+	return time.Duration(in.Chunk)*(d+h.cfg.RequestTimeout.D()) + 2*(h.cfg.RequestTimeout.D()+pacing.InLeaseWait) +
+		5*d + time.Minute + in.LeaseFor
+}
 
 // tellLease tells the running lease, through Postgres, that its host was paused or throttled.
 // The cancel this workflow task asks for reaches a lease only in a heartbeat's response, and a
@@ -93,7 +105,7 @@ const leaseToldChange = "lease-told"
 // effort: untold, the lease stops at its next beat.
 func (h *hostRun) tellLease() {
 	ctx := h.ctx
-	if workflow.GetVersion(ctx, leaseToldChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+	if h.revision() < 6 && !rev5LeaseTold(ctx) {
 		return
 	}
 	// The cancel goes to the server when this workflow task completes, after the tell: a slow

@@ -17,8 +17,7 @@ const processHeartbeatTimeout = 20 * time.Second
 
 // ProcessPageWorkflow processes a batch of pages the crawl's sweep found unprocessed (a
 // processing that failed for good), on the process task queue: parse, store text and
-// documents, record links, admit new URLs and wake their hosts. (Revision 4's crawl
-// processing children also ran as this workflow, with in.Crawl set.)
+// documents, record links, admit new URLs and wake their hosts.
 func ProcessPageWorkflow(ctx workflow.Context, in crawl.ProcessInput) (crawl.ProcessResult, error) {
 	ctx = workflow.WithActivityOptions(ctx, processOptions(in.TaskQueue, processTimeout(in)))
 	var p *activities.Processor
@@ -42,11 +41,7 @@ func processOptions(queue string, timeout time.Duration) workflow.ActivityOption
 	}
 }
 
-// processTimeout bounds one processing attempt: 30 s a page of a sweep's batch (or as
-// revision 4 bounded its crawl's processing).
+// processTimeout bounds one processing attempt: 30 s a page of a sweep's batch.
 func processTimeout(in crawl.ProcessInput) time.Duration {
-	if d, ok := rev4ProcessTimeout(in); ok {
-		return d
-	}
 	return time.Duration(len(in.Pages))*30*time.Second + time.Minute
 }

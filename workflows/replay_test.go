@@ -20,26 +20,23 @@ import (
 // Histories recorded from real runs (testdata/rev<N>_*_history.json, exported with `temporal
 // workflow show -o json`) must replay with today's code: a change that breaks determinism
 // fails here. Each file is named for the revision that recorded it; only kept revisions have
-// files (doc.go). Revision 5: a running crawl (the same signals) with its
-// CrawlProcessingWorkflow children, one of them, hosts running paused and throttled, and a
-// host whose leases a throttle and a pause cancelled, each told through Postgres (the
-// "lease-told" change: a version marker and a local activity's).
-// Revision 4 covers: a running crawl (pause, resume, throttle, add-seeds and
-// block signals, its processing children, WARC and sweep ticks) and a finished one; hosts
-// running, paused, throttled, started by a pause signal, of one page, and leases cancelled
-// by throttle and pause, handed back by owner, then resumed; processing children claiming a
-// crawl's pages and processing a sweep's page list.
+// files (doc.go). Revision 6: a running crawl with its hosts throttled, paused and resumed; a
+// small host whose run is one local lease; a host whose local lease is followed by an
+// activity lease; hosts whose activity leases a pause and a throttle cancelled, told through
+// Postgres without a version marker, then resumed. Revision 5: a running crawl (the same
+// signals) with its CrawlProcessingWorkflow children, one of them, hosts running paused and
+// throttled, and a host whose leases a throttle and a pause cancelled, each told through
+// Postgres (the "lease-told" change: a version marker and a local activity's).
 // Re-record only together with a deliberate, versioned change.
 func TestReplayRecordedHistories(t *testing.T) {
 	files, err := filepath.Glob("testdata/rev*_history.json")
-	if err != nil || len(files) < 14 {
+	if err != nil || len(files) < 10 {
 		t.Fatalf("recorded histories: %v %v", files, err)
 	}
 	// The workflow IDs of histories whose child IDs are built from their own (the replayer
 	// otherwise runs them under a made-up ID).
-	ids := map[string]string{"rev4_crawl_processing_history.json": "crawl/rec3",
-		"rev4_done_crawl_history.json": "rec5/crawl/rec5", "rev4_running_crawl_history.json": "rec6/crawl/rec6",
-		"rev5_running_crawl_history.json": "rec7/crawl/rec7"}
+	ids := map[string]string{"rev5_running_crawl_history.json": "rec7/crawl/rec7",
+		"rev6_running_crawl_history.json": "test-70cffe54/crawl/rec8"}
 	for _, f := range files {
 		if base := filepath.Base(f); !strings.HasPrefix(base, "rev"+strconv.Itoa(crawl.WorkflowRevision)+"_") &&
 			!strings.HasPrefix(base, "rev"+strconv.Itoa(crawl.WorkflowRevision-1)+"_") {
@@ -95,7 +92,7 @@ func startInput(t *testing.T, file string, into any) {
 // its Continue-As-New carries its host, pacing and state into a run of the live revision.
 func TestRunningHostCarriesOverToTheLiveRevision(t *testing.T) {
 	var in crawl.HostInput
-	startInput(t, "testdata/rev4_running_host_throttled_history.json", &in)
+	startInput(t, "testdata/rev5_running_host_throttled_history.json", &in)
 	if in.Host != "h0001.test" || in.Config.FetchLease == 0 {
 		t.Fatalf("recorded input %+v", in)
 	}
@@ -117,8 +114,8 @@ func TestRunningHostCarriesOverToTheLiveRevision(t *testing.T) {
 // was started with (recorded) starts, runs and ends on today's code with its spec intact.
 func TestRunningCrawlCarriesOverToTheLiveRevision(t *testing.T) {
 	var in CrawlInput
-	startInput(t, "testdata/rev4_running_crawl_history.json", &in)
-	if in.Name != "rec6" || in.MaxPages != 5000 {
+	startInput(t, "testdata/rev5_running_crawl_history.json", &in)
+	if in.Name != "rec7" || in.MaxPages != 5000 {
 		t.Fatalf("recorded input %+v", in.Spec)
 	}
 	e := newCrawlEnv(t, time.Minute)
@@ -126,7 +123,7 @@ func TestRunningCrawlCarriesOverToTheLiveRevision(t *testing.T) {
 	if p := e.result(t); p.State != crawl.CrawlDone {
 		t.Errorf("ended %q, want done", p.State)
 	}
-	if len(e.started) != 1 || e.started[0].CrawlID != "rec6" || e.started[0].Spec.MaxPagesPerHost != 300 {
+	if len(e.started) != 1 || e.started[0].CrawlID != "rec7" || e.started[0].Spec.MaxPagesPerHost != 300 {
 		t.Errorf("started %+v, want the recorded spec", e.started)
 	}
 }

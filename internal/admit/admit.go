@@ -32,7 +32,7 @@ func New(c client.Client, cfg *config.Config, st *store.Store, filter *seen.Filt
 	crawls := &policy.Crawls{Store: st.Crawls(), Norm: cfg.Normalizer(), DefaultUserAgent: cfg.UserAgent, DefaultProxy: cfg.Proxy, Ports: cfg.AllowPorts,
 		Guard: netguard.New(netguard.Options{ConnectTo: cfg.ConnectTo, Allow: cfg.AllowNetworks})}
 	waker := &Waker{Client: c, TaskQueue: cfg.TaskQueue, FetchQueue: cfg.FetchTaskQueue, ProcessQueue: cfg.ProcessTaskQueue,
-		IDPrefix: cfg.IDPrefix}
+		IDPrefix: cfg.IDPrefix, LocalLease: crawl.Duration(cfg.LocalLease)}
 	admitter := &Admitter{Store: st, Waker: waker, Seen: filter}
 	if cfg.WakeRate > 0 {
 		admitter.Wakes = rate.NewLimiter(rate.Limit(cfg.WakeRate), max(1, int(cfg.WakeRate)))

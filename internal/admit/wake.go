@@ -21,11 +21,14 @@ type Waker struct {
 	FetchQueue   string
 	ProcessQueue string
 	IDPrefix     string // prefix of workflow IDs (TRAWLER_ID_PREFIX)
+	// LocalLease is how long a host run's first lease may run as a local activity in the
+	// workflow worker (TRAWLER_LOCAL_LEASE; 0: none).
+	LocalLease crawl.Duration
 }
 
 // Wake starts each host's workflow, or signals urls-added to it when it is running.
 func (w *Waker) Wake(ctx context.Context, crawlID string, cfg crawl.HostConfig, hosts []string) error {
-	cfg.FetchQueue, cfg.ProcessQueue = w.FetchQueue, w.ProcessQueue
+	cfg.FetchQueue, cfg.ProcessQueue, cfg.LocalLease = w.FetchQueue, w.ProcessQueue, w.LocalLease
 	sem := make(chan struct{}, 16)
 	var mu sync.Mutex
 	var first error

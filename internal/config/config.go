@@ -62,6 +62,8 @@ type Config struct {
 	DefaultPages          []string
 	BloomExpected         uint
 	HeartbeatMax          time.Duration
+	LocalLease            time.Duration
+	LocalLeaseConcurrency int
 	IPGap                 time.Duration
 	IPGapOverride         bool
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/listen"
 )
 
@@ -131,6 +132,18 @@ func duration(dst *time.Duration, v string) error {
 		return fmt.Errorf("want a duration such as 30s or 2m")
 	}
 	*dst = d
+	return nil
+}
+
+// localLease is a duration of at most a third of a host's workflow task timeout
+// (crawl.HostTaskTimeout): a local lease must end inside its workflow task.
+func localLease(dst *time.Duration, v string) error {
+	if err := duration(dst, v); err != nil {
+		return err
+	}
+	if most := crawl.HostTaskTimeout / 3; *dst > most {
+		return fmt.Errorf("at most %s: a local lease must end inside its workflow task", most)
+	}
 	return nil
 }
 

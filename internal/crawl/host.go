@@ -24,6 +24,10 @@ type HostConfig struct {
 	// trawler-process).
 	FetchQueue   string `json:"fetchQueue,omitempty"`
 	ProcessQueue string `json:"processQueue,omitempty"`
+	// LocalLease is how long a host run's first fetch lease holds the host when it runs as a
+	// local activity in the workflow worker (TRAWLER_LOCAL_LEASE, set by the host starter);
+	// 0: every lease is an activity on FetchQueue.
+	LocalLease Duration `json:"localLease,omitempty"`
 }
 
 // WithDefaults fills unset pacing fields with the spec's defaults (the deployment's limits,
@@ -56,9 +60,17 @@ func HostConfigFrom(s Spec) HostConfig {
 //     of its URLs starts it again).
 //   - 5: a crawl's processing children are CrawlProcessingWorkflow (were ProcessPageWorkflow,
 //     which now only processes the sweep's page lists). Hosts are unchanged.
+//   - 6: a host run's first lease is a local activity in the workflow worker, for at most
+//     HostConfig.LocalLease (a small host's whole run is then one workflow task); a lease
+//     cancelled by a pause or throttle is always told through Postgres (revision 5's
+//     "lease-told" change, folded in).
 //
-// Revisions 0 to 3 are retired; 4 is kept (crawl_processing_rev4.go).
-const WorkflowRevision = 5
+// Revisions 0 to 4 are retired; 5 is kept (workflows/host_fetch_rev5.go).
+const WorkflowRevision = 6
+
+// ErrLocalLeasesBusy is the error type of a local lease a workflow worker had no room for
+// (TRAWLER_LOCAL_LEASE_CONCURRENCY): the host runs its lease on the fetch queue instead.
+const ErrLocalLeasesBusy = "LocalLeasesBusy"
 
 // HostInput starts (or continues) a host workflow.
 type HostInput struct {

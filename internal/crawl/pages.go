@@ -19,13 +19,11 @@ type PageRef struct {
 	HintS       int    `json:"hintS,omitempty"`    // its sitemap changefreq interval, seconds
 }
 
-// ProcessInput is a batch of pages the crawl's sweep found unprocessed (ProcessPageWorkflow), or,
-// for the processing children of revision 4, a crawl whose fetched pages it claims (Crawl).
+// ProcessInput is a batch of pages the crawl's sweep found unprocessed (ProcessPageWorkflow).
 type ProcessInput struct {
-	Host      string           `json:"host,omitempty"`
-	Pages     []PageRef        `json:"pages,omitempty"`
-	Crawl     *CrawlProcessing `json:"crawl,omitempty"`
-	TaskQueue string           `json:"taskQueue,omitempty"` // the process queue
+	Host      string    `json:"host,omitempty"`
+	Pages     []PageRef `json:"pages,omitempty"`
+	TaskQueue string    `json:"taskQueue,omitempty"` // the process queue
 }
 
 // CrawlProcessing names one of a crawl's processing children: it claims the crawl's fetched

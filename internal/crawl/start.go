@@ -2,6 +2,7 @@ package crawl
 
 import (
 	"fmt"
+	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
@@ -34,6 +35,13 @@ func HostSummary(host string) string {
 	return "Fetches from " + host + " for every crawl: one request per crawl-delay; query `status`, signal `pause`/`resume`/`throttle`"
 }
 
+// HostTaskTimeout is a host workflow's workflow task timeout: long enough for a run's first
+// lease, a local activity of up to about HostConfig.LocalLease plus its last chunk, to finish
+// inside one workflow task (the SDK keeps a longer one alive by completing the task and taking
+// a new one, three events each time). A workflow worker that dies holding a task delays that
+// host by this much.
+const HostTaskTimeout = 30 * time.Second
+
 // HostStart is how every host workflow is started — by admission waking a host, and by an
 // operator's signal to a host that is not running — so each carries the same ID (with the
 // deployment's prefix), queue, search attributes (Host, HostState, and CrawlID when a crawl
@@ -48,6 +56,7 @@ func HostStart(idPrefix, host, crawlID, taskQueue string) client.StartWorkflowOp
 	return client.StartWorkflowOptions{
 		ID:                    HostWorkflowID(idPrefix, host),
 		TaskQueue:             taskQueue,
+		WorkflowTaskTimeout:   HostTaskTimeout,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		TypedSearchAttributes: temporal.NewSearchAttributes(attrs...),
 		StaticSummary:         HostSummary(host),

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -217,7 +218,9 @@ func runTrawlerBench(b *testing.B, bin string, o benchOptions, scenario string, 
 	// The workers run as shipped: the tests' 1 s heartbeat cap (so that their pauses land
 	// within a second) sends every running lease's heartbeat ten times as often as the
 	// default, and heartbeats were the Temporal server's most frequent request.
-	s.workerEnvExtra = []string{"TRAWLER_HEARTBEAT_MAX="}
+	// Host runs' first leases are local (BENCH_LOCAL_LEASE, 10s; 0 runs every lease on the
+	// fetch queue, as shipped).
+	s.workerEnvExtra = []string{"TRAWLER_HEARTBEAT_MAX=", "TRAWLER_LOCAL_LEASE=" + cmp.Or(os.Getenv("BENCH_LOCAL_LEASE"), "10s")}
 	services := serviceCPU(b)
 	serverBefore, serverOK := scrapeServer()
 	pgBefore, s3Before := s.databaseBytes(), s.bucketBytes()

@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	enumspb "go.temporal.io/api/enums/v1"
-
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/testweb"
 )
@@ -71,23 +69,10 @@ func TestALongCrawlDelayIsKeptByDurableTimers(t *testing.T) {
 		}
 	}
 	checkNoPoliteness(t, s)
-	// The host workflow's history: a lease per page, a durable timer before each of the later ones.
-	it := s.tc.GetWorkflowHistory(context.Background(), crawl.HostWorkflowID(s.cfg.IDPrefix, "patient.test"), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	var leases, timers int
-	for it.HasNext() {
-		ev, err := it.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		switch ev.EventType {
-		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
-			if ev.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName() == "FetchBatch" {
-				leases++
-			}
-		case enumspb.EVENT_TYPE_TIMER_STARTED:
-			timers++
-		}
-	}
+	// The host workflow's history: a lease per request (the first a local one), a durable
+	// timer before each of the later ones.
+	n := leasesOf(t, s, "patient.test")
+	leases, timers := n.activity+n.local, n.timers
 	t.Logf("host history: %d leases, %d timers", leases, timers)
 	if leases < 2 || timers < 1 {
 		t.Errorf("%d leases and %d timers: the 45 s waits were not the workflow's timers", leases, timers)

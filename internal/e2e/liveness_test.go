@@ -150,9 +150,10 @@ func tail(s string, n int) string {
 // after the kills. Both crawls must end, each within the recovery bound of the last death.
 func TestRecoveryAfterKillsAtWorstMoments(t *testing.T) {
 	wc := testweb.DefaultConfig()
-	wc.Hosts, wc.Pages, wc.Specials = 24, 15, false
+	wc.Hosts, wc.Pages, wc.Specials = 24, 30, false
 	wc.DefaultDelay = 200 * time.Millisecond
 	s := newStackWithoutWorkers(t, wc)
+	s.workerEnvExtra = []string{"TRAWLER_LOCAL_LEASE=10s"} // host runs' first leases in the workflow worker
 	bin := buildBinary(t, "trawler-worker", "./workers")
 	workers := map[string]*supervised{}
 	for _, role := range []string{"workflow", "fetch", "process"} {
@@ -168,13 +169,16 @@ func TestRecoveryAfterKillsAtWorstMoments(t *testing.T) {
 	first := s.start(spec(testenv.Unique("first")))
 	// One death at a time, each given the recovery bound before the next, so every death's
 	// recovery is measured on its own; the second crawl of the same hosts starts right after
-	// the first death. The workflow worker dies second, in the middle of a crawl workflow's task
-	// (revision-4 host workflows run no local activity of their own, and claim nothing), and
-	// the crawls end sooner than three deaths in.
+	// the first death. Each role dies within the first three deaths (the crawls end sooner
+	// than the schedule does). The workflow worker dies first at a host run's local lease's
+	// claim (revision 6: it holds the host's claims until the workflow task times out, 30 s,
+	// and the task's next attempt takes them back), later in the middle of a crawl
+	// workflow's task.
 	schedule := []struct{ role, point string }{
 		{"fetch", failpoint.TopUpClaimed + "#1"},
-		{"workflow", failpoint.ProgressRead + "#2"},
+		{"workflow", failpoint.ClaimCommitted + "#1"},
 		{"process", failpoint.LinksAdmitted + "#1"},
+		{"workflow", failpoint.ProgressRead + "#2"},
 		{"fetch", failpoint.FetchRecorded + "#2"},
 		{"process", failpoint.ProcessFinishing + "#1"},
 		{"fetch", failpoint.BatchFetched + "#1"},

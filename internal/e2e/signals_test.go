@@ -19,6 +19,9 @@ func TestPauseThrottleResumeChangeTiming(t *testing.T) {
 	wc.DefaultDelay = 200 * time.Millisecond
 	s := newStackWithoutWorkers(t, wc)
 	s.cfg.HeartbeatMax = 10 * time.Second // the shipped default
+	// Activity leases: a run's first lease, when local, takes a signal when it ends (up to
+	// TRAWLER_LOCAL_LEASE and its last chunk later; TestAPauseReachesALocalLeaseAtItsEnd).
+	s.cfg.LocalLease = 0
 	s.startWorkers(s.cfg)
 	run := s.start(crawl.Spec{Seeds: s.web.Seeds(), Scope: crawl.ScopeAny, Delay: crawl.Duration(200 * time.Millisecond),
 		BatchWindow: crawl.Duration(2 * time.Second), ProgressInterval: crawl.Duration(time.Second),

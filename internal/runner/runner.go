@@ -86,6 +86,21 @@ func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 	bodyBudget := membudget.New("body", cfg.BodyBudget)
 	watchCtx, unwatch := context.WithCancel(context.Background())
 	r := &Runner{stopping: make(chan struct{}), unwatch: unwatch}
+	// One fetch stage a process, for its fetch role's leases and its workflow role's local
+	// ones: one segment writer of bodies (its objects are named for the process), one client.
+	var theFetcher *activities.Fetcher
+	fetcher := func() *activities.Fetcher {
+		if theFetcher == nil {
+			dialer := netguard.New(netguard.Options{ConnectTo: cfg.ConnectTo, Allow: cfg.AllowNetworks})
+			bodies := segment.NewWriter(deps.Blob, segment.Options{Prefix: "segments/bodies", Name: processName(),
+				MaxAge: cfg.SegmentMaxAge, MaxBytes: cfg.SegmentMaxBytes})
+			theFetcher = &activities.Fetcher{Store: st, Blob: deps.Blob, Bodies: bodies, Client: fetch.New(fetch.Options{Dialer: dialer, RootCAs: cfg.RootCAs, TrustedProxy: cfg.TrustedProxy(), Budget: bodyBudget}),
+				Crawls: crawls, Admitter: admitter, Dialer: dialer, Stopping: r.stopping,
+				Schedule: schedule(st, dialer, cfg),
+				Control:  st.WatchControl(watchCtx), BeatEvery: cfg.HeartbeatMax}
+		}
+		return theFetcher
+	}
 	for _, role := range cfg.Roles {
 		opts := worker.Options{WorkerStopTimeout: cfg.ShutdownTimeout, MaxHeartbeatThrottleInterval: cfg.HeartbeatMax}
 		var w worker.Worker
@@ -100,6 +115,11 @@ func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 			w.RegisterWorkflow(workflows.DeliverWorkflow)
 			w.RegisterActivity(health)
 			w.RegisterActivity(frontier)
+			// Host runs' first leases are local activities here (crawl.HostConfig.LocalLease),
+			// as many at once as the workflow worker has room for.
+			f := fetcher()
+			f.LocalSlots = make(chan struct{}, cfg.LocalLeaseConcurrency)
+			w.RegisterActivity(f)
 		case config.RoleFetch:
 			opts.MaxConcurrentActivityExecutionSize = cfg.FetchConcurrency
 			opts.WorkerActivitiesPerSecond, opts.TaskQueueActivitiesPerSecond = cfg.FetchRate, cfg.FetchQueueRate
@@ -112,13 +132,7 @@ func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 			opts.MaxHeartbeatThrottleInterval = min(cfg.HeartbeatMax, fetchHeartbeatThrottle)
 			w = worker.New(c, cfg.FetchTaskQueue, opts)
 			w.RegisterActivity(health)
-			dialer := netguard.New(netguard.Options{ConnectTo: cfg.ConnectTo, Allow: cfg.AllowNetworks})
-			bodies := segment.NewWriter(deps.Blob, segment.Options{Prefix: "segments/bodies", Name: processName(),
-				MaxAge: cfg.SegmentMaxAge, MaxBytes: cfg.SegmentMaxBytes})
-			w.RegisterActivity(&activities.Fetcher{Store: st, Blob: deps.Blob, Bodies: bodies, Client: fetch.New(fetch.Options{Dialer: dialer, RootCAs: cfg.RootCAs, TrustedProxy: cfg.TrustedProxy(), Budget: bodyBudget}),
-				Crawls: crawls, Admitter: admitter, Dialer: dialer, Stopping: r.stopping,
-				Schedule: schedule(st, dialer, cfg),
-				Control:  st.WatchControl(watchCtx), BeatEvery: cfg.HeartbeatMax})
+			w.RegisterActivity(fetcher())
 		case config.RoleProcess:
 			// A lease's processing holds its activity slot for the whole lease, mostly waiting for
 			// pages: slots for the leases followed, and a gate for the CPU-bound work itself.
