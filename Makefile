@@ -4,7 +4,7 @@ SHELL := /bin/bash
 GO ?= go
 # The stack's addresses (TEMPORAL_ADDRESS, DATABASE_URL, TRAWLER_S3_*), unless already set.
 WITH_ENV = eval "$$(scripts/stack.sh env)" &&
-GO_TEST_FLAGS ?= -count=1 -timeout 30m
+GO_TEST_FLAGS ?= -count=1 -timeout 45m
 
 .PHONY: all build up down status logs migrate demo test test-unit fmt-check vet bench bench-requisites bench-deliveries bench-scale bench-extract fuzz chaos \
 	cluster-up cluster-down cluster-status cluster-chaos bench-cluster bench-start clean
