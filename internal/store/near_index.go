@@ -89,7 +89,7 @@ func (s *Store) rebuildNearIndexNow() error {
 				return err
 			}
 			tag, err := tx.Exec(ctx, `INSERT INTO dedup_keys (crawl_id, key, url_hash)
-				SELECT crawl_id, unnest(dedup_keys), url_hash FROM documents WHERE dedup_keys IS NOT NULL ON CONFLICT DO NOTHING`)
+				SELECT crawl_id, unnest(dedup_keys), url_hash FROM documents WHERE dedup_keys IS NOT NULL`)
 			if err != nil {
 				return err
 			}
