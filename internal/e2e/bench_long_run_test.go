@@ -46,7 +46,7 @@ func windowTable(label string, base memorySample, samples []memorySample, window
 		secs, pages := (to.at - from.at).Seconds(), float64(to.fetched-from.fetched)
 		rate := pages / secs
 		if first == 0 {
-			first = rate
+			first = max(rate, 1e-9) // (a first window without pages: later ones read as huge, not NaN)
 		}
 		ms := func(name string) float64 {
 			if pages == 0 {

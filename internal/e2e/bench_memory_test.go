@@ -46,9 +46,10 @@ func (l *liveWorkers) list() []*workerProcess {
 }
 
 // sampleMemory reads, every interval until ctx ends, each live worker's resident set (VmRSS:
-// now, not its peak) and Go heap in use, and the crawl's admitted and fetched counts. The
-// returned function waits for the sampler and gives its samples.
-func sampleMemory(ctx context.Context, tb testing.TB, s *stack, crawlID string, live *liveWorkers, every time.Duration) func() []memorySample {
+// now, not its peak) and Go heap in use, the crawl's admitted and fetched counts and the CPU
+// spent so far; with long, Temporal's deletes and the database's size too. The returned
+// function waits for the sampler and gives its samples.
+func sampleMemory(ctx context.Context, tb testing.TB, s *stack, crawlID string, live *liveWorkers, every time.Duration, long bool) func() []memorySample {
 	var out []memorySample
 	done := make(chan struct{})
 	start := time.Now()
@@ -69,10 +70,21 @@ func sampleMemory(ctx context.Context, tb testing.TB, s *stack, crawlID string, 
 			}
 			m.admitted, m.fetched = p.Admitted, p.Fetched
 			m.cpu = serviceCPU(tb)
-			if c, ok := scrapeServer(); ok {
-				m.deletes = c.deletes
+			// Temporal's deletes and the database's size, for a long run only (a scrape of the
+			// server's metrics costs it CPU a short run would count); a failed read carries the
+			// last one forward.
+			if long {
+				if len(out) > 0 {
+					m.deletes, m.dbBytes = out[len(out)-1].deletes, out[len(out)-1].dbBytes
+				}
+				if c, ok := scrapeServer(); ok {
+					m.deletes = c.deletes
+				}
+				var size int64
+				if err := s.store.Pool().QueryRow(ctx, `SELECT pg_database_size(current_database())`).Scan(&size); err == nil {
+					m.dbBytes = size
+				}
 			}
-			_ = s.store.Pool().QueryRow(ctx, `SELECT pg_database_size(current_database())`).Scan(&m.dbBytes)
 			for _, w := range live.list() {
 				cpu, _ := procTree(w.cmd.Process.Pid)
 				m.cpu["workers"] += cpu

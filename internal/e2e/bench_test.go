@@ -257,7 +257,7 @@ func runTrawlerBench(b *testing.B, bin string, o benchOptions, scenario string, 
 	run := s.start(spec)
 	live := &liveWorkers{workers: slices.Clone(workers)}
 	sampling, stopSampling := context.WithCancel(context.Background())
-	memory := sampleMemory(sampling, b, s, name, live, min(max(5*time.Second, o.budget/40), time.Minute))
+	memory := sampleMemory(sampling, b, s, name, live, min(max(5*time.Second, o.budget/40), time.Minute), o.window > 0 && o.budget >= 2*o.window)
 	crawler, label := "Trawler", strings.ReplaceAll(scenario, " ", "-")
 	if o.temporal == "postgres" {
 		crawler, label = "Trawler · Temporal on PostgreSQL", label+"-temporal-pg"

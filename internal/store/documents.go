@@ -118,8 +118,8 @@ func (agg Documents) SaveDocuments(ctx context.Context, saves []DocumentSave) ([
 		p := docPrep{d: sv.Doc}
 		if n := sv.Near; n != nil {
 			v := n.SimHash
-			// (each key once: the index is not unique, schema 0039, and a document's
-			// SimHash and MinHash keys can repeat one)
+			// (each key once: the index is not unique, schema 0039; a document's SimHash
+			// and MinHash keys are distinct as they are keyed, and stay so if that changes)
 			p.keys, p.simhash, p.minhash = slices.Compact(slices.Sorted(slices.Values(n.Keys))), &v, n.MinHash
 		}
 		d := &p.d
