@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 )
 
@@ -16,6 +17,10 @@ type memorySample struct {
 	at                time.Duration
 	admitted, fetched int64
 	rss, heap         map[string]float64 // MB by the worker's roles (the largest of a role)
+	// What the run had spent so far, for its rate and cost window by window (bench_long_run_test.go):
+	cpu     map[string]float64 // CPU seconds of the live workers ("workers") and each service
+	deletes float64            // workflow executions the Temporal server deleted (retention)
+	dbBytes int64              // the Postgres database's size
 }
 
 // liveWorkers is a bench run's worker processes as they are now (a killed one replaced).
@@ -41,9 +46,10 @@ func (l *liveWorkers) list() []*workerProcess {
 }
 
 // sampleMemory reads, every interval until ctx ends, each live worker's resident set (VmRSS:
-// now, not its peak) and Go heap in use, and the crawl's admitted and fetched counts. The
-// returned function waits for the sampler and gives its samples.
-func sampleMemory(ctx context.Context, s *stack, crawlID string, live *liveWorkers, every time.Duration) func() []memorySample {
+// now, not its peak) and Go heap in use, the crawl's admitted and fetched counts and the CPU
+// spent so far; with long, Temporal's deletes and the database's size too. The returned
+// function waits for the sampler and gives its samples.
+func sampleMemory(ctx context.Context, tb testing.TB, s *stack, crawlID string, live *liveWorkers, every time.Duration, long bool) func() []memorySample {
 	var out []memorySample
 	done := make(chan struct{})
 	start := time.Now()
@@ -63,7 +69,25 @@ func sampleMemory(ctx context.Context, s *stack, crawlID string, live *liveWorke
 				continue
 			}
 			m.admitted, m.fetched = p.Admitted, p.Fetched
+			m.cpu = serviceCPU(tb)
+			// Temporal's deletes and the database's size, for a long run only (a scrape of the
+			// server's metrics costs it CPU a short run would count); a failed read carries the
+			// last one forward.
+			if long {
+				if len(out) > 0 {
+					m.deletes, m.dbBytes = out[len(out)-1].deletes, out[len(out)-1].dbBytes
+				}
+				if c, ok := scrapeServer(); ok {
+					m.deletes = c.deletes
+				}
+				var size int64
+				if err := s.store.Pool().QueryRow(ctx, `SELECT pg_database_size(current_database())`).Scan(&size); err == nil {
+					m.dbBytes = size
+				}
+			}
 			for _, w := range live.list() {
+				cpu, _ := procTree(w.cmd.Process.Pid)
+				m.cpu["workers"] += cpu
 				m.rss[w.roles] = max(m.rss[w.roles], residentMB(w.cmd.Process.Pid))
 				if metrics, err := tryScrape(w.metrics); err == nil {
 					m.heap[w.roles] = max(m.heap[w.roles], metrics["go_memstats_heap_inuse_bytes"]/(1<<20))

@@ -19,6 +19,7 @@ type serverCounts struct {
 	stateBytes     float64 // bytes of mutable state written
 	visibility     float64 // visibility store requests
 	workflowStarts float64 // CreateWorkflowExecution
+	deletes        float64 // DeleteWorkflowExecution: closed runs deleted at the end of their retention
 }
 
 // scrapeServer reads the dev server's counters; ok false when it serves none (a Temporal
@@ -69,6 +70,8 @@ func scrapeServer() (c serverCounts, ok bool) {
 				c.stateWrites += v
 			case strings.Contains(labels, `operation="CreateWorkflowExecution"`):
 				c.workflowStarts += v
+			case strings.Contains(labels, `operation="DeleteWorkflowExecution"`):
+				c.deletes += v
 			}
 		case name == "persisted_mutable_state_size_sum":
 			c.stateBytes += v
@@ -82,7 +85,7 @@ func scrapeServer() (c serverCounts, ok bool) {
 // minus is what the server did between two scrapes.
 func (c serverCounts) minus(o serverCounts) serverCounts {
 	return serverCounts{c.heartbeats - o.heartbeats, c.persistence - o.persistence, c.stateWrites - o.stateWrites,
-		c.stateBytes - o.stateBytes, c.visibility - o.visibility, c.workflowStarts - o.workflowStarts}
+		c.stateBytes - o.stateBytes, c.visibility - o.visibility, c.workflowStarts - o.workflowStarts, c.deletes - o.deletes}
 }
 
 // serverTable is the per-page table of what the Temporal server did for each row that has it.
@@ -95,13 +98,13 @@ func serverTable(rows []benchRow) string {
 		if sb.Len() == 0 {
 			sb.WriteString("What the Temporal server did, per page (the dev server's metrics, over the same window as the CPU): " +
 				"heartbeats reaching it, mutable-state writes and their bytes (a heartbeat is one, with its details), " +
-				"persistence requests of every kind, visibility requests, workflow starts.\n\n" +
-				"| scenario | crawler | heartbeats | mutable-state writes | mutable-state bytes | persistence requests | visibility requests | workflow starts |\n" +
-				"|---|---|---|---|---|---|---|---|\n")
+				"persistence requests of every kind, visibility requests, workflow starts, closed runs deleted (retention).\n\n" +
+				"| scenario | crawler | heartbeats | mutable-state writes | mutable-state bytes | persistence requests | visibility requests | workflow starts | runs deleted |\n" +
+				"|---|---|---|---|---|---|---|---|---|\n")
 		}
 		p, c := float64(r.pages), r.server
-		fmt.Fprintf(&sb, "| %s | %s | %.3f | %.3f | %.0f | %.2f | %.3f | %.3f |\n", r.scenario, r.crawler, c.heartbeats/p, c.stateWrites/p,
-			c.stateBytes/p, c.persistence/p, c.visibility/p, c.workflowStarts/p)
+		fmt.Fprintf(&sb, "| %s | %s | %.3f | %.3f | %.0f | %.2f | %.3f | %.3f | %.4f |\n", r.scenario, r.crawler, c.heartbeats/p, c.stateWrites/p,
+			c.stateBytes/p, c.persistence/p, c.visibility/p, c.workflowStarts/p, c.deletes/p)
 	}
 	if sb.Len() > 0 {
 		sb.WriteString("\n")

@@ -117,7 +117,14 @@ func envBenchOptions(b *testing.B, hosts, budgetS int) benchOptions {
 	o := benchOptions{hosts: envInt("BENCH_HOSTS", hosts), pages: envInt("BENCH_PAGES", 50),
 		delay: time.Duration(envInt("BENCH_DELAY_MS", 1000)) * time.Millisecond, budget: time.Duration(envInt("BENCH_BUDGET_S", budgetS)) * time.Second,
 		profiles: envOr("BENCH_PROFILES", filepath.Join(repoRoot(b), ".dev", "bench-profiles")), kill: envInt("BENCH_KILL", 0) == 1,
-		killEach: envInt("BENCH_KILL_EACH", 0) == 1}
+		killEach: envInt("BENCH_KILL_EACH", 0) == 1, window: time.Duration(envInt("BENCH_WINDOW_S", 600)) * time.Second}
+	if v := os.Getenv("BENCH_RETENTION"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < time.Hour {
+			b.Fatalf("BENCH_RETENTION=%q: a duration of at least 1h (Temporal's shortest retention)", v)
+		}
+		o.retention = d
+	}
 	if err := os.MkdirAll(o.profiles, 0o755); err != nil {
 		b.Fatal(err)
 	}
@@ -127,10 +134,12 @@ func envBenchOptions(b *testing.B, hosts, budgetS int) benchOptions {
 type benchOptions struct {
 	hosts, pages  int
 	delay, budget time.Duration
-	temporal      string // "" (the dev server) or "postgres"
-	profiles      string // directory for CPU profiles
-	kill          bool   // SIGKILL a fetch worker halfway through the budget, and start another
-	killEach      bool   // SIGKILL a worker of each role once (at 30%, 50%, 70% of the budget), and start another
+	temporal      string        // "" (the dev server) or "postgres"
+	profiles      string        // directory for CPU profiles
+	kill          bool          // SIGKILL a fetch worker halfway through the budget, and start another
+	killEach      bool          // SIGKILL a worker of each role once (at 30%, 50%, 70% of the budget), and start another
+	retention     time.Duration // the namespace's retention during the run (0: as it is)
+	window        time.Duration // a long run's rate and cost are told window by window (bench_long_run_test.go)
 }
 
 // restartTemporal swaps the stack's Temporal for the dev server or a server on PostgreSQL
@@ -189,6 +198,7 @@ type benchRow struct {
 	cpu               map[string]float64
 	rssMB             map[string]float64
 	memory            []memorySample // the workers' memory over the run
+	windows           string         // a long run's rate and cost window by window (bench_long_run_test.go)
 	pgBytes, s3Bytes  float64        // per page
 	s3Reqs, pgTrips   float64        // S3 requests and Postgres round trips of the workers, per page
 	server            *serverCounts  // what the Temporal server did (nil: not measured)
@@ -221,9 +231,17 @@ func runTrawlerBench(b *testing.B, bin string, o benchOptions, scenario string, 
 	// Host runs' first leases are local (BENCH_LOCAL_LEASE, 10s; 0 runs every lease on the
 	// fetch queue, as shipped).
 	s.workerEnvExtra = []string{"TRAWLER_HEARTBEAT_MAX=", "TRAWLER_LOCAL_LEASE=" + cmp.Or(os.Getenv("BENCH_LOCAL_LEASE"), "10s")}
+	if o.retention > 0 {
+		restore, err := s.setRetention(context.Background(), cmp.Or(os.Getenv("TEMPORAL_NAMESPACE"), "default"), o.retention)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer restore()
+	}
 	services := serviceCPU(b)
 	serverBefore, serverOK := scrapeServer()
 	pgBefore, s3Before := s.databaseBytes(), s.bucketBytes()
+	base := memorySample{cpu: services, deletes: serverBefore.deletes, dbBytes: pgBefore}
 	var workers []*workerProcess
 	for _, roles := range layout {
 		workers = append(workers, s.startWorkerProcess(b, bin, roles))
@@ -239,7 +257,7 @@ func runTrawlerBench(b *testing.B, bin string, o benchOptions, scenario string, 
 	run := s.start(spec)
 	live := &liveWorkers{workers: slices.Clone(workers)}
 	sampling, stopSampling := context.WithCancel(context.Background())
-	memory := sampleMemory(sampling, s, name, live, max(5*time.Second, o.budget/40))
+	memory := sampleMemory(sampling, b, s, name, live, min(max(5*time.Second, o.budget/40), time.Minute), o.window > 0 && o.budget >= 2*o.window)
 	crawler, label := "Trawler", strings.ReplaceAll(scenario, " ", "-")
 	if o.temporal == "postgres" {
 		crawler, label = "Trawler · Temporal on PostgreSQL", label+"-temporal-pg"
@@ -305,6 +323,7 @@ func runTrawlerBench(b *testing.B, bin string, o benchOptions, scenario string, 
 		scenario += " · a worker killed of each role (" + strings.Join(killed, "; ") + ")"
 	}
 	row := benchRow{scenario: scenario, crawler: crawler, layout: layout, cpu: map[string]float64{}, rssMB: map[string]float64{}, memory: memory()}
+	row.windows = windowTable(scenario+", "+crawler+", workers "+layout.String(), base, row.memory, o.window)
 	row.pages, row.seconds, row.steady, row.discovery = s.fetched(name), time.Since(start).Seconds(), steady, discovery
 	for _, w := range workers {
 		cpu, rss := procTree(w.cmd.Process.Pid)
@@ -643,6 +662,7 @@ func benchTable(o benchOptions, rows []benchRow) string {
 	sb.WriteString(serverTable(rows))
 	for _, r := range rows {
 		sb.WriteString(memoryTable(r.scenario+", "+r.crawler+", workers "+r.layout.String(), r.layout, r.memory))
+		sb.WriteString(r.windows)
 	}
 	for _, scenario := range []string{"politeness-bound", "no delay"} {
 		var t, c *benchRow

@@ -21,15 +21,19 @@ func TestCrawlControls(t *testing.T) {
 	wc.DefaultDelay = 200 * time.Millisecond
 	s := newStack(t, wc)
 	bin := buildBinary(t, "trawler", "./starter")
-	cli := func(args ...string) string {
-		t.Helper()
+	run := func(args ...string) (string, error) {
 		cmd := exec.Command(bin, args...)
 		cmd.Env = append(s.env(), "DATABASE_URL="+s.cfg.DatabaseURL)
 		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	cli := func(args ...string) string {
+		t.Helper()
+		out, err := run(args...)
 		if err != nil {
 			t.Fatalf("trawler %v: %v\n%s", args, err, out)
 		}
-		return string(out)
+		return out
 	}
 	base := crawl.Spec{Scope: crawl.ScopeHost, Delay: crawl.Duration(300 * time.Millisecond), BatchWindow: crawl.Duration(2 * time.Second),
 		RequestTimeout: crawl.Duration(3 * time.Second), MaxAttempts: 2, RetryBase: crawl.Duration(200 * time.Millisecond),
@@ -51,7 +55,15 @@ func TestCrawlControls(t *testing.T) {
 	}
 
 	// Dead letters: error.test's five pages fail twice each, then are listed by host and reason.
-	waitFor(t, 30*time.Second, func() bool { return strings.Count(cli("dlq", "list", "--crawl", "ctl-a"), "/fail/") == 5 })
+	// (The crawl's row is written by its workflow's first activity: until then the CLI knows no
+	// crawl "ctl-a".)
+	waitFor(t, 30*time.Second, func() bool {
+		out, err := run("dlq", "list", "--crawl", "ctl-a")
+		if err != nil && !strings.Contains(out, `no crawl "ctl-a"`) {
+			t.Fatalf("trawler dlq list: %v\n%s", err, out)
+		}
+		return err == nil && strings.Count(out, "/fail/") == 5
+	})
 	list := cli("dlq", "list", "--crawl", "ctl-a", "--host", "error.test", "--reason", "http 500")
 	if strings.Count(list, "/fail/") != 5 {
 		t.Fatalf("dlq list by host and reason:\n%s", list)

@@ -116,10 +116,14 @@ func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 			w.RegisterActivity(health)
 			w.RegisterActivity(frontier)
 			// Host runs' first leases are local activities here (crawl.HostConfig.LocalLease),
-			// as many at once as the workflow worker has room for.
-			f := fetcher()
-			f.LocalSlots = make(chan struct{}, cfg.LocalLeaseConcurrency)
-			w.RegisterActivity(f)
+			// as many at once as the workflow worker has room for. With local leases off no fetch
+			// stage is built (no client, segment writer or LISTEN connection at start-up): a host
+			// woken with them on by another process gets errNoFetchStage and an activity lease.
+			if cfg.LocalLease > 0 {
+				f := fetcher()
+				f.LocalSlots = make(chan struct{}, cfg.LocalLeaseConcurrency)
+				w.RegisterActivity(f)
+			}
 		case config.RoleFetch:
 			opts.MaxConcurrentActivityExecutionSize = cfg.FetchConcurrency
 			opts.WorkerActivitiesPerSecond, opts.TaskQueueActivitiesPerSecond = cfg.FetchRate, cfg.FetchQueueRate

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -117,7 +118,9 @@ func (agg Documents) SaveDocuments(ctx context.Context, saves []DocumentSave) ([
 		p := docPrep{d: sv.Doc}
 		if n := sv.Near; n != nil {
 			v := n.SimHash
-			p.keys, p.simhash, p.minhash = n.Keys, &v, n.MinHash
+			// (each key once: the index is not unique, schema 0039; a document's SimHash
+			// and MinHash keys are distinct as they are keyed, and stay so if that changes)
+			p.keys, p.simhash, p.minhash = slices.Compact(slices.Sorted(slices.Values(n.Keys))), &v, n.MinHash
 		}
 		d := &p.d
 		d.Title, d.Lang, d.Charset, d.ContentType, d.Canonical = Text(d.Title), Text(d.Lang), Text(d.Charset), Text(d.ContentType), Text(d.Canonical)

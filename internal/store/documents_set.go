@@ -48,7 +48,7 @@ const queueDeliveriesSQL = `INSERT INTO delivery_queue (crawl_id, stored_tx, url
 	WHERE d.stored_tx = pg_current_xact_id() ON CONFLICT DO NOTHING`
 
 // clearKeysSQL deletes the near-duplicate keys the documents of $1, $2 filed before, by the
-// index's primary key: the keys a document filed are on its row (documents.dedup_keys), which
+// index's key: the keys a document filed are on its row (documents.dedup_keys), which
 // the save before it in the transaction locked and left as it was. A document saved for the
 // first time has none.
 const clearKeysSQL = `DELETE FROM dedup_keys k USING (
@@ -258,8 +258,9 @@ func saveRun(ctx context.Context, tx pgx.Tx, preps []docPrep, saves []DocumentSa
 	}
 	b = &pgx.Batch{}
 	if len(keyK) > 0 {
-		b.Queue(`INSERT INTO dedup_keys (crawl_id, key, url_hash) SELECT c, k, h FROM unnest($1::text[], $2::bigint[], $3::bytea[]) AS t(c, k, h)
-			ON CONFLICT DO NOTHING`, keyC, keyK, keyH)
+		// (plain inserts: the index is not unique, schema 0039)
+		b.Queue(`INSERT INTO dedup_keys (crawl_id, key, url_hash) SELECT c, k, h FROM unnest($1::text[], $2::bigint[], $3::bytea[]) AS t(c, k, h)`,
+			keyC, keyK, keyH)
 	}
 	if len(vH) > 0 {
 		// (the keys each filed, as an array literal: a document's keys are a row's column)

@@ -295,7 +295,7 @@ func TestAResavedDocumentRefilesItsKeys(t *testing.T) {
 	}
 	var indexes int
 	if err := s.Pool().QueryRow(ctx, `SELECT count(*) FROM pg_indexes WHERE tablename = 'dedup_keys'`).Scan(&indexes); err != nil || indexes != 1 {
-		t.Errorf("dedup_keys has %d indexes (%v): want its primary key only", indexes, err)
+		t.Errorf("dedup_keys has %d indexes (%v): want one, by crawl, key and document", indexes, err)
 	}
 }
 

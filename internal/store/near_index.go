@@ -88,8 +88,14 @@ func (s *Store) rebuildNearIndexNow() error {
 			if err := tx.QueryRow(ctx, nearIndexWholeSQL).Scan(&whole); err != nil || whole {
 				return err
 			}
+			// (whatever the index still holds goes first: it is not unique, schema 0039, and
+			// a state row lost without its keys, by hand or by a partial restore, must not
+			// file every key twice)
+			if _, err := tx.Exec(ctx, `DELETE FROM dedup_keys`); err != nil {
+				return err
+			}
 			tag, err := tx.Exec(ctx, `INSERT INTO dedup_keys (crawl_id, key, url_hash)
-				SELECT crawl_id, unnest(dedup_keys), url_hash FROM documents WHERE dedup_keys IS NOT NULL ON CONFLICT DO NOTHING`)
+				SELECT crawl_id, unnest(dedup_keys), url_hash FROM documents WHERE dedup_keys IS NOT NULL`)
 			if err != nil {
 				return err
 			}
