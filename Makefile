@@ -99,7 +99,7 @@ BENCH_HOUR_HOSTS ?= 2000
 BENCH_HOUR_PAGES ?= 2000
 BENCH_HOUR_BUDGET_S ?= 3900
 bench-hour: up
-	TRAWLER_TEMPORAL_DEV_OPTS="--dynamic-config-value history.retentionTimerJitterDuration=1m" scripts/stack.sh restart temporal
+	TRAWLER_TEMPORAL_DEV_OPTS='--dynamic-config-value history.retentionTimerJitterDuration="1m"' scripts/stack.sh restart temporal
 	$(WITH_ENV) BENCH_REPORT=$(CURDIR)/BENCHMARKS.md BENCH_LONG_TAIL=0 BENCH_HOSTS=$(BENCH_HOUR_HOSTS) BENCH_PAGES=$(BENCH_HOUR_PAGES) \
 		BENCH_SEED_EVERY=1 BENCH_BUDGET_S=$(BENCH_HOUR_BUDGET_S) BENCH_RETENTION=1h BENCH_FETCHERS=1 BENCH_KILL=0 BENCH_COLLY=0 \
 		BENCH_TEMPORAL_PG=0 BENCH_NO_DELAY=0 $(GO) test -run '^$$' -bench Crawl -benchtime 1x -v -timeout 150m ./internal/e2e/; \
