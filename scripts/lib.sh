@@ -133,16 +133,18 @@ temporal_schema() {
   done
 }
 
-# temporal_config DIR IP PORT PG_ADDRS SHARDS CONNS VCONNS RPC PPROF: writes DIR/config/development.yaml and
+# temporal_config DIR IP PORT PG_ADDRS SHARDS CONNS VCONNS RPC PPROF [METRICS]: writes DIR/config/development.yaml and
 # DIR/dynamicconfig.yaml for one server process running every service on IP: frontend on PORT,
 # history, matching and worker on the next three ports, their membership ports 1000 below.
 # PG_ADDRS is host:port[,host:port…]; with several, connections go to the one that takes
 # writes (a promoted standby). CONNS and VCONNS bound each service's pool to the history and
 # the visibility database: a process runs four services, each with its pools. RPC, the
 # cluster's address in its metadata, must be the same on every node. PPROF: the port of the
-# server's profile (0: none).
+# server's profile (0: none); METRICS, of its Prometheus metrics (none if unset or 0).
+# TRAWLER_TEMPORAL_DYNAMIC (key=JSON-value pairs, space-separated) adds dynamic config values,
+# as it does to the dev server.
 temporal_config() {
-  local dir=$1 ip=$2 port=$3 pg=$4 shards=$5 conns=$6 vconns=$7 rpc=$8 pprof=$9 svc
+  local dir=$1 ip=$2 port=$3 pg=$4 shards=$5 conns=$6 vconns=$7 rpc=$8 pprof=$9 metrics=${10:-0} svc kv
   mkdir -p "$dir/config"
   touch "$dir/config/development.yaml" && chmod 600 "$dir/config/development.yaml" # it holds the database password
   cat >"$dir/dynamicconfig.yaml" <<YAML
@@ -153,6 +155,9 @@ system.enableEagerWorkflowStart:
 limit.maxIDLength:
   - value: 1000
 YAML
+  for kv in ${TRAWLER_TEMPORAL_DYNAMIC:-}; do # (JSON is YAML)
+    printf '%s:\n  - value: %s\n' "${kv%%=*}" "${kv#*=}" >>"$dir/dynamicconfig.yaml"
+  done
   store() { # a datastore's YAML: database, connections
     cat <<YAML
       sql:
@@ -189,6 +194,7 @@ global:
     broadcastAddress: $ip
   pprof:
     port: $pprof
+$(if [[ $metrics != 0 ]]; then printf '  metrics:\n    prometheus:\n      timerType: histogram\n      listenAddress: "%s:%s"\n' "$ip" "$metrics"; fi)
 services:
 YAML
   local p=$port

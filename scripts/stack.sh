@@ -43,7 +43,8 @@ port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 # ---- Temporal -------------------------------------------------------------------------------
 temporal_healthy() { "$bin/temporal" operator cluster health --address "127.0.0.1:$TEMPORAL_PORT" --command-timeout 3s; }
 
-# TRAWLER_TEMPORAL_DEV_OPTS adds flags to the dev server.
+# TRAWLER_TEMPORAL_DEV_OPTS adds flags to the dev server; TRAWLER_TEMPORAL_DYNAMIC (key=JSON-value
+# pairs, space-separated) adds dynamic config values to either server.
 # TRAWLER_TEMPORAL=postgres runs a Temporal server (scripts/tools.sh server) on our PostgreSQL
 # instead of the SQLite dev server: make bench compares the two. Same port, no UI.
 temporal_up() {
@@ -55,6 +56,16 @@ temporal_up() {
   # instead of queueing behind a crawl's thousand other starts. (The dev server reads its
   # search attributes afresh on every use: its cache, turned on, could miss the ones
   # registered below for a while, and visibility queries naming them then fail.)
+  local kv dynamic=() wal
+  for kv in ${TRAWLER_TEMPORAL_DYNAMIC:-}; do dynamic+=(--dynamic-config-value "$kv"); done
+  # TRAWLER_TEMPORAL_RESET=1 starts it empty. Under hours of crawling without a pause, SQLite's
+  # write-ahead log is never checkpointed to its start (a reader is always open) and grows until
+  # reads time out: the dev server is for development, a long crawl wants TRAWLER_TEMPORAL=postgres.
+  if [[ "${TRAWLER_TEMPORAL_RESET:-}" == 1 ]]; then rm -f "$dev"/temporal.db "$dev"/temporal.db-wal "$dev"/temporal.db-shm; fi
+  wal=$(stat -c %s "$dev/temporal.db-wal" 2>/dev/null || echo 0)
+  if ((wal > 1 << 30)); then
+    say "temporal: warning: the dev server's write-ahead log is $((wal >> 20)) MB and slows every read; TRAWLER_TEMPORAL_RESET=1 $0 restart temporal starts it empty (its workflows are lost)"
+  fi
   start temporal env GOGC="$TEMPORAL_GOGC" "$bin/temporal" server start-dev \
     --ip 127.0.0.1 --port "$TEMPORAL_PORT" --ui-port "$TEMPORAL_UI_PORT" --metrics-port "$TEMPORAL_METRICS_PORT" \
     --db-filename "$dev/temporal.db" \
@@ -64,7 +75,7 @@ temporal_up() {
     --dynamic-config-value limit.maxIDLength=1000 \
     --search-attribute Host=Keyword --search-attribute CrawlID=Keyword \
     --search-attribute HostState=Keyword \
-    --log-level warn ${TRAWLER_TEMPORAL_DEV_OPTS:-}
+    "${dynamic[@]}" --log-level warn ${TRAWLER_TEMPORAL_DEV_OPTS:-}
   wait_for temporal 90 temporal_healthy || die "temporal failed to start"
   say "temporal: up on 127.0.0.1:$TEMPORAL_PORT (UI http://127.0.0.1:$TEMPORAL_UI_PORT)"
 }
@@ -77,7 +88,7 @@ temporal_sql_up() {
   local conf="$dev/temporal-sql"
   temporal_schema 127.0.0.1 "$PG_PORT" "$logs/temporal.log"
   temporal_config "$conf" 127.0.0.1 "$TEMPORAL_PORT" "127.0.0.1:$PG_PORT" "${TRAWLER_TEMPORAL_SHARDS:-4}" 20 4 \
-    "127.0.0.1:$TEMPORAL_PORT" "${TRAWLER_TEMPORAL_PPROF_PORT:-7936}"
+    "127.0.0.1:$TEMPORAL_PORT" "${TRAWLER_TEMPORAL_PPROF_PORT:-7936}" "$TEMPORAL_METRICS_PORT"
   start temporal env GOGC="$TEMPORAL_GOGC" "$bin/temporal-server" --root "$conf" --config config --env development --allow-no-auth start
   wait_for temporal 90 temporal_healthy || die "temporal (PostgreSQL) failed to start"
   temporal_namespace temporal "127.0.0.1:$TEMPORAL_PORT" "$logs/temporal.log"

@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -33,39 +35,90 @@ func windowTable(label string, base memorySample, samples []memorySample, window
 		return best
 	}
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "Rate and cost window by window (%s): pages fetched a second, CPU ms a page, the Postgres database's size at the window's end, and the closed workflow runs Temporal deleted in the window (retention):\n\n", label)
-	sb.WriteString("| minutes | pages/s | against the first window | CPU ms a page: workers · temporal · postgres · minio (all) | Postgres GB | runs deleted |\n|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&sb, "Rate and cost window by window (%s): %s\n\n%s", label, windowColumns, windowHeader)
 	last := samples[len(samples)-1].at
-	var first float64
+	var rows windowRows
 	from := base
 	for k := 1; time.Duration(k)*window <= last+window/2; k++ {
 		to := at(time.Duration(k) * window)
 		if to.at <= from.at {
 			continue
 		}
-		secs, pages := (to.at - from.at).Seconds(), float64(to.fetched-from.fetched)
-		rate := pages / secs
-		if first == 0 {
-			first = max(rate, 1e-9) // (a first window without pages: later ones read as huge, not NaN)
-		}
-		ms := func(name string) float64 {
-			if pages == 0 {
-				return 0
-			}
-			return (to.cpu[name] - from.cpu[name]) / pages * 1000
-		}
-		all := ms("workers") + ms("temporal") + ms("postgres") + ms("minio")
-		fmt.Fprintf(&sb, "| %.0f–%.0f | %.1f | %.0f%% | %.2f · %.2f · %.2f · %.2f (%.2f) | %.2f | %.0f |\n",
-			from.at.Minutes(), to.at.Minutes(), rate, 100*rate/first, ms("workers"), ms("temporal"), ms("postgres"), ms("minio"), all,
-			float64(to.dbBytes)/(1<<30), to.deletes-from.deletes)
+		sb.WriteString(rows.row(from, to))
 		from = to
 	}
 	end := samples[len(samples)-1]
-	if first > 0 && end.at > 0 {
+	if rows.first > 0 && end.at > 0 {
 		whole := float64(end.fetched) / end.at.Seconds()
-		fmt.Fprintf(&sb, "\nThe whole run: %.1f pages/s, %.0f%% of its first window's; %.0f runs deleted by retention.\n", whole, 100*whole/first, end.deletes-base.deletes)
+		fmt.Fprintf(&sb, "\nThe whole run: %.1f pages/s, %.0f%% of its first window's; %.0f runs deleted by retention.\n", whole, 100*whole/rows.first, end.deletes-base.deletes)
 	}
 	return sb.String() + "\n"
+}
+
+const (
+	windowColumns = "pages fetched a second, CPU ms a page, the Postgres database's size at the window's end, and the closed workflow runs Temporal deleted in the window (retention):"
+	windowHeader  = "| minutes | pages/s | against the first window | CPU ms a page: workers · temporal · postgres · minio (all) | Postgres GB | runs deleted |\n|---|---|---|---|---|---|\n"
+)
+
+// windowRows renders a window's row of the table, its rate against the first window's.
+type windowRows struct{ first float64 }
+
+func (w *windowRows) row(from, to memorySample) string {
+	secs, pages := (to.at - from.at).Seconds(), float64(to.fetched-from.fetched)
+	rate := pages / secs
+	if w.first == 0 {
+		w.first = max(rate, 1e-9) // (a first window without pages: later ones read as huge, not NaN)
+	}
+	ms := func(name string) float64 {
+		if pages == 0 {
+			return 0
+		}
+		return (to.cpu[name] - from.cpu[name]) / pages * 1000
+	}
+	all := ms("workers") + ms("temporal") + ms("postgres") + ms("minio")
+	return fmt.Sprintf("| %.0f–%.0f | %.1f | %.0f%% | %.2f · %.2f · %.2f · %.2f (%.2f) | %.2f | %.0f |\n",
+		from.at.Minutes(), to.at.Minutes(), rate, 100*rate/w.first, ms("workers"), ms("temporal"), ms("postgres"), ms("minio"), all,
+		float64(to.dbBytes)/(1<<30), to.deletes-from.deletes)
+}
+
+// windowLog writes each window's row as the window closes, from the first sample at or past
+// its end, to stdout (a benchmark's own log shows only when it ends) and to a file: a run that
+// fails at its end, or is cut off, keeps the windows it had. The table at the end, from the
+// samples nearest each window's end, is the one reported.
+type windowLog struct {
+	path   string
+	window time.Duration
+	from   memorySample
+	rows   windowRows
+}
+
+func newWindowLog(path, label string, base memorySample, window time.Duration) *windowLog {
+	l := &windowLog{path: path, window: window, from: base}
+	l.write(fmt.Sprintf("Rate and cost as each window closed (%s, %s): %s\n\n%s", label, time.Now().UTC().Format("2006-01-02 15:04 MST"), windowColumns, windowHeader))
+	return l
+}
+
+// observe takes a sample; one at or past the current window's end closes that window (a gap in
+// the samples makes one longer row, its minutes saying so).
+func (l *windowLog) observe(m memorySample) {
+	if l == nil || m.at < (l.from.at/l.window+1)*l.window {
+		return
+	}
+	l.write(l.rows.row(l.from, m))
+	l.from = m
+}
+
+func (l *windowLog) write(text string) {
+	fmt.Print(text)
+	f, err := os.OpenFile(l.path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		fmt.Printf("window log %s: %v\n", l.path, err)
+		return
+	}
+	defer f.Close()
+	if _, err := f.WriteString(text); err != nil {
+		fmt.Printf("window log %s: %v\n", l.path, err)
+	}
 }
 
 // setRetention sets the namespace's retention of closed runs to d (a long run outlives it, so
@@ -112,5 +165,33 @@ func TestWindowTableTellsEachWindowsRateAndCost(t *testing.T) {
 	}
 	if short := windowTable("test", base, samples[:15], 10*time.Minute); short != "" {
 		t.Errorf("a run shorter than two windows got a table:\n%s", short)
+	}
+}
+
+// The window log writes a window's row once a sample reaches its end, and the same arithmetic
+// as the table.
+func TestWindowLogWritesEachWindowAsItCloses(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "windows.md")
+	base := memorySample{cpu: map[string]float64{"temporal": 100}}
+	l := newWindowLog(path, "test", base, 10*time.Minute)
+	rows := func() int {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Count(string(data), "–") // (a row's minutes, "0–10")
+	}
+	for m := 1; m <= 25; m++ { // 10 pages/s, then 5 from minute 10
+		fetched := int64(min(m, 10)*600 + max(0, m-10)*300)
+		l.observe(memorySample{at: time.Duration(m) * time.Minute, fetched: fetched, cpu: map[string]float64{"temporal": 100 + float64(fetched)/1000}})
+		if want := m / 10; rows() != want {
+			t.Fatalf("after minute %d the log has %d rows, want %d", m, rows(), want)
+		}
+	}
+	data, _ := os.ReadFile(path)
+	for _, want := range []string{"| 0–10 | 10.0 | 100% | 0.00 · 1.00 · 0.00 · 0.00 (1.00) |", "| 10–20 | 5.0 | 50% |"} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("window log lacks %q:\n%s", want, data)
+		}
 	}
 }

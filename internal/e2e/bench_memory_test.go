@@ -47,9 +47,9 @@ func (l *liveWorkers) list() []*workerProcess {
 
 // sampleMemory reads, every interval until ctx ends, each live worker's resident set (VmRSS:
 // now, not its peak) and Go heap in use, the crawl's admitted and fetched counts and the CPU
-// spent so far; with long, Temporal's deletes and the database's size too. The returned
-// function waits for the sampler and gives its samples.
-func sampleMemory(ctx context.Context, tb testing.TB, s *stack, crawlID string, live *liveWorkers, every time.Duration, long bool) func() []memorySample {
+// spent so far; with windows (a long run), Temporal's deletes and the database's size too, each
+// sample handed to windows. The returned function waits for the sampler and gives its samples.
+func sampleMemory(ctx context.Context, tb testing.TB, s *stack, crawlID string, live *liveWorkers, every time.Duration, windows *windowLog) func() []memorySample {
 	var out []memorySample
 	done := make(chan struct{})
 	start := time.Now()
@@ -73,7 +73,7 @@ func sampleMemory(ctx context.Context, tb testing.TB, s *stack, crawlID string, 
 			// Temporal's deletes and the database's size, for a long run only (a scrape of the
 			// server's metrics costs it CPU a short run would count); a failed read carries the
 			// last one forward.
-			if long {
+			if windows != nil {
 				if len(out) > 0 {
 					m.deletes, m.dbBytes = out[len(out)-1].deletes, out[len(out)-1].dbBytes
 				}
@@ -94,6 +94,7 @@ func sampleMemory(ctx context.Context, tb testing.TB, s *stack, crawlID string, 
 				}
 			}
 			out = append(out, m)
+			windows.observe(m)
 		}
 	}()
 	return func() []memorySample {

@@ -96,7 +96,7 @@ func serverTable(rows []benchRow) string {
 			continue
 		}
 		if sb.Len() == 0 {
-			sb.WriteString("What the Temporal server did, per page (the dev server's metrics, over the same window as the CPU): " +
+			sb.WriteString("What the Temporal server did, per page (the server's metrics, over the same window as the CPU): " +
 				"heartbeats reaching it, mutable-state writes and their bytes (a heartbeat is one, with its details), " +
 				"persistence requests of every kind, visibility requests, workflow starts, closed runs deleted (retention).\n\n" +
 				"| scenario | crawler | heartbeats | mutable-state writes | mutable-state bytes | persistence requests | visibility requests | workflow starts | runs deleted |\n" +

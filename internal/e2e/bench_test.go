@@ -41,7 +41,8 @@ func envInt(name string, def int) int {
 // web (BENCH_HOSTS × BENCH_PAGES) for BENCH_BUDGET_S each, in a politeness-bound scenario
 // (BENCH_DELAY_MS per host, with 1, 2 and 4 fetch worker processes: BENCH_FETCHERS) and a
 // concurrency-bound one (no delay); the politeness-bound run with one fetcher is repeated on a
-// Temporal server on PostgreSQL in place of the dev server (BENCH_TEMPORAL_PG=0 skips it).
+// Temporal server on PostgreSQL in place of the dev server (BENCH_TEMPORAL_PG=0 skips it;
+// BENCH_TEMPORAL=postgres runs every scenario there).
 // Workers run as separate processes so each one's CPU and peak RSS are its own, with their
 // profiles on: a CPU profile of the workflow worker, a fetch worker and (on PostgreSQL) the
 // Temporal server is taken over the steady window into BENCH_PROFILES (default
@@ -60,12 +61,23 @@ func BenchmarkCrawl(b *testing.B) {
 	}
 	worker := buildBinary(b, "trawler-worker", "./workers")
 	peer := buildColly(b)
+	// Every run on the server on PostgreSQL, or with retention's deletes unspread (Temporal
+	// spreads them over 30 minutes, which a run of an hour would mostly miss): a server started
+	// afresh for them, and the dev server as it was (empty) after.
+	if o.temporal == "postgres" || o.retention > 0 {
+		var dynamic []string
+		if o.retention > 0 {
+			dynamic = append(dynamic, `history.retentionTimerJitterDuration="1m"`)
+		}
+		restartTemporal(b, cmp.Or(o.temporal, "dev"), dynamic...)
+		defer restartTemporal(b, "dev")
+	}
 	var rows []benchRow
 	for i := 0; i < b.N; i++ {
 		for _, n := range fetchers {
 			rows = append(rows, runTrawlerBench(b, worker, o, "politeness-bound", fetchLayout(n)))
 		}
-		if envInt("BENCH_TEMPORAL_PG", 1) == 1 {
+		if envInt("BENCH_TEMPORAL_PG", 1) == 1 && o.temporal != "postgres" {
 			restartTemporal(b, "postgres")
 			pg := o
 			pg.temporal = "postgres"
@@ -125,6 +137,13 @@ func envBenchOptions(b *testing.B, hosts, budgetS int) benchOptions {
 		}
 		o.retention = d
 	}
+	switch v := os.Getenv("BENCH_TEMPORAL"); v {
+	case "", "dev":
+	case "postgres":
+		o.temporal = v
+	default:
+		b.Fatalf("BENCH_TEMPORAL=%q: dev (the default) or postgres", v)
+	}
 	if err := os.MkdirAll(o.profiles, 0o755); err != nil {
 		b.Fatal(err)
 	}
@@ -143,10 +162,11 @@ type benchOptions struct {
 }
 
 // restartTemporal swaps the stack's Temporal for the dev server or a server on PostgreSQL
-// (with empty databases: an earlier bench's leftovers would load it at start).
-func restartTemporal(b *testing.B, flavour string) {
+// (with empty databases: an earlier bench's leftovers would load it at start), with the given
+// dynamic config values (key=JSON value).
+func restartTemporal(b *testing.B, flavour string, dynamic ...string) {
 	cmd := exec.Command(filepath.Join(repoRoot(b), "scripts", "stack.sh"), "restart", "temporal")
-	cmd.Env = append(os.Environ(), "TRAWLER_TEMPORAL="+flavour, "TRAWLER_TEMPORAL_RESET=1")
+	cmd.Env = append(os.Environ(), "TRAWLER_TEMPORAL="+flavour, "TRAWLER_TEMPORAL_RESET=1", "TRAWLER_TEMPORAL_DYNAMIC="+strings.Join(dynamic, " "))
 	if out, err := cmd.CombinedOutput(); err != nil {
 		b.Fatalf("restart temporal (%s): %v\n%s", flavour, err, out)
 	}
@@ -257,12 +277,16 @@ func runTrawlerBench(b *testing.B, bin string, o benchOptions, scenario string, 
 	run := s.start(spec)
 	live := &liveWorkers{workers: slices.Clone(workers)}
 	sampling, stopSampling := context.WithCancel(context.Background())
-	memory := sampleMemory(sampling, b, s, name, live, min(max(5*time.Second, o.budget/40), time.Minute), o.window > 0 && o.budget >= 2*o.window)
 	crawler, label := "Trawler", strings.ReplaceAll(scenario, " ", "-")
 	if o.temporal == "postgres" {
 		crawler, label = "Trawler · Temporal on PostgreSQL", label+"-temporal-pg"
 	}
 	label = label + "-" + layout.label()
+	var windows *windowLog // a long run's windows, written as each closes
+	if o.window > 0 && o.budget >= 2*o.window {
+		windows = newWindowLog(filepath.Join(o.profiles, label+"-windows.md"), scenario+", "+crawler+", workers "+layout.String(), base, o.window)
+	}
+	memory := sampleMemory(sampling, b, s, name, live, min(max(5*time.Second, o.budget/40), time.Minute), windows)
 	// Profiles over the steady window (the last two thirds of the budget, less a margin).
 	window := o.budget*2/3 - 5*time.Second
 	var profiles []*sync.WaitGroup
