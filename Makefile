@@ -93,7 +93,8 @@ bench: up
 ## the runs past their retention? 2,000 hosts × 2,000 pages, every host seeded, for 65 minutes,
 ## on a Temporal server on PostgreSQL started afresh (the dev server's SQLite log outgrows an hour
 ## at this rate: BENCHMARKS.md, 2026-11-28) with the namespace's retention at 1 hour and its
-## retention timers unspread (a 1-minute jitter, not 30); the dev server is back, empty, after.
+## retention timers unspread (a 1-minute jitter, not 30); the dev server is back after, even if
+## the bench was cut off.
 ## Each 10-minute window's rate and CPU a page, against the first's, print as the window closes
 ## (and go to .dev/bench-profiles/*-windows.md), and the whole table to BENCHMARKS.md at the end.
 ## BENCH_HOUR_* change the shape.
@@ -104,7 +105,8 @@ bench-hour: up
 	$(WITH_ENV) BENCH_REPORT=$(CURDIR)/BENCHMARKS.md BENCH_LONG_TAIL=0 BENCH_HOSTS=$(BENCH_HOUR_HOSTS) BENCH_PAGES=$(BENCH_HOUR_PAGES) \
 		BENCH_SEED_EVERY=1 BENCH_BUDGET_S=$(BENCH_HOUR_BUDGET_S) BENCH_RETENTION=1h BENCH_TEMPORAL=postgres BENCH_FETCHERS=1 \
 		BENCH_KILL=0 BENCH_COLLY=0 BENCH_TEMPORAL_PG=0 BENCH_NO_DELAY=0 \
-		$(GO) test -run '^$$' -bench Crawl -benchtime 1x -v -timeout 150m ./internal/e2e/
+		$(GO) test -run '^$$' -bench Crawl -benchtime 1x -v -timeout 150m ./internal/e2e/; \
+		status=$$?; scripts/stack.sh restart temporal; exit $$status
 
 ## The start of a crawl (issue 36): 1,000 hosts, all seeded, for a minute; the time to the first
 ## 1,000 pages and to 80% of the steady rate go to BENCHMARKS.md. BENCH_START_HOSTS,

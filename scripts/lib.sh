@@ -155,7 +155,9 @@ system.enableEagerWorkflowStart:
 limit.maxIDLength:
   - value: 1000
 YAML
-  for kv in ${TRAWLER_TEMPORAL_DYNAMIC:-}; do # (JSON is YAML)
+  local kvs
+  read -ra kvs <<<"${TRAWLER_TEMPORAL_DYNAMIC:-}" # (split on spaces, never globbed)
+  for kv in "${kvs[@]}"; do # (JSON is YAML)
     printf '%s:\n  - value: %s\n' "${kv%%=*}" "${kv#*=}" >>"$dir/dynamicconfig.yaml"
   done
   store() { # a datastore's YAML: database, connections

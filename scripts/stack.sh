@@ -48,6 +48,8 @@ temporal_healthy() { "$bin/temporal" operator cluster health --address "127.0.0.
 # TRAWLER_TEMPORAL=postgres runs a Temporal server (scripts/tools.sh server) on our PostgreSQL
 # instead of the SQLite dev server: make bench compares the two. Same port, no UI.
 temporal_up() {
+  local kv kvs dynamic=()
+  if [[ "${TRAWLER_TEMPORAL:-dev}" != postgres ]]; then temporal_wal_check; fi
   if alive temporal && temporal_healthy >/dev/null 2>&1; then say "temporal: already up"; return; fi
   if [[ "${TRAWLER_TEMPORAL:-dev}" == postgres ]]; then temporal_sql_up; return; fi
   # WAL with synchronous=normal: no fsync per commit (a quarter of the dev server's CPU in the
@@ -56,16 +58,10 @@ temporal_up() {
   # instead of queueing behind a crawl's thousand other starts. (The dev server reads its
   # search attributes afresh on every use: its cache, turned on, could miss the ones
   # registered below for a while, and visibility queries naming them then fail.)
-  local kv dynamic=() wal
-  for kv in ${TRAWLER_TEMPORAL_DYNAMIC:-}; do dynamic+=(--dynamic-config-value "$kv"); done
-  # TRAWLER_TEMPORAL_RESET=1 starts it empty. Under hours of crawling without a pause, SQLite's
-  # write-ahead log is never checkpointed to its start (a reader is always open) and grows until
-  # reads time out: the dev server is for development, a long crawl wants TRAWLER_TEMPORAL=postgres.
+  read -ra kvs <<<"${TRAWLER_TEMPORAL_DYNAMIC:-}" # (split on spaces, never globbed)
+  for kv in "${kvs[@]}"; do dynamic+=(--dynamic-config-value "$kv"); done
+  # TRAWLER_TEMPORAL_RESET=1 starts it empty.
   if [[ "${TRAWLER_TEMPORAL_RESET:-}" == 1 ]]; then rm -f "$dev"/temporal.db "$dev"/temporal.db-wal "$dev"/temporal.db-shm; fi
-  wal=$(stat -c %s "$dev/temporal.db-wal" 2>/dev/null || echo 0)
-  if ((wal > 1 << 30)); then
-    say "temporal: warning: the dev server's write-ahead log is $((wal >> 20)) MB and slows every read; TRAWLER_TEMPORAL_RESET=1 $0 restart temporal starts it empty (its workflows are lost)"
-  fi
   start temporal env GOGC="$TEMPORAL_GOGC" "$bin/temporal" server start-dev \
     --ip 127.0.0.1 --port "$TEMPORAL_PORT" --ui-port "$TEMPORAL_UI_PORT" --metrics-port "$TEMPORAL_METRICS_PORT" \
     --db-filename "$dev/temporal.db" \
@@ -78,6 +74,18 @@ temporal_up() {
     "${dynamic[@]}" --log-level warn ${TRAWLER_TEMPORAL_DEV_OPTS:-}
   wait_for temporal 90 temporal_healthy || die "temporal failed to start"
   say "temporal: up on 127.0.0.1:$TEMPORAL_PORT (UI http://127.0.0.1:$TEMPORAL_UI_PORT)"
+}
+
+# temporal_wal_check warns of a large write-ahead log of the dev server, running or not. Under
+# hours of crawling without a pause, SQLite's log is never checkpointed back to its start (a
+# reader is always open) and grows until reads time out: the dev server is for development, a
+# long crawl wants TRAWLER_TEMPORAL=postgres.
+temporal_wal_check() {
+  local wal
+  wal=$(stat -c %s "$dev/temporal.db-wal" 2>/dev/null || echo 0)
+  if ((wal > 1 << 30)) && [[ "${TRAWLER_TEMPORAL_RESET:-}" != 1 ]]; then
+    say "temporal: warning: the dev server's write-ahead log is $((wal >> 20)) MB and slows every read; TRAWLER_TEMPORAL_RESET=1 $0 restart temporal starts it empty (its workflows are lost)"
+  fi
 }
 
 temporal_sql_up() {

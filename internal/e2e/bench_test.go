@@ -64,11 +64,11 @@ func BenchmarkCrawl(b *testing.B) {
 	// Every run on the server on PostgreSQL, or with retention's deletes unspread (Temporal
 	// spreads them over 30 minutes, which a run of an hour would mostly miss): a server started
 	// afresh for them, and the dev server as it was (empty) after.
+	var dynamic []string
+	if o.retention > 0 {
+		dynamic = append(dynamic, `history.retentionTimerJitterDuration="1m"`)
+	}
 	if o.temporal == "postgres" || o.retention > 0 {
-		var dynamic []string
-		if o.retention > 0 {
-			dynamic = append(dynamic, `history.retentionTimerJitterDuration="1m"`)
-		}
 		restartTemporal(b, cmp.Or(o.temporal, "dev"), dynamic...)
 		defer restartTemporal(b, "dev")
 	}
@@ -78,11 +78,11 @@ func BenchmarkCrawl(b *testing.B) {
 			rows = append(rows, runTrawlerBench(b, worker, o, "politeness-bound", fetchLayout(n)))
 		}
 		if envInt("BENCH_TEMPORAL_PG", 1) == 1 && o.temporal != "postgres" {
-			restartTemporal(b, "postgres")
+			restartTemporal(b, "postgres", dynamic...)
 			pg := o
 			pg.temporal = "postgres"
 			rows = append(rows, runTrawlerBench(b, worker, pg, "politeness-bound", fetchLayout(fetchers[0])))
-			restartTemporal(b, "dev")
+			restartTemporal(b, "dev", dynamic...)
 		}
 		if envInt("BENCH_COLLY", 1) == 1 {
 			rows = append(rows, runCollyBench(b, peer, o, "politeness-bound"))
@@ -161,12 +161,16 @@ type benchOptions struct {
 	window        time.Duration // a long run's rate and cost are told window by window (bench_long_run_test.go)
 }
 
-// restartTemporal swaps the stack's Temporal for the dev server or a server on PostgreSQL
-// (with empty databases: an earlier bench's leftovers would load it at start), with the given
-// dynamic config values (key=JSON value).
+// restartTemporal swaps the stack's Temporal for the dev server (its state kept: it may hold
+// the developer's own crawls) or a server on PostgreSQL (with empty databases: an earlier
+// bench's leftovers would load it at start), with the given dynamic config values (key=JSON
+// value).
 func restartTemporal(b *testing.B, flavour string, dynamic ...string) {
 	cmd := exec.Command(filepath.Join(repoRoot(b), "scripts", "stack.sh"), "restart", "temporal")
-	cmd.Env = append(os.Environ(), "TRAWLER_TEMPORAL="+flavour, "TRAWLER_TEMPORAL_RESET=1", "TRAWLER_TEMPORAL_DYNAMIC="+strings.Join(dynamic, " "))
+	cmd.Env = append(os.Environ(), "TRAWLER_TEMPORAL="+flavour, "TRAWLER_TEMPORAL_DYNAMIC="+strings.Join(dynamic, " "))
+	if flavour == "postgres" {
+		cmd.Env = append(cmd.Env, "TRAWLER_TEMPORAL_RESET=1")
+	}
 	if out, err := cmd.CombinedOutput(); err != nil {
 		b.Fatalf("restart temporal (%s): %v\n%s", flavour, err, out)
 	}
