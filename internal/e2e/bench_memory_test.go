@@ -18,9 +18,11 @@ type memorySample struct {
 	admitted, fetched int64
 	rss, heap         map[string]float64 // MB by the worker's roles (the largest of a role)
 	// What the run had spent so far, for its rate and cost window by window (bench_long_run_test.go):
-	cpu     map[string]float64 // CPU seconds of the live workers ("workers") and each service
-	deletes float64            // workflow executions the Temporal server deleted (retention)
-	dbBytes int64              // the Postgres database's size
+	cpu      map[string]float64 // CPU seconds of the live workers ("workers") and each service
+	deletes  float64            // workflow executions the Temporal server deleted (retention)
+	dbBytes  int64              // the Postgres database's size
+	walBytes float64            // WAL Postgres had written (its position), all databases
+	steal    float64            // CPU seconds the hypervisor took from this machine (/proc/stat)
 }
 
 // liveWorkers is a bench run's worker processes as they are now (a killed one replaced).
@@ -75,14 +77,16 @@ func sampleMemory(ctx context.Context, tb testing.TB, s *stack, crawlID string, 
 			// last one forward.
 			if windows != nil {
 				if len(out) > 0 {
-					m.deletes, m.dbBytes = out[len(out)-1].deletes, out[len(out)-1].dbBytes
+					m.deletes, m.dbBytes, m.walBytes = out[len(out)-1].deletes, out[len(out)-1].dbBytes, out[len(out)-1].walBytes
 				}
+				m.steal = stealSeconds()
 				if c, ok := scrapeServer(); ok {
 					m.deletes = c.deletes
 				}
 				var size int64
-				if err := s.store.Pool().QueryRow(ctx, `SELECT pg_database_size(current_database())`).Scan(&size); err == nil {
-					m.dbBytes = size
+				var wal float64
+				if err := s.store.Pool().QueryRow(ctx, `SELECT pg_database_size(current_database()), (pg_current_wal_lsn() - '0/0')::float8`).Scan(&size, &wal); err == nil {
+					m.dbBytes, m.walBytes = size, wal
 				}
 			}
 			for _, w := range live.list() {
@@ -161,4 +165,21 @@ func memoryTable(label string, layout benchLayout, samples []memorySample) strin
 		sb.WriteString("\n")
 	}
 	return sb.String() + "\n"
+}
+
+// stealSeconds is the CPU time the hypervisor has taken from this machine since boot, over all
+// cores (/proc/stat's steal, in USER_HZ ticks of 10 ms); 0 if unreadable. A window whose every
+// process costs more a page with steal rising was the box, not the crawl.
+func stealSeconds() float64 {
+	data, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	f := strings.Fields(line) // cpu user nice system idle iowait irq softirq steal …
+	if len(f) < 9 || f[0] != "cpu" {
+		return 0
+	}
+	ticks, _ := strconv.ParseFloat(f[8], 64)
+	return ticks / 100
 }

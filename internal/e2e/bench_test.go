@@ -265,7 +265,7 @@ func runTrawlerBench(b *testing.B, bin string, o benchOptions, scenario string, 
 	services := serviceCPU(b)
 	serverBefore, serverOK := scrapeServer()
 	pgBefore, s3Before := s.databaseBytes(), s.bucketBytes()
-	base := memorySample{cpu: services, deletes: serverBefore.deletes, dbBytes: pgBefore}
+	base := memorySample{cpu: services, deletes: serverBefore.deletes, dbBytes: pgBefore, walBytes: s.walPosition(context.Background()), steal: stealSeconds()}
 	var workers []*workerProcess
 	for _, roles := range layout {
 		workers = append(workers, s.startWorkerProcess(b, bin, roles))
