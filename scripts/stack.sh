@@ -136,7 +136,7 @@ postgres_up() {
   # 1 GB a crawl's random-keyed index inserts (URL hashes) filled the WAL in 14 s after 50
   # minutes of the hour-long run, and each page an insert touched went to the WAL whole after
   # every checkpoint: 24 KB of WAL a page fetched at minute 15, 64 KB at minute 55 (BENCHMARKS.md,
-  # 2026-11-28 04:00).
+  # 2026-11-28 03:58).
   as_pg "$PGBIN/pg_ctl" -D "$data" -l "$pglog" -w -t 60 start \
     -o "-c listen_addresses=127.0.0.1 -p $PG_PORT -k $sock -c max_connections=200 -c shared_buffers=256MB -c fsync=${TRAWLER_PG_FSYNC:-on} -c max_wal_size=8GB -c checkpoint_timeout=15min -c wal_compression=lz4 ${TRAWLER_PG_EXTRA_OPTS:-}" \
     >/dev/null || { tail -n 20 "$pglog" >&2; die "postgres: failed to start (see $pglog)"; }

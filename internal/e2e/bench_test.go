@@ -63,7 +63,7 @@ func BenchmarkCrawl(b *testing.B) {
 	peer := buildColly(b)
 	// Every run on the server on PostgreSQL, or with retention's deletes unspread (Temporal
 	// spreads them over 30 minutes, which a run of an hour would mostly miss): a server started
-	// afresh for them, and the dev server as it was (empty) after.
+	// afresh for them, and the dev server back (its state kept) after.
 	var dynamic []string
 	if o.retention > 0 {
 		dynamic = append(dynamic, `history.retentionTimerJitterDuration="1m"`)
