@@ -65,7 +65,12 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchLeaseInput) (FetchLeas
 	if activity.HasHeartbeatDetails(ctx) {
 		_ = activity.GetHeartbeatDetails(ctx, &resumed)
 	}
-	return f.stage(ctx).Lease(ctx, in, resumed, int(activity.GetInfo(ctx).Attempt))
+	// (lease_context.go: a heartbeat that meets a busy server does not end the lease)
+	lctx, busy, beat, stop := leaseContext(ctx, recordBeat)
+	defer stop()
+	s := f.stage(lctx, beat)
+	s.Stopping = eitherClosed(lctx.Done(), f.Stopping, busy)
+	return s.Lease(lctx, in, resumed, int(activity.GetInfo(ctx).Attempt))
 }
 
 // errNoFetchStage is a local lease's failure on a workflow worker that runs no fetch stage.
@@ -87,16 +92,20 @@ func (f *Fetcher) FetchLocalLease(ctx context.Context, in FetchLeaseInput) (Fetc
 		return FetchLeaseResult{}, temporal.NewNonRetryableApplicationError("activities: every local lease of this workflow worker is taken",
 			crawl.ErrLocalLeasesBusy, nil)
 	}
-	return f.stage(ctx).Lease(ctx, in, fetching.LeaseBeat{}, int(activity.GetInfo(ctx).Attempt))
+	return f.stage(ctx, nil).Lease(ctx, in, fetching.LeaseBeat{}, int(activity.GetInfo(ctx).Attempt))
 }
 
-// stage is the fetch stage over this worker's stores, reporting to ctx's activity.
-func (f *Fetcher) stage(ctx context.Context) *fetching.Stage {
+// stage is the fetch stage over this worker's stores, reporting to ctx's activity; beat is
+// its heartbeat (nil: ctx's activity's, which a local activity has none of).
+func (f *Fetcher) stage(ctx context.Context, beat func(fetching.LeaseBeat)) *fetching.Stage {
+	if beat == nil {
+		beat = func(r fetching.LeaseBeat) { activity.RecordHeartbeat(ctx, r) }
+	}
 	s := &fetching.Stage{Frontier: f.Store.Frontier(), Fetches: f.Store.Fetches(), Hosts: f.Store.Hosts(), Payloads: f.Store.Documents(),
 		Clock: f.Store.Clock(), Client: f.Client, Crawls: f.Crawls, Admit: admitDiscovered(ctx, f.Admitter),
 		StoreBody: f.storeBody, Dialer: f.Dialer, Control: f.Control, Schedule: scheduleOf(f.Schedule, f.Store), Stopping: f.Stopping, BeatEvery: f.BeatEvery,
 		Hooks: fetching.Hooks{
-			Beat:  func(r fetching.LeaseBeat) { activity.RecordHeartbeat(ctx, r) },
+			Beat:  beat,
 			Count: func(name string, n int64, tags ...string) { count(ctx, name, n, tags...) },
 			Time:  func(name string, d time.Duration) { activity.GetMetricsHandler(ctx).Timer(name).Record(d) },
 			Log:   activity.GetLogger(ctx),

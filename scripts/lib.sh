@@ -50,6 +50,9 @@ stop_pidfile() {
     kill "-$sig" -- "-$pid" 2>/dev/null || kill "-$sig" "$pid" 2>/dev/null || true
     for _ in $(seq 1 50); do running "$pid" || break; sleep 0.2; done
     kill -KILL -- "-$pid" 2>/dev/null || true
+    # (and gone: a Temporal server on PostgreSQL killed after a long run still held its metrics
+    # port when the next one started, which then failed to bind it)
+    for _ in $(seq 1 50); do running "$pid" || break; sleep 0.2; done
     say "$name: stopped"
   fi
   rm -f "$run/$name.pid"

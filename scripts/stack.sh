@@ -136,9 +136,12 @@ postgres_up() {
   # 1 GB a crawl's random-keyed index inserts (URL hashes) filled the WAL in 14 s after 50
   # minutes of the hour-long run, and each page an insert touched went to the WAL whole after
   # every checkpoint: 24 KB of WAL a page fetched at minute 15, 64 KB at minute 55 (BENCHMARKS.md,
-  # 2026-11-28 03:58).
+  # 2026-11-28 03:58). Shared buffers of 2 GB (TRAWLER_PG_SHARED_BUFFERS): with 256 MB, from
+  # minute 20 of the hour-long run the crawl's random index pages no longer fitted, and
+  # backends evicted and wrote back 1-2 GB of dirty pages a minute themselves (pg_stat_bgwriter's
+  # buffers_backend; BENCHMARKS.md, 2026-11-28 07:25).
   as_pg "$PGBIN/pg_ctl" -D "$data" -l "$pglog" -w -t 60 start \
-    -o "-c listen_addresses=127.0.0.1 -p $PG_PORT -k $sock -c max_connections=200 -c shared_buffers=256MB -c fsync=${TRAWLER_PG_FSYNC:-on} -c max_wal_size=8GB -c checkpoint_timeout=15min -c wal_compression=lz4 ${TRAWLER_PG_EXTRA_OPTS:-}" \
+    -o "-c listen_addresses=127.0.0.1 -p $PG_PORT -k $sock -c max_connections=200 -c shared_buffers=${TRAWLER_PG_SHARED_BUFFERS:-2GB} -c fsync=${TRAWLER_PG_FSYNC:-on} -c max_wal_size=8GB -c checkpoint_timeout=15min -c wal_compression=lz4 ${TRAWLER_PG_EXTRA_OPTS:-}" \
     >/dev/null || { tail -n 20 "$pglog" >&2; die "postgres: failed to start (see $pglog)"; }
   head -n 1 "$data/postmaster.pid" >"$run/postgres.pid"
   wait_for postgres 30 pg_healthy || die "postgres failed to start"

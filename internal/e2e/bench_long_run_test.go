@@ -60,8 +60,8 @@ func windowTable(label string, base memorySample, samples []memorySample, window
 }
 
 const (
-	windowColumns = "pages fetched a second, CPU ms a page, the WAL Postgres wrote a page (every database on it), the Postgres database's size at the window's end, the closed workflow runs Temporal deleted in the window (retention), and the share of the machine's CPU its hypervisor took (steal):"
-	windowHeader  = "| minutes | pages/s | against the first window | CPU ms a page: workers · temporal · postgres · minio (all) | WAL KB a page | Postgres GB | runs deleted | steal |\n|---|---|---|---|---|---|---|---|\n"
+	windowColumns = "pages fetched a second, CPU ms a page, the WAL Postgres wrote a page (every database on it), the Postgres database's size at the window's end, the closed workflow runs Temporal deleted in the window (retention), the activity attempts that failed a page (each retried after a backoff), and the share of the machine's CPU its hypervisor took (steal):"
+	windowHeader  = "| minutes | pages/s | against the first window | CPU ms a page: workers · temporal · postgres · minio (all) | WAL KB a page | Postgres GB | runs deleted | failed attempts a page | steal |\n|---|---|---|---|---|---|---|---|---|\n"
 )
 
 // windowRows renders a window's row of the table, its rate against the first window's.
@@ -80,13 +80,13 @@ func (w *windowRows) row(from, to memorySample) string {
 		return (to.cpu[name] - from.cpu[name]) / pages * 1000
 	}
 	all := ms("workers") + ms("temporal") + ms("postgres") + ms("minio")
-	wal := 0.0
+	wal, failed := 0.0, 0.0
 	if pages > 0 {
-		wal = (to.walBytes - from.walBytes) / pages / 1024
+		wal, failed = (to.walBytes-from.walBytes)/pages/1024, (to.failures-from.failures)/pages
 	}
-	return fmt.Sprintf("| %.0f–%.0f | %.1f | %.0f%% | %.2f · %.2f · %.2f · %.2f (%.2f) | %.1f | %.2f | %.0f | %.1f%% |\n",
+	return fmt.Sprintf("| %.0f–%.0f | %.1f | %.0f%% | %.2f · %.2f · %.2f · %.2f (%.2f) | %.1f | %.2f | %.0f | %.4f | %.1f%% |\n",
 		from.at.Minutes(), to.at.Minutes(), rate, 100*rate/w.first, ms("workers"), ms("temporal"), ms("postgres"), ms("minio"), all,
-		wal, float64(to.dbBytes)/(1<<30), to.deletes-from.deletes, 100*(to.steal-from.steal)/(secs*float64(runtime.NumCPU())))
+		wal, float64(to.dbBytes)/(1<<30), to.deletes-from.deletes, failed, 100*(to.steal-from.steal)/(secs*float64(runtime.NumCPU())))
 }
 
 // walPosition is the WAL Postgres has written (its position in bytes), 0 if unreadable.
@@ -171,11 +171,11 @@ func TestWindowTableTellsEachWindowsRateAndCost(t *testing.T) {
 		fetched := int64(min(m, 10)*600 + max(0, min(m, 20)-10)*300 + max(0, m-20)*480)
 		samples = append(samples, memorySample{at: time.Duration(m) * time.Minute, fetched: fetched,
 			cpu: map[string]float64{"temporal": 100 + float64(fetched)/1000}, deletes: 5 + float64(max(0, m-20)), dbBytes: int64(m) << 30,
-			walBytes: float64(fetched) * 2048})
+			walBytes: float64(fetched) * 2048, failures: float64(fetched) / 100})
 	}
 	got := windowTable("test", base, samples, 10*time.Minute)
 	for _, want := range []string{"| 0–10 | 10.0 | 100% | 0.00 · 1.00 · 0.00 · 0.00 (1.00) | 2.0 | 10.00 | 0 |",
-		"| 10–20 | 5.0 | 50% |", "| 20–30 | 8.0 | 80% | 0.00 · 1.00 · 0.00 · 0.00 (1.00) | 2.0 | 30.00 | 10 |", "| 30–33 | 8.0 | 80% |",
+		"| 10–20 | 5.0 | 50% |", "| 20–30 | 8.0 | 80% | 0.00 · 1.00 · 0.00 · 0.00 (1.00) | 2.0 | 30.00 | 10 | 0.0100 |", "| 30–33 | 8.0 | 80% |",
 		"The whole run: 7.7 pages/s, 77% of its first window's; 13 runs deleted"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("window table lacks %q:\n%s", want, got)

@@ -20,6 +20,7 @@ type memorySample struct {
 	// What the run had spent so far, for its rate and cost window by window (bench_long_run_test.go):
 	cpu      map[string]float64 // CPU seconds of the live workers ("workers") and each service
 	deletes  float64            // workflow executions the Temporal server deleted (retention)
+	failures float64            // activity attempts that failed (serverCounts.failures)
 	dbBytes  int64              // the Postgres database's size
 	walBytes float64            // WAL Postgres had written (its position), all databases
 	steal    float64            // CPU seconds the hypervisor took from this machine (/proc/stat)
@@ -77,11 +78,12 @@ func sampleMemory(ctx context.Context, tb testing.TB, s *stack, crawlID string, 
 			// last one forward.
 			if windows != nil {
 				if len(out) > 0 {
-					m.deletes, m.dbBytes, m.walBytes = out[len(out)-1].deletes, out[len(out)-1].dbBytes, out[len(out)-1].walBytes
+					last := out[len(out)-1]
+					m.deletes, m.failures, m.dbBytes, m.walBytes = last.deletes, last.failures, last.dbBytes, last.walBytes
 				}
 				m.steal = stealSeconds()
 				if c, ok := scrapeServer(); ok {
-					m.deletes = c.deletes
+					m.deletes, m.failures = c.deletes, c.failures
 				}
 				var size int64
 				var wal float64

@@ -20,6 +20,9 @@ type serverCounts struct {
 	visibility     float64 // visibility store requests
 	workflowStarts float64 // CreateWorkflowExecution
 	deletes        float64 // DeleteWorkflowExecution: closed runs deleted at the end of their retention
+	// RespondActivityTaskFailed: activity attempts that failed (each retried after a backoff,
+	// until the last); a lease that failed for a heartbeat the server was too busy for was one
+	failures float64
 }
 
 // scrapeServer reads the dev server's counters; ok false when it serves none (a Temporal
@@ -63,6 +66,9 @@ func scrapeServer() (c serverCounts, ok bool) {
 		case name == "service_requests" && strings.Contains(labels, `operation="RecordActivityTaskHeartbeat"`) &&
 			strings.Contains(labels, `service_name="frontend"`):
 			c.heartbeats += v
+		case name == "service_requests" && strings.Contains(labels, `operation="RespondActivityTaskFailed"`) &&
+			strings.Contains(labels, `service_name="frontend"`):
+			c.failures += v
 		case name == "persistence_requests":
 			c.persistence += v
 			switch {
@@ -85,7 +91,8 @@ func scrapeServer() (c serverCounts, ok bool) {
 // minus is what the server did between two scrapes.
 func (c serverCounts) minus(o serverCounts) serverCounts {
 	return serverCounts{c.heartbeats - o.heartbeats, c.persistence - o.persistence, c.stateWrites - o.stateWrites,
-		c.stateBytes - o.stateBytes, c.visibility - o.visibility, c.workflowStarts - o.workflowStarts, c.deletes - o.deletes}
+		c.stateBytes - o.stateBytes, c.visibility - o.visibility, c.workflowStarts - o.workflowStarts, c.deletes - o.deletes,
+		c.failures - o.failures}
 }
 
 // serverTable is the per-page table of what the Temporal server did for each row that has it.
@@ -98,13 +105,14 @@ func serverTable(rows []benchRow) string {
 		if sb.Len() == 0 {
 			sb.WriteString("What the Temporal server did, per page (the server's metrics, over the same window as the CPU): " +
 				"heartbeats reaching it, mutable-state writes and their bytes (a heartbeat is one, with its details), " +
-				"persistence requests of every kind, visibility requests, workflow starts, closed runs deleted (retention).\n\n" +
-				"| scenario | crawler | heartbeats | mutable-state writes | mutable-state bytes | persistence requests | visibility requests | workflow starts | runs deleted |\n" +
-				"|---|---|---|---|---|---|---|---|---|\n")
+				"persistence requests of every kind, visibility requests, workflow starts, closed runs deleted (retention), " +
+				"activity attempts that failed (each retried after a backoff).\n\n" +
+				"| scenario | crawler | heartbeats | mutable-state writes | mutable-state bytes | persistence requests | visibility requests | workflow starts | runs deleted | failed attempts |\n" +
+				"|---|---|---|---|---|---|---|---|---|---|\n")
 		}
 		p, c := float64(r.pages), r.server
-		fmt.Fprintf(&sb, "| %s | %s | %.3f | %.3f | %.0f | %.2f | %.3f | %.3f | %.4f |\n", r.scenario, r.crawler, c.heartbeats/p, c.stateWrites/p,
-			c.stateBytes/p, c.persistence/p, c.visibility/p, c.workflowStarts/p, c.deletes/p)
+		fmt.Fprintf(&sb, "| %s | %s | %.3f | %.3f | %.0f | %.2f | %.3f | %.3f | %.4f | %.4f |\n", r.scenario, r.crawler, c.heartbeats/p, c.stateWrites/p,
+			c.stateBytes/p, c.persistence/p, c.visibility/p, c.workflowStarts/p, c.deletes/p, c.failures/p)
 	}
 	if sb.Len() > 0 {
 		sb.WriteString("\n")
