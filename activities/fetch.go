@@ -51,6 +51,9 @@ type Fetcher struct {
 	// LocalSlots bounds the local leases this worker runs at once (TRAWLER_LOCAL_LEASE_CONCURRENCY;
 	// nil: no local lease): the fetch role's concurrency and rate limits do not reach them.
 	LocalSlots chan struct{}
+	// Beats sends fetch leases' heartbeats by task token (lease_context.go: the worker's
+	// Temporal client; nil: through the SDK's activity.RecordHeartbeat).
+	Beats heartbeater
 	// BeatEvery is the worker's heartbeat throttle (TRAWLER_HEARTBEAT_MAX): under
 	// crawl.HeartbeatEvery (a test's setting) a lease beats that often, else every
 	// crawl.LeaseBeatEvery (fetching.Stage.BeatEvery).
@@ -65,12 +68,14 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchLeaseInput) (FetchLeas
 	if activity.HasHeartbeatDetails(ctx) {
 		_ = activity.GetHeartbeatDetails(ctx, &resumed)
 	}
-	// (lease_context.go: a heartbeat that meets a busy server does not end the lease)
-	lctx, busy, beat, stop := leaseContext(ctx, recordBeat)
+	if f.Beats == nil {
+		return f.stage(ctx, nil).Lease(ctx, in, resumed, int(activity.GetInfo(ctx).Attempt))
+	}
+	// (lease_context.go: the lease beats by its task token, so a busy server does not end it)
+	lctx, beat, stop := leaseContext(ctx, f.Beats, activity.GetInfo(ctx).TaskToken, activity.GetLogger(ctx))
 	defer stop()
-	s := f.stage(lctx, beat)
-	s.Stopping = eitherClosed(lctx.Done(), f.Stopping, busy)
-	return s.Lease(lctx, in, resumed, int(activity.GetInfo(ctx).Attempt))
+	res, err := f.stage(lctx, beat).Lease(lctx, in, resumed, int(activity.GetInfo(ctx).Attempt))
+	return res, leaseOutcome(lctx, err)
 }
 
 // errNoFetchStage is a local lease's failure on a workflow worker that runs no fetch stage.

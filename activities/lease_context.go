@@ -3,112 +3,122 @@ package activities
 import (
 	"context"
 	"errors"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/trawlerdev/trawler/internal/fetching"
 )
 
-// A fetch lease does not end because one heartbeat met a busy Temporal server.
+// A fetch lease sends its heartbeats itself, by its task token, not through the SDK's
+// activity.RecordHeartbeat.
 //
 // Why: the SDK gives a heartbeat's RPC the worker's heartbeat throttle to succeed in (a second
-// on the fetch worker, so that a beat telling of a pause reaches the server at once) and, when
+// on the fetch worker, so that a beat telling of a pause reaches the server at once), and when
 // it fails on an error the SDK retries (ResourceExhausted "BusyWorkflow" while the host's
-// workflow is locked by another update, Unavailable), cancels the activity's context as if the
-// attempt had timed out. It has not: the server keeps the attempt for the heartbeat timeout
-// (30 s) after its last beat. A lease ended that way failed ("context canceled", often in its
-// last write) and Temporal retried it after a backoff doubling up to 2 minutes, its host idle
-// meanwhile. On the hour-long bench with Temporal on PostgreSQL this was four failed leases for
-// every one that completed, and hosts at their 7th and 8th attempt after 25 minutes.
+// workflow is locked by another update, Unavailable) it cancels the activity as if the attempt
+// had timed out. A busy Temporal server answers a heartbeat in more than a second often: on the
+// hour-long bench with Temporal on PostgreSQL, leases failed ("context canceled") four times
+// for every one that completed and waited out Temporal's retry backoff, up to 2 minutes, their
+// hosts idle; letting the lease go on instead only turned those into heartbeat timeouts, as
+// its next beats met the same second.
 //
-// So a lease runs on leaseContext: the activity's values and deadline, and its end when the
-// server asked for it (a cancel, a pause or reset of the activity, the attempt gone) or the
-// worker stops, but not when a beat failed on a busy server. Then the lease beats again at
-// once (the failed beat's progress has not reached the server) and ends at the end of its
-// chunk, as if its time were up: a completed lease, the host's next one scheduled at once.
+// Sent here, a beat has beatRPCTimeout to land (the gRPC client retries within it), is never
+// held back (a told pause is sent at once), and a failed one is sent again soon. Its answer
+// still ends the lease when the server asks: a cancel (the lease returns a CanceledError, so
+// the attempt is reported canceled) or the attempt gone.
 
-// busyServer says whether the SDK ended an activity's context for a heartbeat that failed on
-// an error it takes for passing: a busy or briefly unreachable server, or a slow answer.
-func busyServer(cause error) bool {
-	var (
-		exhausted   *serviceerror.ResourceExhausted
-		unavailable *serviceerror.Unavailable
-		aborted     *serviceerror.Aborted
-		internal    *serviceerror.Internal
-		late        *serviceerror.DeadlineExceeded
-	)
-	return errors.As(cause, &exhausted) || errors.As(cause, &unavailable) || errors.As(cause, &aborted) ||
-		errors.As(cause, &internal) || errors.As(cause, &late)
+// beatRPCTimeout is how long one heartbeat may take to land: within the lease's heartbeat
+// timeout (30 s) with room for a second try before it.
+const beatRPCTimeout = 10 * time.Second
+
+// rebeatAfter is when a beat that did not land is sent again.
+var rebeatAfter = 2 * time.Second
+
+// heartbeater sends an activity's heartbeat by task token (client.Client does).
+type heartbeater interface {
+	RecordActivityHeartbeat(ctx context.Context, taskToken []byte, details ...any) error
 }
 
-// rebeatsAfter are when a lease beats again after a beat failed on a busy server, each after
-// the one before: within the heartbeat timeout, as the server may still be busy at the first.
-var rebeatsAfter = []time.Duration{0, 4 * time.Second, 5 * time.Second}
+var _ heartbeater = client.Client(nil)
 
-// recordBeat is a lease's heartbeat to Temporal.
-func recordBeat(ctx context.Context, r fetching.LeaseBeat) { activity.RecordHeartbeat(ctx, r) }
+// warner logs a warning (the activity's logger).
+type warner interface {
+	Warn(msg string, keyvals ...any)
+}
 
-// leaseContext returns the context a fetch lease runs on (see above), a channel closed when a
-// heartbeat failed on a busy server (the lease should end at the end of its chunk), the
-// lease's heartbeat through record (it remembers the last progress, which a beat after a
-// failed one sends again), and stop, to call when the lease is done.
-func leaseContext(ctx context.Context, record func(context.Context, fetching.LeaseBeat)) (lctx context.Context, busy <-chan struct{}, beat func(fetching.LeaseBeat), stop func()) {
-	base, endDeadline := context.WithoutCancel(ctx), context.CancelFunc(func() {})
-	if d, ok := ctx.Deadline(); ok {
-		base, endDeadline = context.WithDeadline(base, d)
-	}
-	lctx, cancel := context.WithCancelCause(base)
-	var last atomic.Pointer[fetching.LeaseBeat]
-	beat = func(r fetching.LeaseBeat) {
-		last.Store(&r)
-		record(lctx, r)
-	}
-	failed := make(chan struct{})
-	unwatch := context.AfterFunc(ctx, func() {
-		cause := context.Cause(ctx)
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return // (the lease's context has the same deadline: it ends as the activity's did)
-		}
-		if !busyServer(cause) {
-			cancel(cause)
-			return
-		}
-		close(failed)
-		if activity.IsActivity(lctx) {
-			activity.GetLogger(lctx).Warn("fetch lease: a heartbeat failed on a busy Temporal server; the lease beats again and ends after its chunk", "error", cause)
-		}
-		go func() {
-			for _, after := range rebeatsAfter {
-				t := time.NewTimer(after)
-				select {
-				case <-lctx.Done():
-					t.Stop()
-					return
-				case <-t.C:
-				}
-				if r := last.Load(); r != nil {
-					beat(*r)
-				}
+// leaseBeats is one lease's heartbeat. beat is safe for concurrent use; beats are sent in the
+// order they were made, the newest replacing any still waiting.
+type leaseBeats struct {
+	hb     heartbeater
+	token  []byte
+	cancel context.CancelCauseFunc // ends the lease's context when the server asks
+	log    warner
+
+	sending sync.Mutex // one beat at a time, in order
+}
+
+// leaseContext returns the context a fetch lease runs on, a child of the activity's that ends
+// when a heartbeat's answer says the server wants the lease to end, and its heartbeat, sent by
+// hb with the activity's task token. stop releases the context.
+func leaseContext(ctx context.Context, hb heartbeater, token []byte, log warner) (lctx context.Context, beat func(fetching.LeaseBeat), stop func()) {
+	lctx, cancel := context.WithCancelCause(ctx)
+	b := &leaseBeats{hb: hb, token: token, cancel: cancel, log: log}
+	return lctx, func(r fetching.LeaseBeat) { b.beat(lctx, r) }, func() { cancel(nil) }
+}
+
+// beat sends r, and once more after rebeatAfter if it did not land on a passing error.
+func (b *leaseBeats) beat(ctx context.Context, r fetching.LeaseBeat) {
+	b.sending.Lock()
+	defer b.sending.Unlock()
+	for try := 0; try < 2 && ctx.Err() == nil; try++ {
+		if try > 0 {
+			t := time.NewTimer(rebeatAfter)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
 			}
-		}()
-	})
-	return lctx, failed, beat, func() { unwatch(); cancel(nil); endDeadline() }
-}
-
-// eitherClosed returns a channel closed when a or b is (nil channels never are), until done.
-func eitherClosed(done <-chan struct{}, a, b <-chan struct{}) <-chan struct{} {
-	out := make(chan struct{})
-	go func() {
-		select {
-		case <-a:
-		case <-b:
-		case <-done:
+		}
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), beatRPCTimeout)
+		err := b.hb.RecordActivityHeartbeat(rctx, b.token, r)
+		cancel()
+		switch {
+		case err == nil:
+			return
+		case temporal.IsCanceledError(err) || ended(err):
+			b.cancel(err) // the server asked for the lease's end, or has forgotten the attempt
 			return
 		}
-		close(out)
-	}()
-	return out
+		if b.log != nil {
+			b.log.Warn("fetch lease: a heartbeat did not land", "try", try+1, "error", err)
+		}
+	}
+}
+
+// ended says whether a heartbeat's error means the attempt is over on the server's side: gone
+// (timed out, completed elsewhere), its namespace gone, or paused or reset by an operator.
+func ended(err error) bool {
+	var (
+		notFound *serviceerror.NotFound
+		nsGone   *serviceerror.NamespaceNotFound
+		nsOff    *serviceerror.NamespaceNotActive
+	)
+	return errors.As(err, &notFound) || errors.As(err, &nsGone) || errors.As(err, &nsOff) ||
+		errors.Is(err, activity.ErrActivityPaused) || errors.Is(err, activity.ErrActivityReset)
+}
+
+// leaseOutcome is what FetchBatch reports for a lease that ended with err on lctx: a
+// CanceledError when the server asked for the end (so the SDK reports the attempt canceled,
+// not failed), else err.
+func leaseOutcome(lctx context.Context, err error) error {
+	if err != nil && temporal.IsCanceledError(context.Cause(lctx)) {
+		return temporal.NewCanceledError()
+	}
+	return err
 }

@@ -3,131 +3,105 @@ package activities
 import (
 	"context"
 	"errors"
-	"sync/atomic"
+	"sync"
 	"testing"
 	"time"
 
 	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
-	"go.temporal.io/sdk/worker"
 
 	"github.com/trawlerdev/trawler/internal/fetching"
 )
 
-type ctxKey struct{}
+// fakeBeats answers heartbeats with the errors given, in turn (nil once they run out).
+type fakeBeats struct {
+	mu      sync.Mutex
+	answers []error
+	calls   int
+	tokens  [][]byte
+	budget  time.Duration // the deadline the last call had
+}
 
-// A heartbeat that failed on a busy server leaves the lease's context running (its values and
-// deadline kept), tells the lease to end after its chunk, and beats the last progress again;
-// every other end of the activity's context ends the lease's, with the same cause.
-func TestLeaseContextOutlivesABusyServerOnly(t *testing.T) {
-	rebeats := rebeatsAfter
-	rebeatsAfter = []time.Duration{0, 10 * time.Millisecond}
-	defer func() { rebeatsAfter = rebeats }()
+func (f *fakeBeats) RecordActivityHeartbeat(ctx context.Context, token []byte, _ ...any) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls++
+	f.tokens = append(f.tokens, token)
+	if d, ok := ctx.Deadline(); ok {
+		f.budget = time.Until(d)
+	}
+	if len(f.answers) == 0 {
+		return nil
+	}
+	err := f.answers[0]
+	f.answers = f.answers[1:]
+	return err
+}
+
+// A lease's beat goes by its task token with its own time to land; the server's answer ends
+// the lease only when it asks for the end (a cancel, the attempt gone, a pause), and a beat
+// that met a busy server is sent again instead of ending the lease.
+func TestLeaseBeatsEndTheLeaseOnlyWhenTheServerAsks(t *testing.T) {
+	defer func(d time.Duration) { rebeatAfter = d }(rebeatAfter)
+	rebeatAfter = 10 * time.Millisecond
+	busy := serviceerror.NewResourceExhausted(0, "workflow is busy")
 	for _, tc := range []struct {
-		name  string
-		cause error
-		goOn  bool
+		name    string
+		answers []error
+		calls   int
+		ends    bool
 	}{
-		{"busy workflow", serviceerror.NewResourceExhausted(0, "workflow is busy"), true},
-		{"unavailable", serviceerror.NewUnavailable("shard moving"), true},
-		{"slow answer", serviceerror.NewDeadlineExceeded("deadline"), true},
-		{"cancel asked", temporal.NewCanceledError(), false},
-		{"attempt gone", serviceerror.NewNotFound("activity not found"), false},
-		{"worker stopping", worker.ErrWorkerShutdown, false},
-		{"no cause", nil, false},
+		{"lands", nil, 1, false},
+		{"busy, then lands", []error{busy}, 2, false},
+		{"busy twice", []error{busy, serviceerror.NewUnavailable("shard moving")}, 2, false},
+		{"cancel asked", []error{temporal.NewCanceledError()}, 1, true},
+		{"attempt gone", []error{serviceerror.NewNotFound("activity not found")}, 1, true},
+		{"paused by an operator", []error{activity.ErrActivityPaused}, 1, true},
+		{"busy, then cancel asked", []error{busy, temporal.NewCanceledError()}, 2, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			deadline := time.Now().Add(time.Hour)
-			parent, cancelParent := context.WithDeadline(context.WithValue(context.Background(), ctxKey{}, "v"), deadline)
-			activityCtx, cancel := context.WithCancelCause(parent)
-			defer cancelParent()
-			var beats atomic.Int32
-			lctx, busy, beat, stop := leaseContext(activityCtx, func(context.Context, fetching.LeaseBeat) { beats.Add(1) })
+			hb := &fakeBeats{answers: tc.answers}
+			lctx, beat, stop := leaseContext(context.Background(), hb, []byte("token"), nil)
 			defer stop()
-			if lctx.Value(ctxKey{}) != "v" {
-				t.Fatal("the lease's context lost the activity's values")
-			}
-			if d, ok := lctx.Deadline(); !ok || !d.Equal(deadline) {
-				t.Fatalf("deadline %v %v, want %v", d, ok, deadline)
-			}
 			beat(fetching.LeaseBeat{})
-			cancel(tc.cause)
-			if tc.goOn {
-				select {
-				case <-busy:
-				case <-time.After(5 * time.Second):
-					t.Fatal("the lease was not told to end after its chunk")
-				}
-				wait := time.Now().Add(5 * time.Second)
-				for beats.Load() < 3 && time.Now().Before(wait) {
-					time.Sleep(5 * time.Millisecond)
-				}
-				if n := beats.Load(); n != 3 {
-					t.Errorf("%d beats, want the lease's and 2 after the failed one", n)
-				}
-				if lctx.Err() != nil {
-					t.Fatalf("the lease's context ended: %v", lctx.Err())
-				}
+			if hb.calls != tc.calls {
+				t.Errorf("%d heartbeats sent, want %d", hb.calls, tc.calls)
+			}
+			if string(hb.tokens[0]) != "token" || hb.budget <= 0 || hb.budget > beatRPCTimeout {
+				t.Errorf("sent with token %q and %v to land", hb.tokens[0], hb.budget)
+			}
+			if ended := lctx.Err() != nil; ended != tc.ends {
+				t.Fatalf("lease's context ended: %v, want %v", ended, tc.ends)
+			}
+			if !tc.ends {
 				return
 			}
-			select {
-			case <-lctx.Done():
-			case <-time.After(5 * time.Second):
-				t.Fatal("the lease's context outlived the activity's")
-			}
-			want := tc.cause
-			if want == nil {
-				want = context.Canceled
-			}
-			if got := context.Cause(lctx); !errors.Is(got, want) {
+			want := tc.answers[len(tc.answers)-1]
+			if got := context.Cause(lctx); !errors.Is(got, want) && !(temporal.IsCanceledError(want) && temporal.IsCanceledError(got)) {
 				t.Errorf("cause %v, want %v", got, want)
 			}
-			select {
-			case <-busy:
-				t.Error("told to end after its chunk on an end the server asked for")
-			default:
+			// What the lease then returns: canceled only when a cancel was asked.
+			out := leaseOutcome(lctx, lctx.Err())
+			if temporal.IsCanceledError(want) != temporal.IsCanceledError(out) {
+				t.Errorf("lease outcome %v for cause %v", out, want)
 			}
 		})
 	}
 }
 
-// The lease's context ends with the activity's deadline, and stop ends it.
-func TestLeaseContextEndsAtTheDeadlineAndStop(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
-	defer cancel()
-	lctx, _, _, stop := leaseContext(ctx, func(context.Context, fetching.LeaseBeat) {})
-	defer stop()
-	select {
-	case <-lctx.Done():
-	case <-time.After(5 * time.Second):
-		t.Fatal("the lease's context outlived the deadline")
+// A lease that ends on its own (not asked) reports its own error, and beats stop once its
+// context ends.
+func TestLeaseBeatsStopWithTheLease(t *testing.T) {
+	hb := &fakeBeats{}
+	lctx, beat, stop := leaseContext(context.Background(), hb, nil, nil)
+	own := errors.New("store: record fetch: refused")
+	if got := leaseOutcome(lctx, own); got != own {
+		t.Errorf("outcome %v, want the lease's own error", got)
 	}
-	if !errors.Is(lctx.Err(), context.DeadlineExceeded) {
-		t.Errorf("err %v", lctx.Err())
-	}
-	lctx2, _, _, stop2 := leaseContext(context.Background(), func(context.Context, fetching.LeaseBeat) {})
-	stop2()
-	if lctx2.Err() == nil {
-		t.Error("stop did not end the lease's context")
-	}
-}
-
-// eitherClosed closes when either channel does, and not after done.
-func TestEitherClosed(t *testing.T) {
-	a, done := make(chan struct{}), make(chan struct{})
-	out := eitherClosed(done, a, nil)
-	close(a)
-	select {
-	case <-out:
-	case <-time.After(5 * time.Second):
-		t.Fatal("not closed")
-	}
-	out2 := eitherClosed(done, nil, nil)
-	close(done)
-	time.Sleep(10 * time.Millisecond)
-	select {
-	case <-out2:
-		t.Fatal("closed with neither")
-	default:
+	stop()
+	beat(fetching.LeaseBeat{})
+	if hb.calls != 0 {
+		t.Errorf("%d beats sent after the lease ended", hb.calls)
 	}
 }

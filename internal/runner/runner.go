@@ -97,7 +97,7 @@ func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 			theFetcher = &activities.Fetcher{Store: st, Blob: deps.Blob, Bodies: bodies, Client: fetch.New(fetch.Options{Dialer: dialer, RootCAs: cfg.RootCAs, TrustedProxy: cfg.TrustedProxy(), Budget: bodyBudget}),
 				Crawls: crawls, Admitter: admitter, Dialer: dialer, Stopping: r.stopping,
 				Schedule: schedule(st, dialer, cfg),
-				Control:  st.WatchControl(watchCtx), BeatEvery: cfg.HeartbeatMax}
+				Control:  st.WatchControl(watchCtx), BeatEvery: cfg.HeartbeatMax, Beats: c}
 		}
 		return theFetcher
 	}
@@ -130,9 +130,10 @@ func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 			// Pollers scale with the queue: at a crawl's start a thousand host leases wait to be
 			// picked up at once (two fixed pollers took them at ~100 a second), then few do.
 			opts.ActivityTaskPollerBehavior = worker.NewPollerBehaviorAutoscaling(worker.PollerBehaviorAutoscalingOptions{})
-			// Leases pace their own heartbeats (every 20 s): the SDK's throttle only holds back
-			// the beats a lease sends when told of a pause or throttle (so that they carry the
-			// cancel at once), so it is short here.
+			// Leases send their own heartbeats, by task token (activities/lease_context.go: the
+			// SDK's throttle would also be each beat's time to land, and a busy server's slow
+			// answer cancelled the lease); this throttle is for the fetch queue's other
+			// activities, and kept short.
 			opts.MaxHeartbeatThrottleInterval = min(cfg.HeartbeatMax, fetchHeartbeatThrottle)
 			w = worker.New(c, cfg.FetchTaskQueue, opts)
 			w.RegisterActivity(health)
