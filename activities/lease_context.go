@@ -21,11 +21,11 @@ import (
 // on the fetch worker, so that a beat telling of a pause reaches the server at once), and when
 // it fails on an error the SDK retries (ResourceExhausted "BusyWorkflow" while the host's
 // workflow is locked by another update, Unavailable) it cancels the activity as if the attempt
-// had timed out. A busy Temporal server answers a heartbeat in more than a second often: on the
-// hour-long bench with Temporal on PostgreSQL, leases failed ("context canceled") four times
-// for every one that completed and waited out Temporal's retry backoff, up to 2 minutes, their
-// hosts idle; letting the lease go on instead only turned those into heartbeat timeouts, as
-// its next beats met the same second.
+// had timed out. A busy Temporal server often takes more than a second: on the hour-long bench
+// with Temporal on PostgreSQL, leases failed ("context canceled") two to fifteen times as often
+// as they completed and waited out Temporal's retry backoff, up to 2 minutes, their hosts
+// idle; letting the lease go on instead only turned those into heartbeat timeouts, as its next
+// beats met the same second (BENCHMARKS.md, 2026-11-28 07:23 and 07:45).
 //
 // Sent here, a beat has beatRPCTimeout to land (the gRPC client retries within it), is never
 // held back (a told pause is sent at once), and a failed one is sent again soon. Its answer

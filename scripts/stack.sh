@@ -139,7 +139,7 @@ postgres_up() {
   # 2026-11-28 03:58). Shared buffers of 2 GB (TRAWLER_PG_SHARED_BUFFERS): with 256 MB, from
   # minute 20 of the hour-long run the crawl's random index pages no longer fitted, and
   # backends evicted and wrote back 1-2 GB of dirty pages a minute themselves (pg_stat_bgwriter's
-  # buffers_backend; BENCHMARKS.md, 2026-11-28 07:25).
+  # buffers_backend; BENCHMARKS.md, 2026-11-28 07:23).
   as_pg "$PGBIN/pg_ctl" -D "$data" -l "$pglog" -w -t 60 start \
     -o "-c listen_addresses=127.0.0.1 -p $PG_PORT -k $sock -c max_connections=200 -c shared_buffers=${TRAWLER_PG_SHARED_BUFFERS:-2GB} -c fsync=${TRAWLER_PG_FSYNC:-on} -c max_wal_size=8GB -c checkpoint_timeout=15min -c wal_compression=lz4 ${TRAWLER_PG_EXTRA_OPTS:-}" \
     >/dev/null || { tail -n 20 "$pglog" >&2; die "postgres: failed to start (see $pglog)"; }
