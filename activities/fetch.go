@@ -72,10 +72,11 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchLeaseInput) (FetchLeas
 		return f.stage(ctx, nil).Lease(ctx, in, resumed, int(activity.GetInfo(ctx).Attempt))
 	}
 	// (lease_context.go: the lease beats by its task token, so a busy server does not end it)
-	lctx, beat, stop := leaseContext(ctx, f.Beats, activity.GetInfo(ctx).TaskToken, activity.GetLogger(ctx))
+	info := activity.GetInfo(ctx)
+	lctx, beat, stop := leaseContext(ctx, f.Beats, info.TaskToken, info.HeartbeatTimeout, activity.GetLogger(ctx))
 	defer stop()
-	res, err := f.stage(lctx, beat).Lease(lctx, in, resumed, int(activity.GetInfo(ctx).Attempt))
-	return res, leaseOutcome(lctx, err)
+	res, err := f.stage(lctx, beat).Lease(lctx, in, resumed, int(info.Attempt))
+	return res, leaseOutcome(ctx, lctx, f.Beats, info.TaskToken, err)
 }
 
 // errNoFetchStage is a local lease's failure on a workflow worker that runs no fetch stage.

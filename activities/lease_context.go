@@ -27,21 +27,29 @@ import (
 // idle; letting the lease go on instead only turned those into heartbeat timeouts, as its next
 // beats met the same second (BENCHMARKS.md, 2026-11-28 07:23 and 07:45).
 //
-// Sent here, a beat has beatRPCTimeout to land (the gRPC client retries within it), is never
-// held back (a told pause is sent at once), and a failed one is sent again soon. Its answer
-// still ends the lease when the server asks: a cancel (the lease returns a CanceledError, so
-// the attempt is reported canceled) or the attempt gone.
+// Sent here, a beat has up to beatRPCTimeout to land (the gRPC client retries within it), is
+// never held back (a told pause is sent at once), and one that did not land is sent again
+// soon. Its answer still ends the lease when the server asks: a cancel (reported canceled, by
+// task token too: the SDK reports a cancel only when its own heartbeat brought it), the
+// attempt gone, an operator's pause or reset, an error that will not pass. And a lease whose
+// beats have not landed for nearly its heartbeat timeout stops by itself, before the server
+// retries it elsewhere under the same owner (two attempts of one host's lease at once).
 
-// beatRPCTimeout is how long one heartbeat may take to land: within the lease's heartbeat
-// timeout (30 s) with room for a second try before it.
+// beatRPCTimeout is the most one heartbeat may take to land.
 const beatRPCTimeout = 10 * time.Second
 
-// rebeatAfter is when a beat that did not land is sent again.
-var rebeatAfter = 2 * time.Second
+// rebeatAfter is when a beat that did not land is sent again; beatMargin is how long before
+// its heartbeat timeout a lease whose beats have not landed stops.
+var rebeatAfter, beatMargin = 2 * time.Second, 3 * time.Second
 
-// heartbeater sends an activity's heartbeat by task token (client.Client does).
+// errBeatsLost ends a lease whose heartbeats have not landed for nearly its heartbeat timeout.
+var errBeatsLost = errors.New("activities: the fetch lease's heartbeats have not reached Temporal for nearly its heartbeat timeout; it stops before the server retries it")
+
+// heartbeater sends an activity's heartbeat, and completes it, by task token (client.Client
+// does).
 type heartbeater interface {
 	RecordActivityHeartbeat(ctx context.Context, taskToken []byte, details ...any) error
+	CompleteActivity(ctx context.Context, taskToken []byte, result any, err error) error
 }
 
 var _ heartbeater = client.Client(nil)
@@ -51,27 +59,62 @@ type warner interface {
 	Warn(msg string, keyvals ...any)
 }
 
-// leaseBeats is one lease's heartbeat. beat is safe for concurrent use; beats are sent in the
-// order they were made, the newest replacing any still waiting.
+// leaseBeats is one lease's heartbeat. beat is safe for concurrent use; beats go one at a time.
 type leaseBeats struct {
-	hb     heartbeater
-	token  []byte
-	cancel context.CancelCauseFunc // ends the lease's context when the server asks
-	log    warner
+	hb      heartbeater
+	token   []byte
+	timeout time.Duration           // the lease's heartbeat timeout (0: none, no watch)
+	cancel  context.CancelCauseFunc // ends the lease's context
+	log     warner
 
 	sending sync.Mutex // one beat at a time, in order
+	mu      sync.Mutex
+	landed  time.Time   // when the last beat that landed was sent (the lease's start at first)
+	watch   *time.Timer // ends the lease at landed + timeout - beatMargin
 }
 
-// leaseContext returns the context a fetch lease runs on, a child of the activity's that ends
-// when a heartbeat's answer says the server wants the lease to end, and its heartbeat, sent by
-// hb with the activity's task token. stop releases the context.
-func leaseContext(ctx context.Context, hb heartbeater, token []byte, log warner) (lctx context.Context, beat func(fetching.LeaseBeat), stop func()) {
+// leaseContext returns the context a fetch lease runs on — a child of the activity's that ends
+// when a heartbeat's answer says the server wants the lease to end, or when no beat has landed
+// for timeout less beatMargin — and its heartbeat, sent by hb with the activity's task token.
+// stop releases the context.
+func leaseContext(ctx context.Context, hb heartbeater, token []byte, timeout time.Duration, log warner) (lctx context.Context, beat func(fetching.LeaseBeat), stop func()) {
 	lctx, cancel := context.WithCancelCause(ctx)
-	b := &leaseBeats{hb: hb, token: token, cancel: cancel, log: log}
-	return lctx, func(r fetching.LeaseBeat) { b.beat(lctx, r) }, func() { cancel(nil) }
+	b := &leaseBeats{hb: hb, token: token, timeout: timeout, cancel: cancel, log: log, landed: time.Now()}
+	if timeout > 0 {
+		b.watch = time.AfterFunc(timeout-beatMargin, func() { cancel(errBeatsLost) })
+	}
+	return lctx, func(r fetching.LeaseBeat) { b.beat(lctx, r) }, func() {
+		if b.watch != nil {
+			b.watch.Stop()
+		}
+		cancel(nil)
+	}
 }
 
-// beat sends r, and once more after rebeatAfter if it did not land on a passing error.
+// left is how long the lease may still go without a beat landing (a day without a watch).
+func (b *leaseBeats) left() time.Duration {
+	if b.timeout <= 0 {
+		return 24 * time.Hour
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return time.Until(b.landed.Add(b.timeout - beatMargin))
+}
+
+// landedAt notes that a beat sent at sent landed, which moves the watch.
+func (b *leaseBeats) landedAt(sent time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if sent.After(b.landed) {
+		b.landed = sent
+	}
+	if b.watch != nil {
+		b.watch.Reset(time.Until(b.landed.Add(b.timeout - beatMargin)))
+	}
+}
+
+// beat sends r, and once more after rebeatAfter if it did not land on a passing error, each
+// try within what is left before the watch ends the lease.
 func (b *leaseBeats) beat(ctx context.Context, r fetching.LeaseBeat) {
 	b.sending.Lock()
 	defer b.sending.Unlock()
@@ -85,14 +128,20 @@ func (b *leaseBeats) beat(ctx context.Context, r fetching.LeaseBeat) {
 			case <-t.C:
 			}
 		}
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), beatRPCTimeout)
+		budget := min(beatRPCTimeout, b.left())
+		if budget <= 0 {
+			return
+		}
+		sent := time.Now()
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), budget)
 		err := b.hb.RecordActivityHeartbeat(rctx, b.token, r)
 		cancel()
 		switch {
 		case err == nil:
+			b.landedAt(sent)
 			return
-		case temporal.IsCanceledError(err) || ended(err):
-			b.cancel(err) // the server asked for the lease's end, or has forgotten the attempt
+		case !passing(err):
+			b.cancel(err) // the server asked for the lease's end, forgot the attempt, or refuses the beat
 			return
 		}
 		if b.log != nil {
@@ -101,24 +150,37 @@ func (b *leaseBeats) beat(ctx context.Context, r fetching.LeaseBeat) {
 	}
 }
 
-// ended says whether a heartbeat's error means the attempt is over on the server's side: gone
-// (timed out, completed elsewhere), its namespace gone, or paused or reset by an operator.
-func ended(err error) bool {
+// passing says whether a heartbeat's error may pass: a busy or briefly unreachable server, or
+// an answer later than the beat's budget. Anything else (a cancel, the attempt gone, an
+// operator's pause or reset, a refused request) ends the lease.
+func passing(err error) bool {
 	var (
-		notFound *serviceerror.NotFound
-		nsGone   *serviceerror.NamespaceNotFound
-		nsOff    *serviceerror.NamespaceNotActive
+		exhausted   *serviceerror.ResourceExhausted
+		unavailable *serviceerror.Unavailable
+		late        *serviceerror.DeadlineExceeded
+		aborted     *serviceerror.Aborted
+		internal    *serviceerror.Internal
+		dropped     *serviceerror.Canceled
 	)
-	return errors.As(err, &notFound) || errors.As(err, &nsGone) || errors.As(err, &nsOff) ||
-		errors.Is(err, activity.ErrActivityPaused) || errors.Is(err, activity.ErrActivityReset)
+	if temporal.IsCanceledError(err) || errors.Is(err, activity.ErrActivityPaused) || errors.Is(err, activity.ErrActivityReset) {
+		return false
+	}
+	return errors.As(err, &exhausted) || errors.As(err, &unavailable) || errors.As(err, &late) || errors.As(err, &aborted) ||
+		errors.As(err, &internal) || errors.As(err, &dropped) || errors.Is(err, context.DeadlineExceeded)
 }
 
-// leaseOutcome is what FetchBatch reports for a lease that ended with err on lctx: a
-// CanceledError when the server asked for the end (so the SDK reports the attempt canceled,
-// not failed), else err.
-func leaseOutcome(lctx context.Context, err error) error {
-	if err != nil && temporal.IsCanceledError(context.Cause(lctx)) {
-		return temporal.NewCanceledError()
+// leaseOutcome is what FetchBatch returns for a lease that ended with err on lctx. When the
+// server asked for the end with a cancel, the attempt is reported canceled by task token and
+// the SDK told the result is sent (it reports a cancel only when its own heartbeat brought
+// it); if that report fails, err goes back as the SDK would send it.
+func leaseOutcome(ctx, lctx context.Context, hb heartbeater, token []byte, err error) error {
+	if err == nil || !temporal.IsCanceledError(context.Cause(lctx)) {
+		return err
 	}
-	return err
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), beatRPCTimeout)
+	defer cancel()
+	if cerr := hb.CompleteActivity(rctx, token, nil, temporal.NewCanceledError()); cerr != nil {
+		return err
+	}
+	return activity.ErrResultPending
 }

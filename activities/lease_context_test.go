@@ -21,6 +21,21 @@ type fakeBeats struct {
 	calls   int
 	tokens  [][]byte
 	budget  time.Duration // the deadline the last call had
+	done    []error       // what CompleteActivity was given
+	doneErr error         // what CompleteActivity answers
+}
+
+func (f *fakeBeats) CompleteActivity(_ context.Context, _ []byte, _ any, err error) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.done = append(f.done, err)
+	return f.doneErr
+}
+
+func (f *fakeBeats) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls
 }
 
 func (f *fakeBeats) RecordActivityHeartbeat(ctx context.Context, token []byte, _ ...any) error {
@@ -58,11 +73,12 @@ func TestLeaseBeatsEndTheLeaseOnlyWhenTheServerAsks(t *testing.T) {
 		{"cancel asked", []error{temporal.NewCanceledError()}, 1, true},
 		{"attempt gone", []error{serviceerror.NewNotFound("activity not found")}, 1, true},
 		{"paused by an operator", []error{activity.ErrActivityPaused}, 1, true},
+		{"refused", []error{serviceerror.NewInvalidArgument("bad token")}, 1, true},
 		{"busy, then cancel asked", []error{busy, temporal.NewCanceledError()}, 2, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			hb := &fakeBeats{answers: tc.answers}
-			lctx, beat, stop := leaseContext(context.Background(), hb, []byte("token"), nil)
+			lctx, beat, stop := leaseContext(context.Background(), hb, []byte("token"), time.Minute, nil)
 			defer stop()
 			beat(fetching.LeaseBeat{})
 			if hb.calls != tc.calls {
@@ -81,27 +97,69 @@ func TestLeaseBeatsEndTheLeaseOnlyWhenTheServerAsks(t *testing.T) {
 			if got := context.Cause(lctx); !errors.Is(got, want) && !(temporal.IsCanceledError(want) && temporal.IsCanceledError(got)) {
 				t.Errorf("cause %v, want %v", got, want)
 			}
-			// What the lease then returns: canceled only when a cancel was asked.
-			out := leaseOutcome(lctx, lctx.Err())
-			if temporal.IsCanceledError(want) != temporal.IsCanceledError(out) {
-				t.Errorf("lease outcome %v for cause %v", out, want)
+			// What the lease then returns: a cancel asked is reported canceled by task token
+			// (the SDK would report it failed) and the SDK told the result is sent.
+			out := leaseOutcome(context.Background(), lctx, hb, []byte("token"), lctx.Err())
+			asked := temporal.IsCanceledError(want)
+			if asked != errors.Is(out, activity.ErrResultPending) || asked != (len(hb.done) == 1) {
+				t.Fatalf("lease outcome %v, completions %v, for cause %v", out, hb.done, want)
+			}
+			if asked && !temporal.IsCanceledError(hb.done[0]) {
+				t.Errorf("reported %v, want a cancel", hb.done[0])
 			}
 		})
 	}
 }
 
-// A lease that ends on its own (not asked) reports its own error, and beats stop once its
-// context ends.
+// A lease that ends on its own reports its own error; a cancel that cannot be reported by task
+// token goes back to the SDK; beats stop once the lease's context ends.
 func TestLeaseBeatsStopWithTheLease(t *testing.T) {
-	hb := &fakeBeats{}
-	lctx, beat, stop := leaseContext(context.Background(), hb, nil, nil)
+	hb := &fakeBeats{answers: []error{temporal.NewCanceledError()}, doneErr: serviceerror.NewUnavailable("down")}
+	lctx, beat, stop := leaseContext(context.Background(), hb, nil, time.Minute, nil)
 	own := errors.New("store: record fetch: refused")
-	if got := leaseOutcome(lctx, own); got != own {
+	if got := leaseOutcome(context.Background(), lctx, hb, nil, own); got != own {
 		t.Errorf("outcome %v, want the lease's own error", got)
+	}
+	beat(fetching.LeaseBeat{})
+	if got := leaseOutcome(context.Background(), lctx, hb, nil, lctx.Err()); !errors.Is(got, context.Canceled) || len(hb.done) != 1 {
+		t.Errorf("outcome %v after a failed report (%d reports), want the lease's error", got, len(hb.done))
 	}
 	stop()
 	beat(fetching.LeaseBeat{})
-	if hb.calls != 0 {
-		t.Errorf("%d beats sent after the lease ended", hb.calls)
+	if n := hb.count(); n != 1 {
+		t.Errorf("%d beats sent, want none after the lease ended", n)
+	}
+}
+
+// A lease whose beats do not land stops before its heartbeat timeout (the server would retry
+// it elsewhere under the same owner); beats that land keep it going past that.
+func TestLeaseStopsWhenItsBeatsDoNotLand(t *testing.T) {
+	defer func(r, m time.Duration) { rebeatAfter, beatMargin = r, m }(rebeatAfter, beatMargin)
+	rebeatAfter, beatMargin = 10*time.Millisecond, 100*time.Millisecond
+	const timeout = 400 * time.Millisecond
+	busy := serviceerror.NewResourceExhausted(0, "workflow is busy")
+
+	hb := &fakeBeats{answers: []error{busy, busy, busy, busy, busy, busy, busy, busy}}
+	began := time.Now()
+	lctx, beat, stop := leaseContext(context.Background(), hb, nil, timeout, nil)
+	defer stop()
+	beat(fetching.LeaseBeat{})
+	select {
+	case <-lctx.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("a lease whose beats did not land went on")
+	}
+	if took := time.Since(began); took >= timeout || !errors.Is(context.Cause(lctx), errBeatsLost) {
+		t.Errorf("ended after %v (timeout %v) with %v", took, timeout, context.Cause(lctx))
+	}
+
+	hb2 := &fakeBeats{}
+	lctx2, beat2, stop2 := leaseContext(context.Background(), hb2, nil, timeout, nil)
+	defer stop2()
+	for end := time.Now().Add(3 * timeout); time.Now().Before(end); time.Sleep(timeout / 4) {
+		beat2(fetching.LeaseBeat{})
+	}
+	if lctx2.Err() != nil {
+		t.Errorf("a lease whose beats landed ended: %v", context.Cause(lctx2))
 	}
 }

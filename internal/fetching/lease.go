@@ -36,7 +36,7 @@ func (f *Stage) Lease(ctx context.Context, in LeaseInput, resumed LeaseBeat, att
 	b := &leaseRun{f: f, in: in, next: in.NotBefore, began: f.clock().Now(), res: resumed.LeaseResult}
 	defer func() {
 		if err != nil {
-			b.beat() // the SDK sends the last progress with the failure: make it the latest
+			b.beat() // the last progress lands before the failure, for the retry to resume from
 		}
 	}()
 	defer b.beats(ctx)()

@@ -92,7 +92,7 @@ type LeaseResult struct {
 // a retry goes on from: the counts and pacing facts. Where the retry resumes is in Postgres,
 // not in the beat: its predecessor's unfinished URLs are still claimed under the lease's
 // owners (ClaimAs takes them back first), and those it finished are no longer claimed. The
-// SDK hands the last beat to the retry (FetchBatch), and sends it with a failure. (Beats of
+// server hands the last beat that landed to the retry (FetchBatch). (Beats of
 // older leases carried their chunk too: a retry of one ignores it and reclaims the same way.)
 type LeaseBeat struct {
 	LeaseResult
