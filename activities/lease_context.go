@@ -70,7 +70,7 @@ type leaseBeats struct {
 	sending sync.Mutex // one beat at a time, in order
 	mu      sync.Mutex
 	landed  time.Time   // when the last beat that landed was sent (the lease's start at first)
-	watch   *time.Timer // ends the lease at landed + timeout - beatMargin
+	watch   *time.Timer // ends the lease at deadlineLocked
 }
 
 // leaseContext returns the context a fetch lease runs on — a child of the activity's that ends
@@ -81,7 +81,7 @@ func leaseContext(ctx context.Context, hb heartbeater, token []byte, timeout tim
 	lctx, cancel := context.WithCancelCause(ctx)
 	b := &leaseBeats{hb: hb, token: token, timeout: timeout, cancel: cancel, log: log, landed: time.Now()}
 	if timeout > 0 {
-		b.watch = time.AfterFunc(timeout-beatMargin, func() { cancel(errBeatsLost) })
+		b.watch = time.AfterFunc(time.Until(b.deadlineLocked()), func() { cancel(errBeatsLost) })
 	}
 	return lctx, func(r fetching.LeaseBeat) { b.beat(lctx, r) }, func() {
 		if b.watch != nil {
@@ -91,6 +91,13 @@ func leaseContext(ctx context.Context, hb heartbeater, token []byte, timeout tim
 	}
 }
 
+// deadlineLocked is when the watch ends the lease unless a beat lands first: the heartbeat
+// timeout after the last beat that landed, less beatMargin (a third of a timeout too short for
+// it). Callers hold b.mu, or own b alone.
+func (b *leaseBeats) deadlineLocked() time.Time {
+	return b.landed.Add(b.timeout - min(beatMargin, b.timeout/3))
+}
+
 // left is how long the lease may still go without a beat landing (a day without a watch).
 func (b *leaseBeats) left() time.Duration {
 	if b.timeout <= 0 {
@@ -98,7 +105,7 @@ func (b *leaseBeats) left() time.Duration {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return time.Until(b.landed.Add(b.timeout - beatMargin))
+	return time.Until(b.deadlineLocked())
 }
 
 // landedAt notes that a beat sent at sent landed, which moves the watch.
@@ -109,7 +116,7 @@ func (b *leaseBeats) landedAt(sent time.Time) {
 		b.landed = sent
 	}
 	if b.watch != nil {
-		b.watch.Reset(time.Until(b.landed.Add(b.timeout - beatMargin)))
+		b.watch.Reset(time.Until(b.deadlineLocked()))
 	}
 }
 

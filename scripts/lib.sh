@@ -41,6 +41,9 @@ start() {
   echo $! >"$run/$name.pid"
 }
 
+# gone_within_10s PID: waits until PID has exited, at most 10 s.
+gone_within_10s() { for _ in $(seq 1 50); do running "$1" || return 0; sleep 0.2; done; }
+
 # stop_pidfile NAME [SIGNAL]: SIGTERM (or SIGNAL) to the process group, SIGKILL after 10 s.
 stop_pidfile() {
   local name=$1 sig=${2:-TERM}
@@ -48,11 +51,11 @@ stop_pidfile() {
     local pid
     pid=$(cat "$run/$name.pid")
     kill "-$sig" -- "-$pid" 2>/dev/null || kill "-$sig" "$pid" 2>/dev/null || true
-    for _ in $(seq 1 50); do running "$pid" || break; sleep 0.2; done
+    gone_within_10s "$pid"
     kill -KILL -- "-$pid" 2>/dev/null || true
     # (and gone: a Temporal server on PostgreSQL killed after a long run still held its metrics
     # port when the next one started, which then failed to bind it)
-    for _ in $(seq 1 50); do running "$pid" || break; sleep 0.2; done
+    gone_within_10s "$pid"
     say "$name: stopped"
   fi
   rm -f "$run/$name.pid"

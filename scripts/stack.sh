@@ -137,7 +137,7 @@ postgres_up() {
   # minutes of the hour-long run, and each page an insert touched went to the WAL whole after
   # every checkpoint: 24 KB of WAL a page fetched at minute 15, 64 KB at minute 55 (BENCHMARKS.md,
   # 2026-11-28 03:58). Shared buffers of 2 GB (TRAWLER_PG_SHARED_BUFFERS): with 256 MB, from
-  # minute 20 of the hour-long run the crawl's random index pages no longer fitted, and
+  # minute 15 of the hour-long run the crawl's random index pages no longer fitted, and
   # backends evicted and wrote back 1-2 GB of dirty pages a minute themselves (pg_stat_bgwriter's
   # buffers_backend; BENCHMARKS.md, 2026-11-28 07:23).
   as_pg "$PGBIN/pg_ctl" -D "$data" -l "$pglog" -w -t 60 start \
