@@ -3,6 +3,8 @@ package processing
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -27,6 +29,13 @@ const (
 	// an empty claim is one cheap indexed round trip.
 	crawlPollMin = 500 * time.Millisecond
 	crawlPollMax = time.Second
+	// crawlLanes is the most batches one run processes at once. A batch is a serial chain
+	// (parse, wait for its texts' segment, save, admit, finish) that spends most of its time
+	// waiting on Postgres and MinIO, so one lane a run fell ten times behind fetching on a
+	// grown database (BENCHMARKS.md, 2026-11-28 07:23). A lane is added when a claim comes back
+	// full (a backlog) and ends when one comes back short, so an idle crawl keeps one lane
+	// polling; the process worker's gate (process-concurrency) still bounds the parsing.
+	crawlLanes = 4
 )
 
 // ErrStopping is what a crawl's processing returns when its worker begins to stop: it hands
@@ -34,45 +43,150 @@ const (
 // instead of waiting out the stop timeout and then its heartbeat timeout.
 var ErrStopping = errors.New("process worker stopping: the processing goes on elsewhere")
 
-// Crawl processes a crawl's fetched pages for up to cp.For (see above), and ends sooner once
-// the crawl is over (done or stopped, or gone) and nothing is left to process. done counts
-// the pages it processed (the caller's heartbeat).
+// Crawl processes a crawl's fetched pages for up to cp.For, in up to crawlLanes batches at
+// once, and ends sooner once the crawl is over (done or stopped, or gone) and nothing is left
+// to process. done counts the pages it processed (the caller's heartbeat).
 func (p *Stage) Crawl(ctx context.Context, cp crawl.CrawlProcessing, done *atomic.Int64) (crawl.ProcessResult, error) {
-	var total crawl.ProcessResult
-	began, poll := time.Now(), crawlPollMin
-	for first := true; time.Since(began) < cp.For; first = false {
-		claim, err := p.Store.ClaimFetched(ctx, cp.CrawlID, cp.Owner, crawlProcessBatch, crawlProcessHold, first)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	r := &crawlRun{p: p, cp: cp, done: done, began: time.Now(), cancel: cancel}
+	r.start(ctx)
+	r.wg.Wait()
+	p.Hooks.log().Info("processed a crawl's pages", "crawl", cp.CrawlID, "owner", cp.Owner,
+		"pages", done.Load(), "documents", r.total.Documents, "admitted", r.total.Admitted, "lanes", r.most)
+	return r.total, r.err
+}
+
+// crawlRun is one run of a crawl's processing: its lanes, what they processed, and the first
+// failure.
+type crawlRun struct {
+	p      *Stage
+	cp     crawl.CrawlProcessing
+	done   *atomic.Int64
+	began  time.Time
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu      sync.Mutex
+	running [crawlLanes]bool
+	most    int // the most lanes that ran at once
+	total   crawl.ProcessResult
+	err     error
+}
+
+// start starts the lowest lane not running, if any is left and the run has no failure.
+func (r *crawlRun) start(ctx context.Context) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.err != nil {
+		return
+	}
+	n := 0
+	lane := -1
+	for i, on := range r.running {
+		if on {
+			n++
+		} else if lane < 0 {
+			lane = i
+		}
+	}
+	if lane < 0 {
+		return
+	}
+	r.running[lane] = true
+	r.most = max(r.most, n+1)
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		err := r.lane(ctx, lane)
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.running[lane] = false
+		if err != nil && r.err == nil {
+			r.err = err
+			if !errors.Is(err, ErrStopping) {
+				r.cancel() // the other lanes' batches are retried with the run
+			}
+		}
+	}()
+}
+
+// owner is who a lane's claims are held by: lane 0 is the run itself, the others its own
+// names, so that each lane's first claim takes back what the same lane of a failed attempt
+// held (and never what a sibling lane holds now).
+func (r *crawlRun) owner(lane int) string {
+	if lane == 0 {
+		return r.cp.Owner
+	}
+	return fmt.Sprintf("%s/%d", r.cp.Owner, lane)
+}
+
+// lane claims and processes batches. Lane 0 waits for more when a claim comes back short and
+// decides the run's end; another lane ends then, and so does any lane once the worker
+// begins to stop (lane 0 with ErrStopping, after the other lanes' batches).
+func (r *crawlRun) lane(ctx context.Context, lane int) error {
+	p, owner := r.p, r.owner(lane)
+	poll := crawlPollMin
+	for first := true; time.Since(r.began) < r.cp.For; first = false {
+		if p.stopping() {
+			if lane == 0 {
+				return ErrStopping
+			}
+			return nil
+		}
+		claim, err := p.Store.ClaimFetched(ctx, r.cp.CrawlID, owner, crawlProcessBatch, crawlProcessHold, first)
 		if err != nil {
-			return total, err
+			return err
+		}
+		full := len(claim.Pages) == crawlProcessBatch
+		if full {
+			r.start(ctx) // a backlog: one more lane
 		}
 		if len(claim.Pages) > 0 {
-			res, err := p.Pages(ctx, "", store.PageRefs(claim.Pages), done)
+			res, err := p.Pages(ctx, "", store.PageRefs(claim.Pages), r.done)
 			if err != nil {
-				return total, err
+				return err
 			}
-			total = total.Plus(res)
+			r.add(res)
 			poll = crawlPollMin
-			if len(claim.Pages) == crawlProcessBatch {
+			if full {
 				continue // more are waiting
 			}
 		} else if over(claim.CrawlState) {
-			break
+			return nil
+		}
+		if lane != 0 {
+			return nil // the backlog is taken: lane 0 waits for more
 		}
 		if err := p.sleep(ctx, poll); err != nil {
-			return total, err
+			return err
 		}
 		if len(claim.Pages) == 0 {
 			poll = min(2*poll, crawlPollMax)
 		}
 	}
-	p.Hooks.log().Info("processed a crawl's pages", "crawl", cp.CrawlID, "owner", cp.Owner,
-		"pages", done.Load(), "documents", total.Documents, "admitted", total.Admitted)
-	return total, nil
+	return nil
+}
+
+func (r *crawlRun) add(res crawl.ProcessResult) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.total = r.total.Plus(res)
 }
 
 // over says whether a crawl in this state fetches nothing more ("": the crawl is gone).
 func over(state crawl.CrawlState) bool {
 	return state == "" || state == crawl.CrawlDone || state == crawl.CrawlStopped
+}
+
+// stopping says whether this worker has begun to stop.
+func (p *Stage) stopping() bool {
+	select {
+	case <-p.Stopping:
+		return true
+	default:
+		return false
+	}
 }
 
 // sleep waits d, unless ctx ends or this worker begins to stop (ErrStopping).
