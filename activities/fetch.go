@@ -51,7 +51,7 @@ type Fetcher struct {
 	// LocalSlots bounds the local leases this worker runs at once (TRAWLER_LOCAL_LEASE_CONCURRENCY;
 	// nil: no local lease): the fetch role's concurrency and rate limits do not reach them.
 	LocalSlots chan struct{}
-	// Beats sends fetch leases' heartbeats by task token (lease_context.go: the worker's
+	// Beats sends fetch leases' heartbeats by task token (token_beats.go: the worker's
 	// Temporal client; nil: through the SDK's activity.RecordHeartbeat).
 	Beats heartbeater
 	// BeatEvery is the worker's heartbeat throttle (TRAWLER_HEARTBEAT_MAX): under
@@ -71,12 +71,12 @@ func (f *Fetcher) FetchBatch(ctx context.Context, in FetchLeaseInput) (FetchLeas
 	if f.Beats == nil {
 		return f.stage(ctx, nil).Lease(ctx, in, resumed, int(activity.GetInfo(ctx).Attempt))
 	}
-	// (lease_context.go: the lease beats by its task token, so a busy server does not end it)
+	// (token_beats.go: the lease beats by its task token, so a busy server does not end it)
 	info := activity.GetInfo(ctx)
-	lctx, beat, stop := leaseContext(ctx, f.Beats, info.TaskToken, info.HeartbeatTimeout, activity.GetLogger(ctx))
+	lctx, beat, stop := beatingContext(ctx, f.Beats, info.TaskToken, info.HeartbeatTimeout, activity.GetLogger(ctx))
 	defer stop()
-	res, err := f.stage(lctx, beat).Lease(lctx, in, resumed, int(info.Attempt))
-	return res, leaseOutcome(ctx, lctx, f.Beats, info.TaskToken, err)
+	res, err := f.stage(lctx, func(r fetching.LeaseBeat) { beat(r) }).Lease(lctx, in, resumed, int(info.Attempt))
+	return res, beatOutcome(ctx, lctx, f.Beats, info.TaskToken, err)
 }
 
 // errNoFetchStage is a local lease's failure on a workflow worker that runs no fetch stage.

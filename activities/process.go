@@ -40,6 +40,9 @@ type Processor struct {
 	Parse *membudget.Budget
 	// PDF bounds the reading of one PDF (zero: content.DefaultPDFLimits).
 	PDF content.PDFLimits
+	// Beats sends a crawl's processing runs' heartbeats by task token (token_beats.go: the
+	// worker's Temporal client; nil: through the SDK's activity.RecordHeartbeat).
+	Beats heartbeater
 }
 
 // ProcessCrawl is the activity of a crawl's processing child (CrawlProcessingWorkflow): it
@@ -47,12 +50,14 @@ type Processor struct {
 func (p *Processor) ProcessCrawl(ctx context.Context, cp crawl.CrawlProcessing) (crawl.ProcessResult, error) {
 	failpoint.Hit(failpoint.ProcessStarted)
 	var done atomic.Int64 // pages processed: the heartbeat
-	defer keepAlive(ctx, func() any { return done.Load() })()
-	res, err := p.stage(ctx).Crawl(ctx, cp, &done)
+	// Its beats are the ticker's alone: a run of minutes whose heartbeat a busy server answered
+	// late must not end with the batches it holds (token_beats.go).
+	bctx, finish := beating(ctx, p.Beats, func() any { return done.Load() })
+	res, err := p.stage(bctx, nil).Crawl(bctx, cp, &done)
 	if errors.Is(err, processing.ErrStopping) {
 		err = temporal.NewApplicationError(err.Error(), "WorkerStopping")
 	}
-	return res, err
+	return res, finish(err)
 }
 
 // Process processes a batch of pages the crawl's sweep found unprocessed.
@@ -60,15 +65,16 @@ func (p *Processor) Process(ctx context.Context, in crawl.ProcessInput) (crawl.P
 	failpoint.Hit(failpoint.ProcessStarted)
 	var done atomic.Int64
 	defer keepAlive(ctx, func() any { return done.Load() })()
-	return p.stage(ctx).Pages(ctx, in.Host, in.Pages, &done)
+	return p.stage(ctx, func(done int64) { activity.RecordHeartbeat(ctx, done) }).Pages(ctx, in.Host, in.Pages, &done)
 }
 
-// stage is the process stage over this worker's stores, reporting to ctx's activity.
-func (p *Processor) stage(ctx context.Context) *processing.Stage {
+// stage is the process stage over this worker's stores, reporting to ctx's activity; beat
+// is told of each page processed (nil: not told).
+func (p *Processor) stage(ctx context.Context, beat func(done int64)) *processing.Stage {
 	return &processing.Stage{Store: p.Store.Documents(), Renders: p.Store.Renders(), Crawls: p.Crawls, Admit: admitDiscovered(ctx, p.Admitter),
 		Body: p.body, StoreText: p.storeText, Gate: p.Gate, Parse: p.Parse, PDF: p.PDF, Stopping: p.Stopping,
 		Hooks: processing.Hooks{
-			Beat:  func(done int64) { activity.RecordHeartbeat(ctx, done) },
+			Beat:  beat,
 			Count: func(name string, n int64, tags ...string) { count(ctx, name, n, tags...) },
 			Log:   activity.GetLogger(ctx),
 		}}

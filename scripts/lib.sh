@@ -147,6 +147,8 @@ temporal_schema() {
 # the visibility database: a process runs four services, each with its pools. RPC, the
 # cluster's address in its metadata, must be the same on every node. PPROF: the port of the
 # server's profile (0: none); METRICS, of its Prometheus metrics (none if unset or 0).
+# A history shard makes up to TRAWLER_TEMPORAL_SHARD_IO persistence calls at once (8; Temporal's
+# default of 1 queues a shard's every commit behind the last: deploy/temporal/dynamicconfig.yaml).
 # TRAWLER_TEMPORAL_DYNAMIC (key=JSON-value pairs, space-separated) adds dynamic config values,
 # as it does to the dev server.
 temporal_config() {
@@ -160,6 +162,8 @@ system.enableEagerWorkflowStart:
   - value: true
 limit.maxIDLength:
   - value: 1000
+history.shardIOConcurrency:
+  - value: ${TRAWLER_TEMPORAL_SHARD_IO:-8}
 YAML
   local kvs
   read -ra kvs <<<"${TRAWLER_TEMPORAL_DYNAMIC:-}" # (split on spaces, never globbed)

@@ -95,7 +95,8 @@ temporal_sql_up() {
   pg_healthy || die "temporal: PostgreSQL is not up"
   local conf="$dev/temporal-sql"
   temporal_schema 127.0.0.1 "$PG_PORT" "$logs/temporal.log"
-  temporal_config "$conf" 127.0.0.1 "$TEMPORAL_PORT" "127.0.0.1:$PG_PORT" "${TRAWLER_TEMPORAL_SHARDS:-4}" 20 4 \
+  # 32 connections a service: 4 shards, each with up to 8 persistence calls at once (lib.sh).
+  temporal_config "$conf" 127.0.0.1 "$TEMPORAL_PORT" "127.0.0.1:$PG_PORT" "${TRAWLER_TEMPORAL_SHARDS:-4}" 32 4 \
     "127.0.0.1:$TEMPORAL_PORT" "${TRAWLER_TEMPORAL_PPROF_PORT:-7936}" "$TEMPORAL_METRICS_PORT"
   start temporal env GOGC="$TEMPORAL_GOGC" "$bin/temporal-server" --root "$conf" --config config --env development --allow-no-auth start
   wait_for temporal 90 temporal_healthy || die "temporal (PostgreSQL) failed to start"

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -50,7 +51,18 @@ func (s *stack) startWorkerProcess(t testing.TB, bin, roles string) *workerProce
 	w := &workerProcess{roles: roles, metrics: testenv.FreeAddr(t), out: &strings.Builder{}}
 	w.cmd = exec.Command(bin)
 	w.cmd.Env = s.workerEnv(roles, w.metrics)
-	w.cmd.Stdout, w.cmd.Stderr = w.out, w.out
+	var sink io.Writer = w.out
+	if dir := os.Getenv("E2E_WORKER_LOGS"); dir != "" {
+		// A long bench's workers, read while it runs (the output above is seen only at the end).
+		name := fmt.Sprintf("%s-%d.log", strings.ReplaceAll(roles, ",", "+"), time.Now().UnixNano())
+		if f, err := os.Create(filepath.Join(dir, name)); err == nil {
+			sink = io.MultiWriter(w.out, f)
+			t.Cleanup(func() { f.Close() })
+		} else {
+			t.Logf("worker log file: %v", err)
+		}
+	}
+	w.cmd.Stdout, w.cmd.Stderr = sink, sink
 	if err := w.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -40,19 +40,25 @@ func (p *Stage) Pages(ctx context.Context, host string, pages []crawl.PageRef, d
 	var crawlOrder []string
 	// Parse every page first (the CPU-bound part, behind the gate), wait for their texts to be
 	// stored, then save the documents in one transaction, admit their links, and finish them.
+	// Each step's time goes to the batch's log line: a batch is a serial chain, and which
+	// link holds it (parsing, the texts' segment, Postgres) is what a slow crawl asks.
+	began := time.Now()
 	preps, err := p.prepareAll(ctx, pages, &res, done)
 	if err != nil {
 		return res, err
 	}
+	parsed := time.Now()
 	// The texts first: a document row names its text's segment, so the segment must exist
 	// before the row does (a crash in between would leave rows naming text never stored).
 	if err := textsStored(ctx, preps); err != nil {
 		return res, err
 	}
+	textsAt := time.Now()
 	saved, err := p.saveAll(ctx, preps, &res)
 	if err != nil {
 		return res, err
 	}
+	savedAt := time.Now()
 	for i, pp := range preps {
 		cb := batches[pp.page.CrawlID]
 		if cb == nil {
@@ -90,14 +96,18 @@ func (p *Stage) Pages(ctx context.Context, host string, pages []crawl.PageRef, d
 		res.Duplicates += st.Duplicates
 		res.Rejected += st.OverBudget
 	}
+	admittedAt := time.Now()
 	// The pages are done only once their links are admitted: until then a crash leaves them
 	// fetched, and their retry saves their documents again.
 	if err := p.Store.FinishProcessed(ctx, docs); err != nil {
 		return res, err
 	}
 	failpoint.Hit(failpoint.ProcessFinishing)
+	ms := func(from, to time.Time) int64 { return to.Sub(from).Milliseconds() }
 	log.Info("processed pages", "host", host, "crawls", crawlOrder, "pages", len(pages), "documents", res.Documents,
-		"duplicates", res.DuplicateDocs, "admitted", res.Admitted, "rejected", res.Rejected, "failed", res.Failed)
+		"duplicates", res.DuplicateDocs, "admitted", res.Admitted, "rejected", res.Rejected, "failed", res.Failed,
+		"parseMs", ms(began, parsed), "textsMs", ms(parsed, textsAt), "saveMs", ms(textsAt, savedAt),
+		"admitMs", ms(savedAt, admittedAt), "finishMs", ms(admittedAt, time.Now()))
 	return res, nil
 }
 

@@ -130,7 +130,7 @@ func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 			// Pollers scale with the queue: at a crawl's start a thousand host leases wait to be
 			// picked up at once (two fixed pollers took them at ~100 a second), then few do.
 			opts.ActivityTaskPollerBehavior = worker.NewPollerBehaviorAutoscaling(worker.PollerBehaviorAutoscalingOptions{})
-			// Leases send their own heartbeats, by task token (activities/lease_context.go: the
+			// Leases send their own heartbeats, by task token (activities/token_beats.go: the
 			// SDK's throttle would also be each beat's time to land, and a busy server's slow
 			// answer cancelled the lease); this throttle is for the fetch queue's other
 			// activities, and kept short.
@@ -149,7 +149,8 @@ func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 			texts := segment.NewWriter(deps.Blob, segment.Options{Prefix: "segments/text", Name: processName(),
 				MaxAge: cfg.SegmentMaxAge, MaxBytes: cfg.SegmentMaxBytes})
 			w.RegisterActivity(&activities.Processor{Store: st, Blob: deps.Blob, Bodies: reader, Texts: texts, Crawls: crawls,
-				Admitter: admitter, Gate: make(chan struct{}, cfg.ProcessConcurrency), Parse: membudget.New("parse", cfg.ParseBudget), Stopping: r.stopping, PDF: cfg.PDF})
+				Admitter: admitter, Gate: make(chan struct{}, cfg.ProcessConcurrency), Parse: membudget.New("parse", cfg.ParseBudget), Stopping: r.stopping, PDF: cfg.PDF,
+				Beats: c})
 			w.RegisterActivity(&activities.Deliverer{Outputs: deliverer(st, deps.Blob, reader, cfg)})
 			w.RegisterActivity(&activities.Archiver{Store: st, Blob: deps.Blob, Bodies: reader, Crawls: crawls, Software: "Trawler (" + cfg.UserAgent + ")"})
 			if cfg.Retention > 0 && deps.Blob != nil {

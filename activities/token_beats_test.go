@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
 
 	"github.com/trawlerdev/trawler/internal/fetching"
 )
@@ -78,7 +79,7 @@ func TestLeaseBeatsEndTheLeaseOnlyWhenTheServerAsks(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			hb := &fakeBeats{answers: tc.answers}
-			lctx, beat, stop := leaseContext(context.Background(), hb, []byte("token"), time.Minute, nil)
+			lctx, beat, stop := beatingContext(context.Background(), hb, []byte("token"), time.Minute, nil)
 			defer stop()
 			beat(fetching.LeaseBeat{})
 			if hb.calls != tc.calls {
@@ -99,7 +100,7 @@ func TestLeaseBeatsEndTheLeaseOnlyWhenTheServerAsks(t *testing.T) {
 			}
 			// What the lease then returns: a cancel asked is reported canceled by task token
 			// (the SDK would report it failed) and the SDK told the result is sent.
-			out := leaseOutcome(context.Background(), lctx, hb, []byte("token"), lctx.Err())
+			out := beatOutcome(context.Background(), lctx, hb, []byte("token"), lctx.Err())
 			asked := temporal.IsCanceledError(want)
 			if asked != errors.Is(out, activity.ErrResultPending) || asked != (len(hb.done) == 1) {
 				t.Fatalf("lease outcome %v, completions %v, for cause %v", out, hb.done, want)
@@ -115,13 +116,13 @@ func TestLeaseBeatsEndTheLeaseOnlyWhenTheServerAsks(t *testing.T) {
 // token goes back to the SDK; beats stop once the lease's context ends.
 func TestLeaseBeatsStopWithTheLease(t *testing.T) {
 	hb := &fakeBeats{answers: []error{temporal.NewCanceledError()}, doneErr: serviceerror.NewUnavailable("down")}
-	lctx, beat, stop := leaseContext(context.Background(), hb, nil, time.Minute, nil)
+	lctx, beat, stop := beatingContext(context.Background(), hb, nil, time.Minute, nil)
 	own := errors.New("store: record fetch: refused")
-	if got := leaseOutcome(context.Background(), lctx, hb, nil, own); got != own {
+	if got := beatOutcome(context.Background(), lctx, hb, nil, own); got != own {
 		t.Errorf("outcome %v, want the lease's own error", got)
 	}
 	beat(fetching.LeaseBeat{})
-	if got := leaseOutcome(context.Background(), lctx, hb, nil, lctx.Err()); !errors.Is(got, context.Canceled) || len(hb.done) != 1 {
+	if got := beatOutcome(context.Background(), lctx, hb, nil, lctx.Err()); !errors.Is(got, context.Canceled) || len(hb.done) != 1 {
 		t.Errorf("outcome %v after a failed report (%d reports), want the lease's error", got, len(hb.done))
 	}
 	stop()
@@ -141,7 +142,7 @@ func TestLeaseStopsWhenItsBeatsDoNotLand(t *testing.T) {
 
 	hb := &fakeBeats{answers: []error{busy, busy, busy, busy, busy, busy, busy, busy}}
 	began := time.Now()
-	lctx, beat, stop := leaseContext(context.Background(), hb, nil, timeout, nil)
+	lctx, beat, stop := beatingContext(context.Background(), hb, nil, timeout, nil)
 	defer stop()
 	beat(fetching.LeaseBeat{})
 	select {
@@ -154,12 +155,46 @@ func TestLeaseStopsWhenItsBeatsDoNotLand(t *testing.T) {
 	}
 
 	hb2 := &fakeBeats{}
-	lctx2, beat2, stop2 := leaseContext(context.Background(), hb2, nil, timeout, nil)
+	lctx2, beat2, stop2 := beatingContext(context.Background(), hb2, nil, timeout, nil)
 	defer stop2()
 	for end := time.Now().Add(3 * timeout); time.Now().Before(end); time.Sleep(timeout / 4) {
 		beat2(fetching.LeaseBeat{})
 	}
 	if lctx2.Err() != nil {
 		t.Errorf("a lease whose beats landed ended: %v", context.Cause(lctx2))
+	}
+}
+
+// A long activity run by beating (a crawl's processing run) beats by task token on its
+// ticker: a beat a busy server answered late does not end it, and a cancel the server asks
+// for ends it and is reported as a cancel.
+func TestBeatingKeepsALongActivityThroughALateAnswer(t *testing.T) {
+	defer func(d, r time.Duration) { tokenBeatEvery, rebeatAfter = d, r }(tokenBeatEvery, rebeatAfter)
+	tokenBeatEvery, rebeatAfter = 20*time.Millisecond, 5*time.Millisecond
+	run := func(hb *fakeBeats) error {
+		var ts testsuite.WorkflowTestSuite
+		env := ts.NewTestActivityEnvironment()
+		env.RegisterActivityWithOptions(func(ctx context.Context) error {
+			bctx, finish := beating(ctx, hb, func() any { return 7 })
+			select {
+			case <-bctx.Done():
+				return finish(bctx.Err())
+			case <-time.After(300 * time.Millisecond):
+				return finish(nil)
+			}
+		}, activity.RegisterOptions{Name: "long"})
+		_, err := env.ExecuteActivity("long")
+		return err
+	}
+	late := &fakeBeats{answers: []error{serviceerror.NewDeadlineExceeded("late"), serviceerror.NewResourceExhausted(0, "busy")}}
+	if err := run(late); err != nil || late.count() < 4 {
+		t.Fatalf("late answers: the activity ended with %v after %d beats; want it to go on beating", err, late.count())
+	}
+	canceled := &fakeBeats{answers: []error{temporal.NewCanceledError()}}
+	err := run(canceled)
+	canceled.mu.Lock()
+	defer canceled.mu.Unlock()
+	if err == nil || canceled.calls != 1 || len(canceled.done) != 1 || !temporal.IsCanceledError(canceled.done[0]) {
+		t.Fatalf("a cancel asked: err %v, %d beats, reported %v; want one beat and a cancel reported", err, canceled.calls, canceled.done)
 	}
 }

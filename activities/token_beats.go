@@ -1,0 +1,220 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/trawlerdev/trawler/internal/clock"
+	"github.com/trawlerdev/trawler/internal/crawl"
+)
+
+// A long activity — a fetch lease, a crawl's processing run — sends its heartbeats itself, by
+// its task token, not through the SDK's activity.RecordHeartbeat.
+//
+// Why: the SDK gives a heartbeat's RPC the worker's heartbeat throttle to succeed in (a second
+// on the fetch worker, so that a beat telling of a pause reaches the server at once; what
+// TRAWLER_HEARTBEAT_MAX says elsewhere), and when it fails on an error the SDK retries
+// (ResourceExhausted "BusyWorkflow" while the workflow is locked by another update,
+// Unavailable) it cancels the activity as if the attempt had timed out. A busy Temporal server
+// often takes more than a second: on the hour-long bench with Temporal on PostgreSQL, leases
+// failed ("context canceled") two to fifteen times as often as they completed and waited out
+// Temporal's retry backoff, up to 2 minutes, their hosts idle; letting the lease go on instead
+// only turned those into heartbeat timeouts, as its next beats met the same second
+// (BENCHMARKS.md, 2026-11-28 07:23 and 07:45). A crawl's processing run failed the same way,
+// and threw away the batches it had in hand (2026-11-28 10:30).
+//
+// Sent here, a beat has up to beatRPCTimeout to land (the gRPC client retries within it), is
+// never held back (a told pause is sent at once), and one that did not land is sent again
+// soon. Its answer still ends the activity when the server asks: a cancel (reported canceled,
+// by task token too: the SDK reports a cancel only when its own heartbeat brought it), the
+// attempt gone, an operator's pause or reset, an error that will not pass. And an activity
+// whose beats have not landed for nearly its heartbeat timeout stops by itself, before the
+// server retries it elsewhere under the same owner (two attempts of one host's lease at once).
+
+// beatRPCTimeout is the most one heartbeat may take to land.
+const beatRPCTimeout = 10 * time.Second
+
+// rebeatAfter is when a beat that did not land is sent again; beatMargin is how long before
+// its heartbeat timeout an activity whose beats have not landed stops.
+var rebeatAfter, beatMargin = 2 * time.Second, 3 * time.Second
+
+// errBeatsLost ends an activity whose heartbeats have not landed for nearly its heartbeat
+// timeout.
+var errBeatsLost = errors.New("activities: the activity's heartbeats have not reached Temporal for nearly its heartbeat timeout; it stops before the server retries it")
+
+// heartbeater sends an activity's heartbeat, and completes it, by task token (client.Client
+// does).
+type heartbeater interface {
+	RecordActivityHeartbeat(ctx context.Context, taskToken []byte, details ...any) error
+	CompleteActivity(ctx context.Context, taskToken []byte, result any, err error) error
+}
+
+var _ heartbeater = client.Client(nil)
+
+// warner logs a warning (the activity's logger).
+type warner interface {
+	Warn(msg string, keyvals ...any)
+}
+
+// tokenBeats is one activity's heartbeat. beat is safe for concurrent use; beats go one at a time.
+type tokenBeats struct {
+	hb      heartbeater
+	token   []byte
+	timeout time.Duration           // the lease's heartbeat timeout (0: none, no watch)
+	cancel  context.CancelCauseFunc // ends the lease's context
+	log     warner
+
+	sending sync.Mutex // one beat at a time, in order
+	mu      sync.Mutex
+	landed  time.Time   // when the last beat that landed was sent (the lease's start at first)
+	watch   *time.Timer // ends the lease at deadlineLocked
+}
+
+// beatingContext returns the context a long activity runs on — a child of the activity's that
+// ends when a heartbeat's answer says the server wants the activity to end, or when no beat
+// has landed for timeout less beatMargin — and its heartbeat, sent by hb with the activity's
+// task token. stop releases the context.
+func beatingContext(ctx context.Context, hb heartbeater, token []byte, timeout time.Duration, log warner) (lctx context.Context, beat func(details any), stop func()) {
+	lctx, cancel := context.WithCancelCause(ctx)
+	b := &tokenBeats{hb: hb, token: token, timeout: timeout, cancel: cancel, log: log, landed: time.Now()}
+	if timeout > 0 {
+		b.watch = time.AfterFunc(time.Until(b.deadlineLocked()), func() { cancel(errBeatsLost) })
+	}
+	return lctx, func(details any) { b.beat(lctx, details) }, func() {
+		if b.watch != nil {
+			b.watch.Stop()
+		}
+		cancel(nil)
+	}
+}
+
+// deadlineLocked is when the watch ends the activity unless a beat lands first: the heartbeat
+// timeout after the last beat that landed, less beatMargin (a third of a timeout too short for
+// it). Callers hold b.mu, or own b alone.
+func (b *tokenBeats) deadlineLocked() time.Time {
+	return b.landed.Add(b.timeout - min(beatMargin, b.timeout/3))
+}
+
+// left is how long the activity may still go without a beat landing (a day without a watch).
+func (b *tokenBeats) left() time.Duration {
+	if b.timeout <= 0 {
+		return 24 * time.Hour
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return time.Until(b.deadlineLocked())
+}
+
+// landedAt notes that a beat sent at sent landed, which moves the watch.
+func (b *tokenBeats) landedAt(sent time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if sent.After(b.landed) {
+		b.landed = sent
+	}
+	if b.watch != nil {
+		b.watch.Reset(time.Until(b.deadlineLocked()))
+	}
+}
+
+// beat sends details, and once more after rebeatAfter if it did not land on a passing error,
+// each try within what is left before the watch ends the activity.
+func (b *tokenBeats) beat(ctx context.Context, details any) {
+	b.sending.Lock()
+	defer b.sending.Unlock()
+	for try := 0; try < 2 && ctx.Err() == nil; try++ {
+		if try > 0 {
+			t := time.NewTimer(rebeatAfter)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+		}
+		budget := min(beatRPCTimeout, b.left())
+		if budget <= 0 {
+			return
+		}
+		sent := time.Now()
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), budget)
+		err := b.hb.RecordActivityHeartbeat(rctx, b.token, details)
+		cancel()
+		switch {
+		case err == nil:
+			b.landedAt(sent)
+			return
+		case !passing(err):
+			b.cancel(err) // the server asked for the activity's end, forgot the attempt, or refuses the beat
+			return
+		}
+		if b.log != nil {
+			b.log.Warn("a heartbeat did not land", "try", try+1, "error", err)
+		}
+	}
+}
+
+// passing says whether a heartbeat's error may pass: a busy or briefly unreachable server, or
+// an answer later than the beat's budget. Anything else (a cancel, the attempt gone, an
+// operator's pause or reset, a refused request) ends the activity.
+func passing(err error) bool {
+	var (
+		exhausted   *serviceerror.ResourceExhausted
+		unavailable *serviceerror.Unavailable
+		late        *serviceerror.DeadlineExceeded
+		aborted     *serviceerror.Aborted
+		internal    *serviceerror.Internal
+		dropped     *serviceerror.Canceled
+	)
+	if temporal.IsCanceledError(err) || errors.Is(err, activity.ErrActivityPaused) || errors.Is(err, activity.ErrActivityReset) {
+		return false
+	}
+	return errors.As(err, &exhausted) || errors.As(err, &unavailable) || errors.As(err, &late) || errors.As(err, &aborted) ||
+		errors.As(err, &internal) || errors.As(err, &dropped) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// beatOutcome is what an activity that ended with err on lctx returns. When the
+// server asked for the end with a cancel, the attempt is reported canceled by task token and
+// the SDK told the result is sent (it reports a cancel only when its own heartbeat brought
+// it); if that report fails, err goes back as the SDK would send it.
+func beatOutcome(ctx, lctx context.Context, hb heartbeater, token []byte, err error) error {
+	if err == nil || !temporal.IsCanceledError(context.Cause(lctx)) {
+		return err
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), beatRPCTimeout)
+	defer cancel()
+	if cerr := hb.CompleteActivity(rctx, token, nil, temporal.NewCanceledError()); cerr != nil {
+		return err
+	}
+	return activity.ErrResultPending
+}
+
+// tokenBeatEvery is how often beating sends its details (a test's is shorter).
+var tokenBeatEvery = crawl.HeartbeatEvery
+
+// beating runs a long activity on a context its heartbeats keep: details() sent every
+// crawl.HeartbeatEvery, by task token through hb (see above), or through the SDK when hb is
+// nil. finish stops the beats and turns the activity's error into what it returns (a cancel
+// the server asked for is reported as one).
+func beating(ctx context.Context, hb heartbeater, details func() any) (bctx context.Context, finish func(error) error) {
+	if hb == nil {
+		stop := keepAlive(ctx, details)
+		return ctx, func(err error) error { stop(); return err }
+	}
+	info := activity.GetInfo(ctx)
+	bctx, beat, stop := beatingContext(ctx, hb, info.TaskToken, info.HeartbeatTimeout, activity.GetLogger(ctx))
+	stopEvery := clock.Every(bctx, tokenBeatEvery, func() { beat(details()) })
+	return bctx, func(err error) error {
+		stopEvery()
+		err = beatOutcome(ctx, bctx, hb, info.TaskToken, err)
+		stop()
+		return err
+	}
+}
