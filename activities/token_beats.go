@@ -28,7 +28,7 @@ import (
 // Temporal's retry backoff, up to 2 minutes, their hosts idle; letting the lease go on instead
 // only turned those into heartbeat timeouts, as its next beats met the same second
 // (BENCHMARKS.md, 2026-11-28 07:23 and 07:45). A crawl's processing run failed the same way,
-// and threw away the batches it had in hand (2026-11-28 10:30).
+// and threw away the batches it had in hand (2026-11-28 10:11).
 //
 // Sent here, a beat has up to beatRPCTimeout to land (the gRPC client retries within it), is
 // never held back (a told pause is sent at once), and one that did not land is sent again
