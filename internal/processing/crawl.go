@@ -111,14 +111,24 @@ func (r *crawlRun) start(ctx context.Context) {
 	}()
 }
 
-// owner is who a lane's claims are held by: lane 0 is the run itself, the others its own
-// names, so that each lane's first claim takes back what the same lane of a failed attempt
-// held (and never what a sibling lane holds now).
+// owner is who a lane's claims are held by: lane 0 is the run itself, the others have names of
+// their own (what one holds is its own until it is done with it).
 func (r *crawlRun) owner(lane int) string {
 	if lane == 0 {
 		return r.cp.Owner
 	}
 	return fmt.Sprintf("%s/%d", r.cp.Owner, lane)
+}
+
+// takeBack is what every claim of the run takes back at once: what any lane of an earlier
+// attempt of the run held (a second before this one began, to allow for the time a claim
+// takes to reach Postgres), and never what one of its own lanes holds now.
+func (r *crawlRun) takeBack() store.TakeBack {
+	owners := make([]string, crawlLanes)
+	for i := range owners {
+		owners[i] = r.owner(i)
+	}
+	return store.TakeBack{Owners: owners, Ago: time.Since(r.began) + time.Second}
 }
 
 // lane claims and processes batches. Lane 0 waits for more when a claim comes back short and
@@ -127,14 +137,14 @@ func (r *crawlRun) owner(lane int) string {
 func (r *crawlRun) lane(ctx context.Context, lane int) error {
 	p, owner := r.p, r.owner(lane)
 	poll := crawlPollMin
-	for first := true; time.Since(r.began) < r.cp.For; first = false {
+	for time.Since(r.began) < r.cp.For {
 		if p.stopping() {
 			if lane == 0 {
 				return ErrStopping
 			}
 			return nil
 		}
-		claim, err := p.Store.ClaimFetched(ctx, r.cp.CrawlID, owner, crawlProcessBatch, crawlProcessHold, first)
+		claim, err := p.Store.ClaimFetched(ctx, r.cp.CrawlID, owner, crawlProcessBatch, crawlProcessHold, r.takeBack())
 		if err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package processing
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -15,26 +16,43 @@ import (
 	"github.com/trawlerdev/trawler/internal/urlnorm"
 )
 
-// backlogStore hands out a crawl's fetched pages to concurrent claims and records who claimed
-// them, how many documents were saved at once, and which pages were finished.
+// backlogStore hands out a crawl's fetched pages to concurrent claims — first those an
+// earlier attempt held that the claim takes back, then the rest — and records who claimed,
+// what each claim took back, how many documents were saved at once, and which pages were
+// finished.
 type backlogStore struct {
 	mu           sync.Mutex
 	pending      []store.FetchedPage
+	held         []heldPage     // pages an earlier attempt's lanes held when it died
 	owners       map[string]int // claims by owner
-	reclaims     map[string]int // claims that took back the owner's held pages, by owner
+	backs        []store.TakeBack
 	finished     map[string]int // finishes by page hash
 	inSave, most int
 }
 
-func (s *backlogStore) ClaimFetched(_ context.Context, _, owner string, limit int, _ time.Duration, reclaim bool) (store.ProcessingClaim, error) {
+type heldPage struct {
+	page  store.FetchedPage
+	owner string
+	at    time.Time
+}
+
+func (s *backlogStore) ClaimFetched(_ context.Context, _, owner string, limit int, _ time.Duration, back store.TakeBack) (store.ProcessingClaim, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.owners[owner]++
-	if reclaim {
-		s.reclaims[owner]++
+	s.backs = append(s.backs, back)
+	c := store.ProcessingClaim{CrawlState: crawl.CrawlDone}
+	kept := s.held[:0]
+	for _, h := range s.held {
+		if len(c.Pages) < limit && slices.Contains(back.Owners, h.owner) && time.Since(h.at) > back.Ago {
+			c.Pages = append(c.Pages, h.page)
+		} else {
+			kept = append(kept, h)
+		}
 	}
-	n := min(limit, len(s.pending))
-	c := store.ProcessingClaim{CrawlState: crawl.CrawlDone, Pages: s.pending[:n]}
+	s.held = kept
+	n := min(limit-len(c.Pages), len(s.pending))
+	c.Pages = append(c.Pages, s.pending[:n]...)
 	s.pending = s.pending[n:]
 	return c, nil
 }
@@ -68,31 +86,36 @@ func (s *backlogStore) FinishProcessed(_ context.Context, docs []store.Document)
 	return nil
 }
 
-// A backlog is processed in several lanes at once, each claiming under its own name (its
-// first claim taking back what the same lane of a failed attempt held), and every page once;
-// the run ends with the crawl.
-func TestABacklogIsProcessedInLanes(t *testing.T) {
-	const pages = 3*crawlProcessBatch + 50
-	st := &backlogStore{owners: map[string]int{}, reclaims: map[string]int{}, finished: map[string]int{}}
-	for i := range pages {
-		h := fmt.Sprintf("%04d", i)
-		st.pending = append(st.pending, store.FetchedPage{CrawlID: "c", Hash: []byte(h), URL: "http://a.test/" + h,
-			BodyKey: "body", ContentType: "text/html"})
-	}
+// backlog is a stage over st for crawl "c", its pages all HTML.
+func backlog(st *backlogStore) *Stage {
 	crawls := &policy.Crawls{Norm: urlnorm.New(urlnorm.Default()), DefaultUserAgent: "TrawlerBot/1.0"}
 	crawls.Put("c", crawl.Spec{Name: "c", Seeds: []string{"http://a.test/"}, Scope: crawl.ScopeHost}.WithDefaults())
-	var admitted atomic.Int64
-	stage := &Stage{Store: st, Renders: st, Crawls: crawls, Gate: make(chan struct{}, 8),
+	return &Stage{Store: st, Renders: st, Crawls: crawls, Gate: make(chan struct{}, 8),
 		Admit: func(_ context.Context, _ *policy.Crawl, d *admit.Discovery) (admit.AdmitStats, error) {
-			admitted.Add(int64(len(d.Cands)))
 			return admit.AdmitStats{New: len(d.Cands)}, nil
 		},
 		Body: func(context.Context, string, int64) ([]byte, error) { return []byte(htmlOf("page")), nil },
 		StoreText: func(context.Context, string, []byte) (string, func(context.Context) error, error) {
 			return "text", nil, nil
 		}}
+}
+
+func fetchedPages(from, n int) []store.FetchedPage {
+	var pages []store.FetchedPage
+	for i := from; i < from+n; i++ {
+		h := fmt.Sprintf("%04d", i)
+		pages = append(pages, store.FetchedPage{CrawlID: "c", Hash: []byte(h), URL: "http://a.test/" + h, BodyKey: "body", ContentType: "text/html"})
+	}
+	return pages
+}
+
+// A backlog is processed in several lanes at once, each claiming under its own name, and
+// every page once; the run ends with the crawl.
+func TestABacklogIsProcessedInLanes(t *testing.T) {
+	const pages = 3*crawlProcessBatch + 50
+	st := &backlogStore{pending: fetchedPages(0, pages), owners: map[string]int{}, finished: map[string]int{}}
 	var done atomic.Int64
-	res, err := stage.Crawl(context.Background(), crawl.CrawlProcessing{CrawlID: "c", Owner: "o", For: time.Minute}, &done)
+	res, err := backlog(st).Crawl(context.Background(), crawl.CrawlProcessing{CrawlID: "c", Owner: "o", For: time.Minute}, &done)
 	if err != nil || res.Documents != pages || done.Load() != pages {
 		t.Fatalf("result %+v, done %d, err %v; want %d documents", res, done.Load(), err, pages)
 	}
@@ -107,12 +130,28 @@ func TestABacklogIsProcessedInLanes(t *testing.T) {
 	if st.most < 2 || st.owners["o/1"] == 0 {
 		t.Errorf("saves at once %d, claims by owner %v: want a backlog processed in lanes", st.most, st.owners)
 	}
-	for owner := range st.owners {
-		if st.reclaims[owner] == 0 {
-			t.Errorf("lane %s never took back what it held before (reclaims %v)", owner, st.reclaims)
+	// Every claim takes back what any lane of an earlier attempt held before this run began,
+	// and so never what one of its own lanes holds now.
+	for _, b := range st.backs {
+		if !slices.Equal(b.Owners, []string{"o", "o/1", "o/2", "o/3"}) || b.Ago < time.Second {
+			t.Fatalf("a claim took back %+v: want every lane's owner, held from before the run began", b)
 		}
 	}
-	if st.reclaims["o"] != 1 {
-		t.Errorf("lane 0 took back its pages %d times, want once (its first claim)", st.reclaims["o"])
+}
+
+// A retried run takes back at once what its dead predecessor's lanes held, even a lane it
+// does not start (its backlog is short): no page waits out its hold.
+func TestARetryTakesBackEveryLanesPages(t *testing.T) {
+	st := &backlogStore{pending: fetchedPages(0, 20), owners: map[string]int{}, finished: map[string]int{}}
+	for i, p := range fetchedPages(100, 30) {
+		st.held = append(st.held, heldPage{page: p, owner: []string{"o", "o/2"}[i%2], at: time.Now().Add(-time.Minute)})
+	}
+	var done atomic.Int64
+	res, err := backlog(st).Crawl(context.Background(), crawl.CrawlProcessing{CrawlID: "c", Owner: "o", For: time.Minute}, &done)
+	if err != nil || res.Documents != 50 || len(st.held) != 0 || len(st.finished) != 50 {
+		t.Fatalf("result %+v, %v: %d pages still held, %d finished; want all 50 processed", res, err, len(st.held), len(st.finished))
+	}
+	if st.owners["o/2"] != 0 {
+		t.Errorf("claims by owner %v: lane 2 was not needed", st.owners)
 	}
 }

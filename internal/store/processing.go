@@ -17,11 +17,20 @@ type ProcessingClaim struct {
 	Pages      []FetchedPage
 }
 
+// TakeBack names the held pages a claim takes back at once, whatever their hold: those any
+// of Owners claimed more than Ago ago (with the claim's own hold: a claim's time is read from
+// its hold's end). A retried processing run names its own lanes' owners and how long ago it
+// began: what its dead predecessor held, and never what its running lanes hold now.
+type TakeBack struct {
+	Owners []string
+	Ago    time.Duration
+}
+
 // ClaimFetched claims up to limit of a crawl's fetched pages for processing by owner, for hold
 // (the oldest first, across hosts), and reads the crawl's state. Pages another owner holds
-// are left alone until their hold expires; with reclaim, those owner held already are taken
-// again (a retried attempt takes over its predecessor's pages at once).
-func (agg Documents) ClaimFetched(ctx context.Context, crawlID, owner string, limit int, hold time.Duration, reclaim bool) (ProcessingClaim, error) {
+// are left alone until their hold expires, but for those back names (claimed, as a claim's
+// hold says, with the same hold).
+func (agg Documents) ClaimFetched(ctx context.Context, crawlID, owner string, limit int, hold time.Duration, back TakeBack) (ProcessingClaim, error) {
 	s := agg.s
 	var pc ProcessingClaim
 	b := &pgx.Batch{}
@@ -29,7 +38,8 @@ func (agg Documents) ClaimFetched(ctx context.Context, crawlID, owner string, li
 	b.Queue(`WITH picked AS (
 			SELECT crawl_id, url_hash FROM urls
 			WHERE crawl_id = $1 AND state = 'fetched'
-				AND (processing_until IS NULL OR processing_until < now() OR ($5 AND processing_by = $2))
+				AND (processing_until IS NULL OR processing_until < now()
+					OR (processing_by = ANY($5) AND processing_until < now() + make_interval(secs => $4::float8 - $6::float8)))
 			ORDER BY updated_at LIMIT $3 FOR UPDATE SKIP LOCKED),
 		claimed AS (
 			UPDATE urls u SET processing_by = $2, processing_until = now() + make_interval(secs => $4)
@@ -40,7 +50,7 @@ func (agg Documents) ClaimFetched(ctx context.Context, crawlID, owner string, li
 		FROM claimed u
 		JOIN LATERAL (SELECT final_url, body_key, content_type, robots_tag, content_hash, bytes, changed FROM fetches
 			WHERE crawl_id = u.crawl_id AND url_hash = u.url_hash AND body_key IS NOT NULL
-			ORDER BY fetched_at DESC LIMIT 1) f ON true`, crawlID, owner, limit, hold.Seconds(), reclaim)
+			ORDER BY fetched_at DESC LIMIT 1) f ON true`, crawlID, owner, limit, hold.Seconds(), back.Owners, back.Ago.Seconds())
 	br := s.pool.SendBatch(ctx, b)
 	defer br.Close()
 	if err := br.QueryRow().Scan(&pc.CrawlState); err != nil && err != pgx.ErrNoRows {

@@ -34,7 +34,8 @@ func TestClaimFetchedAcrossHostsHoldsAndHandsOver(t *testing.T) {
 			}
 		}
 	}
-	first, err := s.Documents().ClaimFetched(ctx, "c", "p1", 2, time.Minute, true)
+	none := store.TakeBack{}
+	first, err := s.Documents().ClaimFetched(ctx, "c", "p1", 2, time.Minute, none)
 	if err != nil || first.CrawlState != crawl.CrawlRunning || len(first.Pages) != 2 {
 		t.Fatalf("first claim: %+v %v", first, err)
 	}
@@ -48,17 +49,19 @@ func TestClaimFetchedAcrossHostsHoldsAndHandsOver(t *testing.T) {
 	if !hosts["a.test"] {
 		t.Errorf("hosts %v: the oldest fetched page (a.test) comes first", hosts)
 	}
-	other, err := s.Documents().ClaimFetched(ctx, "c", "p2", 10, time.Minute, true)
+	other, err := s.Documents().ClaimFetched(ctx, "c", "p2", 10, time.Minute, none)
 	if err != nil || len(other.Pages) != 1 {
 		t.Fatalf("another processing: %d pages %v: want only the one p1 does not hold", len(other.Pages), err)
 	}
-	again, err := s.Documents().ClaimFetched(ctx, "c", "p1", 10, time.Minute, false)
+	// What a run's lanes hold now is theirs: a claim takes back only what they held before
+	// it began (here, 10 s ago: nothing).
+	again, err := s.Documents().ClaimFetched(ctx, "c", "p1/1", 10, time.Minute, store.TakeBack{Owners: []string{"p1", "p1/1"}, Ago: 10 * time.Second})
 	if err != nil || len(again.Pages) != 0 {
-		t.Fatalf("p1 again without reclaim: %d pages %v", len(again.Pages), err)
+		t.Fatalf("p1's sibling lane: %d pages %v: want none of what p1 holds now", len(again.Pages), err)
 	}
-	retry, err := s.Documents().ClaimFetched(ctx, "c", "p1", 10, time.Minute, true)
+	retry, err := s.Documents().ClaimFetched(ctx, "c", "p1/1", 10, time.Minute, store.TakeBack{Owners: []string{"p1", "p1/1"}, Ago: 0})
 	if err != nil || len(retry.Pages) != 2 {
-		t.Fatalf("p1's retry: %d pages %v: want its own two back", len(retry.Pages), err)
+		t.Fatalf("a lane of p1's retry: %d pages %v: want the two p1 held before it began back", len(retry.Pages), err)
 	}
 	for _, p := range retry.Pages {
 		if err := s.Documents().MarkDone(ctx, p.CrawlID, p.Hash, "processed"); err != nil {
@@ -75,28 +78,30 @@ func TestClaimFetchedAcrossHostsHoldsAndHandsOver(t *testing.T) {
 	if ok, err := s.Fetches().RecordFetch(ctx, re.Host, o); err != nil || !ok {
 		t.Fatalf("record the recrawl: %v %v", ok, err)
 	}
-	if got, err := s.Documents().ClaimFetched(ctx, "c", "p4", 10, time.Minute, true); err != nil || len(got.Pages) != 1 || got.Pages[0].URL != re.URL {
+	if got, err := s.Documents().ClaimFetched(ctx, "c", "p4", 10, time.Minute, none); err != nil || len(got.Pages) != 1 || got.Pages[0].URL != re.URL {
 		t.Fatalf("the recrawled page: %+v %v", got.Pages, err)
 	}
 	if err := s.Documents().MarkDone(ctx, re.CrawlID, re.Hash, "processed"); err != nil {
 		t.Fatal(err)
 	}
-	// p2's page is held for 50 ms only: then anyone may take it over.
-	if _, err := s.Documents().ClaimFetched(ctx, "c", "p2", 10, 50*time.Millisecond, true); err != nil {
+	// p2's retry takes its page back; once its hold has passed, anyone may take it over.
+	if back, err := s.Documents().ClaimFetched(ctx, "c", "p2", 10, time.Minute, store.TakeBack{Owners: []string{"p2"}}); err != nil || len(back.Pages) != 1 {
+		t.Fatalf("p2's retry: %+v %v: want its one page back", back.Pages, err)
+	}
+	if _, err := s.Pool().Exec(ctx, `UPDATE urls SET processing_until = now() - interval '1 second' WHERE processing_by = 'p2'`); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond)
-	taken, err := s.Documents().ClaimFetched(ctx, "c", "p3", 10, time.Minute, true)
+	taken, err := s.Documents().ClaimFetched(ctx, "c", "p3", 10, time.Minute, none)
 	if err != nil || len(taken.Pages) != 1 || taken.Pages[0].Host != "b.test" {
 		t.Fatalf("after p2's hold expired: %+v %v: want its one page and nothing processed", taken.Pages, err)
 	}
 	if err := s.Crawls().SetCrawlState(ctx, "c", crawl.CrawlDone); err != nil {
 		t.Fatal(err)
 	}
-	if st, err := s.Documents().ClaimFetched(ctx, "c", "p3", 10, time.Minute, true); err != nil || st.CrawlState != crawl.CrawlDone {
+	if st, err := s.Documents().ClaimFetched(ctx, "c", "p3", 10, time.Minute, none); err != nil || st.CrawlState != crawl.CrawlDone {
 		t.Fatalf("state after the crawl ended: %+v %v", st, err)
 	}
-	if st, err := s.Documents().ClaimFetched(ctx, "gone", "p3", 10, time.Minute, true); err != nil || st.CrawlState != "" || len(st.Pages) != 0 {
+	if st, err := s.Documents().ClaimFetched(ctx, "gone", "p3", 10, time.Minute, none); err != nil || st.CrawlState != "" || len(st.Pages) != 0 {
 		t.Fatalf("a crawl that does not exist: %+v %v", st, err)
 	}
 }
