@@ -202,14 +202,17 @@ var tokenBeatEvery = crawl.HeartbeatEvery
 // beating runs a long activity on a context its heartbeats keep: details() sent every
 // crawl.HeartbeatEvery, by task token through hb (see above), or through the SDK when hb is
 // nil. finish stops the beats and turns the activity's error into what it returns (a cancel
-// the server asked for is reported as one).
+// the server asked for is reported as one). Unlike a lease it has no watch: it is for work
+// that two attempts may do at once (a crawl's processing claims its pages, and every step is
+// idempotent), so only the server's answer ends it — on the hour-long bench a busy server left
+// processing runs' beats unanswered for 17 s, and the watch threw their batches away.
 func beating(ctx context.Context, hb heartbeater, details func() any) (bctx context.Context, finish func(error) error) {
 	if hb == nil {
 		stop := keepAlive(ctx, details)
 		return ctx, func(err error) error { stop(); return err }
 	}
 	info := activity.GetInfo(ctx)
-	bctx, beat, stop := beatingContext(ctx, hb, info.TaskToken, info.HeartbeatTimeout, activity.GetLogger(ctx))
+	bctx, beat, stop := beatingContext(ctx, hb, info.TaskToken, 0, activity.GetLogger(ctx))
 	stopEvery := clock.Every(bctx, tokenBeatEvery, func() { beat(details()) })
 	return bctx, func(err error) error {
 		stopEvery()
