@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"sync/atomic"
 
 	"go.temporal.io/sdk/activity"
 
@@ -23,6 +24,9 @@ type Archiver struct {
 	Crawls   *policy.Crawls
 	Software string // warcinfo's software field
 	TempDir  string // where files are assembled before upload ("" = the OS default)
+	// Beats sends its heartbeats by task token (token_beats.go: the worker's Temporal client;
+	// nil: through the SDK's activity.RecordHeartbeat).
+	Beats heartbeater
 }
 
 // ArchiveInput asks for a crawl's WARC output to be brought up to date. Unless Final, a file
@@ -45,16 +49,22 @@ func (a *Archiver) WriteWARC(ctx context.Context, in ArchiveInput) (ArchiveResul
 	if !ok {
 		return ArchiveResult{}, nil
 	}
+	// Its beats go every few seconds, by task token, whatever it is doing: on the hour-long
+	// bench the SDK's beat after a slow read of captures met a busy server and cancelled the
+	// update, which its crawl then retried for minutes (token_beats.go).
+	var after atomic.Int64
+	bctx, finish := beating(ctx, a.Beats, func() any { return after.Load() })
 	w := archiving.Writer{Store: a.Store.Archive(), Blobs: a.Blob, Body: a.body, Software: a.Software, TempDir: a.TempDir,
 		Hooks: archiving.Hooks{
-			Progress: func(after int64) { activity.RecordHeartbeat(ctx, after) },
+			Progress: func(id int64) { after.Store(id) },
 			Wrote: func(file string, records int, bytes int64) {
 				count(ctx, metrics.WARCRecords, int64(records))
 				count(ctx, metrics.WARCBytes, bytes)
 				activity.GetLogger(ctx).Info("wrote WARC file", "crawl", in.CrawlID, "file", file, "records", records, "bytes", bytes)
 			},
 		}}
-	return w.Write(ctx, job)
+	res, err := w.Write(bctx, job)
+	return res, finish(err)
 }
 
 // body reads a stored body (or DOM) by reference.

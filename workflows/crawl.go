@@ -75,17 +75,21 @@ const archiveEvery = 12
 // archive brings the crawl's WARC files up to date (all of them, when final). Failures are
 // logged, not fatal: the captures stay in Postgres and the next update writes them.
 func archive(ctx workflow.Context, crawlID, queue string, final bool) {
-	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+	var a *activities.Archiver
+	var res activities.ArchiveResult
+	if err := workflow.ExecuteActivity(archiveOptions(ctx, queue), a.WriteWARC, activities.ArchiveInput{CrawlID: crawlID, Final: final}).Get(ctx, &res); err != nil {
+		workflow.GetLogger(ctx).Warn("writing WARC files failed", "crawl", crawlID, "error", err)
+	}
+}
+
+// archiveOptions are a WARC update's activity options.
+func archiveOptions(ctx workflow.Context, queue string) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:           or(queue, crawl.ProcessQueue),
 		StartToCloseTimeout: time.Hour,
 		HeartbeatTimeout:    2 * time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 5 * time.Second, MaximumInterval: time.Minute, MaximumAttempts: 5},
 	})
-	var a *activities.Archiver
-	var res activities.ArchiveResult
-	if err := workflow.ExecuteActivity(actx, a.WriteWARC, activities.ArchiveInput{CrawlID: crawlID, Final: final}).Get(ctx, &res); err != nil {
-		workflow.GetLogger(ctx).Warn("writing WARC files failed", "crawl", crawlID, "error", err)
-	}
 }
 
 // reprocess hands pages whose processing never finished (a ProcessPage workflow that failed
@@ -144,6 +148,8 @@ type crawlRun struct {
 	stopped  bool
 	// rendering is the crawl's render run in progress (spec.render), nil when none runs.
 	rendering workflow.Future
+	// archiving is the running crawl's WARC update in progress, nil when none runs.
+	archiving workflow.Future
 	f         *activities.Frontier
 
 	pause, resume, stop, seeds, replay, block, throttle workflow.ReceiveChannel
@@ -300,13 +306,13 @@ func (c *crawlRun) act(tick int) (done bool, err error) {
 		// those already sent still record their fetches: let them land, so the final WARC
 		// file holds them too.
 		_ = workflow.Sleep(ctx, c.spec.RequestTimeout.D()+5*time.Second)
-		archive(ctx, c.crawlID, c.carry.ProcessQueue, true)
+		c.archiveFinal()
 		c.progress.State = crawl.CrawlStopped
 		c.describe()
 		return true, nil
 	}
 	if c.progress.Pending == 0 && !c.carry.Paused {
-		archive(ctx, c.crawlID, c.carry.ProcessQueue, true)
+		c.archiveFinal()
 		if err := c.setState(crawl.CrawlDone); err != nil {
 			return true, err
 		}
@@ -315,7 +321,7 @@ func (c *crawlRun) act(tick int) (done bool, err error) {
 		return true, nil
 	}
 	if tick%archiveEvery == 0 {
-		archive(ctx, c.crawlID, c.carry.ProcessQueue, false)
+		c.archiveRunning()
 	}
 	if c.spec.Render != nil && !c.carry.Paused && c.progress.Renders > 0 {
 		c.render(tick)

@@ -31,9 +31,15 @@ type crawlEnv struct {
 	finalAt  time.Duration   // since start, when the final WARC write began
 	stateAt  []time.Duration // since start, when each state was set
 	byteRate int64           // body bytes the crawl fetches a second (its progress's Bytes)
+	looks    []time.Duration // since start, each progress read
 }
 
 func newCrawlEnv(t *testing.T, drainAt time.Duration) *crawlEnv {
+	return newCrawlEnvArchiving(t, drainAt, 0)
+}
+
+// newCrawlEnvArchiving is newCrawlEnv whose WARC writes each take archiveTakes.
+func newCrawlEnvArchiving(t *testing.T, drainAt, archiveTakes time.Duration) *crawlEnv {
 	var s testsuite.WorkflowTestSuite
 	e := &crawlEnv{TestWorkflowEnvironment: s.NewTestWorkflowEnvironment(), frontier: &activities.Frontier{}, archiver: &activities.Archiver{}, drainAt: drainAt}
 	e.RegisterActivity(e.frontier)
@@ -47,6 +53,7 @@ func newCrawlEnv(t *testing.T, drainAt time.Duration) *crawlEnv {
 		}).Maybe()
 	e.OnActivity(e.frontier.Progress, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, id string) (crawl.CrawlProgress, error) {
+			e.looks = append(e.looks, e.Now().Sub(e.start))
 			p := crawl.CrawlProgress{CrawlID: id, State: state, Admitted: 10, Pending: 5,
 				Bytes: int64(e.Now().Sub(e.start)/time.Second) * e.byteRate}
 			if e.Now().Sub(e.start) >= e.drainAt {
@@ -73,7 +80,7 @@ func newCrawlEnv(t *testing.T, drainAt time.Duration) *crawlEnv {
 				e.finalAt = e.Now().Sub(e.start)
 			}
 			return activities.ArchiveResult{}, nil
-		}).Maybe()
+		}).After(archiveTakes).Maybe()
 	// The crawl's processing children run until the crawl ends.
 	e.RegisterWorkflow(CrawlProcessingWorkflow)
 	e.OnWorkflow(CrawlProcessingWorkflow, mock.Anything, mock.Anything).After(time.Hour).Return(crawl.ProcessResult{}, nil).Maybe()
@@ -211,5 +218,30 @@ func TestCrawlBudgetsStopIt(t *testing.T) {
 	}
 	if at := e.stateAt[0]; at < 12*time.Second || at > 17*time.Second {
 		t.Errorf("stopped %v after the start; want at the first look past 12,000 bytes (12 s)", at)
+	}
+}
+
+// A running crawl's WARC update does not hold up its loop: while a slow one runs, the crawl
+// still reads its progress (and keeps its processing children and answers its signals); the
+// final write waits for it.
+func TestASlowWARCUpdateDoesNotHoldTheCrawl(t *testing.T) {
+	e := newCrawlEnvArchiving(t, 20*time.Minute, 10*time.Minute)
+	e.ExecuteWorkflow(CrawlWorkflow, CrawlInput{Spec: crawl.Spec{Name: "c", Seeds: []string{"http://a.test/"}}})
+	if p := e.result(t); p.State != crawl.CrawlDone {
+		t.Fatalf("ended %q, want done", p.State)
+	}
+	if len(e.archives) < 2 || e.archives[0] || !e.archives[len(e.archives)-1] {
+		t.Fatalf("WARC writes %v: want updates, then the final one", e.archives)
+	}
+	// The first update starts at the archiveEvery-th look and takes 10 minutes.
+	looksDuring := 0
+	first := e.looks[archiveEvery-1]
+	for _, at := range e.looks {
+		if at > first+time.Minute && at < first+9*time.Minute {
+			looksDuring++
+		}
+	}
+	if looksDuring < 10 {
+		t.Errorf("%d progress reads while the first WARC update ran (looks at %v): the loop waited for it", looksDuring, e.looks)
 	}
 }

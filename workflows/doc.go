@@ -31,7 +31,9 @@
 //
 // Applied in this release: revision 6 is live (a host run's first lease is a local activity in
 // the workflow worker, host_local_lease.go; a cancelled lease is always told through
-// Postgres), revision 5 is kept (host_fetch_rev5.go: its host runs' "lease-told"
+// Postgres), with one change of the crawl workflow on top, the "archive-async"
+// workflow.GetVersion change (crawl_archive.go: a running crawl's WARC updates no longer hold
+// its loop; revision 6's waiting update is kept in crawl_archive_rev6.go), revision 5 is kept (host_fetch_rev5.go: its host runs' "lease-told"
 // workflow.GetVersion change; testdata/rev5_*, among them the histories of a running crawl,
 // its processing children and hosts, and tests that run their inputs on today's code up to the
 // carry-over). Revision 4 (a crawl's processing children as ProcessPageWorkflow, and the

@@ -152,7 +152,7 @@ func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 				Admitter: admitter, Gate: make(chan struct{}, cfg.ProcessConcurrency), Parse: membudget.New("parse", cfg.ParseBudget), Stopping: r.stopping, PDF: cfg.PDF,
 				Beats: c})
 			w.RegisterActivity(&activities.Deliverer{Outputs: deliverer(st, deps.Blob, reader, cfg)})
-			w.RegisterActivity(&activities.Archiver{Store: st, Blob: deps.Blob, Bodies: reader, Crawls: crawls, Software: "Trawler (" + cfg.UserAgent + ")"})
+			w.RegisterActivity(&activities.Archiver{Store: st, Blob: deps.Blob, Bodies: reader, Crawls: crawls, Software: "Trawler (" + cfg.UserAgent + ")", Beats: c})
 			if cfg.Retention > 0 && deps.Blob != nil {
 				d := &retention.Deleter{Store: st, Blob: deps.Blob, Open: retention.WorkflowOpen(c, cfg.IDPrefix)}
 				go d.Run(watchCtx, cfg.Retention, retention.SweepEvery, slog.Default())
