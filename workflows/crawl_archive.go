@@ -10,7 +10,7 @@ import (
 // from waiting on a running crawl's WARC updates. Waiting, the loop started no processing
 // child, answered no signal and refreshed no progress while WriteWARC ran: on the hour-long
 // bench an update that failed and was retried held a crawl's processing for over ten minutes
-// (BENCHMARKS.md, 2026-11-28 11:55). Its default version is revision 6's (archiveAndWait,
+// (BENCHMARKS.md, 2026-11-28 11:30). Its default version is revision 6's (archiveAndWait,
 // crawl_archive_rev6.go).
 const archiveAsyncChange = "archive-async"
 
