@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/trawlerdev/trawler/internal/archiving"
 	"github.com/trawlerdev/trawler/internal/blob"
@@ -15,7 +16,7 @@ import (
 )
 
 // Archiver runs on the process task queue: it brings a crawl's WARC files up to date
-// (internal/archiving, the archive stage), heartbeating as it reads and counting what it
+// (internal/archiving, the archive stage), heartbeating every few seconds and counting what it
 // writes.
 type Archiver struct {
 	Store    *store.Store
@@ -53,7 +54,7 @@ func (a *Archiver) WriteWARC(ctx context.Context, in ArchiveInput) (ArchiveResul
 	// bench the SDK's beat after a slow read of captures met a busy server and cancelled the
 	// update, which its crawl then retried for minutes (token_beats.go).
 	var after atomic.Int64
-	bctx, finish := beating(ctx, a.Beats, func() any { return after.Load() })
+	bctx, finish := beating(ctx, a.Beats, true, func() any { return after.Load() })
 	w := archiving.Writer{Store: a.Store.Archive(), Blobs: a.Blob, Body: a.body, Software: a.Software, TempDir: a.TempDir,
 		Hooks: archiving.Hooks{
 			Progress: func(id int64) { after.Store(id) },
@@ -64,6 +65,11 @@ func (a *Archiver) WriteWARC(ctx context.Context, in ArchiveInput) (ArchiveResul
 			},
 		}}
 	res, err := w.Write(bctx, job)
+	if err == nil && res.Busy && in.Final {
+		// Another writer holds the crawl (an attempt the server gave up on, stopping within
+		// its heartbeat timeout): the final write must not end the crawl without its files.
+		err = temporal.NewApplicationError("WARC: another writer holds crawl "+in.CrawlID+"; the final write tries again", "WARCBusy")
+	}
 	return res, finish(err)
 }
 

@@ -202,17 +202,24 @@ var tokenBeatEvery = crawl.HeartbeatEvery
 // beating runs a long activity on a context its heartbeats keep: details() sent every
 // crawl.HeartbeatEvery, by task token through hb (see above), or through the SDK when hb is
 // nil. finish stops the beats and turns the activity's error into what it returns (a cancel
-// the server asked for is reported as one). Unlike a lease it has no watch: it is for work
-// that two attempts may do at once (a crawl's processing claims its pages, and every step is
-// idempotent), so only the server's answer ends it — on the hour-long bench a busy server left
-// processing runs' beats unanswered for 17 s, and the watch threw their batches away.
-func beating(ctx context.Context, hb heartbeater, details func() any) (bctx context.Context, finish func(error) error) {
+// the server asked for is reported as one). With watch, it also stops by itself when no beat
+// has landed for nearly its heartbeat timeout, as a lease does: for work two attempts must not
+// do at once (a WARC update holds its crawl's lock, and a retry that found it held would skip
+// its files). Without, only the server's answer ends it: for work two attempts may do at once
+// (a crawl's processing claims its pages, every step idempotent) — on the hour-long bench a
+// busy server left processing runs' beats unanswered for 17 s, and a watch threw their batches
+// away.
+func beating(ctx context.Context, hb heartbeater, watch bool, details func() any) (bctx context.Context, finish func(error) error) {
 	if hb == nil {
 		stop := keepAlive(ctx, details)
 		return ctx, func(err error) error { stop(); return err }
 	}
 	info := activity.GetInfo(ctx)
-	bctx, beat, stop := beatingContext(ctx, hb, info.TaskToken, 0, activity.GetLogger(ctx))
+	var timeout time.Duration
+	if watch {
+		timeout = info.HeartbeatTimeout
+	}
+	bctx, beat, stop := beatingContext(ctx, hb, info.TaskToken, timeout, activity.GetLogger(ctx))
 	stopEvery := clock.Every(bctx, tokenBeatEvery, func() { beat(details()) })
 	return bctx, func(err error) error {
 		stopEvery()

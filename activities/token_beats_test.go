@@ -175,7 +175,7 @@ func TestBeatingKeepsALongActivityThroughALateAnswer(t *testing.T) {
 		var ts testsuite.WorkflowTestSuite
 		env := ts.NewTestActivityEnvironment()
 		env.RegisterActivityWithOptions(func(ctx context.Context) error {
-			bctx, finish := beating(ctx, hb, func() any { return 7 })
+			bctx, finish := beating(ctx, hb, false, func() any { return 7 })
 			select {
 			case <-bctx.Done():
 				return finish(bctx.Err())

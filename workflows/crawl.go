@@ -210,7 +210,7 @@ func (c *crawlRun) run() (crawl.CrawlProgress, error) {
 	ctx := c.ctx
 	defer c.procs.started(ctx)
 	for tick := 1; ; tick++ {
-		if info := workflow.GetInfo(ctx); info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() > 3000 {
+		if c.continueDue() && c.archiveSettled() {
 			c.procs.started(ctx) // before the last look at the signals: a wait here could hide one
 			_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
 			if c.signalsWaiting() == 0 {
@@ -227,6 +227,13 @@ func (c *crawlRun) run() (crawl.CrawlProgress, error) {
 			return c.progress, err
 		}
 	}
+}
+
+// continueDue says whether the run should continue as new (once no WARC update runs: its
+// lock would make the next run's final write find the crawl busy).
+func (c *crawlRun) continueDue() bool {
+	info := workflow.GetInfo(c.ctx)
+	return info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() > 3000
 }
 
 // signalsWaiting counts signals received and not yet acted on.

@@ -27,6 +27,9 @@ func (c *crawlRun) archiveRunning() {
 		return
 	}
 	c.archived()
+	if c.continueDue() {
+		return // the run continues as new first (run): its successor updates the files
+	}
 	var a *activities.Archiver
 	c.archiving = workflow.ExecuteActivity(archiveOptions(c.ctx, c.carry.ProcessQueue), a.WriteWARC,
 		activities.ArchiveInput{CrawlID: c.crawlID, Final: false})
@@ -42,6 +45,15 @@ func (c *crawlRun) archived() {
 		workflow.GetLogger(c.ctx).Warn("writing WARC files failed", "crawl", c.crawlID, "error", err)
 	}
 	c.archiving = nil
+}
+
+// archiveSettled says whether no WARC update runs (one that has ended is settled here).
+func (c *crawlRun) archiveSettled() bool {
+	if c.archiving != nil && !c.archiving.IsReady() {
+		return false
+	}
+	c.archived()
+	return true
 }
 
 // archiveFinal writes all of the crawl's WARC files, after the update in progress.

@@ -31,12 +31,18 @@
 //
 // Applied in this release: revision 6 is live (a host run's first lease is a local activity in
 // the workflow worker, host_local_lease.go; a cancelled lease is always told through
-// Postgres), with one change of the crawl workflow on top, the "archive-async"
-// workflow.GetVersion change (crawl_archive.go: a running crawl's WARC updates no longer hold
-// its loop; revision 6's waiting update is kept in crawl_archive_rev6.go), revision 5 is kept (host_fetch_rev5.go: its host runs' "lease-told"
+// Postgres), revision 5 is kept (host_fetch_rev5.go: its host runs' "lease-told"
 // workflow.GetVersion change; testdata/rev5_*, among them the histories of a running crawl,
 // its processing children and hosts, and tests that run their inputs on today's code up to the
 // carry-over). Revision 4 (a crawl's processing children as ProcessPageWorkflow, and the
 // crawl's "crawl-processing-workflow" GetVersion call that told its runs apart) is deleted:
 // revision 5 was live in the release before this one, which carried its runs over.
+//
+// One change of the crawl workflow within revision 6 (its input carries no revision, so the
+// crawl's changes are GetVersion calls alone): "archive-async" (crawl_archive.go), a running
+// crawl's WARC updates no longer hold its loop. Its default version is the waiting update of
+// every crawl run recorded before it, revisions 5 and 6 (archiveAndWait, kept in
+// crawl_archive_rev6.go and replayed with testdata/rev5_* and rev6_*); both go, with the
+// GetVersion call, in the first release after the next, once no crawl run older than this
+// release is open (the check above).
 package workflows
