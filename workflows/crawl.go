@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
@@ -50,69 +49,6 @@ type CrawlCarry struct {
 	StartedAt time.Time `json:"startedAt,omitempty"`
 	// StopReason says why the crawl stopped before it was drained (crawl.StopBy*).
 	StopReason string `json:"stopReason,omitempty"`
-}
-
-const maxControls = 10
-
-// control runs one crawl control (add seeds, replay dead letters, block) as a local activity
-// and keeps its result for the progress query. A failure is reported there, never fatal.
-func control(ctx workflow.Context, run *CrawlCarry, signal string, activity, input any) {
-	res := crawl.ControlResult{Signal: signal}
-	if err := workflow.ExecuteLocalActivity(withLocal(ctx), activity, input).Get(ctx, &res); err != nil {
-		res.Error = crawl.ClipError(err.Error()) // carried across Continue-As-New
-		workflow.GetLogger(ctx).Warn("crawl control failed", "signal", signal, "input", input, "error", err)
-	}
-	run.Controls = append(run.Controls, res)
-	if len(run.Controls) > maxControls {
-		run.Controls = run.Controls[len(run.Controls)-maxControls:]
-	}
-}
-
-// archiveEvery is how many progress ticks pass between WARC updates of a running crawl (each
-// update writes only full files, or files whose oldest capture waited warc.maxAge).
-const archiveEvery = 12
-
-// archive brings the crawl's WARC files up to date (all of them, when final). Failures are
-// logged, not fatal: the captures stay in Postgres and the next update writes them.
-func archive(ctx workflow.Context, crawlID, queue string, final bool) {
-	var a *activities.Archiver
-	var res activities.ArchiveResult
-	if err := workflow.ExecuteActivity(archiveOptions(ctx, queue), a.WriteWARC, activities.ArchiveInput{CrawlID: crawlID, Final: final}).Get(ctx, &res); err != nil {
-		workflow.GetLogger(ctx).Warn("writing WARC files failed", "crawl", crawlID, "error", err)
-	}
-}
-
-// archiveOptions are a WARC update's activity options.
-func archiveOptions(ctx workflow.Context, queue string) workflow.Context {
-	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		TaskQueue:           or(queue, crawl.ProcessQueue),
-		StartToCloseTimeout: time.Hour,
-		HeartbeatTimeout:    2 * time.Minute,
-		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 5 * time.Second, MaximumInterval: time.Minute, MaximumAttempts: 5},
-	})
-}
-
-// reprocess hands pages whose processing never finished (a ProcessPage workflow that failed
-// for good) to a new ProcessPage workflow.
-func reprocess(ctx workflow.Context, crawlID string, tick int) {
-	var f *activities.Frontier
-	var in crawl.ProcessInput
-	if err := workflow.ExecuteLocalActivity(withLocal(ctx), f.StaleFetched, crawlID, reprocessAfter).Get(ctx, &in); err != nil {
-		workflow.GetLogger(ctx).Warn("finding unprocessed pages failed", "crawl", crawlID, "error", err)
-		return
-	}
-	if len(in.Pages) == 0 {
-		return
-	}
-	info := workflow.GetInfo(ctx)
-	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-		WorkflowID:        crawl.ReprocessID(info.WorkflowExecution.ID, info.OriginalRunID, tick),
-		ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_ABANDON,
-	})
-	child := workflow.ExecuteChildWorkflow(cctx, ProcessPageWorkflow, in)
-	if err := child.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
-		workflow.GetLogger(ctx).Warn("starting reprocessing failed", "crawl", crawlID, "error", err)
-	}
 }
 
 // reprocessAfter is how long a fetched page may wait for processing before the crawl hands it
@@ -236,62 +172,6 @@ func (c *crawlRun) continueDue() bool {
 	return info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() > 3000
 }
 
-// signalsWaiting counts signals received and not yet acted on.
-func (c *crawlRun) signalsWaiting() int {
-	return c.pause.Len() + c.resume.Len() + c.stop.Len() + c.seeds.Len() + c.replay.Len() + c.block.Len() + c.throttle.Len()
-}
-
-// wait sleeps for a progress interval, or until a signal (acted on at once) or the end of a
-// processing child.
-func (c *crawlRun) wait() error {
-	ctx := c.ctx
-	var sigErr error
-	tctx, cancel := workflow.WithCancel(ctx)
-	defer cancel()
-	sel := workflow.NewSelector(ctx)
-	sel.AddFuture(workflow.NewTimer(tctx, c.nextLook()), func(workflow.Future) {})
-	if !c.stopped {
-		c.procs.keep(ctx)
-		c.procs.addTo(ctx, sel)
-	}
-	sel.AddReceive(c.pause, func(ch workflow.ReceiveChannel, _ bool) {
-		ch.Receive(ctx, nil)
-		c.carry.Paused, sigErr = true, c.setState(crawl.CrawlPaused)
-	})
-	sel.AddReceive(c.resume, func(ch workflow.ReceiveChannel, _ bool) {
-		ch.Receive(ctx, nil)
-		c.carry.Paused, sigErr = false, c.setState(crawl.CrawlRunning)
-		c.wake(0)
-	})
-	sel.AddReceive(c.stop, func(ch workflow.ReceiveChannel, _ bool) {
-		ch.Receive(ctx, nil)
-		c.carry.StopReason = crawl.StopBySignal
-		c.stopped, sigErr = true, c.setState(crawl.CrawlStopped)
-	})
-	sel.AddReceive(c.seeds, func(ch workflow.ReceiveChannel, _ bool) {
-		var in crawl.AddSeeds
-		ch.Receive(ctx, &in)
-		control(ctx, c.carry, crawl.SignalAddSeeds, c.f.AddSeeds, activities.AddSeedsInput{CrawlID: c.crawlID, Seeds: in})
-	})
-	sel.AddReceive(c.replay, func(ch workflow.ReceiveChannel, _ bool) {
-		var in crawl.Replay
-		ch.Receive(ctx, &in)
-		control(ctx, c.carry, crawl.SignalReplay, c.f.ReplayDeadLetters, activities.ReplayInput{CrawlID: c.crawlID, Replay: in})
-	})
-	sel.AddReceive(c.block, func(ch workflow.ReceiveChannel, _ bool) {
-		var in crawl.Block
-		ch.Receive(ctx, &in)
-		control(ctx, c.carry, crawl.SignalBlock, c.f.Block, activities.BlockInput{CrawlID: c.crawlID, Block: in})
-	})
-	sel.AddReceive(c.throttle, func(ch workflow.ReceiveChannel, _ bool) {
-		var in crawl.Throttle
-		ch.Receive(ctx, &in)
-		control(ctx, c.carry, crawl.SignalThrottle, c.f.ThrottleCrawl, activities.ThrottleInput{CrawlID: c.crawlID, Throttle: in})
-	})
-	sel.Select(ctx)
-	return sigErr
-}
-
 // act does what the fresh progress calls for at the tick-th look: end a stopped or drained
 // crawl (with its last WARC files), and from time to time write WARC files, wake hosts sitting
 // on due URLs and hand out pages whose processing never finished.
@@ -340,35 +220,6 @@ func (c *crawlRun) act(tick int) (done bool, err error) {
 	return false, nil
 }
 
-// renderRunFor is how long one render run lasts before the crawl starts the next.
-const renderRunFor = 2 * time.Minute
-
-// render keeps one render run going while pages wait to be rendered: an activity on the
-// render queue (a worker with Chromium) that claims the crawl's queued renders from Postgres.
-// A lease that failed or ended is followed by the next at a later tick.
-func (c *crawlRun) render(tick int) {
-	if c.rendering != nil && !c.rendering.IsReady() {
-		return
-	}
-	if c.rendering != nil {
-		var res activities.RenderResult
-		if err := c.rendering.Get(c.ctx, &res); err != nil {
-			workflow.GetLogger(c.ctx).Warn("render run failed", "crawl", c.crawlID, "error", err)
-		}
-	}
-	actx := workflow.WithActivityOptions(c.ctx, workflow.ActivityOptions{
-		TaskQueue:           or(c.carry.RenderQueue, crawl.RenderQueue),
-		StartToCloseTimeout: renderRunFor + 3*time.Minute,
-		// The run beats every few seconds, pages rendering or not: a dead render worker's
-		// claims are taken back by the retry within the recovery bound (README, Resilience).
-		HeartbeatTimeout: 20 * time.Second,
-		RetryPolicy:      &temporal.RetryPolicy{InitialInterval: 5 * time.Second, MaximumInterval: time.Minute, MaximumAttempts: 3},
-	})
-	var r *activities.Renderer
-	owner := crawl.RenderOwner(workflow.GetInfo(c.ctx).WorkflowExecution.RunID, tick)
-	c.rendering = workflow.ExecuteActivity(actx, r.RenderPages, activities.RenderInput{CrawlID: c.crawlID, Owner: owner, For: renderRunFor})
-}
-
 // refresh reads the crawl's progress for the query and the Temporal UI.
 func (c *crawlRun) refresh() error {
 	var p crawl.CrawlProgress
@@ -396,11 +247,4 @@ func (c *crawlRun) describe() {
 // setState moves the crawl to s in Postgres, where its hosts' claims read it.
 func (c *crawlRun) setState(s crawl.CrawlState) error {
 	return workflow.ExecuteLocalActivity(c.lctx, c.f.SetCrawlState, c.crawlID, s).Get(c.ctx, nil)
-}
-
-// wake starts or signals the crawl's hosts with due URLs that claimed nothing for staleFor.
-func (c *crawlRun) wake(staleFor time.Duration) {
-	if err := workflow.ExecuteLocalActivity(c.lctx, c.f.WakeStale, c.crawlID, staleFor).Get(c.ctx, nil); err != nil {
-		workflow.GetLogger(c.ctx).Warn("waking stale hosts failed", "crawl", c.crawlID, "error", err)
-	}
 }

@@ -1,9 +1,13 @@
 package workflows
 
 import (
+	"time"
+
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/trawlerdev/trawler/activities"
+	"github.com/trawlerdev/trawler/internal/crawl"
 )
 
 // archiveAsyncChange is the crawl workflow's workflow.GetVersion change that stopped its loop
@@ -60,4 +64,28 @@ func (c *crawlRun) archiveSettled() bool {
 func (c *crawlRun) archiveFinal() {
 	c.archived()
 	archive(c.ctx, c.crawlID, c.carry.ProcessQueue, true)
+}
+
+// archiveEvery is how many progress ticks pass between WARC updates of a running crawl (each
+// update writes only full files, or files whose oldest capture waited warc.maxAge).
+const archiveEvery = 12
+
+// archive brings the crawl's WARC files up to date (all of them, when final). Failures are
+// logged, not fatal: the captures stay in Postgres and the next update writes them.
+func archive(ctx workflow.Context, crawlID, queue string, final bool) {
+	var a *activities.Archiver
+	var res activities.ArchiveResult
+	if err := workflow.ExecuteActivity(archiveOptions(ctx, queue), a.WriteWARC, activities.ArchiveInput{CrawlID: crawlID, Final: final}).Get(ctx, &res); err != nil {
+		workflow.GetLogger(ctx).Warn("writing WARC files failed", "crawl", crawlID, "error", err)
+	}
+}
+
+// archiveOptions are a WARC update's activity options.
+func archiveOptions(ctx workflow.Context, queue string) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:           or(queue, crawl.ProcessQueue),
+		StartToCloseTimeout: time.Hour,
+		HeartbeatTimeout:    2 * time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 5 * time.Second, MaximumInterval: time.Minute, MaximumAttempts: 5},
+	})
 }
