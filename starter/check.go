@@ -13,6 +13,7 @@ import (
 
 	"github.com/trawlerdev/trawler/internal/app"
 	"github.com/trawlerdev/trawler/internal/config"
+	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/workflows"
 )
 
@@ -53,7 +54,7 @@ func runCheck(ctx context.Context, args []string, stdout io.Writer) error {
 		TaskQueue:                cfg.TaskQueue,
 		WorkflowExecutionTimeout: *timeout,
 	}, workflows.HealthCheckWorkflow, workflows.HealthCheckInput{
-		TaskQueues: []string{cfg.TaskQueue, cfg.FetchTaskQueue, cfg.ProcessTaskQueue},
+		TaskQueues: []string{cfg.TaskQueue, crawl.HostQueue(cfg.TaskQueue), cfg.FetchTaskQueue, cfg.ProcessTaskQueue},
 	})
 	if err != nil {
 		return fmt.Errorf("start health check: %w", err)

@@ -38,7 +38,7 @@ func New(c client.Client, cfg *config.Config, st *store.Store, filter *seen.Filt
 		admitter.Wakes = rate.NewLimiter(rate.Limit(cfg.WakeRate), max(1, int(cfg.WakeRate)))
 	}
 	if cfg.WakeBacklog > 0 {
-		admitter.Backlog = &Backlog{Client: c, Namespace: cfg.TemporalNamespace, TaskQueue: cfg.TaskQueue, MaxAge: cfg.WakeBacklog}
+		admitter.Backlog = &Backlog{Client: c, Namespace: cfg.TemporalNamespace, TaskQueue: crawl.HostQueue(cfg.TaskQueue), MaxAge: cfg.WakeBacklog}
 	}
 	return &Service{Crawls: crawls, Admitter: admitter}
 }

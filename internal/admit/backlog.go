@@ -16,11 +16,11 @@ import (
 // second per process, whatever the crawl's size.
 const backlogEvery = time.Second
 
-// Backlog watches the workflow task queue host workflows run on. When its tasks wait, Temporal
-// (or the workflow workers) is behind, and starting more hosts only deepens the queue: every
-// new host adds a task to it, and the crawl workflow's own tasks (its stop signal, progress,
-// sweeps) wait behind them all. A bench whose processing got faster started 2,000 hosts
-// whose first task never ran, and the crawl's stop waited minutes. Link admissions and the
+// Backlog watches the workflow task queue host workflows run on (crawl.HostQueue). When its
+// tasks wait, Temporal (or the workflow workers) is behind, and starting more hosts only
+// deepens the queue: every new host adds a task to it. A bench whose processing got faster
+// started 2,000 hosts whose first task never ran (before hosts had their own queue, the
+// crawl's stop waited minutes behind them too). Link admissions and the
 // crawl's sweep wake no host while the oldest task has waited longer than MaxAge; their hosts
 // keep their URLs queued for the next admission or sweep. Seeds and operators' replays still
 // wake theirs.

@@ -17,7 +17,7 @@ import (
 // workflow, per host per batch.
 type Waker struct {
 	Client       client.Client
-	TaskQueue    string // the workflow task queue
+	TaskQueue    string // the deployment's workflow task queue (hosts run on crawl.HostQueue of it)
 	FetchQueue   string
 	ProcessQueue string
 	IDPrefix     string // prefix of workflow IDs (TRAWLER_ID_PREFIX)

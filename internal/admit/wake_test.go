@@ -22,7 +22,7 @@ func TestWakeLaterStartsEveryHostInTheBackground(t *testing.T) {
 	queue := testenv.Unique("wake-")
 	var mu sync.Mutex
 	ran := map[string]int{}
-	w := worker.New(c, queue, worker.Options{})
+	w := worker.New(c, crawl.HostQueue(queue), worker.Options{})
 	w.RegisterWorkflowWithOptions(func(ctx workflow.Context, in crawl.HostInput) error {
 		if !workflow.IsReplaying(ctx) {
 			mu.Lock()
@@ -66,7 +66,7 @@ func TestWakeLaterStartsEveryHostInTheBackground(t *testing.T) {
 	}
 	for _, h := range hosts[:3] {
 		desc, err := c.DescribeWorkflowExecution(context.Background(), crawl.HostWorkflowID(queue, h), "")
-		if err != nil || desc.GetWorkflowExecutionInfo().GetTaskQueue() != queue {
+		if err != nil || desc.GetWorkflowExecutionInfo().GetTaskQueue() != crawl.HostQueue(queue) { // never the crawls' queue
 			t.Fatalf("host %s: %v %v", h, desc, err)
 		}
 	}

@@ -41,7 +41,7 @@ var settings = []setting{
 		set: func(c *Config, v string) error { return nonEmpty(&c.TemporalNamespace, v) }},
 	{Flag: "temporal-compression", Env: "TRAWLER_TEMPORAL_COMPRESSION", Default: "none", Usage: "gRPC compression to Temporal: none (CPU matters more than bytes next to the server) or gzip (a slow or metered link, e.g. Temporal Cloud)",
 		set: func(c *Config, v string) error { return oneOf(&c.TemporalCompression, v, "none", "gzip") }},
-	{Flag: "task-queue", Env: "TRAWLER_TASK_QUEUE", Default: crawl.WorkflowQueue, Usage: "task queue for workflow tasks",
+	{Flag: "task-queue", Env: "TRAWLER_TASK_QUEUE", Default: crawl.WorkflowQueue, Usage: "task queue for crawl workflows and their children; host workflows run on it with \"-hosts\" (trawler-hosts), polled by the same workers",
 		set: func(c *Config, v string) error { return nonEmpty(&c.TaskQueue, v) }},
 	{Flag: "fetch-task-queue", Env: "TRAWLER_FETCH_TASK_QUEUE", Default: crawl.FetchQueue, Usage: "task queue for fetch activities (I/O bound)",
 		set: func(c *Config, v string) error { return nonEmpty(&c.FetchTaskQueue, v) }},

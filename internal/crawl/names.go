@@ -44,6 +44,22 @@ const (
 	RenderQueue   = "trawler-render"  // rendering in headless Chromium (the render role)
 )
 
+// HostQueue is the workflow task queue host workflows run on: the deployment's workflow queue
+// (TRAWLER_TASK_QUEUE) with "-hosts", polled by the same workflow workers. A crawl has one
+// workflow and thousands of hosts; on one queue a busy worker takes its cached hosts' tasks
+// first (the SDK polls a worker's sticky queue while it has a backlog), and a crawl workflow
+// task that missed its worker's sticky queue waited behind the hosts' for ten minutes: no
+// processing started meanwhile (BENCHMARKS.md, 2026-11-28 13:20). On their own queue the
+// crawl's tasks, its processing and its deliveries never wait for a host's. Derived, not
+// configured: every process of a deployment must agree on it.
+func HostQueue(workflowQueue string) string { return workflowQueue + "-hosts" }
+
+// WorkflowQueues is the visibility filter for every workflow of a deployment: those on its
+// workflow queue and its hosts' (host runs started before HostQueue are on the first).
+func WorkflowQueues(workflowQueue string) string {
+	return fmt.Sprintf("TaskQueue IN ('%s', '%s')", workflowQueue, HostQueue(workflowQueue))
+}
+
 // Search attributes the workflows set; `trawler setup` registers them on a namespace.
 var (
 	SearchHost      = temporal.NewSearchAttributeKeyKeyword("Host")
@@ -218,10 +234,11 @@ func RunningCrawlsQuery(taskQueue string) string {
 	return fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running' AND TaskQueue = '%s'", CrawlWorkflowName, taskQueue)
 }
 
-// HostsInPhaseQuery is the visibility query for a deployment's running host workflows in phase.
+// HostsInPhaseQuery is the visibility query for a deployment's running host workflows in phase
+// (taskQueue is the deployment's workflow queue).
 func HostsInPhaseQuery(taskQueue string, phase HostPhase) string {
-	return fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running' AND TaskQueue = '%s' AND %s = '%s'",
-		HostWorkflowName, taskQueue, SearchHostState.GetName(), phase)
+	return fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running' AND %s AND %s = '%s'",
+		HostWorkflowName, WorkflowQueues(taskQueue), SearchHostState.GetName(), phase)
 }
 
 // Why a crawl stopped before it was drained (CrawlProgress.StopReason).

@@ -34,10 +34,14 @@ func TestWorkflowIDsReadBack(t *testing.T) {
 	}
 }
 
-// The visibility queries name the phase's search attribute and the deployment's queue.
+// The visibility queries name the phase's search attribute and the deployment's queues: hosts
+// run on their own (HostQueue), and those started before it on the workflow queue.
 func TestVisibilityQueries(t *testing.T) {
+	if HostQueue("trawler") == "trawler" {
+		t.Fatal("hosts share the crawl workflows' queue")
+	}
 	q := HostsInPhaseQuery("trawler", HostBackoff)
-	for _, want := range []string{"WorkflowType = 'HostWorkflow'", "TaskQueue = 'trawler'", "HostState = 'backoff'", "ExecutionStatus = 'Running'"} {
+	for _, want := range []string{"WorkflowType = 'HostWorkflow'", "TaskQueue IN ('trawler', 'trawler-hosts')", "HostState = 'backoff'", "ExecutionStatus = 'Running'"} {
 		if !strings.Contains(q, want) {
 			t.Errorf("%q lacks %q", q, want)
 		}

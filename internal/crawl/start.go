@@ -44,8 +44,9 @@ const HostTaskTimeout = 30 * time.Second
 
 // HostStart is how every host workflow is started — by admission waking a host, and by an
 // operator's signal to a host that is not running — so each carries the same ID (with the
-// deployment's prefix), queue, search attributes (Host, HostState, and CrawlID when a crawl
-// started it), summary and memo.
+// deployment's prefix), queue (the hosts' own, HostQueue of the deployment's workflow queue
+// taskQueue), search attributes (Host, HostState, and CrawlID when a crawl started it),
+// summary and memo.
 func HostStart(idPrefix, host, crawlID, taskQueue string) client.StartWorkflowOptions {
 	attrs := []temporal.SearchAttributeUpdate{SearchHost.ValueSet(host), SearchHostState.ValueSet(string(HostActive))}
 	memo := map[string]any{"host": host}
@@ -55,7 +56,7 @@ func HostStart(idPrefix, host, crawlID, taskQueue string) client.StartWorkflowOp
 	}
 	return client.StartWorkflowOptions{
 		ID:                    HostWorkflowID(idPrefix, host),
-		TaskQueue:             taskQueue,
+		TaskQueue:             HostQueue(taskQueue),
 		WorkflowTaskTimeout:   HostTaskTimeout,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		TypedSearchAttributes: temporal.NewSearchAttributes(attrs...),

@@ -780,7 +780,7 @@ func (s *stack) eventsSampled(n int) (int, map[eventKind]int) {
 	// Visibility records a terminated run's length a moment after terminating it.
 	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
 		resp, err := s.tc.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{
-			Query: "TaskQueue = '" + s.cfg.TaskQueue + "' AND ExecutionStatus = 'Running'", PageSize: 1})
+			Query: crawl.WorkflowQueues(s.cfg.TaskQueue) + " AND ExecutionStatus = 'Running'", PageSize: 1})
 		if err == nil && len(resp.Executions) == 0 {
 			break
 		}
@@ -807,7 +807,7 @@ func (s *stack) executions() []*workflowpb.WorkflowExecutionInfo {
 	var token []byte
 	for {
 		resp, err := s.tc.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{
-			Query: "TaskQueue = '" + s.cfg.TaskQueue + "'", NextPageToken: token})
+			Query: crawl.WorkflowQueues(s.cfg.TaskQueue), NextPageToken: token})
 		if err != nil {
 			s.t.Fatal(err)
 		}

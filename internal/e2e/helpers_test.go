@@ -66,7 +66,7 @@ func (s *stack) terminateWorkflows() {
 	ctx := context.Background()
 	for range 20 { // a page at a time: terminating changes what the next page would hold
 		resp, err := s.tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
-			Query: "TaskQueue = '" + s.cfg.TaskQueue + "' AND ExecutionStatus = 'Running'", PageSize: 1000})
+			Query: crawl.WorkflowQueues(s.cfg.TaskQueue) + " AND ExecutionStatus = 'Running'", PageSize: 1000})
 		if err != nil || len(resp.Executions) == 0 {
 			return
 		}

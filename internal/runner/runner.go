@@ -22,6 +22,7 @@ import (
 	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/blob"
 	"github.com/trawlerdev/trawler/internal/config"
+	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/deliver"
 	"github.com/trawlerdev/trawler/internal/export"
 	"github.com/trawlerdev/trawler/internal/fetch"
@@ -106,24 +107,27 @@ func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 		var w worker.Worker
 		switch role {
 		case config.RoleWorkflow:
-			w = worker.New(c, cfg.TaskQueue, opts)
-			w.RegisterWorkflow(workflows.HealthCheckWorkflow)
-			w.RegisterWorkflow(workflows.CrawlWorkflow)
-			w.RegisterWorkflow(workflows.HostWorkflow)
-			w.RegisterWorkflow(workflows.ProcessPageWorkflow)
-			w.RegisterWorkflow(workflows.CrawlProcessingWorkflow)
-			w.RegisterWorkflow(workflows.DeliverWorkflow)
-			w.RegisterActivity(health)
-			w.RegisterActivity(frontier)
-			// Host runs' first leases are local activities here (crawl.HostConfig.LocalLease),
-			// as many at once as the workflow worker has room for. With local leases off no fetch
-			// stage is built (no client, segment writer or LISTEN connection at start-up): a host
-			// woken with them on by another process gets errNoFetchStage and an activity lease.
+			// Two workers: the crawls' (their processing and delivery children too) on the
+			// workflow queue, the hosts' on theirs (crawl.HostQueue), so that a crawl's task never
+			// waits behind its thousands of hosts'. Each registers the whole role: host runs
+			// started before the hosts had their own queue go on on the first, and the CLI may
+			// start any workflow on either.
+			var local *activities.Fetcher
 			if cfg.LocalLease > 0 {
-				f := fetcher()
-				f.LocalSlots = make(chan struct{}, cfg.LocalLeaseConcurrency)
-				w.RegisterActivity(f)
+				// Host runs' first leases are local activities here (crawl.HostConfig.LocalLease),
+				// as many at once as the workflow worker has room for. With local leases off no fetch
+				// stage is built (no client, segment writer or LISTEN connection at start-up): a host
+				// woken with them on by another process gets errNoFetchStage and an activity lease.
+				local = fetcher()
+				local.LocalSlots = make(chan struct{}, cfg.LocalLeaseConcurrency)
 			}
+			hosts := workflowWorker(c, crawl.HostQueue(cfg.TaskQueue), opts, health, frontier, local)
+			if err := hosts.Start(); err != nil {
+				r.Stop()
+				return nil, fmt.Errorf("runner: start the hosts' workflow worker: %w", err)
+			}
+			r.workers = append(r.workers, hosts)
+			w = workflowWorker(c, cfg.TaskQueue, opts, health, frontier, local)
 		case config.RoleFetch:
 			opts.MaxConcurrentActivityExecutionSize = cfg.FetchConcurrency
 			opts.WorkerActivitiesPerSecond, opts.TaskQueueActivitiesPerSecond = cfg.FetchRate, cfg.FetchQueueRate
@@ -186,6 +190,25 @@ func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 		r.workers = append(r.workers, w)
 	}
 	return r, nil
+}
+
+// workflowWorker is a worker of the workflow role on queue: every workflow, and the
+// activities they run in it (local: the local fetch leases; nil: none).
+func workflowWorker(c client.Client, queue string, opts worker.Options, health *activities.Health, frontier *activities.Frontier,
+	local *activities.Fetcher) worker.Worker {
+	w := worker.New(c, queue, opts)
+	w.RegisterWorkflow(workflows.HealthCheckWorkflow)
+	w.RegisterWorkflow(workflows.CrawlWorkflow)
+	w.RegisterWorkflow(workflows.HostWorkflow)
+	w.RegisterWorkflow(workflows.ProcessPageWorkflow)
+	w.RegisterWorkflow(workflows.CrawlProcessingWorkflow)
+	w.RegisterWorkflow(workflows.DeliverWorkflow)
+	w.RegisterActivity(health)
+	w.RegisterActivity(frontier)
+	if local != nil {
+		w.RegisterActivity(local)
+	}
+	return w
 }
 
 // processName names this worker process in segment keys: host name and process id.

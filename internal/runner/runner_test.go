@@ -7,13 +7,15 @@ import (
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/runner"
 	"github.com/trawlerdev/trawler/internal/testenv"
 	"github.com/trawlerdev/trawler/workflows"
 )
 
 // A workflow and its activities complete through real workers on the dev server, one per
-// role, each reaching Postgres and MinIO.
+// role (two for the workflow role: the crawls' queue and the hosts'), each reaching Postgres
+// and MinIO.
 func TestHealthCheckThroughRealWorkers(t *testing.T) {
 	cfg := testenv.Config(t)
 	db, _ := testenv.Postgres(t)
@@ -30,7 +32,7 @@ func TestHealthCheckThroughRealWorkers(t *testing.T) {
 	defer cancel()
 	run, err := tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: cfg.TaskQueue},
 		workflows.HealthCheckWorkflow, workflows.HealthCheckInput{
-			TaskQueues: []string{cfg.TaskQueue, cfg.FetchTaskQueue, cfg.ProcessTaskQueue},
+			TaskQueues: []string{cfg.TaskQueue, crawl.HostQueue(cfg.TaskQueue), cfg.FetchTaskQueue, cfg.ProcessTaskQueue},
 		})
 	if err != nil {
 		t.Fatal(err)
@@ -39,7 +41,7 @@ func TestHealthCheckThroughRealWorkers(t *testing.T) {
 	if err := run.Get(ctx, &res); err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Reports) != 3 {
+	if len(res.Reports) != 4 {
 		t.Fatalf("reports = %+v", res.Reports)
 	}
 	for _, q := range res.Reports {
