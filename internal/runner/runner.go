@@ -196,6 +196,13 @@ func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 // activities they run in it (local: the local fetch leases; nil: none).
 func workflowWorker(c client.Client, queue string, opts worker.Options, health *activities.Health, frontier *activities.Frontier,
 	local *activities.Fetcher) worker.Worker {
+	// Workflow pollers scale with the queue, and one always polls the normal queue. With the
+	// SDK's two fixed pollers both poll the worker's sticky queue while it has a backlog, as a
+	// busy hosts' worker's always does: a new host's first task, and any task that missed its
+	// sticky queue, waited on the normal queue (360 tasks, over 6 minutes old, on the hour
+	// bench of 2026-11-28 13:46), and one poller for the normal queue's four partitions left a
+	// crawl's own task waiting about 3 minutes on an otherwise empty queue.
+	opts.WorkflowTaskPollerBehavior = worker.NewPollerBehaviorAutoscaling(worker.PollerBehaviorAutoscalingOptions{})
 	w := worker.New(c, queue, opts)
 	w.RegisterWorkflow(workflows.HealthCheckWorkflow)
 	w.RegisterWorkflow(workflows.CrawlWorkflow)
