@@ -149,6 +149,7 @@ temporal_schema() {
 # server's profile (0: none); METRICS, of its Prometheus metrics (none if unset or 0).
 # A history shard makes up to TRAWLER_TEMPORAL_SHARD_IO persistence calls at once (8; Temporal's
 # default of 1 queues a shard's every commit behind the last: deploy/temporal/dynamicconfig.yaml).
+# New tasks go to one partition of each task queue (deploy/temporal/dynamicconfig.yaml says why).
 # TRAWLER_TEMPORAL_DYNAMIC (key=JSON-value pairs, space-separated) adds dynamic config values,
 # as it does to the dev server.
 temporal_config() {
@@ -164,6 +165,8 @@ limit.maxIDLength:
   - value: 1000
 history.shardIOConcurrency:
   - value: ${TRAWLER_TEMPORAL_SHARD_IO:-8}
+matching.numTaskqueueWritePartitions:
+  - value: 1
 YAML
   local kvs
   read -ra kvs <<<"${TRAWLER_TEMPORAL_DYNAMIC:-}" # (split on spaces, never globbed)

@@ -55,7 +55,8 @@ temporal_up() {
   # WAL with synchronous=normal: no fsync per commit (a quarter of the dev server's CPU in the
   # crawl test); a killed server loses nothing, only an OS crash could lose the last commits.
   # Eager workflow start: a host's first workflow task comes back in its start's response
-  # instead of queueing behind a crawl's thousand other starts. (The dev server reads its
+  # instead of queueing behind a crawl's thousand other starts. New tasks go to one partition of
+  # each task queue (deploy/temporal/dynamicconfig.yaml says why). (The dev server reads its
   # search attributes afresh on every use: its cache, turned on, could miss the ones
   # registered below for a while, and visibility queries naming them then fail.)
   read -ra kvs <<<"${TRAWLER_TEMPORAL_DYNAMIC:-}" # (split on spaces, never globbed)
@@ -69,6 +70,7 @@ temporal_up() {
     --dynamic-config-value system.enableActivityEagerExecution=true \
     --dynamic-config-value system.enableEagerWorkflowStart=true \
     --dynamic-config-value limit.maxIDLength=1000 \
+    --dynamic-config-value matching.numTaskqueueWritePartitions=1 \
     --search-attribute Host=Keyword --search-attribute CrawlID=Keyword \
     --search-attribute HostState=Keyword \
     "${dynamic[@]}" --log-level warn ${TRAWLER_TEMPORAL_DEV_OPTS:-}

@@ -100,7 +100,7 @@ func TestDockerComposeAsShipped(t *testing.T) {
 		}
 	}
 	dyn, err := os.ReadFile("../../deploy/temporal/dynamicconfig.yaml")
-	for _, key := range []string{"system.enableEagerWorkflowStart:", "system.enableActivityEagerExecution:", "limit.maxIDLength:", "history.shardIOConcurrency:"} {
+	for _, key := range []string{"system.enableEagerWorkflowStart:", "system.enableActivityEagerExecution:", "limit.maxIDLength:", "history.shardIOConcurrency:", "matching.numTaskqueueWritePartitions:"} {
 		if err != nil || !strings.Contains(string(dyn), key) {
 			t.Errorf("deploy/temporal/dynamicconfig.yaml lacks %s (%v)", key, err)
 		}
