@@ -158,5 +158,7 @@ func (h *hostRun) continueAsNew() error {
 	h.drainSignals()
 	h.st.Runs++
 	next := crawl.HostInput{Host: h.in.Host, Config: h.cfg, State: h.st, Revision: crawl.WorkflowRevision}
-	return workflow.NewContinueAsNewError(h.ctx, HostWorkflow, next)
+	// A run started on the crawls' queue before hosts had their own moves to the hosts' as it
+	// continues (crawl.HostQueue; which queue a run continues on is not replayed).
+	return workflow.NewContinueAsNewError(workflow.WithWorkflowTaskQueue(h.ctx, crawl.OnHostQueue(workflow.GetInfo(h.ctx).TaskQueueName)), HostWorkflow, next)
 }

@@ -243,6 +243,10 @@ func TestHostContinuesAsNewCarryingItsState(t *testing.T) {
 	in.Config.MaxRunBatches = 20
 	e.ExecuteWorkflow(HostWorkflow, in)
 	next := continuedInput(t, e.GetWorkflowError())
+	var can *workflow.ContinueAsNewError
+	if errors.As(e.GetWorkflowError(), &can) && can.TaskQueueName != crawl.OnHostQueue(can.TaskQueueName) {
+		t.Errorf("continued on %q, not on the hosts' queue", can.TaskQueueName)
+	}
 	// 20 batches, one of which the throttle may have interrupted (its claims are released).
 	if n := len(e.fetches); n < 19 || n > 20 {
 		t.Errorf("%d batches before Continue-As-New, want 20 (19 if one was cancelled before it ran)", n)

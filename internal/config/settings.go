@@ -182,7 +182,7 @@ var settings = []setting{
 		set: func(c *Config, v string) error { return positiveInt(&c.Render.MemoryMB, v) }},
 	{Flag: "wake-rate", Env: "TRAWLER_WAKE_RATE", Default: "50", Usage: "host workflows this worker wakes per second at most when it admits links to their hosts (0: no cap); the others keep their URLs queued for the crawl's sweep",
 		set: func(c *Config, v string) error { return nonNegativeFloat(&c.WakeRate, v) }},
-	{Flag: "wake-backlog", Env: "TRAWLER_WAKE_BACKLOG", Default: "2s", Usage: "link admissions and the crawl's sweep start no host workflow while the workflow task queue's oldest task has waited longer than this (Temporal is behind); 0: never hold back",
+	{Flag: "wake-backlog", Env: "TRAWLER_WAKE_BACKLOG", Default: "2s", Usage: "link admissions and the crawl's sweep start no host workflow while the hosts' workflow task queue's oldest task has waited longer than this (Temporal is behind); 0: never hold back",
 		set: func(c *Config, v string) error { return duration(&c.WakeBacklog, v) }},
 	{Flag: "fetch-rate", Env: "TRAWLER_FETCH_RATE", Default: "0", Usage: "fetch activities started per second by this worker at most (0: no cap)",
 		set: func(c *Config, v string) error { return nonNegativeFloat(&c.FetchRate, v) }},

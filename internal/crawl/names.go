@@ -38,7 +38,7 @@ const (
 // Task queues a deployment uses unless configured otherwise (TRAWLER_TASK_QUEUE,
 // TRAWLER_FETCH_TASK_QUEUE, TRAWLER_PROCESS_TASK_QUEUE, TRAWLER_RENDER_TASK_QUEUE).
 const (
-	WorkflowQueue = "trawler"         // workflows and their local activities
+	WorkflowQueue = "trawler"         // crawl workflows and their children (hosts: HostQueue of it)
 	FetchQueue    = "trawler-fetch"   // fetch leases: the requests
 	ProcessQueue  = "trawler-process" // processing and WARC writing
 	RenderQueue   = "trawler-render"  // rendering in headless Chromium (the render role)
@@ -53,6 +53,15 @@ const (
 // crawl's tasks, its processing and its deliveries never wait for a host's. Derived, not
 // configured: every process of a deployment must agree on it.
 func HostQueue(workflowQueue string) string { return workflowQueue + "-hosts" }
+
+// OnHostQueue is the hosts' queue for a host run on queue: queue itself when it is one, else
+// HostQueue of it (a run started on the workflow queue before hosts had their own).
+func OnHostQueue(queue string) string {
+	if strings.HasSuffix(queue, HostQueue("")) {
+		return queue
+	}
+	return HostQueue(queue)
+}
 
 // WorkflowQueues is the visibility filter for every workflow of a deployment: those on its
 // workflow queue and its hosts' (host runs started before HostQueue are on the first).

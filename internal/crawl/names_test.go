@@ -37,8 +37,8 @@ func TestWorkflowIDsReadBack(t *testing.T) {
 // The visibility queries name the phase's search attribute and the deployment's queues: hosts
 // run on their own (HostQueue), and those started before it on the workflow queue.
 func TestVisibilityQueries(t *testing.T) {
-	if HostQueue("trawler") == "trawler" {
-		t.Fatal("hosts share the crawl workflows' queue")
+	if HostQueue("trawler") == "trawler" || OnHostQueue("trawler") != "trawler-hosts" || OnHostQueue("trawler-hosts") != "trawler-hosts" {
+		t.Fatal("hosts share the crawl workflows' queue, or a host run would not move to its own")
 	}
 	q := HostsInPhaseQuery("trawler", HostBackoff)
 	for _, want := range []string{"WorkflowType = 'HostWorkflow'", "TaskQueue IN ('trawler', 'trawler-hosts')", "HostState = 'backoff'", "ExecutionStatus = 'Running'"} {

@@ -234,9 +234,13 @@ func NewFrontier(svc *admit.Service, cfg *config.Config, st *store.Store) *activ
 // activities still running then are retried elsewhere by Temporal.
 func (r *Runner) Stop() {
 	r.once.Do(func() { close(r.stopping) })
+	// At once: each waits up to the stop timeout for its activities, and the workflow role has
+	// two workers.
+	var stopping sync.WaitGroup
 	for _, w := range r.workers {
-		w.Stop()
+		stopping.Go(w.Stop)
 	}
+	stopping.Wait()
 	r.workers = nil
 	r.unwatch()
 	for _, c := range r.closers {
