@@ -19,14 +19,6 @@ const (
 	// its dozen events are spread over thousands of pages, short enough that a new worker
 	// build takes over within minutes.
 	crawlProcessFor = 5 * time.Minute
-	// crawlProcessHeartbeatTimeout is how long a crawl's processing run may go without a
-	// heartbeat landing. Its beats go every 5 s by task token and a late one does not stop it
-	// (activities/token_beats.go), so this only has to find a dead worker, whose pages the
-	// retry takes back at once, every lane's. At processHeartbeatTimeout's 20 s, a busy
-	// server (the hour bench, 2026-11-28 14:12) timed out a run processing 200 pages a second
-	// whose beats were late, and its retry started a minute and a half later: processing
-	// stopped for minutes while fetching went on.
-	crawlProcessHeartbeatTimeout = time.Minute
 )
 
 // CrawlProcessingWorkflow is one of a crawl's processing children: for in.For it claims the
@@ -34,9 +26,7 @@ const (
 // (parse, store text and documents, record links, admit new URLs and wake their hosts), a
 // few hundred at a time; it ends sooner once the crawl is over and nothing is left.
 func CrawlProcessingWorkflow(ctx workflow.Context, in crawl.CrawlProcessing) (crawl.ProcessResult, error) {
-	opts := processOptions(in.TaskQueue, in.For+10*time.Minute)
-	opts.HeartbeatTimeout = crawlProcessHeartbeatTimeout
-	ctx = workflow.WithActivityOptions(ctx, opts)
+	ctx = workflow.WithActivityOptions(ctx, processOptions(in.TaskQueue, in.For+10*time.Minute))
 	var p *activities.Processor
 	var res crawl.ProcessResult
 	err := workflow.ExecuteActivity(ctx, p.ProcessCrawl, in).Get(ctx, &res)
