@@ -200,8 +200,8 @@ func workflowWorker(c client.Client, queue string, opts worker.Options, health *
 	// SDK's two fixed pollers both poll the worker's sticky queue while it has a backlog, as a
 	// busy hosts' worker's always does: a new host's first task, and any task that missed its
 	// sticky queue, waited on the normal queue (360 tasks, over 6 minutes old, on the hour
-	// bench of 2026-11-28 13:46), and one poller for the normal queue's four partitions left a
-	// crawl's own task waiting about 3 minutes on an otherwise empty queue.
+	// bench of 2026-11-28 13:46). (A task written to a partition its few pollers seldom visit is
+	// the server's to avoid: one write partition, deploy/temporal/dynamicconfig.yaml.)
 	opts.WorkflowTaskPollerBehavior = worker.NewPollerBehaviorAutoscaling(worker.PollerBehaviorAutoscalingOptions{})
 	w := worker.New(c, queue, opts)
 	w.RegisterWorkflow(workflows.HealthCheckWorkflow)
