@@ -17,8 +17,14 @@ const (
 	crawlProcessors = 2
 	// crawlProcessFor is how long one of them runs before the next takes over: long enough that
 	// its dozen events are spread over thousands of pages, short enough that a new worker
-	// build takes over within minutes.
-	crawlProcessFor = 5 * time.Minute
+	// build takes over within minutes (a stopping worker hands its runs on at once).
+	//
+	// The pair is staggered (keep): the next child starts only once the crawl's workflow task
+	// has seen its predecessor end, and on a busy server that handover took 2 to 3 minutes
+	// (its task, the child's first, the activity's dispatch: BENCHMARKS.md, 2026-11-28
+	// 13:20–15:11). Ending together, both left the crawl's fetched pages waiting that long
+	// every run; staggered by half a run, one processes while the other hands over.
+	crawlProcessFor = 10 * time.Minute
 )
 
 // CrawlProcessingWorkflow is one of a crawl's processing children: for in.For it claims the
@@ -42,8 +48,8 @@ type crawlProcessing struct {
 }
 
 // keep starts children until crawlProcessors are running. They are abandoned when the crawl
-// continues as new or ends: each ends by itself after crawlProcessFor, or once the crawl is
-// over and nothing is left to process.
+// continues as new or ends: each ends by itself after its run (crawlProcessFor), or once the
+// crawl is over and nothing is left to process.
 func (cp *crawlProcessing) keep(ctx workflow.Context) {
 	info := workflow.GetInfo(ctx)
 	for len(cp.running) < crawlProcessors {
@@ -53,9 +59,19 @@ func (cp *crawlProcessing) keep(ctx workflow.Context) {
 			WorkflowID:        id,
 			ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_ABANDON,
 		})
-		in := crawl.CrawlProcessing{CrawlID: cp.crawlID, Owner: id, For: crawlProcessFor, TaskQueue: cp.queue}
+		in := crawl.CrawlProcessing{CrawlID: cp.crawlID, Owner: id, For: runFor(len(cp.running)), TaskQueue: cp.queue}
 		cp.running = append(cp.running, workflow.ExecuteChildWorkflow(cctx, CrawlProcessingWorkflow, in))
 	}
+}
+
+// runFor is how long a child started while running others run lasts: the first of a pair
+// started together (a crawl's start, a new run of the crawl, both ended at once) half a run,
+// so that from then on their ends, and the handovers after them, are half a run apart.
+func runFor(running int) time.Duration {
+	if running == 0 && crawlProcessors > 1 {
+		return crawlProcessFor / 2
+	}
+	return crawlProcessFor
 }
 
 // addTo lets sel wake when a child ends (or fails to start), which then makes room for the

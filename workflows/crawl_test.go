@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/trawlerdev/trawler/activities"
 	"github.com/trawlerdev/trawler/internal/crawl"
@@ -32,6 +33,13 @@ type crawlEnv struct {
 	stateAt  []time.Duration // since start, when each state was set
 	byteRate int64           // body bytes the crawl fetches a second (its progress's Bytes)
 	looks    []time.Duration // since start, each progress read
+	procs    []procRun       // each processing child, as it ran
+}
+
+// procRun is one of a crawl's processing children: when it started and ended (since the
+// crawl's start) and how long it was asked to run.
+type procRun struct {
+	at, ended, runFor time.Duration
 }
 
 func newCrawlEnv(t *testing.T, drainAt time.Duration) *crawlEnv {
@@ -81,9 +89,16 @@ func newCrawlEnvArchiving(t *testing.T, drainAt, archiveTakes time.Duration) *cr
 			}
 			return activities.ArchiveResult{}, nil
 		}).After(archiveTakes).Maybe()
-	// The crawl's processing children run until the crawl ends.
+	// The crawl's processing children run for what they are asked.
 	e.RegisterWorkflow(CrawlProcessingWorkflow)
-	e.OnWorkflow(CrawlProcessingWorkflow, mock.Anything, mock.Anything).After(time.Hour).Return(crawl.ProcessResult{}, nil).Maybe()
+	e.OnWorkflow(CrawlProcessingWorkflow, mock.Anything, mock.Anything).Return(
+		func(ctx workflow.Context, in crawl.CrawlProcessing) (crawl.ProcessResult, error) {
+			i := len(e.procs)
+			e.procs = append(e.procs, procRun{at: e.Now().Sub(e.start), runFor: in.For})
+			err := workflow.Sleep(ctx, in.For)
+			e.procs[i].ended = e.Now().Sub(e.start)
+			return crawl.ProcessResult{}, err
+		}).Maybe()
 	return e
 }
 
@@ -243,5 +258,40 @@ func TestASlowWARCUpdateDoesNotHoldTheCrawl(t *testing.T) {
 	}
 	if looksDuring < 10 {
 		t.Errorf("%d progress reads while the first WARC update ran (looks at %v): the loop waited for it", looksDuring, e.looks)
+	}
+}
+
+// A crawl's two processing children are staggered: the first pair ends half a run apart, and
+// from then on one is always processing while the other hands over (on a busy server a
+// handover took minutes, and two ending together left the fetched pages waiting).
+func TestCrawlProcessingChildrenAreStaggered(t *testing.T) {
+	e := newCrawlEnv(t, 2*crawlProcessFor+time.Minute)
+	e.ExecuteWorkflow(CrawlWorkflow, CrawlInput{Spec: crawl.Spec{Name: "c", Seeds: []string{"http://a.test/"}}})
+	e.result(t)
+	if len(e.procs) < 4 {
+		t.Fatalf("processing children %+v: want the first pair and their successors", e.procs)
+	}
+	if p := e.procs; p[0].at != 0 || p[1].at != 0 || p[0].runFor != crawlProcessFor/2 || p[1].runFor != crawlProcessFor {
+		t.Errorf("first pair %+v: want both at the start, one for half a run (%v), one for a run", p[:2], crawlProcessFor/2)
+	}
+	for _, p := range e.procs[2:] {
+		if p.runFor != crawlProcessFor {
+			t.Errorf("successor %+v: want a whole run", p)
+		}
+	}
+	// Every end while the crawl runs leaves another child running, started before it.
+	for i, p := range e.procs {
+		if p.ended == 0 || p.ended >= e.finalAt {
+			continue
+		}
+		covered := false
+		for j, q := range e.procs {
+			if j != i && q.at < p.ended && (q.ended == 0 || q.ended > p.ended) {
+				covered = true
+			}
+		}
+		if !covered {
+			t.Errorf("child %d ended at %v with no other running: %+v", i, p.ended, e.procs)
+		}
 	}
 }
