@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.temporal.io/api/serviceerror"
@@ -68,6 +69,8 @@ type tokenBeats struct {
 	hb      heartbeater
 	token   []byte
 	timeout time.Duration           // the lease's heartbeat timeout (0: none, no watch)
+	outlive bool                    // an attempt gone stops the beats, not the activity
+	gone    atomic.Bool             // the server answered that the attempt is gone (with outlive)
 	cancel  context.CancelCauseFunc // ends the lease's context
 	log     warner
 
@@ -82,8 +85,14 @@ type tokenBeats struct {
 // has landed for timeout less beatMargin — and its heartbeat, sent by hb with the activity's
 // task token. stop releases the context.
 func beatingContext(ctx context.Context, hb heartbeater, token []byte, timeout time.Duration, log warner) (lctx context.Context, beat func(details any), stop func()) {
+	return newBeats(ctx, hb, token, timeout, false, log)
+}
+
+// newBeats is beatingContext; with outlive, an answer that the attempt is gone (the server
+// timed it out) stops the beats and leaves the context alone.
+func newBeats(ctx context.Context, hb heartbeater, token []byte, timeout time.Duration, outlive bool, log warner) (lctx context.Context, beat func(details any), stop func()) {
 	lctx, cancel := context.WithCancelCause(ctx)
-	b := &tokenBeats{hb: hb, token: token, timeout: timeout, cancel: cancel, log: log, landed: time.Now()}
+	b := &tokenBeats{hb: hb, token: token, timeout: timeout, outlive: outlive, cancel: cancel, log: log, landed: time.Now()}
 	if timeout > 0 {
 		b.watch = time.AfterFunc(time.Until(b.deadlineLocked()), func() { cancel(errBeatsLost) })
 	}
@@ -129,7 +138,7 @@ func (b *tokenBeats) landedAt(sent time.Time) {
 func (b *tokenBeats) beat(ctx context.Context, details any) {
 	b.sending.Lock()
 	defer b.sending.Unlock()
-	for try := 0; try < 2 && ctx.Err() == nil; try++ {
+	for try := 0; try < 2 && ctx.Err() == nil && !b.gone.Load(); try++ {
 		if try > 0 {
 			t := time.NewTimer(rebeatAfter)
 			select {
@@ -150,6 +159,12 @@ func (b *tokenBeats) beat(ctx context.Context, details any) {
 		switch {
 		case err == nil:
 			b.landedAt(sent)
+			return
+		case b.outlive && gone(err):
+			b.gone.Store(true)
+			if b.log != nil {
+				b.log.Warn("Temporal timed this attempt out while it ran: it goes on unbeaten to its end, beside its retry", "error", err)
+			}
 			return
 		case !passing(err):
 			b.cancel(err) // the server asked for the activity's end, forgot the attempt, or refuses the beat
@@ -180,6 +195,13 @@ func passing(err error) bool {
 		errors.As(err, &internal) || errors.As(err, &dropped) || errors.Is(err, context.DeadlineExceeded)
 }
 
+// gone says whether a heartbeat's error is the server's word that the attempt no longer
+// exists: timed out (its retry scheduled), or its workflow closed.
+func gone(err error) bool {
+	var notFound *serviceerror.NotFound
+	return errors.As(err, &notFound)
+}
+
 // beatOutcome is what an activity that ended with err on lctx returns. When the
 // server asked for the end with a cancel, the attempt is reported canceled by task token and
 // the SDK told the result is sent (it reports a cancel only when its own heartbeat brought
@@ -208,7 +230,12 @@ var tokenBeatEvery = crawl.HeartbeatEvery
 // its files). Without, only the server's answer ends it: for work two attempts may do at once
 // (a crawl's processing claims its pages, every step idempotent) — on the hour-long bench a
 // busy server left processing runs' beats unanswered for 17 s, and a watch threw their batches
-// away.
+// away. Nor does the server's word that it timed the attempt out (a beat answered "not
+// found"): such a run was alive, only its beats were late, and its retry starts when the
+// server gets to it (1.5 minutes later on the hour-long bench, 2026-11-28 14:12, with
+// the fetched pages waiting meanwhile and the batches in hand thrown away). Unwatched, it goes
+// on to its end beside the retry, beats no more, and its result is dropped; the retry takes
+// back the claims it held when it began, and claims from then on are each their own.
 func beating(ctx context.Context, hb heartbeater, watch bool, details func() any) (bctx context.Context, finish func(error) error) {
 	if hb == nil {
 		stop := keepAlive(ctx, details)
@@ -219,7 +246,7 @@ func beating(ctx context.Context, hb heartbeater, watch bool, details func() any
 	if watch {
 		timeout = info.HeartbeatTimeout
 	}
-	bctx, beat, stop := beatingContext(ctx, hb, info.TaskToken, timeout, activity.GetLogger(ctx))
+	bctx, beat, stop := newBeats(ctx, hb, info.TaskToken, timeout, !watch, activity.GetLogger(ctx))
 	stopEvery := clock.Every(bctx, tokenBeatEvery, func() { beat(details()) })
 	return bctx, func(err error) error {
 		stopEvery()

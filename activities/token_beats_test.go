@@ -166,8 +166,9 @@ func TestLeaseStopsWhenItsBeatsDoNotLand(t *testing.T) {
 }
 
 // A long activity run by beating (a crawl's processing run) beats by task token on its
-// ticker: a beat a busy server answered late does not end it, and a cancel the server asks
-// for ends it and is reported as a cancel.
+// ticker: a beat a busy server answered late does not end it, nor does the server's word that
+// it timed the attempt out, and a cancel the server asks for ends it and is reported as a
+// cancel.
 func TestBeatingKeepsALongActivityThroughALateAnswer(t *testing.T) {
 	defer func(d, r time.Duration) { tokenBeatEvery, rebeatAfter = d, r }(tokenBeatEvery, rebeatAfter)
 	tokenBeatEvery, rebeatAfter = 20*time.Millisecond, 5*time.Millisecond
@@ -189,6 +190,12 @@ func TestBeatingKeepsALongActivityThroughALateAnswer(t *testing.T) {
 	late := &fakeBeats{answers: []error{serviceerror.NewDeadlineExceeded("late"), serviceerror.NewResourceExhausted(0, "busy")}}
 	if err := run(late); err != nil || late.count() < 4 {
 		t.Fatalf("late answers: the activity ended with %v after %d beats; want it to go on beating", err, late.count())
+	}
+	// Timed out by the server while it ran (its beats were late): it goes on to its end beside
+	// its retry, and beats no more.
+	gone := &fakeBeats{answers: []error{serviceerror.NewNotFound("invalid activityID or activity already timed out")}}
+	if err := run(gone); err != nil || gone.count() != 1 {
+		t.Fatalf("attempt gone: the activity ended with %v after %d beats; want it to end by itself, after one beat", err, gone.count())
 	}
 	canceled := &fakeBeats{answers: []error{temporal.NewCanceledError()}}
 	err := run(canceled)
