@@ -54,7 +54,7 @@ func (a *Archiver) WriteWARC(ctx context.Context, in ArchiveInput) (ArchiveResul
 	// bench the SDK's beat after a slow read of captures met a busy server and cancelled the
 	// update, which its crawl then retried for minutes (token_beats.go).
 	var after atomic.Int64
-	bctx, finish := beating(ctx, a.Beats, true, func() any { return after.Load() })
+	bctx, finish, _ := beating(ctx, a.Beats, true, func() any { return after.Load() })
 	w := archiving.Writer{Store: a.Store.Archive(), Blobs: a.Blob, Body: a.body, Software: a.Software, TempDir: a.TempDir,
 		Hooks: archiving.Hooks{
 			Progress: func(id int64) { after.Store(id) },

@@ -52,8 +52,10 @@ func (p *Processor) ProcessCrawl(ctx context.Context, cp crawl.CrawlProcessing) 
 	var done atomic.Int64 // pages processed: the heartbeat
 	// Its beats are the ticker's alone: a run of minutes whose heartbeat a busy server answered
 	// late must not end with the batches it holds (token_beats.go).
-	bctx, finish := beating(ctx, p.Beats, false, func() any { return done.Load() })
-	res, err := p.stage(bctx, nil).Crawl(bctx, cp, &done)
+	bctx, finish, orphaned := beating(ctx, p.Beats, false, func() any { return done.Load() })
+	stage := p.stage(bctx, nil)
+	stage.Orphaned = orphaned
+	res, err := stage.Crawl(bctx, cp, &done)
 	if errors.Is(err, processing.ErrStopping) {
 		err = temporal.NewApplicationError(err.Error(), "WorkerStopping")
 	}

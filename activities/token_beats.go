@@ -35,7 +35,8 @@ import (
 // never held back (a told pause is sent at once), and one that did not land is sent again
 // soon. Its answer still ends the activity when the server asks: a cancel (reported canceled,
 // by task token too: the SDK reports a cancel only when its own heartbeat brought it), the
-// attempt gone, an operator's pause or reset, an error that will not pass. And an activity
+// attempt gone (but for a crawl's processing run: see beating), an operator's pause or reset,
+// an error that will not pass. And an activity
 // whose beats have not landed for nearly its heartbeat timeout stops by itself, before the
 // server retries it elsewhere under the same owner (two attempts of one host's lease at once).
 
@@ -71,6 +72,7 @@ type tokenBeats struct {
 	timeout time.Duration           // the lease's heartbeat timeout (0: none, no watch)
 	outlive bool                    // an attempt gone stops the beats, not the activity
 	gone    atomic.Bool             // the server answered that the attempt is gone (with outlive)
+	orphan  chan struct{}           // closed as gone is set
 	cancel  context.CancelCauseFunc // ends the lease's context
 	log     warner
 
@@ -85,14 +87,16 @@ type tokenBeats struct {
 // has landed for timeout less beatMargin — and its heartbeat, sent by hb with the activity's
 // task token. stop releases the context.
 func beatingContext(ctx context.Context, hb heartbeater, token []byte, timeout time.Duration, log warner) (lctx context.Context, beat func(details any), stop func()) {
-	return newBeats(ctx, hb, token, timeout, false, log)
+	lctx, beat, stop, _ = newBeats(ctx, hb, token, timeout, false, log)
+	return lctx, beat, stop
 }
 
-// newBeats is beatingContext; with outlive, an answer that the attempt is gone (the server
-// timed it out) stops the beats and leaves the context alone.
-func newBeats(ctx context.Context, hb heartbeater, token []byte, timeout time.Duration, outlive bool, log warner) (lctx context.Context, beat func(details any), stop func()) {
+// newBeats is beatingContext; with outlive, an answer that the attempt is gone stops the
+// beats and closes orphaned instead of ending the context.
+func newBeats(ctx context.Context, hb heartbeater, token []byte, timeout time.Duration, outlive bool, log warner) (lctx context.Context, beat func(details any), stop func(), orphaned <-chan struct{}) {
 	lctx, cancel := context.WithCancelCause(ctx)
-	b := &tokenBeats{hb: hb, token: token, timeout: timeout, outlive: outlive, cancel: cancel, log: log, landed: time.Now()}
+	b := &tokenBeats{hb: hb, token: token, timeout: timeout, outlive: outlive, cancel: cancel, log: log, landed: time.Now(),
+		orphan: make(chan struct{})}
 	if timeout > 0 {
 		b.watch = time.AfterFunc(time.Until(b.deadlineLocked()), func() { cancel(errBeatsLost) })
 	}
@@ -101,7 +105,7 @@ func newBeats(ctx context.Context, hb heartbeater, token []byte, timeout time.Du
 			b.watch.Stop()
 		}
 		cancel(nil)
-	}
+	}, b.orphan
 }
 
 // deadlineLocked is when the watch ends the activity unless a beat lands first: the heartbeat
@@ -161,9 +165,11 @@ func (b *tokenBeats) beat(ctx context.Context, details any) {
 			b.landedAt(sent)
 			return
 		case b.outlive && gone(err):
-			b.gone.Store(true)
+			if !b.gone.Swap(true) {
+				close(b.orphan)
+			}
 			if b.log != nil {
-				b.log.Warn("Temporal timed this attempt out while it ran: it goes on unbeaten to its end, beside its retry", "error", err)
+				b.log.Warn("Temporal no longer knows this attempt (timed out while it ran, or its workflow closed): it finishes the work in hand unbeaten and ends", "error", err)
 			}
 			return
 		case !passing(err):
@@ -177,7 +183,8 @@ func (b *tokenBeats) beat(ctx context.Context, details any) {
 }
 
 // passing says whether a heartbeat's error may pass: a busy or briefly unreachable server, or
-// an answer later than the beat's budget. Anything else (a cancel, the attempt gone, an
+// an answer later than the beat's budget. Anything else (a cancel, the attempt gone — which
+// a processing run outlives, see beating —, an
 // operator's pause or reset, a refused request) ends the activity.
 func passing(err error) bool {
 	var (
@@ -196,7 +203,8 @@ func passing(err error) bool {
 }
 
 // gone says whether a heartbeat's error is the server's word that the attempt no longer
-// exists: timed out (its retry scheduled), or its workflow closed.
+// exists: timed out (its retry scheduled, if any is left), or its workflow closed
+// (terminated, reset, completed).
 func gone(err error) bool {
 	var notFound *serviceerror.NotFound
 	return errors.As(err, &notFound)
@@ -230,28 +238,29 @@ var tokenBeatEvery = crawl.HeartbeatEvery
 // its files). Without, only the server's answer ends it: for work two attempts may do at once
 // (a crawl's processing claims its pages, every step idempotent) — on the hour-long bench a
 // busy server left processing runs' beats unanswered for 17 s, and a watch threw their batches
-// away. Nor does the server's word that it timed the attempt out (a beat answered "not
-// found"): such a run was alive, only its beats were late, and its retry starts when the
-// server gets to it (1.5 minutes later on the hour-long bench, 2026-11-28 14:12, with
-// the fetched pages waiting meanwhile and the batches in hand thrown away). Unwatched, it goes
-// on to its end beside the retry, beats no more, and its result is dropped; the retry takes
-// back the claims it held when it began, and claims from then on are each their own.
-func beating(ctx context.Context, hb heartbeater, watch bool, details func() any) (bctx context.Context, finish func(error) error) {
+// away. Nor does the server's word that the attempt is gone (a beat answered "not found"):
+// a busy server times out a live run whose beats were late, and cancelled there it threw away
+// the batches in hand while its retry started minutes later (1.5 on the hour-long bench,
+// 2026-11-28 14:12). Unwatched, such a run beats no more and orphaned is closed: it finishes
+// the work in hand and ends without taking more (its result is dropped; the retry takes back
+// at once what it held when it began, and the finish of a page is for the fetch it claimed).
+// A watched activity, or one beating through the SDK, never sees orphaned closed.
+func beating(ctx context.Context, hb heartbeater, watch bool, details func() any) (bctx context.Context, finish func(error) error, orphaned <-chan struct{}) {
 	if hb == nil {
 		stop := keepAlive(ctx, details)
-		return ctx, func(err error) error { stop(); return err }
+		return ctx, func(err error) error { stop(); return err }, nil
 	}
 	info := activity.GetInfo(ctx)
 	var timeout time.Duration
 	if watch {
 		timeout = info.HeartbeatTimeout
 	}
-	bctx, beat, stop := newBeats(ctx, hb, info.TaskToken, timeout, !watch, activity.GetLogger(ctx))
+	bctx, beat, stop, orphaned := newBeats(ctx, hb, info.TaskToken, timeout, !watch, activity.GetLogger(ctx))
 	stopEvery := clock.Every(bctx, tokenBeatEvery, func() { beat(details()) })
 	return bctx, func(err error) error {
 		stopEvery()
 		err = beatOutcome(ctx, bctx, hb, info.TaskToken, err)
 		stop()
 		return err
-	}
+	}, orphaned
 }

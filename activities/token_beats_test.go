@@ -166,20 +166,26 @@ func TestLeaseStopsWhenItsBeatsDoNotLand(t *testing.T) {
 }
 
 // A long activity run by beating (a crawl's processing run) beats by task token on its
-// ticker: a beat a busy server answered late does not end it, nor does the server's word that
-// it timed the attempt out, and a cancel the server asks for ends it and is reported as a
-// cancel.
+// ticker: a beat a busy server answered late does not end it; the server's word that it timed
+// the attempt out tells it it is orphaned, its context alive so the work in hand is finished;
+// and a cancel the server asks for ends it and is reported as a cancel.
 func TestBeatingKeepsALongActivityThroughALateAnswer(t *testing.T) {
 	defer func(d, r time.Duration) { tokenBeatEvery, rebeatAfter = d, r }(tokenBeatEvery, rebeatAfter)
 	tokenBeatEvery, rebeatAfter = 20*time.Millisecond, 5*time.Millisecond
+	var orphanedAfter time.Duration // how long the last run went before orphaned was closed (0: never)
 	run := func(hb *fakeBeats) error {
+		orphanedAfter = 0
 		var ts testsuite.WorkflowTestSuite
 		env := ts.NewTestActivityEnvironment()
 		env.RegisterActivityWithOptions(func(ctx context.Context) error {
-			bctx, finish := beating(ctx, hb, false, func() any { return 7 })
+			began := time.Now()
+			bctx, finish, orphaned := beating(ctx, hb, false, func() any { return 7 })
 			select {
 			case <-bctx.Done():
 				return finish(bctx.Err())
+			case <-orphaned:
+				orphanedAfter = time.Since(began)
+				return finish(nil) // the work in hand done
 			case <-time.After(300 * time.Millisecond):
 				return finish(nil)
 			}
@@ -188,14 +194,15 @@ func TestBeatingKeepsALongActivityThroughALateAnswer(t *testing.T) {
 		return err
 	}
 	late := &fakeBeats{answers: []error{serviceerror.NewDeadlineExceeded("late"), serviceerror.NewResourceExhausted(0, "busy")}}
-	if err := run(late); err != nil || late.count() < 4 {
-		t.Fatalf("late answers: the activity ended with %v after %d beats; want it to go on beating", err, late.count())
+	if err := run(late); err != nil || late.count() < 4 || orphanedAfter != 0 {
+		t.Fatalf("late answers: the activity ended with %v after %d beats (orphaned after %v); want it to go on beating", err, late.count(), orphanedAfter)
 	}
-	// Timed out by the server while it ran (its beats were late): it goes on to its end beside
-	// its retry, and beats no more.
+	// Timed out by the server while it ran (its beats were late): its context goes on (the
+	// work in hand is finished), it is told it is orphaned, and it beats no more.
 	gone := &fakeBeats{answers: []error{serviceerror.NewNotFound("invalid activityID or activity already timed out")}}
-	if err := run(gone); err != nil || gone.count() != 1 {
-		t.Fatalf("attempt gone: the activity ended with %v after %d beats; want it to end by itself, after one beat", err, gone.count())
+	if err := run(gone); err != nil || orphanedAfter == 0 || gone.count() != 1 {
+		t.Fatalf("attempt gone: the activity ended with %v after %d beats, orphaned after %v; want it told, its context alive, after one beat",
+			err, gone.count(), orphanedAfter)
 	}
 	canceled := &fakeBeats{answers: []error{temporal.NewCanceledError()}}
 	err := run(canceled)
@@ -203,5 +210,34 @@ func TestBeatingKeepsALongActivityThroughALateAnswer(t *testing.T) {
 	defer canceled.mu.Unlock()
 	if err == nil || canceled.calls != 1 || len(canceled.done) != 1 || !temporal.IsCanceledError(canceled.done[0]) {
 		t.Fatalf("a cancel asked: err %v, %d beats, reported %v; want one beat and a cancel reported", err, canceled.calls, canceled.done)
+	}
+}
+
+// A watched activity (a WARC update: two attempts must not run at once) still ends when the
+// server no longer knows its attempt; it is never told it is orphaned.
+func TestWatchedBeatingEndsWhenTheAttemptIsGone(t *testing.T) {
+	defer func(d time.Duration) { tokenBeatEvery = d }(tokenBeatEvery)
+	tokenBeatEvery = 20 * time.Millisecond
+	hb := &fakeBeats{answers: []error{serviceerror.NewNotFound("invalid activityID or activity already timed out")}}
+	var ts testsuite.WorkflowTestSuite
+	env := ts.NewTestActivityEnvironment()
+	orphanedToo := false
+	env.RegisterActivityWithOptions(func(ctx context.Context) error {
+		bctx, finish, orphaned := beating(ctx, hb, true, func() any { return 7 })
+		select {
+		case <-bctx.Done():
+			select {
+			case <-orphaned:
+				orphanedToo = true
+			default:
+			}
+			return finish(bctx.Err())
+		case <-time.After(2 * time.Second):
+			return finish(nil)
+		}
+	}, activity.RegisterOptions{Name: "watched"})
+	_, err := env.ExecuteActivity("watched")
+	if err == nil || orphanedToo {
+		t.Fatalf("watched, attempt gone: ended with %v, orphaned %v; want it ended and not orphaned", err, orphanedToo)
 	}
 }

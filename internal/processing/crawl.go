@@ -144,6 +144,9 @@ func (r *crawlRun) lane(ctx context.Context, lane int) error {
 			}
 			return nil
 		}
+		if closed(p.Orphaned) {
+			return nil // the retry takes over; what this lane held is finished
+		}
 		claim, err := p.Store.ClaimFetched(ctx, r.cp.CrawlID, owner, crawlProcessBatch, crawlProcessHold, r.takeBack())
 		if err != nil {
 			return err
@@ -191,8 +194,13 @@ func over(state crawl.CrawlState) bool {
 
 // stopping says whether this worker has begun to stop.
 func (p *Stage) stopping() bool {
+	return closed(p.Stopping)
+}
+
+// closed says whether ch is closed (a nil one never is).
+func closed(ch <-chan struct{}) bool {
 	select {
-	case <-p.Stopping:
+	case <-ch:
 		return true
 	default:
 		return false

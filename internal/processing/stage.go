@@ -71,5 +71,9 @@ type Stage struct {
 	// Stopping is closed when this worker begins to stop: a crawl's processing returns
 	// ErrStopping instead of waiting for more pages.
 	Stopping <-chan struct{}
+	// Orphaned is closed when Temporal no longer knows this run's attempt (it timed the run
+	// out while it ran, its beats late on a busy server; or its workflow closed): the run
+	// finishes the batches in hand and ends, claiming no more (nil: never).
+	Orphaned <-chan struct{}
 	Hooks    Hooks
 }

@@ -219,6 +219,34 @@ func TestCrawlProcessingEndsWithTheCrawlOrHandsItselfOn(t *testing.T) {
 	}
 }
 
+// A run Temporal no longer knows (timed out while it ran) finishes the batch in hand and ends,
+// claiming no more: its retry takes over.
+func TestAnOrphanedCrawlProcessingFinishesWhatItHoldsAndEnds(t *testing.T) {
+	f := newFixture(t)
+	f.bodies["body/1"], f.bodies["body/2"] = htmlOf("one"), htmlOf("two")
+	f.st.claims = [][]store.FetchedPage{
+		{{CrawlID: "c", Hash: []byte("1"), URL: "http://a.test/1", BodyKey: "body/1", ContentType: "text/html"}},
+		{{CrawlID: "c", Hash: []byte("2"), URL: "http://a.test/2", BodyKey: "body/2", ContentType: "text/html"}},
+	}
+	f.st.state = crawl.CrawlRunning
+	orphaned := make(chan struct{})
+	f.stage.Orphaned = orphaned
+	admitAll := f.stage.Admit
+	f.stage.Admit = func(ctx context.Context, c *policy.Crawl, d *admit.Discovery) (admit.AdmitStats, error) {
+		close(orphaned) // told while the first batch is in hand
+		return admitAll(ctx, c, d)
+	}
+	var done atomic.Int64
+	began := time.Now()
+	res, err := f.stage.Crawl(context.Background(), crawl.CrawlProcessing{CrawlID: "c", Owner: "o", For: time.Minute}, &done)
+	if err != nil || res.Documents != 1 || len(f.st.finished) != 1 || string(f.st.finished[0].Hash) != "1" {
+		t.Fatalf("orphaned run: %+v, finished %v, %v; want the batch in hand done", res, f.st.finished, err)
+	}
+	if len(f.st.claims) != 1 || time.Since(began) > 10*time.Second {
+		t.Errorf("orphaned run claimed %d more batches and took %v; want it to end without claiming", 1-len(f.st.claims), time.Since(began))
+	}
+}
+
 // Links a browser follows beyond anchors (an iframe, a meta refresh, rel=next, an hreflang
 // alternate) are admitted through the one path and recorded with their kind, as is the
 // canonical link.

@@ -197,25 +197,30 @@ func lockKeys(crawlID string, contentHash []byte, keys []int64) []int64 {
 // queued again for its recrawl. Called only once their links are admitted: a URL still
 // "fetched" keeps the crawl pending, so a crawl cannot end while links of a page it fetched
 // are still on their way into the frontier (a process worker killed between the two leaves
-// the page to its retry, or to the crawl's sweep).
+// the page to its retry, or to the crawl's sweep). A page is finished only for the fetch whose
+// body was processed: two runs may process one page (a run Temporal timed out finishes what it
+// held beside its retry, which took it back), and the later one must not finish a newer fetch
+// of it, recrawled in between, with the older one's outcome.
 func (agg Documents) FinishProcessed(ctx context.Context, docs []Document) error {
 	s := agg.s
 	if len(docs) == 0 {
 		return nil
 	}
-	crawls, hashes := make([]string, len(docs)), make([][]byte, len(docs))
+	crawls, hashes, bodies := make([]string, len(docs)), make([][]byte, len(docs)), make([]string, len(docs))
 	at, secs := make([]*time.Time, len(docs)), make([]int32, len(docs))
 	for i, d := range docs {
-		crawls[i], hashes[i], at[i], secs[i] = d.CrawlID, d.Hash, d.RecrawlAt, int32(d.RecrawlS)
+		crawls[i], hashes[i], bodies[i], at[i], secs[i] = d.CrawlID, d.Hash, d.BodyKey, d.RecrawlAt, int32(d.RecrawlS)
 	}
 	// The pages' hosts are told as this commits: a fetch lease waiting on its pages'
-	// processing looks again at once.
+	// processing looks again at once. (A URL's body_key is its last fetch's with a body, the
+	// one a claim hands out.)
 	_, err := s.pool.Exec(ctx, `WITH u AS (
 			UPDATE urls u SET state = CASE WHEN t.at IS NULL THEN 'done' ELSE 'queued' END,
 				next_fetch_at = coalesce(t.at, u.next_fetch_at), recrawl_s = coalesce(nullif(t.s, 0), u.recrawl_s), updated_at = now()
-			FROM unnest($1::text[], $2::bytea[], $3::timestamptz[], $4::int[]) AS t(c, h, at, s)
+			FROM unnest($1::text[], $2::bytea[], $3::timestamptz[], $4::int[], $5::text[]) AS t(c, h, at, s, b)
 			WHERE u.crawl_id = t.c AND u.url_hash = t.h AND u.state = 'fetched'
-			RETURNING u.host) `+notifyDueSQL(`SELECT host FROM u`), crawls, hashes, at, secs)
+				AND (t.b = '' OR u.body_key IS NULL OR u.body_key = t.b)
+			RETURNING u.host) `+notifyDueSQL(`SELECT host FROM u`), crawls, hashes, at, secs, bodies)
 	if err != nil {
 		return fmt.Errorf("store: finish processed pages: %w", err)
 	}

@@ -168,6 +168,43 @@ func TestProcessedPagesStayPendingUntilFinished(t *testing.T) {
 	}
 }
 
+// A page is finished for the fetch whose body was processed: a late finish of an older fetch
+// (a run Temporal timed out, finishing what it held beside its retry) leaves a newer fetch of
+// the page, recrawled in between, to its own processing.
+func TestALateFinishLeavesANewerFetchToItsProcessing(t *testing.T) {
+	s, ctx := newStore(t, 0, 0)
+	a := cand("http://a.test/a", "a.test", 1)
+	if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{a}, admit.Budget(0), -1); err != nil {
+		t.Fatal(err)
+	}
+	fetched := func(key, body string) {
+		t.Helper()
+		if _, err := s.Fetches().RecordFetch(ctx, "a.test", store.FetchOutcome{CrawlID: "c", Hash: a.Hash, URL: a.URL, FetchKey: key,
+			FetchedAt: time.Now(), Status: 200, BodyKey: body, ContentType: "text/html", Bytes: 10, State: crawl.URLFetched}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	state := func() map[crawl.URLState]int {
+		p, _ := s.Crawls().CrawlProgress(ctx, "c")
+		return p.ByState
+	}
+	now := time.Now()
+	doc := func(body string) store.Document {
+		return store.Document{CrawlID: "c", Hash: a.Hash, BodyKey: body, RecrawlAt: &now, RecrawlS: 1}
+	}
+	fetched("first", "body/1")
+	if err := s.Documents().FinishProcessed(ctx, []store.Document{doc("body/1")}); err != nil || state()["queued"] != 1 {
+		t.Fatalf("first fetch finished: %v, %v", state(), err)
+	}
+	fetched("second", "body/2")
+	if err := s.Documents().FinishProcessed(ctx, []store.Document{doc("body/1")}); err != nil || state()["fetched"] != 1 {
+		t.Fatalf("the first fetch finished again, late: %v, %v; want the second fetch left fetched", state(), err)
+	}
+	if err := s.Documents().FinishProcessed(ctx, []store.Document{doc("body/2")}); err != nil || state()["queued"] != 1 {
+		t.Fatalf("the second fetch finished: %v, %v", state(), err)
+	}
+}
+
 // Documents saved in one batch find each other: an exact copy and a near-duplicate of a
 // document earlier in the same batch are marked, an unrelated one is not.
 func TestSaveDocumentsInOneBatchFindEachOther(t *testing.T) {
