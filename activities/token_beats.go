@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"go.temporal.io/api/serviceerror"
@@ -71,8 +70,7 @@ type tokenBeats struct {
 	token   []byte
 	timeout time.Duration           // the lease's heartbeat timeout (0: none, no watch)
 	outlive bool                    // an attempt gone stops the beats, not the activity
-	gone    atomic.Bool             // the server answered that the attempt is gone (with outlive)
-	orphan  chan struct{}           // closed as gone is set
+	orphan  chan struct{}           // closed when the server answered that the attempt is gone (with outlive; under sending)
 	cancel  context.CancelCauseFunc // ends the lease's context
 	log     warner
 
@@ -142,7 +140,7 @@ func (b *tokenBeats) landedAt(sent time.Time) {
 func (b *tokenBeats) beat(ctx context.Context, details any) {
 	b.sending.Lock()
 	defer b.sending.Unlock()
-	for try := 0; try < 2 && ctx.Err() == nil && !b.gone.Load(); try++ {
+	for try := 0; try < 2 && ctx.Err() == nil && !b.orphaned(); try++ {
 		if try > 0 {
 			t := time.NewTimer(rebeatAfter)
 			select {
@@ -165,9 +163,7 @@ func (b *tokenBeats) beat(ctx context.Context, details any) {
 			b.landedAt(sent)
 			return
 		case b.outlive && gone(err):
-			if !b.gone.Swap(true) {
-				close(b.orphan)
-			}
+			close(b.orphan) // once: beats go one at a time, and none is sent after this
 			if b.log != nil {
 				b.log.Warn("Temporal no longer knows this attempt (timed out while it ran, or its workflow closed): it finishes the work in hand unbeaten and ends", "error", err)
 			}
@@ -200,6 +196,16 @@ func passing(err error) bool {
 	}
 	return errors.As(err, &exhausted) || errors.As(err, &unavailable) || errors.As(err, &late) || errors.As(err, &aborted) ||
 		errors.As(err, &internal) || errors.As(err, &dropped) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// orphaned says whether the server answered that the attempt is gone (with outlive).
+func (b *tokenBeats) orphaned() bool {
+	select {
+	case <-b.orphan:
+		return true
+	default:
+		return false
+	}
 }
 
 // gone says whether a heartbeat's error is the server's word that the attempt no longer

@@ -64,9 +64,10 @@ func (cp *crawlProcessing) keep(ctx workflow.Context) {
 	}
 }
 
-// runFor is how long a child started while running others run lasts: the first of a pair
-// started together (a crawl's start, a new run of the crawl, both ended at once) half a run,
-// so that from then on their ends, and the handovers after them, are half a run apart.
+// runFor is how long a child runs, given how many others are running as it starts: the first
+// of a pair started together (a crawl's start, a new run of the crawl, both ended at once) runs
+// half a run, so that from then on their ends, and the handovers after them, are half a run
+// apart.
 func runFor(running int) time.Duration {
 	if running == 0 && crawlProcessors > 1 {
 		return crawlProcessFor / 2
