@@ -106,8 +106,9 @@ type DocumentSave struct {
 
 // SaveDocuments is SaveDocument for a batch, in one transaction of three round trips whatever
 // the batch holds, its writes one statement each for the whole batch (documents_set.go): lock
-// every duplicate key; save, find exact duplicates; find near-duplicate candidates (a later
-// document sees an earlier one's keys) and file keys; record verdicts and links. It returns
+// every duplicate key, find exact duplicates; find near-duplicate candidates (a later
+// document sees an earlier one's keys); save the documents with their verdicts and file their
+// keys. Its out-links follow in a fourth, after the commit. It returns
 // each document's verdict. One document Postgres refuses fails the batch (IsDataError): save
 // them one by one then.
 func (agg Documents) SaveDocuments(ctx context.Context, saves []DocumentSave) ([]*Dup, error) {
@@ -128,8 +129,10 @@ func (agg Documents) SaveDocuments(ctx context.Context, saves []DocumentSave) ([
 		preps[i] = p
 	}
 	dups := make([]*Dup, len(saves))
+	var links linkRows
 	save := func(tx pgx.Tx) error {
 		clear(dups)
+		links.reset()
 		lock := locks
 		// A document twice in the batch (one statement cannot upsert a row twice) splits it
 		// into runs, saved in order.
@@ -142,7 +145,7 @@ func (agg Documents) SaveDocuments(ctx context.Context, saves []DocumentSave) ([
 				}
 				seen[k] = true
 			}
-			if err := saveRun(ctx, tx, preps[from:to], saves[from:to], dups[from:to], lock); err != nil {
+			if err := saveRun(ctx, tx, preps[from:to], saves[from:to], dups[from:to], lock, &links); err != nil {
 				return err
 			}
 			from, lock = to, nil // (every lock is taken with the first run)
@@ -160,6 +163,13 @@ func (agg Documents) SaveDocuments(ctx context.Context, saves []DocumentSave) ([
 			return nil, fmt.Errorf("store: document %x: %w", saves[0].Doc.Hash, err)
 		}
 		return nil, fmt.Errorf("store: %d documents: %w", len(saves), err)
+	}
+	// The out-links after the documents' commit, outside their locks: a failure here fails
+	// the save, whose retry saves the same documents again and records what is missing.
+	if len(links.to) > 0 {
+		if _, err := s.pool.Exec(ctx, insertLinksSQL, links.crawls, links.from, links.to, links.nofollow, links.kinds); err != nil {
+			return nil, fmt.Errorf("store: out-links of %d documents: %w", len(saves), err)
+		}
 	}
 	return dups, nil
 }

@@ -3,8 +3,10 @@ package store
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -18,16 +20,20 @@ type docPrep struct {
 	minhash []byte
 }
 
-// saveDocumentsSQL upserts a run of documents ($1…$19 in the documents' column order), in
-// order: processed_at from the clock row by row, so the first of identical documents stays
-// the original.
+// saveDocumentsSQL upserts a run of documents with their verdicts ($1…$23 in the documents'
+// column order), in order: processed_at from the clock row by row, so the first of identical
+// documents stays the original. A document is written once, its verdict with it: the verdict
+// is decided before the save (firstByContentSQL, nearCandidatesSQL), as rewriting each row
+// after its insert cost about ten buffers and 1.4 KB of WAL a document (issue 49).
 const saveDocumentsSQL = `INSERT INTO documents (crawl_id, url_hash, content_hash, body_key, text_key, title, lang, charset,
-		content_type, size, canonical, noindex, nofollow, links_out, simhash, minhash, text_bytes, robots_signal, extract, processed_at)
+		content_type, size, canonical, noindex, nofollow, links_out, simhash, minhash, text_bytes, robots_signal, extract,
+		dup_of, dup_kind, dup_score, dedup_keys, processed_at)
 	SELECT c, h, ch, bk, nullif(tk, ''), ti, nullif(la, ''), nullif(cs, ''), ct, sz, nullif(ca, ''), ni, nf, lo, sh, mh, tb,
-		nullif(rs, ''), nullif(ex, '')::jsonb, clock_timestamp()
+		nullif(rs, ''), nullif(ex, '')::jsonb, dof, dk, ds, dks::bigint[], clock_timestamp()
 	FROM unnest($1::text[], $2::bytea[], $3::bytea[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
-		$10::bigint[], $11::text[], $12::bool[], $13::bool[], $14::int[], $15::bigint[], $16::bytea[], $17::int[], $18::text[], $19::text[])
-		WITH ORDINALITY AS t(c, h, ch, bk, tk, ti, la, cs, ct, sz, ca, ni, nf, lo, sh, mh, tb, rs, ex, ord)
+		$10::bigint[], $11::text[], $12::bool[], $13::bool[], $14::int[], $15::bigint[], $16::bytea[], $17::int[], $18::text[], $19::text[],
+		$20::bytea[], $21::text[], $22::float8[], $23::text[])
+		WITH ORDINALITY AS t(c, h, ch, bk, tk, ti, la, cs, ct, sz, ca, ni, nf, lo, sh, mh, tb, rs, ex, dof, dk, ds, dks, ord)
 	ORDER BY ord
 	ON CONFLICT (crawl_id, url_hash) DO UPDATE SET content_hash = excluded.content_hash, body_key = excluded.body_key,
 		text_key = excluded.text_key, title = excluded.title, lang = excluded.lang, charset = excluded.charset,
@@ -35,6 +41,7 @@ const saveDocumentsSQL = `INSERT INTO documents (crawl_id, url_hash, content_has
 		noindex = excluded.noindex, nofollow = excluded.nofollow, links_out = excluded.links_out,
 		simhash = excluded.simhash, minhash = excluded.minhash, text_bytes = excluded.text_bytes,
 		robots_signal = excluded.robots_signal, extract = excluded.extract,
+		dup_of = excluded.dup_of, dup_kind = excluded.dup_kind, dup_score = excluded.dup_score, dedup_keys = excluded.dedup_keys,
 		-- a save of the same payload keeps the document's place in the outputs' order (a
 		-- retried processing step would otherwise deliver it again); a new payload is a new
 		-- record (its key names the digest), delivered again
@@ -57,11 +64,25 @@ const clearKeysSQL = `DELETE FROM dedup_keys k USING (
 		WHERE d.dedup_keys IS NOT NULL) o
 	WHERE k.crawl_id = o.crawl_id AND k.key = o.key AND k.url_hash = o.url_hash`
 
-// firstByContentSQL names, for each document of a run, the crawl's first document with its
-// content hash (itself, unless it is an exact duplicate).
-const firstByContentSQL = `SELECT (SELECT url_hash FROM documents d WHERE d.crawl_id = t.c AND d.content_hash = t.ch
-		ORDER BY processed_at, url_hash LIMIT 1)
-	FROM unnest($1::text[], $2::bytea[]) WITH ORDINALITY AS t(c, ch, ord) ORDER BY ord`
+// firstByContentSQL reads, before a run of documents ($1 crawls, $2 URL hashes, $3 content
+// hashes) is saved, what decides each one's first document by content: the crawl's first
+// document with its content hash as the table holds it (none where the hash is NULL), and
+// when the document itself was first processed (NULL: it is new). firstByContent resolves
+// them with the run's own documents, as if the run were saved first.
+const firstByContentSQL = `SELECT o.url_hash, o.processed_at, s.processed_at
+	FROM unnest($1::text[], $2::bytea[], $3::bytea[]) WITH ORDINALITY AS t(c, h, ch, ord)
+	LEFT JOIN LATERAL (SELECT d.url_hash, d.processed_at FROM documents d WHERE d.crawl_id = t.c AND d.content_hash = t.ch
+		ORDER BY d.processed_at, d.url_hash LIMIT 1) o ON true
+	LEFT JOIN documents s ON s.crawl_id = t.c AND s.url_hash = t.h
+	ORDER BY t.ord`
+
+// firstByContentOthersSQL is firstByContentSQL's first document for one document ($1 crawl,
+// $2 content hash) among the documents not in its run ($3 the run's URL hashes in that
+// crawl): asked only when the first the table holds is a document of the run whose content
+// changed, which will no longer have that hash once the run is saved.
+const firstByContentOthersSQL = `SELECT d.url_hash, d.processed_at FROM documents d
+	WHERE d.crawl_id = $1 AND d.content_hash = $2 AND d.url_hash <> ALL($3::bytea[])
+	ORDER BY d.processed_at, d.url_hash LIMIT 1`
 
 // nearCandidatesSQL finds, for each lookup i of a run ($1 the lookup of each key, $2 its
 // document's crawl, $3 the key, $4 its document), the documents filed under its keys, the
@@ -78,49 +99,41 @@ const nearCandidatesSQL = `SELECT c.i, d.url_hash, d.simhash, d.minhash, d.dup_o
 	WHERE c.n <= $5 AND d.simhash IS NOT NULL AND d.dup_of IS DISTINCT FROM c.self -- (never a duplicate of its own duplicate)
 	ORDER BY c.i, d.processed_at, d.url_hash`
 
+// linkRows are out-links to record, as the columns of one statement.
+type linkRows struct {
+	crawls   []string
+	from, to [][]byte
+	nofollow []bool
+	kinds    []string
+}
+
+func (l *linkRows) reset() { *l = linkRows{} }
+
+// insertLinksSQL records out-links; a page saved again records only the links it did not have.
+const insertLinksSQL = `INSERT INTO links (crawl_id, from_hash, to_hash, nofollow, kind)
+	SELECT c, f, t, n, k FROM unnest($1::text[], $2::bytea[], $3::bytea[], $4::bool[], $5::text[]) AS x(c, f, t, n, k) ON CONFLICT DO NOTHING`
+
 // saveRun saves a run of documents (no document twice) in tx, taking locks (sorted advisory
-// locks of every duplicate key the batch's documents could meet on) first: three pipelined
-// round trips, each write and the near-duplicate lookup one statement for the run.
-func saveRun(ctx context.Context, tx pgx.Tx, preps []docPrep, saves []DocumentSave, dups []*Dup, locks []int64) error {
+// locks of every duplicate key the batch's documents could meet on) first, in three
+// pipelined round trips: lock, find exact duplicates and clear the keys the run's documents
+// filed before; look up near-duplicate candidates; save the documents with their verdicts,
+// file their keys. Each write is one statement for the run. Its out-links are added to links,
+// recorded by the caller once the locks are released (a link needs no lock, and its rows are
+// a batch's largest write).
+func saveRun(ctx context.Context, tx pgx.Tx, preps []docPrep, saves []DocumentSave, dups []*Dup, locks []int64, links *linkRows) error {
 	n := len(preps)
 	crawls, hashes, contents := make([]string, n), make([][]byte, n), make([][]byte, n)
-	bodies, texts, titles, langs, charsets, types, canonicals, signals := make([]string, n), make([]string, n), make([]string, n),
-		make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-	extracts := make([]string, n)
-	sizes, simhashes := make([]int64, n), make([]*int64, n)
-	noindex, nofollow := make([]bool, n), make([]bool, n)
-	linksOut, textBytes := make([]int32, n), make([]int32, n)
-	minhashes := make([][]byte, n)
 	for i, p := range preps {
-		d := p.d
-		crawls[i], hashes[i], contents[i], bodies[i], texts[i] = d.CrawlID, d.Hash, d.ContentHash, d.BodyKey, d.TextKey
-		titles[i], langs[i], charsets[i], types[i], canonicals[i] = d.Title, d.Lang, d.Charset, d.ContentType, d.Canonical
-		sizes[i], simhashes[i], minhashes[i] = d.Size, p.simhash, p.minhash
-		noindex[i], nofollow[i], linksOut[i], textBytes[i] = d.NoIndex, d.NoFollow, int32(d.LinksOut), int32(d.TextBytes)
-		signals[i], extracts[i] = d.RobotsSignal, string(d.Extract)
+		crawls[i], hashes[i], contents[i] = p.d.CrawlID, p.d.Hash, p.d.ContentHash
 	}
-	// Save; find each one's first document by content; clear the near-duplicate keys a
-	// document had filed before (its text may have changed).
 	b := &pgx.Batch{}
 	if locks != nil {
 		b.Queue(nearIndexWholeSQL) // (near_index.go)
 		b.Queue(`SELECT count(pg_advisory_xact_lock(k)) FROM (SELECT DISTINCT k FROM unnest($1::bigint[]) k ORDER BY k) x`, locks)
 	}
-	b.Queue(saveDocumentsSQL, crawls, hashes, contents, bodies, texts, titles, langs, charsets, types, sizes, canonicals,
-		noindex, nofollow, linksOut, simhashes, minhashes, textBytes, signals, extracts)
-	b.Queue(firstByContentSQL, crawls, contents)
+	b.Queue(firstByContentSQL, crawls, hashes, contents)
 	b.Queue(clearKeysSQL, crawls, hashes)
-	var qCrawls []string
-	var qHashes [][]byte
-	for _, p := range preps {
-		if p.d.Deliver {
-			qCrawls, qHashes = append(qCrawls, p.d.CrawlID), append(qHashes, p.d.Hash)
-		}
-	}
-	if len(qCrawls) > 0 {
-		b.Queue(queueDeliveriesSQL, qCrawls, qHashes)
-	}
-	firsts := make([][]byte, 0, n)
+	var firsts []firstRow
 	err := sendBatch(ctx, tx, b, func(br pgx.BatchResults) error {
 		if locks != nil {
 			var whole bool
@@ -134,14 +147,15 @@ func saveRun(ctx context.Context, tx pgx.Tx, preps []docPrep, saves []DocumentSa
 				return fmt.Errorf("lock duplicate keys: %w", err)
 			}
 		}
-		if _, err := br.Exec(); err != nil {
-			return fmt.Errorf("save %d documents: %w", n, err)
-		}
 		rows, err := br.Query()
 		if err != nil {
 			return fmt.Errorf("find duplicates: %w", err)
 		}
-		if firsts, err = pgx.CollectRows(rows, pgx.RowTo[[]byte]); err != nil {
+		if firsts, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (firstRow, error) {
+			var f firstRow
+			err := r.Scan(&f.hash, &f.at, &f.own)
+			return f, err
+		}); err != nil {
 			return fmt.Errorf("find duplicates: %w", err)
 		}
 		if len(firsts) != n {
@@ -150,25 +164,18 @@ func saveRun(ctx context.Context, tx pgx.Tx, preps []docPrep, saves []DocumentSa
 		if _, err := br.Exec(); err != nil {
 			return fmt.Errorf("clear near-duplicate keys: %w", err)
 		}
-		if len(qCrawls) > 0 {
-			if _, err := br.Exec(); err != nil {
-				return fmt.Errorf("queue %d documents for delivery: %w", len(qCrawls), err)
-			}
-		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
+	if err := firstByContent(ctx, tx, preps, firsts, dups); err != nil {
+		return err
+	}
 	// Exact duplicates are known; the others are looked up in one statement: the documents
 	// filed before the run under their keys (the run's own keys were cleared above and are
-	// filed after the lookup). The run's own documents are compared below, each with the run's
+	// filed with the run). The run's own documents are compared below, each with the run's
 	// earlier ones that share a key.
-	for i, p := range preps {
-		if firsts[i] != nil && string(firsts[i]) != string(p.d.Hash) {
-			dups[i] = &Dup{Of: firsts[i], Kind: DupExact}
-		}
-	}
 	var near []int // documents looked up for near-duplicates, in order
 	var qI []int32
 	var qC []string
@@ -233,51 +240,135 @@ func saveRun(ctx context.Context, tx pgx.Tx, preps []docPrep, saves []DocumentSa
 			keyC, keyH, keyK = append(keyC, p.d.CrawlID), append(keyH, p.d.Hash), append(keyK, k)
 		}
 	}
-	// Verdicts (none, exact or near) and links, one statement each.
-	var vC []string
-	var vH, vOf [][]byte
-	var vKind, vKeys []*string
-	var vScore []*float64
-	var lC []string
-	var lFrom, lTo [][]byte
-	var lNF []bool
-	var lKind []string
+	// Save the documents with their verdicts (none, exact or near); queue those to deliver;
+	// file the keys.
+	bodies, texts, titles, langs, charsets, types, canonicals, signals := make([]string, n), make([]string, n), make([]string, n),
+		make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	extracts := make([]string, n)
+	sizes, simhashes := make([]int64, n), make([]*int64, n)
+	noindex, nofollow := make([]bool, n), make([]bool, n)
+	linksOut, textBytes := make([]int32, n), make([]int32, n)
+	minhashes, dupOf := make([][]byte, n), make([][]byte, n)
+	dupKind := make([]*string, n)
+	dupScore := make([]*float64, n)
+	var qCrawls []string
+	var qHashes [][]byte
 	for i, p := range preps {
-		var of []byte
-		var kind *string
-		var score *float64
+		d := p.d
+		bodies[i], texts[i] = d.BodyKey, d.TextKey
+		titles[i], langs[i], charsets[i], types[i], canonicals[i] = d.Title, d.Lang, d.Charset, d.ContentType, d.Canonical
+		sizes[i], simhashes[i], minhashes[i] = d.Size, p.simhash, p.minhash
+		noindex[i], nofollow[i], linksOut[i], textBytes[i] = d.NoIndex, d.NoFollow, int32(d.LinksOut), int32(d.TextBytes)
+		signals[i], extracts[i] = d.RobotsSignal, string(d.Extract)
 		if dup := dups[i]; dup != nil {
-			of, kind, score = dup.Of, &dup.Kind, &dup.Score
+			dupOf[i], dupKind[i], dupScore[i] = dup.Of, &dup.Kind, &dup.Score
 		}
-		vC, vH, vOf, vKind, vScore = append(vC, p.d.CrawlID), append(vH, p.d.Hash), append(vOf, of), append(vKind, kind), append(vScore, score)
-		vKeys = append(vKeys, filedKeys[i])
+		if d.Deliver {
+			qCrawls, qHashes = append(qCrawls, d.CrawlID), append(qHashes, d.Hash)
+		}
 		for _, l := range saves[i].Links {
-			lC, lFrom, lTo, lNF = append(lC, p.d.CrawlID), append(lFrom, p.d.Hash), append(lTo, l.To), append(lNF, l.NoFollow)
-			lKind = append(lKind, cmp.Or(l.Kind, "a"))
+			links.crawls, links.from, links.to = append(links.crawls, d.CrawlID), append(links.from, d.Hash), append(links.to, l.To)
+			links.nofollow, links.kinds = append(links.nofollow, l.NoFollow), append(links.kinds, cmp.Or(l.Kind, "a"))
 		}
 	}
 	b = &pgx.Batch{}
+	b.Queue(saveDocumentsSQL, crawls, hashes, contents, bodies, texts, titles, langs, charsets, types, sizes, canonicals,
+		noindex, nofollow, linksOut, simhashes, minhashes, textBytes, signals, extracts, dupOf, dupKind, dupScore, filedKeys)
+	if len(qCrawls) > 0 {
+		b.Queue(queueDeliveriesSQL, qCrawls, qHashes)
+	}
 	if len(keyK) > 0 {
 		// (plain inserts: the index is not unique, schema 0039)
 		b.Queue(`INSERT INTO dedup_keys (crawl_id, key, url_hash) SELECT c, k, h FROM unnest($1::text[], $2::bigint[], $3::bytea[]) AS t(c, k, h)`,
 			keyC, keyK, keyH)
 	}
-	if len(vH) > 0 {
-		// (the keys each filed, as an array literal: a document's keys are a row's column)
-		b.Queue(`UPDATE documents d SET dup_of = t.o, dup_kind = t.k, dup_score = t.s, dedup_keys = t.ks::bigint[]
-			FROM unnest($1::text[], $2::bytea[], $3::bytea[], $4::text[], $5::float8[], $6::text[]) AS t(c, h, o, k, s, ks)
-			WHERE d.crawl_id = t.c AND d.url_hash = t.h`, vC, vH, vOf, vKind, vScore, vKeys)
-	}
-	if len(lTo) > 0 {
-		b.Queue(`INSERT INTO links (crawl_id, from_hash, to_hash, nofollow, kind)
-			SELECT c, f, t, n, k FROM unnest($1::text[], $2::bytea[], $3::bytea[], $4::bool[], $5::text[]) AS x(c, f, t, n, k) ON CONFLICT DO NOTHING`,
-			lC, lFrom, lTo, lNF, lKind)
-	}
-	if b.Len() == 0 {
-		return nil
-	}
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {
-		return fmt.Errorf("file near-duplicate keys, verdicts and links: %w", err)
+		return fmt.Errorf("save %d documents: %w", n, err)
+	}
+	return nil
+}
+
+// firstRow is what firstByContentSQL read for a document: the first document with its
+// content hash the table holds (nil: none) and when that one was processed, and when the
+// document itself was first processed (nil: it is new).
+type firstRow struct {
+	hash []byte
+	at   *time.Time
+	own  *time.Time
+}
+
+// firstByContent marks each document of a run that exactly duplicates an earlier one,
+// deciding before the run is saved what the table would say after: the first document with
+// its content hash, by processed_at and then URL hash, where a document saved again keeps its
+// processed_at and a new one is processed after every saved one, in the run's order.
+func firstByContent(ctx context.Context, tx pgx.Tx, preps []docPrep, firsts []firstRow, dups []*Dup) error {
+	type place struct {
+		crawl string
+		hash  string
+	}
+	type candidate struct {
+		hash []byte
+		at   *time.Time // nil: saved new by this run, after every saved document
+		ord  int        // its order in the run, for those saved new
+	}
+	before := func(a, b candidate) bool {
+		switch {
+		case a.at != nil && b.at != nil:
+			if !a.at.Equal(*b.at) {
+				return a.at.Before(*b.at)
+			}
+			return string(a.hash) < string(b.hash)
+		case a.at != nil || b.at != nil:
+			return a.at != nil
+		}
+		return a.ord < b.ord
+	}
+	inRun := make(map[place]int, len(preps)) // the run's documents, by crawl and URL hash
+	byContent := map[place][]int{}           // the run's documents, by crawl and content hash
+	for i, p := range preps {
+		inRun[place{p.d.CrawlID, string(p.d.Hash)}] = i
+		if p.d.ContentHash != nil {
+			k := place{p.d.CrawlID, string(p.d.ContentHash)}
+			byContent[k] = append(byContent[k], i)
+		}
+	}
+	for i, p := range preps {
+		if p.d.ContentHash == nil {
+			continue
+		}
+		var best *candidate
+		consider := func(c candidate) {
+			if best == nil || before(c, *best) {
+				best = &c
+			}
+		}
+		f := firsts[i]
+		if f.hash != nil {
+			// The table's first is one of the run's documents whose content changes: once the
+			// run is saved it no longer has this hash, so the first is among the others.
+			if j, ok := inRun[place{p.d.CrawlID, string(f.hash)}]; ok && string(preps[j].d.ContentHash) != string(p.d.ContentHash) {
+				var others [][]byte
+				for _, q := range preps {
+					if q.d.CrawlID == p.d.CrawlID {
+						others = append(others, q.d.Hash)
+					}
+				}
+				f.hash, f.at = nil, nil
+				err := tx.QueryRow(ctx, firstByContentOthersSQL, p.d.CrawlID, p.d.ContentHash, others).Scan(&f.hash, &f.at)
+				if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+					return fmt.Errorf("find duplicates: %w", err)
+				}
+			}
+			if f.hash != nil {
+				consider(candidate{hash: f.hash, at: f.at})
+			}
+		}
+		for _, j := range byContent[place{p.d.CrawlID, string(p.d.ContentHash)}] {
+			consider(candidate{hash: preps[j].d.Hash, at: firsts[j].own, ord: j})
+		}
+		if best != nil && string(best.hash) != string(p.d.Hash) {
+			dups[i] = &Dup{Of: best.hash, Kind: DupExact}
+		}
 	}
 	return nil
 }

@@ -369,3 +369,62 @@ func TestTheNearDuplicateIndexIsRebuiltAfterItIsLost(t *testing.T) {
 		t.Errorf("dedup_keys persistence %q (%v): want unlogged", logged, err)
 	}
 }
+
+// Exact duplicates are decided before a batch is saved, as the table will be after it: a
+// document whose content changes in the batch is no longer the first of its old content, and
+// a document saved again keeps its place (when it was first processed) before the batch's new
+// ones, wherever the batch names it.
+func TestExactDuplicatesAreDecidedAsTheSavedBatchWillBe(t *testing.T) {
+	s, ctx := newStore(t, 0, 0)
+	hash := func(name string) []byte { return cand("http://a.test/"+name, "a.test", 1).Hash }
+	doc := func(name, content string) store.DocumentSave {
+		c := cand("http://a.test/"+name, "a.test", 1)
+		if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{c}, admit.Budget(0), -1); err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256([]byte(content))
+		return store.DocumentSave{Doc: store.Document{CrawlID: "c", Hash: c.Hash, ContentHash: sum[:], BodyKey: "k", Size: 1}}
+	}
+	save := func(saves ...store.DocumentSave) []*store.Dup {
+		t.Helper()
+		dups, err := s.Documents().SaveDocuments(ctx, saves)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return dups
+	}
+	dupOf := func(name string) string { // what the document's row says
+		t.Helper()
+		var of []byte
+		if err := s.Pool().QueryRow(ctx, `SELECT dup_of FROM documents WHERE crawl_id = 'c' AND url_hash = $1`, hash(name)).Scan(&of); err != nil {
+			t.Fatal(err)
+		}
+		return string(of)
+	}
+	save(doc("first", "X"))
+	if d := save(doc("second", "X")); d[0] == nil || string(d[0].Of) != string(hash("first")) {
+		t.Fatalf("second: %+v, want a copy of first", d[0])
+	}
+	// first changes to Y in the same batch as a new copy of X: second is X's first now.
+	d := save(doc("third", "X"), doc("first", "Y"))
+	if d[0] == nil || string(d[0].Of) != string(hash("second")) || d[1] != nil {
+		t.Errorf("third, first: %+v %+v, want a copy of second and an original", d[0], d[1])
+	}
+	if dupOf("third") != string(hash("second")) || dupOf("first") != "" {
+		t.Errorf("rows: third a copy of %x, first of %x", dupOf("third"), dupOf("first"))
+	}
+	// A new document named before a saved one of the same new content is its copy: the
+	// saved one was processed first.
+	d = save(doc("fourth", "Z"), doc("second", "Z"))
+	if d[0] == nil || string(d[0].Of) != string(hash("second")) || d[1] != nil {
+		t.Errorf("fourth, second: %+v %+v, want a copy of second and an original", d[0], d[1])
+	}
+	// Two new documents of one content: the batch's first is the original.
+	d = save(doc("sixth", "W"), doc("fifth", "W"))
+	if d[0] != nil || d[1] == nil || string(d[1].Of) != string(hash("sixth")) {
+		t.Errorf("sixth, fifth: %+v %+v, want an original and its copy", d[0], d[1])
+	}
+	if dupOf("fifth") != string(hash("sixth")) || dupOf("second") != "" {
+		t.Errorf("rows: fifth a copy of %x, second of %x", dupOf("fifth"), dupOf("second"))
+	}
+}
