@@ -71,6 +71,12 @@ const claimNextSQL = `SELECT (SELECT min(t) FROM (
 		UNION ALL
 		SELECT min(claimed_until) FROM urls WHERE host = $1 AND state = 'claimed') x)`
 
+// claimedNowSQL says whether the claim before it in its batch (one implicit transaction)
+// claimed any of host $1's URLs: when it did, what follows it is not read, so it is not
+// computed (an uncorrelated subquery in a CASE branch not taken never runs). It reads only
+// the host's claimed URLs, by their index.
+const claimedNowSQL = `EXISTS (SELECT 1 FROM urls WHERE host = $1 AND state = 'claimed' AND xmin = xid(pg_current_xact_id()))`
+
 // claimMode says when an empty claim leaves the host waiting: never, always (waitIfEmpty), or,
 // for a lease (owners set), only when nothing is due within soon and no page of owners awaits
 // processing.
@@ -96,14 +102,15 @@ func (s *Store) claim(ctx context.Context, host, owner string, limit int, ttl ti
 	// predecessor's chunks after the first were claimed as crawl.ChunkOwner of it.
 	mine := []string{owner, crawl.ChunkOwner(owner)}
 	args := []any{host, now, limit, ttl, owner, mode.waitIfEmpty, mine}
-	waiting, after, afterArgs := `$6 AND NOT EXISTS (SELECT 1 FROM claimed)`, claimNextSQL, []any{host}
+	waiting, after, afterArgs := `$6 AND NOT EXISTS (SELECT 1 FROM claimed)`, `SELECT CASE WHEN `+claimedNowSQL+` THEN NULL ELSE (`+claimNextSQL+`) END`, []any{host}
 	if mode.owners != nil {
 		waiting += ` AND NOT EXISTS (SELECT 1 FROM urls WHERE host = $1 AND state = 'fetched' AND claimed_by = ANY($8))
 			AND NOT EXISTS (SELECT 1 FROM urls u JOIN crawls c ON c.id = u.crawl_id AND c.state = 'running'
 				WHERE u.host = $1 AND ((u.state = 'queued' AND u.next_fetch_at <= $2::timestamptz + $9::interval)
 					OR (u.state = 'claimed' AND u.claimed_until <= $2::timestamptz + $9::interval)))`
 		args = append(args, mode.owners, mode.soon)
-		after, afterArgs = claimNextSQL+`, (SELECT count(*) FROM urls WHERE host = $1 AND state = 'fetched' AND claimed_by = ANY($2)),
+		after, afterArgs = after+`, CASE WHEN `+claimedNowSQL+` THEN 0 ELSE
+				(SELECT count(*) FROM urls WHERE host = $1 AND state = 'fetched' AND claimed_by = ANY($2)) END,
 			(SELECT waiting FROM hosts WHERE host = $1)`, []any{host, mode.owners}
 	}
 	b.Queue(`WITH c AS (
