@@ -252,7 +252,10 @@ temporal_namespace() {
     sleep 0.5
   done
   "${tctl[@]}" search-attribute list --namespace default 2>/dev/null | grep -q HostState || die "temporal: registering search attributes failed"
-  # Workers that poll before the frontend's namespace cache knows "default" back off for long.
-  wait_for "$name" 60 "$bin/temporal" workflow list --address "$addr" --namespace default --limit 1 \
-    || die "temporal: namespace default is not served at $addr"
+  # Workers that poll before the frontend's namespace cache knows "default" back off for long;
+  # and a server on PostgreSQL refuses starts naming a search attribute its cache of them does
+  # not know yet, after the list above already shows it (a crawl's start failed so): a query
+  # by one waits for both.
+  wait_for "$name" 60 "$bin/temporal" workflow list --address "$addr" --namespace default --limit 1 --query "CrawlID = 'ready'" \
+    || die "temporal: namespace default, with its search attributes, is not served at $addr"
 }
