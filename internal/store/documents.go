@@ -105,10 +105,11 @@ type DocumentSave struct {
 }
 
 // SaveDocuments is SaveDocument for a batch, in one transaction of three round trips whatever
-// the batch holds, its writes one statement each for the whole batch (documents_set.go): lock
-// every duplicate key, find exact duplicates; find near-duplicate candidates (a later
-// document sees an earlier one's keys); save the documents with their verdicts and file their
-// keys. Its out-links follow in a fourth, after the commit. It returns
+// the batch holds (and one more for a document whose content left a group it was the first
+// of), its writes one statement each for the whole batch (documents_set.go): lock every
+// document's URL and duplicate keys, find exact duplicates; find near-duplicate candidates (a
+// later document sees an earlier one's keys); save the documents with their verdicts, file
+// their keys and record their out-links. It returns
 // each document's verdict. One document Postgres refuses fails the batch (IsDataError): save
 // them one by one then.
 func (agg Documents) SaveDocuments(ctx context.Context, saves []DocumentSave) ([]*Dup, error) {
@@ -125,14 +126,12 @@ func (agg Documents) SaveDocuments(ctx context.Context, saves []DocumentSave) ([
 		}
 		d := &p.d
 		d.Title, d.Lang, d.Charset, d.ContentType, d.Canonical = Text(d.Title), Text(d.Lang), Text(d.Charset), Text(d.ContentType), Text(d.Canonical)
-		locks = append(locks, lockKeys(d.CrawlID, d.ContentHash, p.keys)...)
+		locks = append(locks, lockKeys(d.CrawlID, d.Hash, d.ContentHash, p.keys)...)
 		preps[i] = p
 	}
 	dups := make([]*Dup, len(saves))
-	var links linkRows
 	save := func(tx pgx.Tx) error {
 		clear(dups)
-		links.reset()
 		lock := locks
 		// A document twice in the batch (one statement cannot upsert a row twice) splits it
 		// into runs, saved in order.
@@ -145,7 +144,7 @@ func (agg Documents) SaveDocuments(ctx context.Context, saves []DocumentSave) ([
 				}
 				seen[k] = true
 			}
-			if err := saveRun(ctx, tx, preps[from:to], saves[from:to], dups[from:to], lock, &links); err != nil {
+			if err := saveRun(ctx, tx, preps[from:to], saves[from:to], dups[from:to], lock); err != nil {
 				return err
 			}
 			from, lock = to, nil // (every lock is taken with the first run)
@@ -164,13 +163,6 @@ func (agg Documents) SaveDocuments(ctx context.Context, saves []DocumentSave) ([
 		}
 		return nil, fmt.Errorf("store: %d documents: %w", len(saves), err)
 	}
-	// The out-links after the documents' commit, outside their locks: a failure here fails
-	// the save, whose retry saves the same documents again and records what is missing.
-	if len(links.to) > 0 {
-		if _, err := s.pool.Exec(ctx, insertLinksSQL, links.crawls, links.from, links.to, links.nofollow, links.kinds); err != nil {
-			return nil, fmt.Errorf("store: out-links of %d documents: %w", len(saves), err)
-		}
-	}
 	return dups, nil
 }
 
@@ -188,15 +180,21 @@ func sendBatch(ctx context.Context, tx pgx.Tx, b *pgx.Batch, read func(pgx.Batch
 // sharing a SimHash block — must not make a lookup scan them all).
 const maxNearCandidates = 500
 
-// lockKeys maps a document's duplicate keys to advisory-lock keys scoped to its crawl.
-func lockKeys(crawlID string, contentHash []byte, keys []int64) []int64 {
+// lockKeys maps a document's URL and duplicate keys to advisory-lock keys scoped to its crawl.
+// The URL's own lock serializes two saves of one page (two runs may process it): the second
+// decides its verdict and clears the keys the first filed only once the first has committed.
+func lockKeys(crawlID string, urlHash, contentHash []byte, keys []int64) []int64 {
 	base := fnv.New64a()
 	_, _ = base.Write([]byte(crawlID))
 	crawl := base.Sum64()
-	out := make([]int64, 0, len(keys)+1)
+	out := make([]int64, 0, len(keys)+2)
 	h := fnv.New64a()
 	_, _ = h.Write(contentHash)
 	out = append(out, int64(h.Sum64()^crawl))
+	u := fnv.New64a()
+	_, _ = u.Write([]byte("url\x00"))
+	_, _ = u.Write(urlHash)
+	out = append(out, int64(u.Sum64()^crawl))
 	for _, k := range keys {
 		out = append(out, int64(uint64(k)*0x9e3779b97f4a7c15^crawl))
 	}

@@ -55,9 +55,9 @@ const queueDeliveriesSQL = `INSERT INTO delivery_queue (crawl_id, stored_tx, url
 	WHERE d.stored_tx = pg_current_xact_id() ON CONFLICT DO NOTHING`
 
 // clearKeysSQL deletes the near-duplicate keys the documents of $1, $2 filed before, by the
-// index's key: the keys a document filed are on its row (documents.dedup_keys), which
-// the save before it in the transaction locked and left as it was. A document saved for the
-// first time has none.
+// index's key: the keys a document filed are on its row (documents.dedup_keys), which no
+// other save changes meanwhile (the run holds the advisory lock of each document's URL). A
+// document saved for the first time has none.
 const clearKeysSQL = `DELETE FROM dedup_keys k USING (
 		SELECT d.crawl_id, d.url_hash, unnest(d.dedup_keys) AS key FROM documents d
 		JOIN unnest($1::text[], $2::bytea[]) AS t(c, h) ON d.crawl_id = t.c AND d.url_hash = t.h
@@ -99,28 +99,17 @@ const nearCandidatesSQL = `SELECT c.i, d.url_hash, d.simhash, d.minhash, d.dup_o
 	WHERE c.n <= $5 AND d.simhash IS NOT NULL AND d.dup_of IS DISTINCT FROM c.self -- (never a duplicate of its own duplicate)
 	ORDER BY c.i, d.processed_at, d.url_hash`
 
-// linkRows are out-links to record, as the columns of one statement.
-type linkRows struct {
-	crawls   []string
-	from, to [][]byte
-	nofollow []bool
-	kinds    []string
-}
-
-func (l *linkRows) reset() { *l = linkRows{} }
-
 // insertLinksSQL records out-links; a page saved again records only the links it did not have.
 const insertLinksSQL = `INSERT INTO links (crawl_id, from_hash, to_hash, nofollow, kind)
 	SELECT c, f, t, n, k FROM unnest($1::text[], $2::bytea[], $3::bytea[], $4::bool[], $5::text[]) AS x(c, f, t, n, k) ON CONFLICT DO NOTHING`
 
 // saveRun saves a run of documents (no document twice) in tx, taking locks (sorted advisory
-// locks of every duplicate key the batch's documents could meet on) first, in three
-// pipelined round trips: lock, find exact duplicates and clear the keys the run's documents
+// locks of every document's URL and every duplicate key the batch's documents could meet on)
+// first, in three pipelined round trips (and one more for each document whose content left a
+// group it was the first of): lock, find exact duplicates and clear the keys the run's documents
 // filed before; look up near-duplicate candidates; save the documents with their verdicts,
-// file their keys. Each write is one statement for the run. Its out-links are added to links,
-// recorded by the caller once the locks are released (a link needs no lock, and its rows are
-// a batch's largest write).
-func saveRun(ctx context.Context, tx pgx.Tx, preps []docPrep, saves []DocumentSave, dups []*Dup, locks []int64, links *linkRows) error {
+// file their keys and record their out-links. Each write is one statement for the run.
+func saveRun(ctx context.Context, tx pgx.Tx, preps []docPrep, saves []DocumentSave, dups []*Dup, locks []int64) error {
 	n := len(preps)
 	crawls, hashes, contents := make([]string, n), make([][]byte, n), make([][]byte, n)
 	for i, p := range preps {
@@ -251,8 +240,9 @@ func saveRun(ctx context.Context, tx pgx.Tx, preps []docPrep, saves []DocumentSa
 	minhashes, dupOf := make([][]byte, n), make([][]byte, n)
 	dupKind := make([]*string, n)
 	dupScore := make([]*float64, n)
-	var qCrawls []string
-	var qHashes [][]byte
+	var qCrawls, lC, lKind []string
+	var qHashes, lFrom, lTo [][]byte
+	var lNF []bool
 	for i, p := range preps {
 		d := p.d
 		bodies[i], texts[i] = d.BodyKey, d.TextKey
@@ -267,8 +257,8 @@ func saveRun(ctx context.Context, tx pgx.Tx, preps []docPrep, saves []DocumentSa
 			qCrawls, qHashes = append(qCrawls, d.CrawlID), append(qHashes, d.Hash)
 		}
 		for _, l := range saves[i].Links {
-			links.crawls, links.from, links.to = append(links.crawls, d.CrawlID), append(links.from, d.Hash), append(links.to, l.To)
-			links.nofollow, links.kinds = append(links.nofollow, l.NoFollow), append(links.kinds, cmp.Or(l.Kind, "a"))
+			lC, lFrom, lTo = append(lC, d.CrawlID), append(lFrom, d.Hash), append(lTo, l.To)
+			lNF, lKind = append(lNF, l.NoFollow), append(lKind, cmp.Or(l.Kind, "a"))
 		}
 	}
 	b = &pgx.Batch{}
@@ -281,6 +271,9 @@ func saveRun(ctx context.Context, tx pgx.Tx, preps []docPrep, saves []DocumentSa
 		// (plain inserts: the index is not unique, schema 0039)
 		b.Queue(`INSERT INTO dedup_keys (crawl_id, key, url_hash) SELECT c, k, h FROM unnest($1::text[], $2::bigint[], $3::bytea[]) AS t(c, k, h)`,
 			keyC, keyK, keyH)
+	}
+	if len(lTo) > 0 {
+		b.Queue(insertLinksSQL, lC, lFrom, lTo, lNF, lKind)
 	}
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {
 		return fmt.Errorf("save %d documents: %w", n, err)
