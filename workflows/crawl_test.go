@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -34,6 +35,7 @@ type crawlEnv struct {
 	byteRate int64           // body bytes the crawl fetches a second (its progress's Bytes)
 	looks    []time.Duration // since start, each progress read
 	procs    []procRun       // each processing child, as it ran
+	procsMu  sync.Mutex      // children run on the test environment's goroutines
 }
 
 // procRun is one of a crawl's processing children: when it started and ended (since the
@@ -93,10 +95,14 @@ func newCrawlEnvArchiving(t *testing.T, drainAt, archiveTakes time.Duration) *cr
 	e.RegisterWorkflow(CrawlProcessingWorkflow)
 	e.OnWorkflow(CrawlProcessingWorkflow, mock.Anything, mock.Anything).Return(
 		func(ctx workflow.Context, in crawl.CrawlProcessing) (crawl.ProcessResult, error) {
+			e.procsMu.Lock()
 			i := len(e.procs)
 			e.procs = append(e.procs, procRun{at: e.Now().Sub(e.start), runFor: in.For})
+			e.procsMu.Unlock()
 			err := workflow.Sleep(ctx, in.For)
+			e.procsMu.Lock()
 			e.procs[i].ended = e.Now().Sub(e.start)
+			e.procsMu.Unlock()
 			return crawl.ProcessResult{}, err
 		}).Maybe()
 	return e
@@ -271,7 +277,13 @@ func TestCrawlProcessingChildrenAreStaggered(t *testing.T) {
 	if len(e.procs) < 4 {
 		t.Fatalf("processing children %+v: want the first pair and their successors", e.procs)
 	}
-	if p := e.procs; p[0].at != 0 || p[1].at != 0 || p[0].runFor != crawlProcessFor/2 || p[1].runFor != crawlProcessFor {
+	// The test environment runs the two children on their own goroutines, so either may
+	// register first: the pair is checked in the order of their runs.
+	first := []procRun{e.procs[0], e.procs[1]}
+	if first[0].runFor > first[1].runFor {
+		first[0], first[1] = first[1], first[0]
+	}
+	if p := first; p[0].at != 0 || p[1].at != 0 || p[0].runFor != crawlProcessFor/2 || p[1].runFor != crawlProcessFor {
 		t.Errorf("first pair %+v: want both at the start, one for half a run (%v), one for a run", p[:2], crawlProcessFor/2)
 	}
 	for _, p := range e.procs[2:] {
