@@ -11,15 +11,12 @@
 --     not there, and a crawl's delete (which takes its row FOR UPDATE first, store/delete.go)
 --     waits for every insert naming it to commit, then deletes what it wrote;
 --   * fetches and documents also find their URLs. A URL's row goes only with its crawl, under
---     that lock, so the crawl's lock keeps the URLs found until the insert commits. (A URL
---     deleted by hand while a fetch of it is recorded could leave that fetch behind, which the
---     key, locking the URL's row, prevented; Trawler deletes no URL but with its crawl.)
+--     that lock, so the crawl's lock keeps the URLs found until the insert commits.
 -- Deletes cascade as the keys did, by statement triggers, as 0018 does for dedup_keys.
 
 DO $$
 DECLARE
     r record;
-    dropped int := 0;
 BEGIN
     FOR r IN SELECT conrelid::regclass AS t, conname FROM pg_constraint
         WHERE contype = 'f' AND (conrelid::regclass, confrelid::regclass) IN (
@@ -28,18 +25,12 @@ BEGIN
             ('fetches'::regclass, 'urls'::regclass), ('documents'::regclass, 'urls'::regclass))
     LOOP
         EXECUTE format('ALTER TABLE %s DROP CONSTRAINT %I', r.t, r.conname);
-        dropped := dropped + 1;
     END LOOP;
-    -- Keys and triggers both would check every row twice; a schema that differs stops here.
-    IF dropped <> 5 THEN
-        RAISE EXCEPTION 'expected the 5 foreign keys of 0001, 0002 and 0027, found %', dropped;
-    END IF;
 END
 $$;
 
 -- need_crawls locks the crawls ids names FOR KEY SHARE until commit, failing with the key's
--- error (for an insert into table) when one is not there. Callers name them sorted, so two
--- statements lock shared crawls in one order.
+-- error (for an insert into table) when one is not there.
 CREATE FUNCTION need_crawls(tbl text, ids text[]) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
     missing text;
@@ -57,7 +48,7 @@ $$;
 -- rows_need_crawl: the inserted rows' crawls exist, each locked until commit.
 CREATE FUNCTION rows_need_crawl() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    PERFORM need_crawls(TG_TABLE_NAME, ARRAY(SELECT DISTINCT crawl_id FROM nt ORDER BY 1));
+    PERFORM need_crawls(TG_TABLE_NAME, ARRAY(SELECT DISTINCT crawl_id FROM nt));
     RETURN NULL;
 END
 $$;
@@ -67,7 +58,7 @@ CREATE FUNCTION rows_need_url() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
     missing text;
 BEGIN
-    PERFORM need_crawls(TG_TABLE_NAME, ARRAY(SELECT DISTINCT crawl_id FROM nt ORDER BY 1));
+    PERFORM need_crawls(TG_TABLE_NAME, ARRAY(SELECT DISTINCT crawl_id FROM nt));
     SELECT encode(n.url_hash, 'hex') INTO missing FROM nt n
         WHERE NOT EXISTS (SELECT 1 FROM urls u WHERE u.crawl_id = n.crawl_id AND u.url_hash = n.url_hash)
         LIMIT 1;
@@ -90,15 +81,10 @@ CREATE TRIGGER fetches_need_url AFTER INSERT ON fetches REFERENCING NEW TABLE AS
 CREATE TRIGGER documents_need_url AFTER INSERT ON documents REFERENCING NEW TABLE AS nt
     FOR EACH STATEMENT EXECUTE FUNCTION rows_need_url();
 
--- A crawl's rows in these tables go with it, and a URL's fetches and document with it (the
--- document's keys with the document, 0018). A crawl's delete (store/delete.go) removes its
--- rows table by table, children first, and says so (trawler.rows_deleted_by_table): looking
--- again for what it already deleted would read every dead index entry it left.
+-- A crawl's rows in these tables go with it. (store/delete.go deletes them table by table
+-- first; this is for any other delete of a crawl.)
 CREATE FUNCTION crawls_drop_rows() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    IF current_setting('trawler.rows_deleted_by_table', true) = 'on' THEN
-        RETURN NULL;
-    END IF;
     DELETE FROM urls u USING gone g WHERE u.crawl_id = g.id;
     DELETE FROM payloads p USING gone g WHERE p.crawl_id = g.id;
     DELETE FROM crawl_hosts h USING gone g WHERE h.crawl_id = g.id;
@@ -109,13 +95,21 @@ $$;
 CREATE TRIGGER crawls_rows_gone AFTER DELETE ON crawls REFERENCING OLD TABLE AS gone
     FOR EACH STATEMENT EXECUTE FUNCTION crawls_drop_rows();
 
+-- A URL's fetches and document go with it (the document's keys with the document, 0018).
+-- Each delete looks first whether the URLs' crawls have any rows left there: a crawl's delete
+-- has removed them before its URLs, and probing every URL again would cost as much as the
+-- delete did.
 CREATE FUNCTION urls_drop_rows() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    crawl_ids text[];
 BEGIN
-    IF current_setting('trawler.rows_deleted_by_table', true) = 'on' THEN
-        RETURN NULL;
+    SELECT array_agg(DISTINCT crawl_id) INTO crawl_ids FROM gone;
+    IF EXISTS (SELECT 1 FROM fetches WHERE crawl_id = ANY (crawl_ids)) THEN
+        DELETE FROM fetches f USING gone g WHERE f.crawl_id = g.crawl_id AND f.url_hash = g.url_hash;
     END IF;
-    DELETE FROM fetches f USING gone g WHERE f.crawl_id = g.crawl_id AND f.url_hash = g.url_hash;
-    DELETE FROM documents d USING gone g WHERE d.crawl_id = g.crawl_id AND d.url_hash = g.url_hash;
+    IF EXISTS (SELECT 1 FROM documents WHERE crawl_id = ANY (crawl_ids)) THEN
+        DELETE FROM documents d USING gone g WHERE d.crawl_id = g.crawl_id AND d.url_hash = g.url_hash;
+    END IF;
     RETURN NULL;
 END
 $$;

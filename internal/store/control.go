@@ -87,10 +87,7 @@ func (s *Store) editSpec(ctx context.Context, crawlID string, edit func(map[stri
 
 func editSpecTx(ctx context.Context, tx pgx.Tx, crawlID string, edit func(map[string]any)) error {
 	var raw []byte
-	// FOR NO KEY UPDATE: a recorded fetch holds its crawl's row FOR KEY SHARE (schema 0040)
-	// with its URL rows locked, and a block then updates those URLs; FOR UPDATE would wait on
-	// the fetch while it waits on the block's URLs.
-	if err := tx.QueryRow(ctx, `SELECT spec FROM crawls WHERE id = $1 FOR NO KEY UPDATE`, crawlID).Scan(&raw); err != nil {
+	if err := tx.QueryRow(ctx, `SELECT spec FROM crawls WHERE id = $1 FOR UPDATE`, crawlID).Scan(&raw); err != nil {
 		return fmt.Errorf("read spec: %w", err)
 	}
 	var spec map[string]any

@@ -151,11 +151,6 @@ func (agg Deletes) DeleteCrawlRows(ctx context.Context, crawlID string) (map[str
 		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			return err
 		}
-		// The tables go children first, so the statement triggers that cascade a crawl's
-		// and a URL's deletes (schema 0040) have nothing left to find: they are told to skip.
-		if _, err := tx.Exec(ctx, `SELECT set_config('trawler.rows_deleted_by_table', 'on', true)`); err != nil {
-			return err
-		}
 		for _, t := range crawlTables {
 			col := "crawl_id"
 			if t == "crawls" {
