@@ -70,8 +70,8 @@ type BudgetVerdict struct {
 // is read unlocked and its admissions run side by side (each waited here for the one before:
 // 13 ms a call in make bench's pg_stat_statements, issue 49); its counters are added to, never
 // read back and written. FOR NO KEY UPDATE, not FOR UPDATE: an insert into a table whose
-// rows name the crawl takes a KEY SHARE lock on its row (its key check, schema 0040), which
-// FOR UPDATE would make wait for the whole admission.
+// foreign key names the crawl takes a KEY SHARE lock on its row, which FOR UPDATE would make
+// wait for the whole admission.
 const lockBudgetsSQL = `WITH locked AS (
 		SELECT max_pages, max_pages_per_host, max_hosts, hosts, admitted, requisites, state FROM crawls
 		WHERE id = $1 AND ($2 OR max_pages > 0 OR max_pages_per_host > 0 OR max_hosts > 0) FOR NO KEY UPDATE)
