@@ -87,7 +87,10 @@ func (s *Store) editSpec(ctx context.Context, crawlID string, edit func(map[stri
 
 func editSpecTx(ctx context.Context, tx pgx.Tx, crawlID string, edit func(map[string]any)) error {
 	var raw []byte
-	if err := tx.QueryRow(ctx, `SELECT spec FROM crawls WHERE id = $1 FOR UPDATE`, crawlID).Scan(&raw); err != nil {
+	// FOR NO KEY UPDATE: a recorded fetch holds its crawl's row FOR KEY SHARE (the payloads'
+	// foreign key) with its URL rows locked, and a block then updates those URLs; FOR UPDATE
+	// would wait on the fetch while the fetch waits on it.
+	if err := tx.QueryRow(ctx, `SELECT spec FROM crawls WHERE id = $1 FOR NO KEY UPDATE`, crawlID).Scan(&raw); err != nil {
 		return fmt.Errorf("read spec: %w", err)
 	}
 	var spec map[string]any
