@@ -187,9 +187,10 @@ func (r *crawlRun) add(res crawl.ProcessResult) {
 	r.total = r.total.Plus(res)
 }
 
-// over says whether a crawl in this state fetches nothing more ("": the crawl is gone).
+// over says whether a crawl in this state fetches nothing more ("": the crawl is gone; a
+// crawl being deleted is over too, its rows on their way out).
 func over(state crawl.CrawlState) bool {
-	return state == "" || state == crawl.CrawlDone || state == crawl.CrawlStopped
+	return state == "" || state == crawl.CrawlDone || state == crawl.CrawlStopped || state == crawl.CrawlState(store.CrawlDeleting)
 }
 
 // stopping says whether this worker has begun to stop.

@@ -28,6 +28,7 @@ type backlogStore struct {
 	backs        []store.TakeBack
 	finished     map[string]int // finishes by page hash
 	inSave, most int
+	state        crawl.CrawlState // the crawl's state each claim reads ("": done)
 }
 
 type heldPage struct {
@@ -42,6 +43,9 @@ func (s *backlogStore) ClaimFetched(_ context.Context, _, owner string, limit in
 	s.owners[owner]++
 	s.backs = append(s.backs, back)
 	c := store.ProcessingClaim{CrawlState: crawl.CrawlDone}
+	if s.state != "" {
+		c.CrawlState = s.state
+	}
 	kept := s.held[:0]
 	for _, h := range s.held {
 		if len(c.Pages) < limit && slices.Contains(back.Owners, h.owner) && time.Since(h.at) > back.Ago {
@@ -73,7 +77,7 @@ func (s *backlogStore) SaveDocument(context.Context, store.Document, []store.Lin
 	return nil, nil
 }
 
-func (s *backlogStore) MarkDone(context.Context, string, []byte, string) error { return nil }
+func (s *backlogStore) MarkDone(context.Context, string, []byte, string, string) error { return nil }
 
 func (s *backlogStore) QueueRenders(context.Context, string, [][]byte) error { return nil }
 
@@ -107,6 +111,22 @@ func fetchedPages(from, n int) []store.FetchedPage {
 		pages = append(pages, store.FetchedPage{CrawlID: "c", Hash: []byte(h), URL: "http://a.test/" + h, BodyKey: "body", ContentType: "text/html"})
 	}
 	return pages
+}
+
+// A crawl being deleted is over: its processing run ends at its first empty claim, not when
+// its time is up (its rows are on their way out).
+func TestAProcessingRunEndsWithADeletedCrawl(t *testing.T) {
+	st := &backlogStore{owners: map[string]int{}, finished: map[string]int{}, state: crawl.CrawlState(store.CrawlDeleting)}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	start := time.Now()
+	var done atomic.Int64
+	if _, err := backlog(st).Crawl(ctx, crawl.CrawlProcessing{CrawlID: "c", Owner: "o", For: time.Minute}, &done); err != nil {
+		t.Fatalf("a run over a crawl being deleted: %v", err)
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("a run over a crawl being deleted took %v: want it to end at its first empty claim", took)
+	}
 }
 
 // A backlog is processed in several lanes at once, each claiming under its own name, and

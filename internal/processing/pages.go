@@ -173,12 +173,12 @@ func (p *Stage) preparePage(ctx context.Context, ci *policy.Crawl, page crawl.Pa
 	pu, err := url.Parse(pageURL)
 	if err != nil {
 		res.Failed++
-		return nil, p.Store.MarkDone(ctx, page.CrawlID, page.Hash, "unparseable page URL")
+		return nil, p.Store.MarkDone(ctx, page.CrawlID, page.Hash, page.BodyKey, "unparseable page URL")
 	}
 	ex, err := p.extract(ctx, body, page.ContentType, pu, spec.MaxOutlinks*4, requisitesRead(spec.Requisites), ci.Token, ci.Extract)
 	if errors.Is(err, errNotRead) {
 		res.Failed++
-		return nil, p.Store.MarkDone(ctx, page.CrawlID, page.Hash, err.Error())
+		return nil, p.Store.MarkDone(ctx, page.CrawlID, page.Hash, page.BodyKey, err.Error())
 	}
 	if err != nil {
 		return nil, err
@@ -286,7 +286,7 @@ func (p *Stage) saveAll(ctx context.Context, preps []*prepared, res *crawl.Proce
 			p.Hooks.log().Warn("document not storable: marking the page done", "crawl", pp.page.CrawlID, "url", pp.page.URL, "error", err)
 			p.Hooks.Count.Add(metrics.Unstorable, 1)
 			res.Failed++
-			if err := p.Store.MarkDone(ctx, pp.page.CrawlID, pp.page.Hash, "unstorable document: "+err.Error()); err != nil {
+			if err := p.Store.MarkDone(ctx, pp.page.CrawlID, pp.page.Hash, pp.page.BodyKey, "unstorable document: "+err.Error()); err != nil {
 				return nil, err
 			}
 			continue

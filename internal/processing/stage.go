@@ -21,8 +21,8 @@ type Store interface {
 	SaveDocuments(ctx context.Context, saves []store.DocumentSave) ([]*store.Dup, error)
 	// SaveDocument saves one (when the batch holds what Postgres refuses).
 	SaveDocument(ctx context.Context, d store.Document, links []store.Link, near *store.NearDup) (*store.Dup, error)
-	// MarkDone sets a page aside as done, with the reason.
-	MarkDone(ctx context.Context, crawlID string, hash []byte, reason string) error
+	// MarkDone sets a page aside as done, with the reason, for the fetch whose body was read.
+	MarkDone(ctx context.Context, crawlID string, hash []byte, bodyKey, reason string) error
 	// FinishProcessed marks saved documents' pages done.
 	FinishProcessed(ctx context.Context, docs []store.Document) error
 }

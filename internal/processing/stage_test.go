@@ -67,7 +67,7 @@ func (s *fakeStore) SaveDocument(_ context.Context, d store.Document, links []st
 	return nil, nil
 }
 
-func (s *fakeStore) MarkDone(_ context.Context, _ string, hash []byte, reason string) error {
+func (s *fakeStore) MarkDone(_ context.Context, _ string, hash []byte, _, reason string) error {
 	if s.done == nil {
 		s.done = map[string]string{}
 	}

@@ -235,11 +235,15 @@ func (agg Documents) FinishProcessed(ctx context.Context, docs []Document) error
 	return nil
 }
 
-// MarkDone moves a fetched URL that needs no processing (or could not be processed) to done.
-func (agg Documents) MarkDone(ctx context.Context, crawlID string, hash []byte, reason string) error {
+// MarkDone moves a fetched URL that needs no processing (or could not be processed) to done,
+// for the fetch whose body was read (bodyKey; "": whichever): as FinishProcessed, a late
+// verdict on an older fetch leaves a newer fetch of the page, recrawled in between, to its own
+// processing.
+func (agg Documents) MarkDone(ctx context.Context, crawlID string, hash []byte, bodyKey, reason string) error {
 	s := agg.s
 	_, err := s.pool.Exec(ctx, `UPDATE urls SET state = 'done', last_error = coalesce(nullif($3, ''), last_error), updated_at = now()
-		WHERE crawl_id = $1 AND url_hash = $2 AND state = 'fetched'`, crawlID, hash, crawl.ClipError(Text(reason)))
+		WHERE crawl_id = $1 AND url_hash = $2 AND state = 'fetched' AND ($4 = '' OR body_key IS NULL OR body_key = $4)`,
+		crawlID, hash, crawl.ClipError(Text(reason)), bodyKey)
 	if err != nil {
 		return fmt.Errorf("store: mark done: %w", err)
 	}

@@ -168,17 +168,20 @@ func TestProcessedPagesStayPendingUntilFinished(t *testing.T) {
 	}
 }
 
-// A page is finished for the fetch whose body was processed: a late finish of an older fetch
-// (a run Temporal timed out, finishing what it held beside its retry) leaves a newer fetch of
-// the page, recrawled in between, to its own processing.
-func TestALateFinishLeavesANewerFetchToItsProcessing(t *testing.T) {
-	s, ctx := newStore(t, 0, 0)
+// refetchedPage admits one page of crawl c; fetched records a fetch of it under a fetch key
+// with a body (its URL queued again first, as its recrawl would be), and state counts the
+// crawl's URLs by state.
+func refetchedPage(t *testing.T, ctx context.Context, s *store.Store) (store.Candidate, func(key, body string), func() map[crawl.URLState]int) {
+	t.Helper()
 	a := cand("http://a.test/a", "a.test", 1)
 	if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{a}, admit.Budget(0), -1); err != nil {
 		t.Fatal(err)
 	}
 	fetched := func(key, body string) {
 		t.Helper()
+		if _, err := s.Pool().Exec(ctx, `UPDATE urls SET state = 'queued' WHERE crawl_id = 'c' AND url_hash = $1`, a.Hash); err != nil {
+			t.Fatal(err)
+		}
 		if _, err := s.Fetches().RecordFetch(ctx, "a.test", store.FetchOutcome{CrawlID: "c", Hash: a.Hash, URL: a.URL, FetchKey: key,
 			FetchedAt: time.Now(), Status: 200, BodyKey: body, ContentType: "text/html", Bytes: 10, State: crawl.URLFetched}); err != nil {
 			t.Fatal(err)
@@ -188,6 +191,15 @@ func TestALateFinishLeavesANewerFetchToItsProcessing(t *testing.T) {
 		p, _ := s.Crawls().CrawlProgress(ctx, "c")
 		return p.ByState
 	}
+	return a, fetched, state
+}
+
+// A page is finished for the fetch whose body was processed: a late finish of an older fetch
+// (a run Temporal timed out, finishing what it held beside its retry) leaves a newer fetch of
+// the page, recrawled in between, to its own processing.
+func TestALateFinishLeavesANewerFetchToItsProcessing(t *testing.T) {
+	s, ctx := newStore(t, 0, 0)
+	a, fetched, state := refetchedPage(t, ctx, s)
 	now := time.Now()
 	doc := func(body string) store.Document {
 		return store.Document{CrawlID: "c", Hash: a.Hash, BodyKey: body, RecrawlAt: &now, RecrawlS: 1}
@@ -202,6 +214,22 @@ func TestALateFinishLeavesANewerFetchToItsProcessing(t *testing.T) {
 	}
 	if err := s.Documents().FinishProcessed(ctx, []store.Document{doc("body/2")}); err != nil || state()["queued"] != 1 {
 		t.Fatalf("the second fetch finished: %v, %v", state(), err)
+	}
+}
+
+// A page set aside (unreadable, unstorable) is done for the fetch whose body was read, as a
+// finished one is: a late verdict on an older fetch leaves a newer fetch of the page to its
+// own processing.
+func TestALateMarkDoneLeavesANewerFetchToItsProcessing(t *testing.T) {
+	s, ctx := newStore(t, 0, 0)
+	a, fetched, state := refetchedPage(t, ctx, s)
+	fetched("first", "body/1")
+	fetched("second", "body/2")
+	if err := s.Documents().MarkDone(ctx, "c", a.Hash, "body/1", "unreadable"); err != nil || state()["fetched"] != 1 {
+		t.Fatalf("a late verdict on the first fetch: %v, %v; want the second fetch left fetched", state(), err)
+	}
+	if err := s.Documents().MarkDone(ctx, "c", a.Hash, "body/2", "unreadable"); err != nil || state()["done"] != 1 {
+		t.Fatalf("the verdict on the second fetch: %v, %v; want it done", state(), err)
 	}
 }
 

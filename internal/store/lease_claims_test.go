@@ -47,7 +47,7 @@ func TestClaimInLeaseEndsOnlyWhenNothingIsLeft(t *testing.T) {
 		FetchedAt: time.Now(), Status: 503, Err: "503", Attempts: 1, State: crawl.URLQueued, NextFetchAt: time.Now().Add(3 * time.Second)}); err != nil || !ok {
 		t.Fatalf("record: %v %v", ok, err)
 	}
-	if err := s.Documents().MarkDone(ctx, c.CrawlID, c.Hash, ""); err != nil {
+	if err := s.Documents().MarkDone(ctx, c.CrawlID, c.Hash, "", ""); err != nil {
 		t.Fatal(err)
 	}
 	// Nothing awaits, but a URL falls due within soon: the lease waits for it.

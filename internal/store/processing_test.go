@@ -64,7 +64,7 @@ func TestClaimFetchedAcrossHostsHoldsAndHandsOver(t *testing.T) {
 		t.Fatalf("a lane of p1's retry: %d pages %v: want the two p1 held before it began back", len(retry.Pages), err)
 	}
 	for _, p := range retry.Pages {
-		if err := s.Documents().MarkDone(ctx, p.CrawlID, p.Hash, "processed"); err != nil {
+		if err := s.Documents().MarkDone(ctx, p.CrawlID, p.Hash, p.BodyKey, "processed"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -81,7 +81,7 @@ func TestClaimFetchedAcrossHostsHoldsAndHandsOver(t *testing.T) {
 	if got, err := s.Documents().ClaimFetched(ctx, "c", "p4", 10, time.Minute, none); err != nil || len(got.Pages) != 1 || got.Pages[0].URL != re.URL {
 		t.Fatalf("the recrawled page: %+v %v", got.Pages, err)
 	}
-	if err := s.Documents().MarkDone(ctx, re.CrawlID, re.Hash, "processed"); err != nil {
+	if err := s.Documents().MarkDone(ctx, re.CrawlID, re.Hash, re.BodyKey, "processed"); err != nil {
 		t.Fatal(err)
 	}
 	// p2's retry takes its page back; once its hold has passed, anyone may take it over.
