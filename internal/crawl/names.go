@@ -105,6 +105,9 @@ const (
 	CrawlPaused  CrawlState = "paused"
 	CrawlStopped CrawlState = "stopped"
 	CrawlDone    CrawlState = "done"
+	// CrawlDeleting: the crawl's delete began (store's ReleaseCrawl); its rows are on their
+	// way out, and nothing fetches or processes for it any more.
+	CrawlDeleting CrawlState = "deleting"
 )
 
 // URLState is a URL's state in a crawl's frontier as Postgres keeps it (urls.state).

@@ -44,8 +44,8 @@ const (
 var ErrStopping = errors.New("process worker stopping: the processing goes on elsewhere")
 
 // Crawl processes a crawl's fetched pages for up to cp.For, in up to crawlLanes batches at
-// once, and ends sooner once the crawl is over (done or stopped, or gone) and nothing is left
-// to process. done counts the pages it processed (the caller's heartbeat).
+// once, and ends sooner once the crawl is over (done, stopped, being deleted or gone) and
+// nothing is left to process. done counts the pages it processed (the caller's heartbeat).
 func (p *Stage) Crawl(ctx context.Context, cp crawl.CrawlProcessing, done *atomic.Int64) (crawl.ProcessResult, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -187,10 +187,9 @@ func (r *crawlRun) add(res crawl.ProcessResult) {
 	r.total = r.total.Plus(res)
 }
 
-// over says whether a crawl in this state fetches nothing more ("": the crawl is gone; a
-// crawl being deleted is over too, its rows on their way out).
+// over says whether a crawl in this state fetches nothing more ("": the crawl is gone).
 func over(state crawl.CrawlState) bool {
-	return state == "" || state == crawl.CrawlDone || state == crawl.CrawlStopped || state == crawl.CrawlState(store.CrawlDeleting)
+	return state == "" || state == crawl.CrawlDone || state == crawl.CrawlStopped || state == crawl.CrawlDeleting
 }
 
 // stopping says whether this worker has begun to stop.

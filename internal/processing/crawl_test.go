@@ -116,7 +116,7 @@ func fetchedPages(from, n int) []store.FetchedPage {
 // A crawl being deleted is over: its processing run ends at its first empty claim, not when
 // its time is up (its rows are on their way out).
 func TestAProcessingRunEndsWithADeletedCrawl(t *testing.T) {
-	st := &backlogStore{owners: map[string]int{}, finished: map[string]int{}, state: crawl.CrawlState(store.CrawlDeleting)}
+	st := &backlogStore{owners: map[string]int{}, finished: map[string]int{}, state: crawl.CrawlDeleting}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	start := time.Now()

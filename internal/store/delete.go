@@ -125,7 +125,7 @@ func (agg Deletes) ReleaseCrawl(ctx context.Context, crawlID string) (shared []s
 		if _, err := tx.Exec(ctx, `DELETE FROM payloads WHERE crawl_id = $1`, crawlID); err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, `UPDATE crawls SET state = $2, updated_at = now() WHERE id = $1`, crawlID, CrawlDeleting)
+		_, err = tx.Exec(ctx, `UPDATE crawls SET state = $2, updated_at = now() WHERE id = $1`, crawlID, string(crawl.CrawlDeleting))
 		return err
 	})
 	if err != nil {
@@ -133,9 +133,6 @@ func (agg Deletes) ReleaseCrawl(ctx context.Context, crawlID string) (shared []s
 	}
 	return shared, nil
 }
-
-// CrawlDeleting is the state of a crawl whose delete began (ReleaseCrawl).
-const CrawlDeleting = "deleting"
 
 // DeleteCrawlRows deletes every row of a crawl ReleaseCrawl released, in one transaction, and
 // counts them per table.
@@ -145,7 +142,7 @@ func (agg Deletes) DeleteCrawlRows(ctx context.Context, crawlID string) (map[str
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var state string
 		err := tx.QueryRow(ctx, `SELECT state FROM crawls WHERE id = $1 FOR UPDATE`, crawlID).Scan(&state)
-		if err == nil && state != CrawlDeleting {
+		if err == nil && state != string(crawl.CrawlDeleting) {
 			return fmt.Errorf("the crawl is %s, not released for deletion", state)
 		}
 		if err != nil && !errors.Is(err, pgx.ErrNoRows) {

@@ -201,14 +201,21 @@ func lockKeys(crawlID string, urlHash, contentHash []byte, keys []int64) []int64
 	return out
 }
 
+// sameFetchSQL says that a fetched URL's body (column, urls.body_key: its last fetch's with a
+// body, the one a claim hands out) is the one its processing read (key; ”: whichever). A page
+// is finished or set aside only for that fetch: two runs may process one page (a run Temporal
+// timed out goes on beside its retry), and the later must not end a newer fetch of it,
+// recrawled in between, with the older one's verdict.
+func sameFetchSQL(column, key string) string {
+	return "(" + key + " = '' OR " + column + " IS NULL OR " + column + " = " + key + ")"
+}
+
 // FinishProcessed ends the processing of a crawl's saved documents: each URL is done, or
 // queued again for its recrawl. Called only once their links are admitted: a URL still
 // "fetched" keeps the crawl pending, so a crawl cannot end while links of a page it fetched
 // are still on their way into the frontier (a process worker killed between the two leaves
 // the page to its retry, or to the crawl's sweep). A page is finished only for the fetch whose
-// body was processed: two runs may process one page (a run Temporal timed out finishes what it
-// held beside its retry, which took it back), and the later one must not finish a newer fetch
-// of it, recrawled in between, with the older one's outcome.
+// body was processed (sameFetchSQL).
 func (agg Documents) FinishProcessed(ctx context.Context, docs []Document) error {
 	s := agg.s
 	if len(docs) == 0 {
@@ -220,14 +227,13 @@ func (agg Documents) FinishProcessed(ctx context.Context, docs []Document) error
 		crawls[i], hashes[i], bodies[i], at[i], secs[i] = d.CrawlID, d.Hash, d.BodyKey, d.RecrawlAt, int32(d.RecrawlS)
 	}
 	// The pages' hosts are told as this commits: a fetch lease waiting on its pages'
-	// processing looks again at once. (A URL's body_key is its last fetch's with a body, the
-	// one a claim hands out.)
+	// processing looks again at once.
 	_, err := s.pool.Exec(ctx, `WITH u AS (
 			UPDATE urls u SET state = CASE WHEN t.at IS NULL THEN 'done' ELSE 'queued' END,
 				next_fetch_at = coalesce(t.at, u.next_fetch_at), recrawl_s = coalesce(nullif(t.s, 0), u.recrawl_s), updated_at = now()
 			FROM unnest($1::text[], $2::bytea[], $3::timestamptz[], $4::int[], $5::text[]) AS t(c, h, at, s, b)
 			WHERE u.crawl_id = t.c AND u.url_hash = t.h AND u.state = 'fetched'
-				AND (t.b = '' OR u.body_key IS NULL OR u.body_key = t.b)
+				AND `+sameFetchSQL("u.body_key", "t.b")+`
 			RETURNING u.host) `+notifyDueSQL(`SELECT host FROM u`), crawls, hashes, at, secs, bodies)
 	if err != nil {
 		return fmt.Errorf("store: finish processed pages: %w", err)
@@ -236,13 +242,11 @@ func (agg Documents) FinishProcessed(ctx context.Context, docs []Document) error
 }
 
 // MarkDone moves a fetched URL that needs no processing (or could not be processed) to done,
-// for the fetch whose body was read (bodyKey; "": whichever): as FinishProcessed, a late
-// verdict on an older fetch leaves a newer fetch of the page, recrawled in between, to its own
-// processing.
+// for the fetch whose body was read (bodyKey; "": whichever; sameFetchSQL).
 func (agg Documents) MarkDone(ctx context.Context, crawlID string, hash []byte, bodyKey, reason string) error {
 	s := agg.s
 	_, err := s.pool.Exec(ctx, `UPDATE urls SET state = 'done', last_error = coalesce(nullif($3, ''), last_error), updated_at = now()
-		WHERE crawl_id = $1 AND url_hash = $2 AND state = 'fetched' AND ($4 = '' OR body_key IS NULL OR body_key = $4)`,
+		WHERE crawl_id = $1 AND url_hash = $2 AND state = 'fetched' AND `+sameFetchSQL("body_key", "$4"),
 		crawlID, hash, crawl.ClipError(Text(reason)), bodyKey)
 	if err != nil {
 		return fmt.Errorf("store: mark done: %w", err)
