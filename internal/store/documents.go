@@ -201,6 +201,15 @@ func lockKeys(crawlID string, urlHash, contentHash []byte, keys []int64) []int64
 	return out
 }
 
+// lastBodySQL picks, among a URL's fetches, those with the body its row (alias u, with
+// urls.body_key) names: the last recorded fetch with a body, the one sameFetchSQL checks. A
+// claim that picked the newest by fetched_at would hand out an older body whenever the recrawl
+// was recorded by a worker whose clock runs behind, and its processing could never finish the
+// page: the crawl would not end.
+func lastBodySQL(u string) string {
+	return "body_key IS NOT NULL AND (" + u + ".body_key IS NULL OR body_key = " + u + ".body_key)"
+}
+
 // sameFetchSQL says that a fetched URL's body (column, urls.body_key: its last fetch's with a
 // body, the one a claim hands out) is the one its processing read (key; ”: whichever). A page
 // is finished or set aside only for that fetch: two runs may process one page (a run Temporal
@@ -302,11 +311,11 @@ func (agg Frontier) StaleFetched(ctx context.Context, crawlID string, before tim
 			LIMIT $3 FOR UPDATE SKIP LOCKED),
 		touched AS (
 			UPDATE urls u SET updated_at = now() FROM stale WHERE u.crawl_id = stale.crawl_id AND u.url_hash = stale.url_hash
-			RETURNING u.crawl_id, u.url_hash, u.url, u.host, u.depth)
+			RETURNING u.crawl_id, u.url_hash, u.url, u.host, u.depth, u.body_key)
 		SELECT t.crawl_id, t.url_hash, t.url, t.host, t.depth, coalesce(f.final_url, ''), f.body_key,
 			coalesce(f.content_type, ''), coalesce(f.robots_tag, ''), f.content_hash, coalesce(f.bytes, 0)
 		FROM touched t JOIN LATERAL (SELECT final_url, body_key, content_type, robots_tag, content_hash, bytes FROM fetches
-			WHERE crawl_id = t.crawl_id AND url_hash = t.url_hash AND body_key IS NOT NULL
+			WHERE crawl_id = t.crawl_id AND url_hash = t.url_hash AND `+lastBodySQL("t")+`
 			ORDER BY fetched_at DESC LIMIT 1) f ON true`, crawlID, before, limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: stale fetched pages: %w", err)

@@ -171,19 +171,19 @@ func TestProcessedPagesStayPendingUntilFinished(t *testing.T) {
 // refetchedPage admits one page of crawl c; fetched records a fetch of it under a fetch key
 // with a body (its URL queued again first, as its recrawl would be), and state counts the
 // crawl's URLs by state.
-func refetchedPage(t *testing.T, ctx context.Context, s *store.Store) (store.Candidate, func(key, body string), func() map[crawl.URLState]int) {
+func refetchedPage(t *testing.T, ctx context.Context, s *store.Store) (store.Candidate, func(key, body string, at time.Time), func() map[crawl.URLState]int) {
 	t.Helper()
 	a := cand("http://a.test/a", "a.test", 1)
 	if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{a}, admit.Budget(0), -1); err != nil {
 		t.Fatal(err)
 	}
-	fetched := func(key, body string) {
+	fetched := func(key, body string, at time.Time) {
 		t.Helper()
 		if _, err := s.Pool().Exec(ctx, `UPDATE urls SET state = 'queued' WHERE crawl_id = 'c' AND url_hash = $1`, a.Hash); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := s.Fetches().RecordFetch(ctx, "a.test", store.FetchOutcome{CrawlID: "c", Hash: a.Hash, URL: a.URL, FetchKey: key,
-			FetchedAt: time.Now(), Status: 200, BodyKey: body, ContentType: "text/html", Bytes: 10, State: crawl.URLFetched}); err != nil {
+			FetchedAt: at, Status: 200, BodyKey: body, ContentType: "text/html", Bytes: 10, State: crawl.URLFetched}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -204,11 +204,11 @@ func TestALateFinishLeavesANewerFetchToItsProcessing(t *testing.T) {
 	doc := func(body string) store.Document {
 		return store.Document{CrawlID: "c", Hash: a.Hash, BodyKey: body, RecrawlAt: &now, RecrawlS: 1}
 	}
-	fetched("first", "body/1")
+	fetched("first", "body/1", time.Now())
 	if err := s.Documents().FinishProcessed(ctx, []store.Document{doc("body/1")}); err != nil || state()["queued"] != 1 {
 		t.Fatalf("first fetch finished: %v, %v", state(), err)
 	}
-	fetched("second", "body/2")
+	fetched("second", "body/2", time.Now())
 	if err := s.Documents().FinishProcessed(ctx, []store.Document{doc("body/1")}); err != nil || state()["fetched"] != 1 {
 		t.Fatalf("the first fetch finished again, late: %v, %v; want the second fetch left fetched", state(), err)
 	}
@@ -223,13 +223,37 @@ func TestALateFinishLeavesANewerFetchToItsProcessing(t *testing.T) {
 func TestALateMarkDoneLeavesANewerFetchToItsProcessing(t *testing.T) {
 	s, ctx := newStore(t, 0, 0)
 	a, fetched, state := refetchedPage(t, ctx, s)
-	fetched("first", "body/1")
-	fetched("second", "body/2")
+	fetched("first", "body/1", time.Now())
+	fetched("second", "body/2", time.Now())
 	if err := s.Documents().MarkDone(ctx, "c", a.Hash, "body/1", "unreadable"); err != nil || state()["fetched"] != 1 {
 		t.Fatalf("a late verdict on the first fetch: %v, %v; want the second fetch left fetched", state(), err)
 	}
 	if err := s.Documents().MarkDone(ctx, "c", a.Hash, "body/2", "unreadable"); err != nil || state()["done"] != 1 {
 		t.Fatalf("the verdict on the second fetch: %v, %v; want it done", state(), err)
+	}
+}
+
+// A page is handed out with the body of its last recorded fetch, whatever the fetching
+// workers' clocks say: a recrawl recorded by a worker whose clock runs behind is still the
+// fetch the page's guards know (urls.body_key), so its processing can finish it. Ordered by
+// fetched_at, the claim handed out the older body, which the guards refused every time.
+func TestAPageIsHandedOutWithItsLastRecordedFetchWhateverTheClocks(t *testing.T) {
+	s, ctx := newStore(t, 0, 0)
+	a, fetched, state := refetchedPage(t, ctx, s)
+	now := time.Now()
+	fetched("first", "body/1", now)
+	fetched("second", "body/2", now.Add(-time.Hour))
+	stale, err := s.Frontier().StaleFetched(ctx, "c", time.Now().Add(time.Minute), 10)
+	if err != nil || len(stale) != 1 || stale[0].BodyKey != "body/2" {
+		t.Fatalf("stale pages %+v, %v; want the second fetch's body", stale, err)
+	}
+	claim, err := s.Documents().ClaimFetched(ctx, "c", "p", 10, time.Minute, store.TakeBack{})
+	if err != nil || len(claim.Pages) != 1 || claim.Pages[0].BodyKey != "body/2" {
+		t.Fatalf("claimed %+v, %v; want the second fetch's body", claim.Pages, err)
+	}
+	doc := store.Document{CrawlID: "c", Hash: a.Hash, BodyKey: claim.Pages[0].BodyKey, RecrawlAt: &now, RecrawlS: 1}
+	if err := s.Documents().FinishProcessed(ctx, []store.Document{doc}); err != nil || state()["queued"] != 1 {
+		t.Fatalf("the claimed page finished: %v, %v; want it queued for its recrawl", state(), err)
 	}
 }
 

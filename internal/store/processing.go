@@ -44,12 +44,12 @@ func (agg Documents) ClaimFetched(ctx context.Context, crawlID, owner string, li
 		claimed AS (
 			UPDATE urls u SET processing_by = $2, processing_until = now() + make_interval(secs => $4)
 			FROM picked WHERE u.crawl_id = picked.crawl_id AND u.url_hash = picked.url_hash
-			RETURNING u.crawl_id, u.url_hash, u.url, u.host, u.depth, u.recrawl_s, u.change_hint_s)
+			RETURNING u.crawl_id, u.url_hash, u.url, u.host, u.depth, u.recrawl_s, u.change_hint_s, u.body_key)
 		SELECT u.crawl_id, u.url_hash, u.url, u.host, u.depth, coalesce(f.final_url, ''), f.body_key,
 			coalesce(f.content_type, ''), coalesce(f.robots_tag, ''), f.content_hash, coalesce(f.bytes, 0), f.changed, coalesce(u.recrawl_s, 0), coalesce(u.change_hint_s, 0)
 		FROM claimed u
 		JOIN LATERAL (SELECT final_url, body_key, content_type, robots_tag, content_hash, bytes, changed FROM fetches
-			WHERE crawl_id = u.crawl_id AND url_hash = u.url_hash AND body_key IS NOT NULL
+			WHERE crawl_id = u.crawl_id AND url_hash = u.url_hash AND `+lastBodySQL("u")+`
 			ORDER BY fetched_at DESC LIMIT 1) f ON true`, crawlID, owner, limit, hold.Seconds(), back.Owners, back.Ago.Seconds())
 	br := s.pool.SendBatch(ctx, b)
 	defer br.Close()
