@@ -179,13 +179,23 @@ func restartTemporal(b *testing.B, flavour string, dynamic ...string) {
 // profile takes a CPU profile of the process serving /debug/pprof at addr over the given
 // window, starting after wait, saves it as file and logs its top functions.
 func profile(b *testing.B, addr, bin, file string, wait, window time.Duration) *sync.WaitGroup {
+	return takeProfile(b, "profile", addr, bin, file, wait, window)
+}
+
+// allocProfile takes the bytes the process allocated over the window (a delta allocation
+// profile, beside its CPU profile): what feeds its collector, whose marking costs CPU too.
+func allocProfile(b *testing.B, addr, bin, file string, wait, window time.Duration) *sync.WaitGroup {
+	return takeProfile(b, "allocs", addr, bin, file, wait, window)
+}
+
+func takeProfile(b *testing.B, kind, addr, bin, file string, wait, window time.Duration) *sync.WaitGroup {
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		time.Sleep(wait)
 		client := http.Client{Timeout: window + 30*time.Second}
-		resp, err := client.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, int(window.Seconds())))
+		resp, err := client.Get(fmt.Sprintf("http://%s/debug/pprof/%s?seconds=%d", addr, kind, int(window.Seconds())))
 		if err != nil {
 			b.Logf("profile %s: %v", file, err)
 			return
@@ -200,11 +210,15 @@ func profile(b *testing.B, addr, bin, file string, wait, window time.Duration) *
 			b.Logf("profile %s: %v", file, err)
 			return
 		}
-		top, err := exec.Command("go", "tool", "pprof", "-top", "-nodecount=25", bin, file).CombinedOutput()
+		args, what := []string{"tool", "pprof", "-top", "-nodecount=25"}, "CPU profile"
+		if kind == "allocs" {
+			args, what = append(args, "-sample_index=alloc_space"), "allocation profile"
+		}
+		top, err := exec.Command("go", append(args, bin, file)...).CombinedOutput()
 		if err != nil {
 			b.Logf("pprof %s: %v", file, err)
 		}
-		b.Logf("CPU profile %s:\n%s", file, top)
+		b.Logf("%s %s:\n%s", what, file, top)
 	}()
 	return &wg
 }
@@ -296,7 +310,8 @@ func runTrawlerBench(b *testing.B, bin string, o benchOptions, scenario string, 
 	var profiles []*sync.WaitGroup
 	for _, role := range []string{config.RoleWorkflow, config.RoleFetch} {
 		if i := layout.first(role); i >= 0 && (role == config.RoleWorkflow || i != layout.first(config.RoleWorkflow)) {
-			profiles = append(profiles, profile(b, workers[i].metrics, bin, filepath.Join(o.profiles, label+"-"+role+"-worker.pprof"), o.budget/3, window))
+			profiles = append(profiles, profile(b, workers[i].metrics, bin, filepath.Join(o.profiles, label+"-"+role+"-worker.pprof"), o.budget/3, window),
+				allocProfile(b, workers[i].metrics, bin, filepath.Join(o.profiles, label+"-"+role+"-worker-allocs.pprof"), o.budget/3, window))
 		}
 	}
 	if o.temporal == "postgres" {
