@@ -179,7 +179,7 @@ func checkExport(t *testing.T, r *resultsStack) {
 	}
 	stored := map[string]want{}
 	rows, err := r.store.Pool().Query(ctx, `SELECT u.url, f.status, f.content_hash, coalesce(d.title, ''), coalesce(d.text_key, ''),
-			(SELECT count(*) FROM links l JOIN urls t ON t.crawl_id = l.crawl_id AND t.url_hash = l.to_hash WHERE l.crawl_id = u.crawl_id AND l.from_hash = u.url_hash)
+			(SELECT count(*) FROM unnest(d.link_to) AS l(h) JOIN urls t ON t.crawl_id = u.crawl_id AND t.url_hash = l.h)
 		FROM urls u JOIN LATERAL (SELECT * FROM fetches f WHERE f.crawl_id = u.crawl_id AND f.url_hash = u.url_hash AND f.body_key IS NOT NULL
 			ORDER BY f.fetched_at DESC LIMIT 1) f ON true
 		LEFT JOIN documents d ON d.crawl_id = u.crawl_id AND d.url_hash = u.url_hash WHERE u.crawl_id = 'results'`)

@@ -112,15 +112,12 @@ func seedPages(b *testing.B, ctx context.Context, st *store.Store, blobs *blob.S
 		b.Fatal(err)
 	}
 	if _, err := pool.Exec(ctx, `
-		INSERT INTO documents (crawl_id, url_hash, content_hash, body_key, size, title, lang, text_key, processed_at)
-		SELECT $1, decode(md5($1 || i::text), 'hex'), sha256(i::text::bytea), 'segments/bodies/x#0+1', 6000, 'Page ' || i, 'en', ($3::text[])[i + 1], now()
+		INSERT INTO documents (crawl_id, url_hash, content_hash, body_key, size, title, lang, text_key, processed_at,
+			link_to, link_kind, link_nofollow)
+		SELECT $1, decode(md5($1 || i::text), 'hex'), sha256(i::text::bytea), 'segments/bodies/x#0+1', 6000, 'Page ' || i, 'en', ($3::text[])[i + 1], now(),
+			ARRAY(SELECT decode(md5($1 || ((i + j) % $2)::text), 'hex') FROM generate_series(1, 20) j),
+			array_fill('a'::text, ARRAY[20]), array_fill(false, ARRAY[20])
 		FROM generate_series(0, $2 - 1) i`, id, n, keys); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := pool.Exec(ctx, `
-		INSERT INTO links (crawl_id, from_hash, to_hash)
-		SELECT $1, decode(md5($1 || i::text), 'hex'), decode(md5($1 || ((i + j) % $2)::text), 'hex')
-		FROM generate_series(0, $2 - 1) i, generate_series(1, 20) j`, id, n); err != nil {
 		b.Fatal(err)
 	}
 }

@@ -15,7 +15,7 @@ import (
 // crawlTables are the tables holding a crawl's rows, children before parents: deleting them in
 // this order never waits on a cascade, and each count is the table's own. crawl_counts comes
 // after urls and fetches, whose triggers keep it.
-var crawlTables = []string{"dedup_keys", "links", "documents", "renders", "fetches", "dead_letters", "payloads", "fidelity",
+var crawlTables = []string{"dedup_keys", "documents", "renders", "fetches", "dead_letters", "payloads", "fidelity",
 	"delivery_queue", "delivery_dead_letters", "deliveries", "cookie_jars", "crawl_rejections", "crawl_hosts", "warc_files", "urls", "crawl_counts", "crawls"}
 
 // ErrCrawlLive is returned for a crawl that is still running or paused.

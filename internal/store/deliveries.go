@@ -56,8 +56,8 @@ const deliverPagesSQL = `WITH batch AS (
 	SELECT b.stored_tx::text, u.url_hash, u.url, coalesce(f.final_url, ''), coalesce(f.status, 0), coalesce(f.fetched_at, d.processed_at),
 		coalesce(f.content_type, d.content_type, ''), d.content_hash, coalesce(d.title, ''), coalesce(d.lang, ''), coalesce(d.text_key, ''),
 		coalesce(du.url, ''), coalesce(f.warc_file, ''), coalesce(f.warc_offset, 0), coalesce(f.warc_length, 0),
-		coalesce((SELECT array_agg(t.url ORDER BY t.url) FROM links l JOIN urls t ON t.crawl_id = l.crawl_id AND t.url_hash = l.to_hash
-			WHERE l.crawl_id = u.crawl_id AND l.from_hash = u.url_hash AND l.kind <> 'embed'), '{}'),
+		coalesce((SELECT array_agg(t.url ORDER BY t.url) FROM unnest(d.link_to, d.link_kind) AS l(h, k)
+			JOIN urls t ON t.crawl_id = d.crawl_id AND t.url_hash = l.h WHERE l.k <> 'embed'), '{}'),
 		coalesce(d.extract::text, '')
 	FROM batch b
 	JOIN documents d ON d.crawl_id = b.crawl_id AND d.url_hash = b.url_hash

@@ -25,15 +25,18 @@ type docPrep struct {
 // documents stays the original. A document is written once, its verdict with it: the verdict
 // is decided before the save (firstByContentSQL, nearCandidatesSQL), as rewriting each row
 // after its insert cost about ten buffers and 1.4 KB of WAL a document (issue 49).
-const saveDocumentsSQL = `INSERT INTO documents (crawl_id, url_hash, content_hash, body_key, text_key, title, lang, charset,
+const saveDocumentsSQL = `WITH l AS (SELECT i, array_agg(lt ORDER BY n) AS lt, array_agg(lk ORDER BY n) AS lk, array_agg(lnf ORDER BY n) AS lnf
+		FROM unnest($24::int[], $25::bytea[], $26::text[], $27::bool[]) WITH ORDINALITY AS x(i, lt, lk, lnf, n) GROUP BY i)
+	INSERT INTO documents (crawl_id, url_hash, content_hash, body_key, text_key, title, lang, charset,
 		content_type, size, canonical, noindex, nofollow, links_out, simhash, minhash, text_bytes, robots_signal, extract,
-		dup_of, dup_kind, dup_score, dedup_keys, processed_at)
+		dup_of, dup_kind, dup_score, dedup_keys, link_to, link_kind, link_nofollow, processed_at)
 	SELECT c, h, ch, bk, nullif(tk, ''), ti, nullif(la, ''), nullif(cs, ''), ct, sz, nullif(ca, ''), ni, nf, lo, sh, mh, tb,
-		nullif(rs, ''), nullif(ex, '')::jsonb, dof, dk, ds, dks::bigint[], clock_timestamp()
+		nullif(rs, ''), nullif(ex, '')::jsonb, dof, dk, ds, dks::bigint[], l.lt, l.lk, l.lnf, clock_timestamp()
 	FROM unnest($1::text[], $2::bytea[], $3::bytea[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
 		$10::bigint[], $11::text[], $12::bool[], $13::bool[], $14::int[], $15::bigint[], $16::bytea[], $17::int[], $18::text[], $19::text[],
 		$20::bytea[], $21::text[], $22::float8[], $23::text[])
 		WITH ORDINALITY AS t(c, h, ch, bk, tk, ti, la, cs, ct, sz, ca, ni, nf, lo, sh, mh, tb, rs, ex, dof, dk, ds, dks, ord)
+	LEFT JOIN l ON l.i = t.ord
 	ORDER BY ord
 	ON CONFLICT (crawl_id, url_hash) DO UPDATE SET content_hash = excluded.content_hash, body_key = excluded.body_key,
 		text_key = excluded.text_key, title = excluded.title, lang = excluded.lang, charset = excluded.charset,
@@ -42,6 +45,7 @@ const saveDocumentsSQL = `INSERT INTO documents (crawl_id, url_hash, content_has
 		simhash = excluded.simhash, minhash = excluded.minhash, text_bytes = excluded.text_bytes,
 		robots_signal = excluded.robots_signal, extract = excluded.extract,
 		dup_of = excluded.dup_of, dup_kind = excluded.dup_kind, dup_score = excluded.dup_score, dedup_keys = excluded.dedup_keys,
+		link_to = excluded.link_to, link_kind = excluded.link_kind, link_nofollow = excluded.link_nofollow,
 		-- a save of the same payload keeps the document's place in the outputs' order (a
 		-- retried processing step would otherwise deliver it again); a new payload is a new
 		-- record (its key names the digest), delivered again
@@ -99,16 +103,12 @@ const nearCandidatesSQL = `SELECT c.i, d.url_hash, d.simhash, d.minhash, d.dup_o
 	WHERE c.n <= $5 AND d.simhash IS NOT NULL AND d.dup_of IS DISTINCT FROM c.self -- (never a duplicate of its own duplicate)
 	ORDER BY c.i, d.processed_at, d.url_hash`
 
-// insertLinksSQL records out-links; a page saved again records only the links it did not have.
-const insertLinksSQL = `INSERT INTO links (crawl_id, from_hash, to_hash, nofollow, kind)
-	SELECT c, f, t, n, k FROM unnest($1::text[], $2::bytea[], $3::bytea[], $4::bool[], $5::text[]) AS x(c, f, t, n, k) ON CONFLICT DO NOTHING`
-
 // saveRun saves a run of documents (no document twice) in tx, taking locks (sorted advisory
 // locks of every document's URL and every duplicate key the batch's documents could meet on)
 // first, in three pipelined round trips (and one more for each document whose content left a
 // group it was the first of): lock, find exact duplicates and clear the keys the run's documents
-// filed before; look up near-duplicate candidates; save the documents with their verdicts,
-// file their keys and record their out-links. Each write is one statement for the run.
+// filed before; look up near-duplicate candidates; save the documents with their verdicts
+// and out-links, and file their keys. Each write is one statement for the run.
 func saveRun(ctx context.Context, tx pgx.Tx, preps []docPrep, saves []DocumentSave, dups []*Dup, locks []int64) error {
 	n := len(preps)
 	crawls, hashes, contents := make([]string, n), make([][]byte, n), make([][]byte, n)
@@ -240,8 +240,9 @@ func saveRun(ctx context.Context, tx pgx.Tx, preps []docPrep, saves []DocumentSa
 	minhashes, dupOf := make([][]byte, n), make([][]byte, n)
 	dupKind := make([]*string, n)
 	dupScore := make([]*float64, n)
-	var qCrawls, lC, lKind []string
-	var qHashes, lFrom, lTo [][]byte
+	var qCrawls, lKind []string
+	var qHashes, lTo [][]byte
+	var lDoc []int32
 	var lNF []bool
 	for i, p := range preps {
 		d := p.d
@@ -256,14 +257,15 @@ func saveRun(ctx context.Context, tx pgx.Tx, preps []docPrep, saves []DocumentSa
 		if d.Deliver {
 			qCrawls, qHashes = append(qCrawls, d.CrawlID), append(qHashes, d.Hash)
 		}
-		for _, l := range saves[i].Links {
-			lC, lFrom, lTo = append(lC, d.CrawlID), append(lFrom, d.Hash), append(lTo, l.To)
+		for _, l := range outLinks(saves[i].Links) {
+			lDoc, lTo = append(lDoc, int32(i+1)), append(lTo, l.To)
 			lNF, lKind = append(lNF, l.NoFollow), append(lKind, cmp.Or(l.Kind, "a"))
 		}
 	}
 	b = &pgx.Batch{}
 	b.Queue(saveDocumentsSQL, crawls, hashes, contents, bodies, texts, titles, langs, charsets, types, sizes, canonicals,
-		noindex, nofollow, linksOut, simhashes, minhashes, textBytes, signals, extracts, dupOf, dupKind, dupScore, filedKeys)
+		noindex, nofollow, linksOut, simhashes, minhashes, textBytes, signals, extracts, dupOf, dupKind, dupScore, filedKeys,
+		lDoc, lTo, lKind, lNF)
 	if len(qCrawls) > 0 {
 		b.Queue(queueDeliveriesSQL, qCrawls, qHashes)
 	}
@@ -271,9 +273,6 @@ func saveRun(ctx context.Context, tx pgx.Tx, preps []docPrep, saves []DocumentSa
 		// (plain inserts: the index is not unique, schema 0039)
 		b.Queue(`INSERT INTO dedup_keys (crawl_id, key, url_hash) SELECT c, k, h FROM unnest($1::text[], $2::bigint[], $3::bytea[]) AS t(c, k, h)`,
 			keyC, keyK, keyH)
-	}
-	if len(lTo) > 0 {
-		b.Queue(insertLinksSQL, lC, lFrom, lTo, lNF, lKind)
 	}
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {
 		return fmt.Errorf("save %d documents: %w", n, err)
@@ -381,4 +380,21 @@ func keysLiteral(keys []int64) *string {
 	}
 	s := string(append(b, '}'))
 	return &s
+}
+
+// outLinks is a page's out-links, one to each target: the first the page gave (its caller
+// may list a target twice, say as a link and as a requisite).
+func outLinks(links []Link) []Link {
+	if len(links) < 2 {
+		return links
+	}
+	seen := make(map[string]bool, len(links))
+	out := links[:0:0]
+	for _, l := range links {
+		if !seen[string(l.To)] {
+			seen[string(l.To)] = true
+			out = append(out, l)
+		}
+	}
+	return out
 }

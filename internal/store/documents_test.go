@@ -298,7 +298,7 @@ func TestSaveDocumentsInOneBatchFindEachOther(t *testing.T) {
 		t.Errorf("a document twice in a batch: %+v %v", twice, err)
 	}
 	var links, keyed int
-	if err := s.Pool().QueryRow(ctx, `SELECT (SELECT count(*) FROM links WHERE crawl_id = 'c'),
+	if err := s.Pool().QueryRow(ctx, `SELECT (SELECT coalesce(sum(cardinality(link_to)), 0) FROM documents WHERE crawl_id = 'c'),
 		(SELECT count(DISTINCT url_hash) FROM dedup_keys WHERE crawl_id = 'c')`).Scan(&links, &keyed); err != nil {
 		t.Fatal(err)
 	}
@@ -478,5 +478,61 @@ func TestExactDuplicatesAreDecidedAsTheSavedBatchWillBe(t *testing.T) {
 	}
 	if dupOf("fifth") != string(hash("sixth")) || dupOf("second") != "" {
 		t.Errorf("rows: fifth a copy of %x, second of %x", dupOf("fifth"), dupOf("second"))
+	}
+}
+
+// A page's out-links are kept with its document, one to each target, and found from either
+// end: the URL view lists a page's out-links and a target's in-links, requisites left out. A
+// page saved again holds the links of its last save.
+func TestOutLinksAreKeptWithTheDocumentAndFoundFromEitherEnd(t *testing.T) {
+	s, ctx := newStore(t, 0, 0)
+	var c [4]store.Candidate
+	for i, name := range []string{"a", "b", "style.css", "d"} {
+		c[i] = cand("http://a.test/"+name, "a.test", 1)
+	}
+	if _, err := s.Frontier().Admit(ctx, "c", c[:], admit.Budget(0), -1); err != nil {
+		t.Fatal(err)
+	}
+	a, b, css, d := c[0], c[1], c[2], c[3]
+	save := func(from store.Candidate, links ...store.Link) {
+		t.Helper()
+		content := sha256.Sum256(from.Hash)
+		if _, err := s.Documents().SaveDocument(ctx, store.Document{CrawlID: "c", Hash: from.Hash, ContentHash: content[:], BodyKey: "k", Size: 1},
+			links, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	save(a, store.Link{From: a.Hash, To: b.Hash}, store.Link{From: a.Hash, To: css.Hash, Kind: "embed"},
+		store.Link{From: a.Hash, To: b.Hash, Kind: "embed"}, store.Link{From: a.Hash, To: d.Hash, NoFollow: true})
+	save(d, store.Link{From: d.Hash, To: b.Hash, Kind: "iframe"})
+	view := func(of store.Candidate) *store.URLRecord {
+		t.Helper()
+		r, err := s.Inspect().URLRecordOf(ctx, "c", of.Hash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	if got := view(a).OutLinks; !slices.Equal(got, []string{b.URL, d.URL}) {
+		t.Errorf("out-links of a: %v; want b and d, once each, the stylesheet left out", got)
+	}
+	if got := view(b).InLinks; !slices.Equal(got, []string{a.URL, d.URL}) {
+		t.Errorf("in-links of b: %v; want a and d", got)
+	}
+	if got := view(css).InLinks; len(got) != 0 {
+		t.Errorf("in-links of the stylesheet: %v; want none (a requisite is not linked)", got)
+	}
+	var kinds []string
+	var nofollow []bool
+	if err := s.Pool().QueryRow(ctx, `SELECT link_kind, link_nofollow FROM documents WHERE crawl_id = 'c' AND url_hash = $1`, a.Hash).
+		Scan(&kinds, &nofollow); err != nil || !slices.Equal(kinds, []string{"a", "embed", "a"}) || !slices.Equal(nofollow, []bool{false, false, true}) {
+		t.Errorf("a's links: kinds %v, nofollow %v, %v; want a, embed, a and only d's nofollow", kinds, nofollow, err)
+	}
+	save(a, store.Link{From: a.Hash, To: d.Hash})
+	if got := view(a).OutLinks; !slices.Equal(got, []string{d.URL}) {
+		t.Errorf("out-links of a saved again: %v; want d alone", got)
+	}
+	if got := view(b).InLinks; !slices.Equal(got, []string{d.URL}) {
+		t.Errorf("in-links of b once a dropped its link: %v; want d", got)
 	}
 }

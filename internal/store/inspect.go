@@ -176,10 +176,13 @@ func (agg Inspect) URLRecordOf(ctx context.Context, crawlID string, hash []byte)
 		sql string
 		dst *[]string
 	}{
-		{`SELECT u.url FROM links l JOIN urls u ON u.crawl_id = l.crawl_id AND u.url_hash = l.from_hash
-			WHERE l.crawl_id = $1 AND l.to_hash = $2 AND l.kind <> 'embed' ORDER BY u.url LIMIT $3`, &r.InLinks},
-		{`SELECT u.url FROM links l JOIN urls u ON u.crawl_id = l.crawl_id AND u.url_hash = l.to_hash
-			WHERE l.crawl_id = $1 AND l.from_hash = $2 AND l.kind <> 'embed' ORDER BY u.url LIMIT $3`, &r.OutLinks},
+		{`SELECT u.url FROM documents d JOIN urls u ON u.crawl_id = d.crawl_id AND u.url_hash = d.url_hash
+			WHERE d.link_to @> ARRAY[$2::bytea] AND d.crawl_id = $1
+				AND EXISTS (SELECT FROM unnest(d.link_to, d.link_kind) AS l(h, k) WHERE l.h = $2 AND l.k <> 'embed')
+			ORDER BY u.url LIMIT $3`, &r.InLinks},
+		{`SELECT u.url FROM documents d CROSS JOIN unnest(d.link_to, d.link_kind) AS l(h, k)
+			JOIN urls u ON u.crawl_id = d.crawl_id AND u.url_hash = l.h
+			WHERE d.crawl_id = $1 AND d.url_hash = $2 AND l.k <> 'embed' ORDER BY u.url LIMIT $3`, &r.OutLinks},
 	} {
 		rows, err := s.pool.Query(ctx, q.sql, crawlID, hash, maxListedLinks)
 		if err != nil {
