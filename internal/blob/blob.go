@@ -169,6 +169,7 @@ func ReadAll(r io.Reader, name string, limit int64, gunzip bool) ([]byte, error)
 		if err != nil {
 			return nil, fmt.Errorf("blob: read %s: %w", name, err)
 		}
+		defer gz.ReleaseReader(zr)
 		r = zr
 	}
 	data, err := io.ReadAll(io.LimitReader(r, limit+1))

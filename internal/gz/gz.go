@@ -1,4 +1,4 @@
-// Package gz owns Trawler's gzip: pooled writers, and readers. A flate compressor's state is
+// Package gz owns Trawler's gzip: pooled writers and readers. A flate compressor's state is
 // about a megabyte that NewWriter allocates and zeroes: made afresh for every page's text and
 // every WARC record, it was the processing worker's largest single cost (17% of its CPU in the
 // long-tailed bench), and the garbage collector's work after it. The codec is
@@ -50,5 +50,34 @@ func Compress(data []byte) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// NewReader returns a gzip reader of r (every member, as compress/gzip reads them).
-func NewReader(r io.Reader) (*gzip.Reader, error) { return gzip.NewReader(r) }
+var readers sync.Pool
+
+// emptyMember is a gzip member of nothing: a released reader is reset onto it, so the pool
+// holds no reference to the last source (a stored segment of megabytes, say).
+var emptyMember = func() []byte {
+	data, _ := Compress(nil) // (into memory: never an error)
+	return data
+}()
+
+// NewReader returns a gzip reader of r (every member, as compress/gzip reads them), from the
+// pool: a new one allocates a 32 KiB window and its tables, a fifth of the bytes the processing
+// worker allocated when every page body read made one (issue 49). Hand it back with
+// ReleaseReader once read.
+func NewReader(r io.Reader) (*gzip.Reader, error) {
+	zr, ok := readers.Get().(*gzip.Reader)
+	if !ok {
+		return gzip.NewReader(r)
+	}
+	if err := zr.Reset(r); err != nil {
+		ReleaseReader(zr)
+		return nil, err
+	}
+	return zr, nil
+}
+
+// ReleaseReader returns zr to the pool; it must not be used after.
+func ReleaseReader(zr *gzip.Reader) {
+	if zr.Reset(bytes.NewReader(emptyMember)) == nil {
+		readers.Put(zr)
+	}
+}

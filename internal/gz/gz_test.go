@@ -46,6 +46,48 @@ func TestPooledWritersWriteWhatNewOnesDo(t *testing.T) {
 	}
 }
 
+// A pooled reader reads what a new one does, whatever it read before: a stream cut short, a
+// stream that is not gzip, two members one after the other; and once released it holds
+// nothing of its last source.
+func TestPooledReadersReadWhatNewOnesDo(t *testing.T) {
+	page := bytes.Repeat([]byte("<p>a page of text</p>\n"), 5000)
+	whole, _ := Compress(page)
+	second, _ := Compress([]byte("and more"))
+	for round := range 3 {
+		cut, err := NewReader(bytes.NewReader(whole[:len(whole)/2]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadAll(cut); err == nil {
+			t.Fatalf("round %d: a stream cut in half read without an error", round)
+		}
+		ReleaseReader(cut)
+		if _, err := NewReader(bytes.NewReader([]byte("not gzip at all"))); err == nil {
+			t.Fatalf("round %d: a stream that is not gzip opened", round)
+		}
+		zr, err := NewReader(bytes.NewReader(append(append([]byte{}, whole...), second...)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := io.ReadAll(zr)
+		if err != nil || !bytes.Equal(back, append(append([]byte{}, page...), "and more"...)) {
+			t.Fatalf("round %d: read back %d bytes, %v; want both members", round, len(back), err)
+		}
+		ReleaseReader(zr)
+		half, err := NewReader(bytes.NewReader(whole))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadFull(half, make([]byte, 10)); err != nil {
+			t.Fatal(err)
+		}
+		ReleaseReader(half)
+		if back, err := io.ReadAll(half); err != nil || len(back) != 0 {
+			t.Fatalf("round %d: a reader released halfway read %d bytes more, %v; want nothing left of its source", round, len(back), err)
+		}
+	}
+}
+
 func BenchmarkCompressPage(b *testing.B) {
 	page := bytes.Repeat([]byte("<p>a page of text, some of it the same as the rest</p>\n"), 600) // ~33 KB
 	b.SetBytes(int64(len(page)))
