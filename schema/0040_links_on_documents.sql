@@ -1,5 +1,5 @@
--- A page's out-links live on its document: three arrays in the page's order — the targets'
--- URL hashes, how the page links each (parse.Link*), whether it said nofollow. A row a link
+-- A page's out-links live on its document: three arrays in the page's order (a migrated
+-- page's: by target) — the targets' URL hashes, how the page links each (parse.Link*), whether it said nofollow. A row a link
 -- under two indexes cost a page about 15 heap rows, 30 index entries, 88 buffers and 3 KB of
 -- WAL, the largest writer of WAL a page (issue 49); on the document they cost a few hundred
 -- bytes of a row the save writes anyway. A page saved again holds the links of its last save.
@@ -16,4 +16,4 @@ FROM (SELECT crawl_id, from_hash, array_agg(to_hash ORDER BY to_hash) AS t, arra
     FROM links GROUP BY crawl_id, from_hash) l
 WHERE d.crawl_id = l.crawl_id AND d.url_hash = l.from_hash;
 DROP TABLE links;
-CREATE INDEX documents_link_to ON documents USING gin (link_to);
+CREATE INDEX IF NOT EXISTS documents_link_to ON documents USING gin (link_to);

@@ -9,6 +9,7 @@
 package gz
 
 import (
+	"bufio"
 	"bytes"
 	"io"
 	"sync"
@@ -64,6 +65,11 @@ var emptyMember = func() []byte {
 // worker allocated when every page body read made one (issue 49). Hand it back with
 // ReleaseReader once read.
 func NewReader(r io.Reader) (*gzip.Reader, error) {
+	if _, ok := r.(io.ByteReader); !ok {
+		// Buffered here, not by the reader: a reader buffers such a source itself and keeps
+		// that buffer, with the source in it, across Reset; pooled, it would hold it.
+		r = bufio.NewReader(r)
+	}
 	zr, ok := readers.Get().(*gzip.Reader)
 	if !ok {
 		return gzip.NewReader(r)

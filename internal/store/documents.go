@@ -205,7 +205,8 @@ func lockKeys(crawlID string, urlHash, contentHash []byte, keys []int64) []int64
 // urls.body_key) names: the last recorded fetch with a body, the one sameFetchSQL checks. A
 // claim that picked the newest by fetched_at would hand out an older body whenever the recrawl
 // was recorded by a worker whose clock runs behind, and its processing could never finish the
-// page: the crawl would not end.
+// page: the crawl would not end. (An unchanged recrawl keeps its body: of the fetches that
+// name it, a claim takes the last recorded, by id, for the same reason.)
 func lastBodySQL(u string) string {
 	return "body_key IS NOT NULL AND (" + u + ".body_key IS NULL OR body_key = " + u + ".body_key)"
 }
@@ -316,7 +317,7 @@ func (agg Frontier) StaleFetched(ctx context.Context, crawlID string, before tim
 			coalesce(f.content_type, ''), coalesce(f.robots_tag, ''), f.content_hash, coalesce(f.bytes, 0)
 		FROM touched t JOIN LATERAL (SELECT final_url, body_key, content_type, robots_tag, content_hash, bytes FROM fetches
 			WHERE crawl_id = t.crawl_id AND url_hash = t.url_hash AND `+lastBodySQL("t")+`
-			ORDER BY fetched_at DESC LIMIT 1) f ON true`, crawlID, before, limit)
+			ORDER BY id DESC LIMIT 1) f ON true`, crawlID, before, limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: stale fetched pages: %w", err)
 	}

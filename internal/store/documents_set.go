@@ -21,7 +21,8 @@ type docPrep struct {
 }
 
 // saveDocumentsSQL upserts a run of documents with their verdicts ($1…$23 in the documents'
-// column order), in order: processed_at from the clock row by row, so the first of identical
+// column order) and out-links ($24…$27: the document of each link, by its place in the run
+// from 1, then its target, kind and nofollow), in order: processed_at from the clock row by row, so the first of identical
 // documents stays the original. A document is written once, its verdict with it: the verdict
 // is decided before the save (firstByContentSQL, nearCandidatesSQL), as rewriting each row
 // after its insert cost about ten buffers and 1.4 KB of WAL a document (issue 49).

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/dedup"
@@ -534,5 +536,73 @@ func TestOutLinksAreKeptWithTheDocumentAndFoundFromEitherEnd(t *testing.T) {
 	}
 	if got := view(b).InLinks; !slices.Equal(got, []string{d.URL}) {
 		t.Errorf("in-links of b once a dropped its link: %v; want d", got)
+	}
+}
+
+// Migration 0040 moves each page's rows of the links table onto its document, kinds and
+// nofollow beside their targets, and leaves a document without links without arrays.
+func TestMigration0040MovesLinksOntoDocuments(t *testing.T) {
+	s, ctx := newStore(t, 0, 0)
+	var c [3]store.Candidate
+	for i, name := range []string{"a", "b", "c"} {
+		c[i] = cand("http://a.test/"+name, "a.test", 1)
+		content := sha256.Sum256(c[i].Hash)
+		if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{c[i]}, admit.Budget(0), -1); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Documents().SaveDocument(ctx, store.Document{CrawlID: "c", Hash: c[i].Hash, ContentHash: content[:], BodyKey: "k", Size: 1}, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The table as migrations 0001 and 0024 left it, with a page's links in it.
+	if _, err := s.Pool().Exec(ctx, `CREATE TABLE links (crawl_id text NOT NULL, from_hash bytea NOT NULL, to_hash bytea NOT NULL,
+			nofollow boolean NOT NULL DEFAULT false, kind text NOT NULL DEFAULT 'a', PRIMARY KEY (crawl_id, from_hash, to_hash));
+		CREATE INDEX links_to ON links (crawl_id, to_hash)`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Pool().Exec(ctx, `INSERT INTO links (crawl_id, from_hash, to_hash, nofollow, kind) VALUES ('c', $1, $2, true, 'a'), ('c', $1, $3, false, 'embed'),
+		('c', $2, $1, false, 'iframe')`, c[0].Hash, c[1].Hash, c[2].Hash); err != nil {
+		t.Fatal(err)
+	}
+	migrations, err := store.Migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(migrations, func(m store.Migration) bool { return m.Version == 40 })
+	if i < 0 {
+		t.Fatal("no migration 0040")
+	}
+	if err := pgx.BeginFunc(ctx, s.Pool(), func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, migrations[i].SQL)
+		return err
+	}); err != nil {
+		t.Fatalf("migration 0040: %v", err)
+	}
+	want := map[string][2]int{c[0].URL: {2, 1}, c[1].URL: {1, 0}, c[2].URL: {0, 0}} // links, nofollow
+	for _, p := range c {
+		var to [][]byte
+		var kinds []string
+		var nofollow []bool
+		if err := s.Pool().QueryRow(ctx, `SELECT link_to, link_kind, link_nofollow FROM documents WHERE crawl_id = 'c' AND url_hash = $1`, p.Hash).
+			Scan(&to, &kinds, &nofollow); err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, nf := range nofollow {
+			if nf {
+				n++
+			}
+		}
+		if len(to) != want[p.URL][0] || len(kinds) != len(to) || len(nofollow) != len(to) || n != want[p.URL][1] {
+			t.Errorf("%s: %d targets, kinds %v, nofollow %v; want %v", p.URL, len(to), kinds, nofollow, want[p.URL])
+		}
+	}
+	if r, err := s.Inspect().URLRecordOf(ctx, "c", c[1].Hash); err != nil || !slices.Equal(r.InLinks, []string{c[0].URL}) ||
+		!slices.Equal(r.OutLinks, []string{c[0].URL}) {
+		t.Errorf("b after the migration: %+v, %v; want a as its in-link and its out-link", r, err)
+	}
+	var left bool
+	if err := s.Pool().QueryRow(ctx, `SELECT to_regclass('links') IS NOT NULL`).Scan(&left); err != nil || left {
+		t.Errorf("the links table is still there: %v", err)
 	}
 }

@@ -50,7 +50,7 @@ func (agg Documents) ClaimFetched(ctx context.Context, crawlID, owner string, li
 		FROM claimed u
 		JOIN LATERAL (SELECT final_url, body_key, content_type, robots_tag, content_hash, bytes, changed FROM fetches
 			WHERE crawl_id = u.crawl_id AND url_hash = u.url_hash AND `+lastBodySQL("u")+`
-			ORDER BY fetched_at DESC LIMIT 1) f ON true`, crawlID, owner, limit, hold.Seconds(), back.Owners, back.Ago.Seconds())
+			ORDER BY id DESC LIMIT 1) f ON true`, crawlID, owner, limit, hold.Seconds(), back.Owners, back.Ago.Seconds())
 	br := s.pool.SendBatch(ctx, b)
 	defer br.Close()
 	if err := br.QueryRow().Scan(&pc.CrawlState); err != nil && err != pgx.ErrNoRows {
