@@ -43,6 +43,10 @@ start() {
 
 # gone_within_10s PID: waits until PID has exited, at most 10 s.
 gone_within_10s() { for _ in $(seq 1 50); do running "$1" || return 0; sleep 0.2; done; }
+# group_gone_within_10s PID: waits until no process of PID's group is left (a leader gone
+# before its children: a Temporal dev server restarted at once found its metrics port still
+# held, and its restart failed every other time in a series of bench runs).
+group_gone_within_10s() { for _ in $(seq 1 50); do pgrep -g "$1" >/dev/null 2>&1 || return 0; sleep 0.2; done; }
 
 # stop_pidfile NAME [SIGNAL]: SIGTERM (or SIGNAL) to the process group, SIGKILL after 10 s.
 stop_pidfile() {
@@ -56,6 +60,7 @@ stop_pidfile() {
     # (and gone: a Temporal server on PostgreSQL killed after a long run still held its metrics
     # port when the next one started, which then failed to bind it)
     gone_within_10s "$pid"
+    group_gone_within_10s "$pid"
     say "$name: stopped"
   fi
   rm -f "$run/$name.pid"
