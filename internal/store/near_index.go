@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"sync"
 	"time"
 
@@ -127,4 +128,21 @@ func (s *Store) rebuildNearIndexNow() error {
 		case <-t.C:
 		}
 	}
+}
+
+// keysLiteral is keys as a Postgres array literal ("{1,-2,3}").
+func keysLiteral(keys []int64) *string {
+	if len(keys) == 0 {
+		return nil
+	}
+	b := make([]byte, 0, 1+len(keys)*21)
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, k, 10)
+	}
+	s := string(append(b, '}'))
+	return &s
 }
