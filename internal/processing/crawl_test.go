@@ -17,12 +17,14 @@ import (
 )
 
 // backlogStore hands out a crawl's fetched pages to concurrent claims — first those an
-// earlier attempt held that the claim takes back, then the rest — and records who claimed,
-// what each claim took back, how many documents were saved at once, and which pages were
-// finished.
+// earlier attempt held that the claim takes back, then the rest, of those that began to wait
+// at the claim's from or later — and records who claimed, what each claim took back and
+// read from, how many documents were saved at once, and which pages were finished.
 type backlogStore struct {
 	mu           sync.Mutex
 	pending      []store.FetchedPage
+	waiting      map[string]time.Time // when each pending page began to wait (by hash; none: zero)
+	froms        []time.Time
 	held         []heldPage     // pages an earlier attempt's lanes held when it died
 	owners       map[string]int // claims by owner
 	backs        []store.TakeBack
@@ -37,11 +39,12 @@ type heldPage struct {
 	at    time.Time
 }
 
-func (s *backlogStore) ClaimFetched(_ context.Context, _, owner string, limit int, _ time.Duration, back store.TakeBack) (store.ProcessingClaim, error) {
+func (s *backlogStore) ClaimFetched(_ context.Context, _, owner string, limit int, _ time.Duration, back store.TakeBack, from time.Time) (store.ProcessingClaim, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.owners[owner]++
 	s.backs = append(s.backs, back)
+	s.froms = append(s.froms, from)
 	c := store.ProcessingClaim{CrawlState: crawl.CrawlDone}
 	if s.state != "" {
 		c.CrawlState = s.state
@@ -55,9 +58,19 @@ func (s *backlogStore) ClaimFetched(_ context.Context, _, owner string, limit in
 		}
 	}
 	s.held = kept
-	n := min(limit-len(c.Pages), len(s.pending))
-	c.Pages = append(c.Pages, s.pending[:n]...)
-	s.pending = s.pending[n:]
+	left := s.pending[:0]
+	for _, p := range s.pending {
+		at := s.waiting[string(p.Hash)]
+		if len(c.Pages) < limit && !at.Before(from) {
+			c.Pages = append(c.Pages, p)
+			if at.After(c.Newest) {
+				c.Newest = at
+			}
+		} else {
+			left = append(left, p)
+		}
+	}
+	s.pending = left
 	return c, nil
 }
 
@@ -156,6 +169,40 @@ func TestABacklogIsProcessedInLanes(t *testing.T) {
 		if !slices.Equal(b.Owners, []string{"o", "o/1", "o/2", "o/3"}) || b.Ago < time.Second {
 			t.Fatalf("a claim took back %+v: want every lane's owner, held from before the run began", b)
 		}
+	}
+}
+
+// While a backlog lasts a run's claims read from after the newest page it claimed, not again
+// past what its other lanes hold; a page whose wait began before that one, recorded late, is
+// still claimed: a claim from there that comes back short is topped up from the start.
+func TestClaimsReadFromTheNewestPageClaimedAndStillFindALatePage(t *testing.T) {
+	const pages = 2 * crawlProcessBatch
+	st := &backlogStore{pending: fetchedPages(0, pages), waiting: map[string]time.Time{}, owners: map[string]int{}, finished: map[string]int{}}
+	t0 := time.Date(2026, 11, 29, 8, 0, 0, 0, time.UTC)
+	for i, p := range st.pending {
+		st.waiting[string(p.Hash)] = t0.Add(time.Duration(i) * time.Millisecond)
+	}
+	late := fetchedPages(pages, 1)[0] // recorded last, its wait begun before every other's
+	st.pending = append(st.pending, late)
+	st.waiting[string(late.Hash)] = t0.Add(-time.Hour)
+	r := &crawlRun{p: backlog(st), cp: crawl.CrawlProcessing{CrawlID: "c", Owner: "o", For: time.Minute}, began: time.Now()}
+	var got [][]store.FetchedPage
+	for range 3 {
+		c, err := r.claim(context.Background(), "o")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, c.Pages)
+	}
+	if len(got[0]) != crawlProcessBatch || len(got[1]) != crawlProcessBatch || string(got[1][0].Hash) != "0200" {
+		t.Fatalf("first two claims: %d and %d pages; want the backlog in order, 200 each", len(got[0]), len(got[1]))
+	}
+	if len(got[2]) != 1 || string(got[2][0].Hash) != string(late.Hash) {
+		t.Errorf("third claim: %d pages; want the late page, topped up from the start", len(got[2]))
+	}
+	want := []time.Time{{}, t0.Add((crawlProcessBatch - 1) * time.Millisecond), t0.Add((pages - 1) * time.Millisecond), {}}
+	if !slices.Equal(st.froms, want) {
+		t.Errorf("claims read from %v; want %v", st.froms, want)
 	}
 }
 

@@ -15,8 +15,9 @@ import (
 // Store is what the process stage reads and writes of the crawl's records.
 type Store interface {
 	// ClaimFetched claims up to limit of a crawl's fetched pages for owner, held for hold,
-	// taking back at once what back names.
-	ClaimFetched(ctx context.Context, crawlID, owner string, limit int, hold time.Duration, back store.TakeBack) (store.ProcessingClaim, error)
+	// taking back at once what back names, of those that began to wait at from or later
+	// (zero: all).
+	ClaimFetched(ctx context.Context, crawlID, owner string, limit int, hold time.Duration, back store.TakeBack, from time.Time) (store.ProcessingClaim, error)
 	// SaveDocuments saves documents and their links in one transaction.
 	SaveDocuments(ctx context.Context, saves []store.DocumentSave) ([]*store.Dup, error)
 	// SaveDocument saves one (when the batch holds what Postgres refuses).

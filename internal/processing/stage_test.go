@@ -32,7 +32,7 @@ type fakeStore struct {
 	badDoc   func(store.Document) bool // SaveDocument refuses these as data errors
 }
 
-func (s *fakeStore) ClaimFetched(_ context.Context, _, _ string, _ int, _ time.Duration, _ store.TakeBack) (store.ProcessingClaim, error) {
+func (s *fakeStore) ClaimFetched(_ context.Context, _, _ string, _ int, _ time.Duration, _ store.TakeBack, _ time.Time) (store.ProcessingClaim, error) {
 	var c store.ProcessingClaim
 	c.CrawlState = s.state
 	if len(s.claims) > 0 {

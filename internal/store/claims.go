@@ -226,14 +226,6 @@ func (agg Frontier) ReleaseOwned(ctx context.Context, host string, owners []stri
 	return nil
 }
 
-// scanOwnedPage reads a fetched page's row as the processing's claim selects it.
-func scanOwnedPage(r pgx.CollectableRow) (FetchedPage, error) {
-	var p FetchedPage
-	err := r.Scan(&p.CrawlID, &p.Hash, &p.URL, &p.Host, &p.Depth, &p.FinalURL, &p.BodyKey, &p.ContentType, &p.RobotsTag, &p.ContentHash, &p.Size,
-		&p.Changed, &p.RecrawlS, &p.HintS)
-	return p, err
-}
-
 // QueuedHosts returns the hosts of the given URLs of a crawl that are queued (sorted).
 func (agg Frontier) QueuedHosts(ctx context.Context, crawlID string, hashes [][]byte) ([]string, error) {
 	s := agg.s

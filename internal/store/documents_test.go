@@ -249,7 +249,7 @@ func TestAPageIsHandedOutWithItsLastRecordedFetchWhateverTheClocks(t *testing.T)
 	if err != nil || len(stale) != 1 || stale[0].BodyKey != "body/2" {
 		t.Fatalf("stale pages %+v, %v; want the second fetch's body", stale, err)
 	}
-	claim, err := s.Documents().ClaimFetched(ctx, "c", "p", 10, time.Minute, store.TakeBack{})
+	claim, err := s.Documents().ClaimFetched(ctx, "c", "p", 10, time.Minute, store.TakeBack{}, time.Time{})
 	if err != nil || len(claim.Pages) != 1 || claim.Pages[0].BodyKey != "body/2" {
 		t.Fatalf("claimed %+v, %v; want the second fetch's body", claim.Pages, err)
 	}
