@@ -37,9 +37,9 @@ const (
 	// polling; the process worker's gate (process-concurrency) still bounds the parsing.
 	crawlLanes = 4
 	// crawlRescan is how often a run's claims read the fetched pages from the start while a
-	// backlog lasts (otherwise they read from after the newest page the run claimed): what
-	// a dead holder left, and a page whose wait began before that newest one but was
-	// recorded after it, wait no longer than this.
+	// backlog lasts (otherwise they read from after the newest page the run claimed), for
+	// what a dead holder left and pages whose wait began before that newest one but were
+	// recorded after it; a rescan that finds a full batch of them is followed by another.
 	crawlRescan = 30 * time.Second
 )
 
@@ -198,18 +198,23 @@ func (r *crawlRun) claim(ctx context.Context, owner string) (store.ProcessingCla
 	p := r.p
 	from := r.claimFrom()
 	claim, err := p.Store.ClaimFetched(ctx, r.cp.CrawlID, owner, crawlProcessBatch, crawlProcessHold, r.takeBack(), from)
-	if err == nil && !from.IsZero() && len(claim.Pages) < crawlProcessBatch {
-		var more store.ProcessingClaim
-		more, err = p.Store.ClaimFetched(ctx, r.cp.CrawlID, owner, crawlProcessBatch-len(claim.Pages), crawlProcessHold, r.takeBack(), time.Time{})
+	if err != nil {
+		return store.ProcessingClaim{}, err
+	}
+	if !from.IsZero() && len(claim.Pages) < crawlProcessBatch {
+		more, err := p.Store.ClaimFetched(ctx, r.cp.CrawlID, owner, crawlProcessBatch-len(claim.Pages), crawlProcessHold, r.takeBack(), time.Time{})
+		if err != nil {
+			// (the first part is held by owner already: processed now, not left to its hold)
+			p.Hooks.log().Warn("processing: a claim from the start failed", "crawl", r.cp.CrawlID, "owner", owner, "err", err)
+			r.claimed(claim, false)
+			return claim, nil
+		}
 		claim.CrawlState, claim.Pages = more.CrawlState, append(claim.Pages, more.Pages...)
 		if more.Newest.After(claim.Newest) {
 			claim.Newest = more.Newest
 		}
 	}
-	if err != nil {
-		return store.ProcessingClaim{}, err
-	}
-	r.claimed(claim)
+	r.claimed(claim, from.IsZero())
 	return claim, nil
 }
 
@@ -219,7 +224,7 @@ func (r *crawlRun) claim(ctx context.Context, owner string) (store.ProcessingCla
 func (r *crawlRun) claimFrom() time.Time {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if now := time.Now(); r.from.IsZero() || now.After(r.rescanAt) {
+	if now := time.Now(); r.from.IsZero() || !now.Before(r.rescanAt) {
 		r.rescanAt = now.Add(crawlRescan)
 		return time.Time{}
 	}
@@ -227,13 +232,17 @@ func (r *crawlRun) claimFrom() time.Time {
 }
 
 // claimed moves where claims read from: on after a full claim's newest page, back to the
-// start after a short one.
-func (r *crawlRun) claimed(c store.ProcessingClaim) {
+// start after a short one. A full claim from the start (fromStart) whose pages all came before
+// where claims read from found pages left behind (a dead holder's, or recorded late): the
+// next claim reads from the start again, until one reaches past it.
+func (r *crawlRun) claimed(c store.ProcessingClaim, fromStart bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch {
 	case len(c.Pages) < crawlProcessBatch:
 		r.from = time.Time{}
+	case fromStart && c.Newest.Before(r.from):
+		r.rescanAt = time.Time{}
 	case c.Newest.After(r.from):
 		r.from = c.Newest
 	}

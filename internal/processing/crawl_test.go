@@ -58,6 +58,9 @@ func (s *backlogStore) ClaimFetched(_ context.Context, _, owner string, limit in
 		}
 	}
 	s.held = kept
+	slices.SortStableFunc(s.pending, func(a, b store.FetchedPage) int { // oldest first, as the store hands them out
+		return s.waiting[string(a.Hash)].Compare(s.waiting[string(b.Hash)])
+	})
 	left := s.pending[:0]
 	for _, p := range s.pending {
 		at := s.waiting[string(p.Hash)]
@@ -172,37 +175,67 @@ func TestABacklogIsProcessedInLanes(t *testing.T) {
 	}
 }
 
-// While a backlog lasts a run's claims read from after the newest page it claimed, not again
-// past what its other lanes hold; a page whose wait began before that one, recorded late, is
-// still claimed: a claim from there that comes back short is topped up from the start.
-func TestClaimsReadFromTheNewestPageClaimedAndStillFindALatePage(t *testing.T) {
-	const pages = 2 * crawlProcessBatch
-	st := &backlogStore{pending: fetchedPages(0, pages), waiting: map[string]time.Time{}, owners: map[string]int{}, finished: map[string]int{}}
-	t0 := time.Date(2026, 11, 29, 8, 0, 0, 0, time.UTC)
-	for i, p := range st.pending {
-		st.waiting[string(p.Hash)] = t0.Add(time.Duration(i) * time.Millisecond)
+// waitingPages are fetched pages from n on, the i-th of them waiting since at plus i ms.
+func (s *backlogStore) waitingPages(from, n int, at time.Time) {
+	for i, p := range fetchedPages(from, n) {
+		s.pending = append(s.pending, p)
+		s.waiting[string(p.Hash)] = at.Add(time.Duration(i) * time.Millisecond)
 	}
-	late := fetchedPages(pages, 1)[0] // recorded last, its wait begun before every other's
-	st.pending = append(st.pending, late)
-	st.waiting[string(late.Hash)] = t0.Add(-time.Hour)
-	r := &crawlRun{p: backlog(st), cp: crawl.CrawlProcessing{CrawlID: "c", Owner: "o", For: time.Minute}, began: time.Now()}
-	var got [][]store.FetchedPage
-	for range 3 {
+}
+
+// claims makes n claims of r in a row, and returns how many pages each took.
+func claims(t *testing.T, r *crawlRun, n int) []int {
+	t.Helper()
+	var got []int
+	for range n {
 		c, err := r.claim(context.Background(), "o")
 		if err != nil {
 			t.Fatal(err)
 		}
-		got = append(got, c.Pages)
+		got = append(got, len(c.Pages))
 	}
-	if len(got[0]) != crawlProcessBatch || len(got[1]) != crawlProcessBatch || string(got[1][0].Hash) != "0200" {
-		t.Fatalf("first two claims: %d and %d pages; want the backlog in order, 200 each", len(got[0]), len(got[1]))
+	return got
+}
+
+// While a backlog lasts a run's claims read from after the newest page it claimed, not again
+// past what its other lanes hold; a page recorded late, its wait begun before that newest
+// one, is still claimed: a claim from there that comes back short is topped up from the start.
+func TestClaimsReadFromTheNewestPageClaimedAndStillFindALatePage(t *testing.T) {
+	st := &backlogStore{waiting: map[string]time.Time{}, owners: map[string]int{}, finished: map[string]int{}}
+	t0 := time.Date(2026, 11, 29, 8, 0, 0, 0, time.UTC)
+	st.waitingPages(0, 2*crawlProcessBatch, t0)
+	r := &crawlRun{p: backlog(st), cp: crawl.CrawlProcessing{CrawlID: "c", Owner: "o", For: time.Minute}, began: time.Now()}
+	got := claims(t, r, 2)
+	st.waitingPages(1000, 1, t0.Add(-time.Hour)) // recorded late
+	got = append(got, claims(t, r, 1)...)
+	if !slices.Equal(got, []int{crawlProcessBatch, crawlProcessBatch, 1}) {
+		t.Errorf("claims took %v pages; want the backlog in two, then the late page", got)
 	}
-	if len(got[2]) != 1 || string(got[2][0].Hash) != string(late.Hash) {
-		t.Errorf("third claim: %d pages; want the late page, topped up from the start", len(got[2]))
-	}
-	want := []time.Time{{}, t0.Add((crawlProcessBatch - 1) * time.Millisecond), t0.Add((pages - 1) * time.Millisecond), {}}
-	if !slices.Equal(st.froms, want) {
+	want := []time.Time{{}, t0.Add((crawlProcessBatch - 1) * time.Millisecond), t0.Add((2*crawlProcessBatch - 1) * time.Millisecond), {}}
+	if !slices.EqualFunc(st.froms, want, time.Time.Equal) {
 		t.Errorf("claims read from %v; want %v", st.froms, want)
+	}
+}
+
+// A claim from the start (every crawlRescan) that finds a full batch left behind, all older
+// than where claims read from, is followed by another, until one reaches past it.
+func TestARescanThatFindsPagesLeftBehindGoesOn(t *testing.T) {
+	st := &backlogStore{waiting: map[string]time.Time{}, owners: map[string]int{}, finished: map[string]int{}}
+	t0 := time.Date(2026, 11, 29, 8, 0, 0, 0, time.UTC)
+	st.waitingPages(0, crawlProcessBatch, t0)
+	r := &crawlRun{p: backlog(st), cp: crawl.CrawlProcessing{CrawlID: "c", Owner: "o", For: time.Minute}, began: time.Now()}
+	got := claims(t, r, 1)
+	st.waitingPages(1000, 2*crawlProcessBatch+50, t0.Add(-time.Hour)) // a dead holder's, say
+	st.waitingPages(2000, crawlProcessBatch, t0.Add(time.Second))
+	r.rescanAt = time.Time{} // the rescan is due
+	got = append(got, claims(t, r, 4)...)
+	if !slices.Equal(got, []int{crawlProcessBatch, crawlProcessBatch, crawlProcessBatch, crawlProcessBatch, 50}) {
+		t.Errorf("claims took %v pages; want every page", got)
+	}
+	newest := t0.Add(time.Second + (crawlProcessBatch-50-1)*time.Millisecond)
+	want := []time.Time{{}, {}, {}, {}, newest, {}}
+	if !slices.EqualFunc(st.froms, want, time.Time.Equal) {
+		t.Errorf("claims read from %v; want %v: from the start until a claim reaches past the newest page claimed", st.froms, want)
 	}
 }
 
