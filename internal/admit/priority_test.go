@@ -88,3 +88,50 @@ func TestClaimFollowsThePriorityOrder(t *testing.T) {
 		}
 	}
 }
+
+// Each further link to a queued URL raises its priority by store.InLinkBoost, for at most
+// store.MaxInLinkBoosts links; a link past them leaves the URL's row as it was (schema 0041: each
+// boost rewrites the row under every index of its queue).
+func TestInLinksRaiseAQueuedURLUpToTheirCap(t *testing.T) {
+	pool, _ := testenv.Postgres(t)
+	st := store.New(pool)
+	ctx := context.Background()
+	if _, err := st.Crawls().CreateCrawl(ctx, "c", crawl.Spec{Seeds: []string{"http://q.test/"}, Scope: crawl.ScopeAny}.WithDefaults()); err != nil {
+		t.Fatal(err)
+	}
+	c := &policy.Crawls{Norm: urlnorm.New(urlnorm.Default())}
+	page := c.Candidate("http://q.test/popular", 3, 0, crawl.SourceLink)
+	admitOnce := func() {
+		t.Helper()
+		if _, err := st.Frontier().Admit(ctx, "c", []store.Candidate{page}, admit.Budget(0), -1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	row := func() (prio float32, boosts int, version string) {
+		t.Helper()
+		if err := pool.QueryRow(ctx, `SELECT priority, boosts, xmin::text FROM urls WHERE crawl_id = 'c' AND url_hash = $1`,
+			page.Hash).Scan(&prio, &boosts, &version); err != nil {
+			t.Fatal(err)
+		}
+		return prio, boosts, version
+	}
+	admitOnce() // new: no boost
+	base, boosts, _ := row()
+	if boosts != 0 || base != page.Priority {
+		t.Fatalf("new URL: priority %v, boosts %d; want %v, 0", base, boosts, page.Priority)
+	}
+	for range store.MaxInLinkBoosts {
+		admitOnce()
+	}
+	prio, boosts, version := row()
+	want := base + store.MaxInLinkBoosts*store.InLinkBoost
+	if boosts != store.MaxInLinkBoosts || prio < want-1e-4 || prio > want+1e-4 {
+		t.Fatalf("after %d further links: priority %v, boosts %d; want %v, %d", store.MaxInLinkBoosts, prio, boosts, want, store.MaxInLinkBoosts)
+	}
+	for range 3 {
+		admitOnce()
+	}
+	if p, b, v := row(); p != prio || b != boosts || v != version {
+		t.Fatalf("links past the cap: priority %v, boosts %d, row version %s; want %v, %d, %s (not rewritten)", p, b, v, prio, boosts, version)
+	}
+}

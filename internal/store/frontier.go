@@ -27,8 +27,14 @@ type Candidate struct {
 	LastMod time.Time
 }
 
-// InLinkBoost is what each further in-link adds to a queued URL's priority.
-const InLinkBoost = 0.05
+// InLinkBoost is what each further in-link adds to a queued URL's priority, for at most
+// MaxInLinkBoosts links: each boost rewrites the URL's row under every index of its queue, and
+// the links a host's pages all share would otherwise rewrite the same rows at every page
+// (schema 0041).
+const (
+	InLinkBoost     = 0.05
+	MaxInLinkBoosts = 10
+)
 
 // AdmitResult says what admission did with a batch.
 type AdmitResult struct {
@@ -301,9 +307,10 @@ func (agg Frontier) Admit(ctx context.Context, crawlID string, cands []Candidate
 			// its priority. (A CTE: run once, where a locking subquery in FROM is run again for
 			// each row.)
 			b.Queue(`WITH l AS (SELECT url_hash FROM urls WHERE crawl_id = $1 AND url_hash = ANY($2) AND state = 'queued'
-					FOR NO KEY UPDATE SKIP LOCKED)
-				UPDATE urls u SET priority = u.priority + $3, source = CASE WHEN u.source = 'embed' THEN 'link' ELSE u.source END
-				FROM l WHERE u.crawl_id = $1 AND u.url_hash = l.url_hash`, crawlID, again, InLinkBoost)
+					AND (boosts < $4 OR source = 'embed') FOR NO KEY UPDATE SKIP LOCKED)
+				UPDATE urls u SET priority = u.priority + CASE WHEN u.boosts < $4 THEN $3::real ELSE 0 END, boosts = least(u.boosts + 1, $4),
+					source = CASE WHEN u.source = 'embed' THEN 'link' ELSE u.source END
+				FROM l WHERE u.crawl_id = $1 AND u.url_hash = l.url_hash`, crawlID, again, InLinkBoost, MaxInLinkBoosts)
 		}
 		if len(due) > 0 {
 			dueHosts := make([]string, 0, len(due))
