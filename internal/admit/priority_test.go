@@ -91,7 +91,7 @@ func TestClaimFollowsThePriorityOrder(t *testing.T) {
 
 // Each further link to a queued URL raises its priority by store.InLinkBoost, for at most
 // store.MaxInLinkBoosts links; a link past them leaves the URL's row as it was (schema 0041: each
-// boost rewrites the row under every index of its queue).
+// boost locks the row and writes a new version of it).
 func TestInLinksRaiseAQueuedURLUpToTheirCap(t *testing.T) {
 	pool, _ := testenv.Postgres(t)
 	st := store.New(pool)

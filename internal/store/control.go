@@ -160,7 +160,7 @@ func (agg Crawls) Block(ctx context.Context, crawlID string, hosts, patterns []s
 			suffixes[i] = "%." + escapeLike(h)
 		}
 		tag, err := tx.Exec(ctx, `UPDATE urls SET state = 'skipped', skip_reason = 'blocked', updated_at = now()
-			WHERE crawl_id = $1 AND state IN ('queued', 'claimed') AND (host = ANY($2) OR host LIKE ANY($3) OR url ~ ANY($4))`,
+			WHERE crawl_id = $1 AND (state = 'queued' OR state = 'claimed') AND (host = ANY($2) OR host LIKE ANY($3) OR url ~ ANY($4))`,
 			crawlID, hosts, suffixes, patterns)
 		if err != nil {
 			return fmt.Errorf("skip blocked URLs: %w", err)

@@ -97,7 +97,7 @@ func (agg Crawls) SetCrawlState(ctx context.Context, id string, state crawl.Craw
 		}
 		if state == crawl.CrawlStopped {
 			_, err = tx.Exec(ctx, `UPDATE urls SET state = 'skipped', skip_reason = 'crawl stopped', updated_at = now()
-				WHERE crawl_id = $1 AND state IN ('queued', 'claimed')`, id)
+				WHERE crawl_id = $1 AND (state = 'queued' OR state = 'claimed')`, id) // (an OR: each state's partial index)
 		}
 		return err
 	})

@@ -28,9 +28,9 @@ type Candidate struct {
 }
 
 // InLinkBoost is what each further in-link adds to a queued URL's priority, for at most
-// MaxInLinkBoosts links: each boost rewrites the URL's row under every index of its queue, and
-// the links a host's pages all share would otherwise rewrite the same rows at every page
-// (schema 0041).
+// MaxInLinkBoosts links over the URL's life: each boost locks the URL's row and writes a new
+// version of it (WAL, and index entries when its page is full), and the links a host's pages
+// all share would otherwise rewrite the same rows at every page (schema 0041).
 const (
 	InLinkBoost     = 0.05
 	MaxInLinkBoosts = 10

@@ -71,7 +71,11 @@ func (agg Crawls) CrawlProgress(ctx context.Context, id string) (crawl.CrawlProg
 	b.Queue(`SELECT count(*) FROM renders WHERE crawl_id = $1 AND state = 'queued'`, id).
 		QueryRow(func(row pgx.Row) error { return row.Scan(&p.Renders) })
 	var pending bool
-	b.Queue(`SELECT EXISTS (SELECT 1 FROM urls WHERE crawl_id = $1 AND state IN ('queued', 'claimed', 'fetched'))`, id).
+	// (One probe a state, each of its partial index: on a finished crawl each range is empty,
+	// where one probe of the three states would read every URL of the crawl.)
+	b.Queue(`SELECT EXISTS (SELECT 1 FROM urls WHERE crawl_id = $1 AND state = 'queued')
+		OR EXISTS (SELECT 1 FROM urls WHERE crawl_id = $1 AND state = 'claimed')
+		OR EXISTS (SELECT 1 FROM urls WHERE crawl_id = $1 AND state = 'fetched')`, id).
 		QueryRow(func(row pgx.Row) error { return row.Scan(&pending) })
 	// Claims in force are few (one chunk per host being fetched); the oldest page awaiting
 	// processing is the first entry of urls_crawl_fetched.
@@ -81,7 +85,7 @@ func (agg Crawls) CrawlProgress(ctx context.Context, id string) (crawl.CrawlProg
 		FROM urls WHERE crawl_id = $1 AND state = 'claimed'`, id).QueryRow(func(row pgx.Row) error {
 		return row.Scan(&w.ExpiredClaims, &w.OldestClaimS)
 	})
-	// The few held longest of each state, by their indexes (urls_crawl_state, urls_crawl_fetched).
+	// The few held longest of each state, by their indexes (urls_crawl_claimed, urls_crawl_fetched).
 	// (URLs clipped: they are in every progress look the crawl workflow's history records)
 	b.Queue(`SELECT left(url, 200), state, by, since FROM (
 		(SELECT url, state, coalesce(claimed_by, '') AS by, extract(epoch FROM now() - updated_at) AS since FROM urls

@@ -46,7 +46,7 @@ func (agg Hosts) RetireIfDead(ctx context.Context, host string, after time.Durat
 		return false, fmt.Errorf("store: retire %s: %w", host, err)
 	}
 	if _, err := s.pool.Exec(ctx, `UPDATE urls SET state = 'skipped', skip_reason = 'host retired: ' || $2, claimed_until = NULL, updated_at = now()
-		WHERE host = $1 AND state IN ('queued', 'claimed')`, host, reason); err != nil {
+		WHERE host = $1 AND (state = 'queued' OR state = 'claimed')`, host, reason); err != nil {
 		return true, fmt.Errorf("store: retire %s: %w", host, err)
 	}
 	return true, nil

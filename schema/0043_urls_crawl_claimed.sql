@@ -1,0 +1,11 @@
+-- A crawl's URLs of one state are read through the partial index of that state: queued by
+-- urls_due_by_crawl, fetched by urls_crawl_fetched, and claimed, the few URLs leases hold, by
+-- this one, in the order they were claimed (progress's held-longest list). It replaces
+-- urls_crawl_state (crawl_id, state), which took an entry at every URL's insert and at each
+-- of its state changes, four or five a fetched page (issue 49); 0044 drops that. Statements
+-- that read two states say so with OR, which Postgres answers from each state's index; an IN
+-- list it cannot. Done and skipped URLs are read only with all of a crawl's (report, export,
+-- retention), by the primary key.
+-- The build holds URL writes (not reads) for one scan of urls; the drop, a moment's exclusive
+-- lock, is its own migration, so no transaction waits on both (README, "Upgrading workers").
+CREATE INDEX IF NOT EXISTS urls_crawl_claimed ON urls (crawl_id, updated_at) WHERE state = 'claimed';
