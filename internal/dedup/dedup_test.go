@@ -345,11 +345,12 @@ func TestThresholdFollowsLength(t *testing.T) {
 
 // Signature is the per-hash minimum over the shingles whatever the loop order: the stored
 // signatures of earlier crawls must keep matching new ones (a reference loop, shingle by
-// shingle, on random sets of several sizes).
+// shingle, on random sets of several sizes, with signers whose length is not a multiple of
+// the four hashes Signature takes at a time).
 func TestSignatureIsTheMinimumOfEachHash(t *testing.T) {
-	m := NewMinHash(64)
 	rng := rand.New(rand.NewPCG(1, 2))
-	for _, n := range []int{0, 1, 7, 500} {
+	for _, c := range []struct{ hashes, n int }{{64, 0}, {64, 1}, {64, 7}, {64, 500}, {DefaultHashes, 300}, {130, 40}, {3, 9}} {
+		m, n := NewMinHash(c.hashes), c.n
 		shingles := make([]uint64, n)
 		for i := range shingles {
 			shingles[i] = rng.Uint64()
@@ -366,7 +367,20 @@ func TestSignatureIsTheMinimumOfEachHash(t *testing.T) {
 			}
 		}
 		if got := m.Signature(shingles); !slices.Equal(got, want) {
-			t.Fatalf("%d shingles: signature differs from the per-hash minima", n)
+			t.Fatalf("%d hashes, %d shingles: signature differs from the per-hash minima", c.hashes, n)
 		}
+	}
+}
+
+// BenchmarkSignature is a MinHash signature of a page's shingles (500, a short article's).
+func BenchmarkSignature(b *testing.B) {
+	m := NewMinHash(DefaultHashes)
+	sh := make([]uint64, 500)
+	for i := range sh {
+		sh[i] = mix(uint64(i))
+	}
+	b.ResetTimer()
+	for range b.N {
+		m.Signature(sh)
 	}
 }

@@ -26,16 +26,28 @@ func NewMinHash(n int) *MinHash {
 
 // Signature is the minimum of each hash over the shingles (the low 32 bits suffice: a false
 // collision of two minima has probability 2⁻³², negligible next to the estimate's own error).
-// One hash at a time over all shingles: its minimum stays in a register (shingle by shingle,
-// every hash's minimum was a load and a store per shingle).
+// Four hashes at a time over all shingles: their minima stay in registers (shingle by
+// shingle, every hash's minimum was a load and a store per shingle), and the four mixes of a
+// shingle are independent, so the CPU overlaps their multiplies (one hash at a time waited on
+// each mix's chain of two).
 func (m *MinHash) Signature(shingles []uint64) []uint32 {
 	sig := make([]uint32, len(m.seeds))
-	for i, seed := range m.seeds {
-		low := uint32(math.MaxUint32)
+	i := 0
+	for ; i+4 <= len(m.seeds); i += 4 {
+		s0, s1, s2, s3 := m.seeds[i], m.seeds[i+1], m.seeds[i+2], m.seeds[i+3]
+		l0, l1, l2, l3 := uint32(math.MaxUint32), uint32(math.MaxUint32), uint32(math.MaxUint32), uint32(math.MaxUint32)
 		for _, s := range shingles {
-			if h := uint32(mix(s ^ seed)); h < low {
-				low = h
-			}
+			l0 = min(l0, uint32(mix(s^s0)))
+			l1 = min(l1, uint32(mix(s^s1)))
+			l2 = min(l2, uint32(mix(s^s2)))
+			l3 = min(l3, uint32(mix(s^s3)))
+		}
+		sig[i], sig[i+1], sig[i+2], sig[i+3] = l0, l1, l2, l3
+	}
+	for ; i < len(m.seeds); i++ {
+		low, seed := uint32(math.MaxUint32), m.seeds[i]
+		for _, s := range shingles {
+			low = min(low, uint32(mix(s^seed)))
 		}
 		sig[i] = low
 	}
