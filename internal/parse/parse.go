@@ -168,23 +168,42 @@ func visibleText(n *html.Node, b *strings.Builder, max int) {
 // collapse folds runs of white space to one space and cuts at max bytes (on a rune boundary).
 func collapse(s string, max int) string {
 	var b strings.Builder
+	b.Grow(min(len(s), max))
 	space := false
-	for _, r := range s {
-		if unicode.IsSpace(r) {
+	for i := 0; i < len(s); {
+		// (ASCII, most of any page, without decoding a rune or asking unicode)
+		r, size := rune(s[i]), 1
+		if r >= utf8.RuneSelf {
+			r, size = utf8.DecodeRuneInString(s[i:])
+		}
+		i += size
+		if r < utf8.RuneSelf && asciiSpace[r] || r >= utf8.RuneSelf && unicode.IsSpace(r) {
 			space = true
 			continue
 		}
-		if space && b.Len() > 0 {
-			b.WriteByte(' ')
+		need := utf8.RuneLen(r) // (an invalid byte is written as U+FFFD, three bytes)
+		sep := space && b.Len() > 0
+		if sep {
+			need++
 		}
 		space = false
-		if b.Len()+utf8.RuneLen(r) > max {
+		if b.Len()+need > max {
 			break
 		}
-		b.WriteRune(r)
+		if sep {
+			b.WriteByte(' ')
+		}
+		if r < utf8.RuneSelf {
+			b.WriteByte(byte(r))
+		} else {
+			b.WriteRune(r)
+		}
 	}
 	return b.String()
 }
+
+// asciiSpace is unicode.IsSpace below utf8.RuneSelf.
+var asciiSpace = [utf8.RuneSelf]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
 
 // looksBinary reports a body that starts like a known binary format (an image, a PDF, an
 // archive) or whose first KiB is more than 5% control bytes (random bytes are ~10%). A stray NUL in a page is
