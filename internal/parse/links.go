@@ -24,7 +24,7 @@ func browserLinks(doc *goquery.Document, maxLinks int) []Link {
 		return nil
 	}
 	more := true
-	doc.Find("meta[http-equiv][content]").EachWithBreak(func(_ int, m *goquery.Selection) bool {
+	doc.FindMatcher(selMetaEquiv).EachWithBreak(func(_ int, m *goquery.Selection) bool {
 		if !strings.EqualFold(strings.TrimSpace(m.AttrOr("http-equiv", "")), "refresh") {
 			return true
 		}
@@ -33,17 +33,20 @@ func browserLinks(doc *goquery.Document, maxLinks int) []Link {
 		}
 		return more
 	})
-	for _, f := range []struct{ sel, kind string }{{"iframe[src]", LinkIframe}, {"frame[src]", LinkFrame}} {
+	for _, f := range []struct {
+		sel  goquery.Matcher
+		kind string
+	}{{selIframe, LinkIframe}, {selFrame, LinkFrame}} {
 		if !more {
 			break
 		}
-		doc.Find(f.sel).EachWithBreak(func(_ int, e *goquery.Selection) bool {
+		doc.FindMatcher(f.sel).EachWithBreak(func(_ int, e *goquery.Selection) bool {
 			more = add(e.AttrOr("src", ""), f.kind)
 			return more
 		})
 	}
 	if more {
-		doc.Find("link[href][rel]").EachWithBreak(func(_ int, l *goquery.Selection) bool {
+		doc.FindMatcher(selLinkRel).EachWithBreak(func(_ int, l *goquery.Selection) bool {
 			rel := " " + strings.ToLower(l.AttrOr("rel", "")) + " "
 			href := l.AttrOr("href", "")
 			switch {

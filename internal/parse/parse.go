@@ -95,20 +95,20 @@ func ParseWith(body []byte, contentType string, pageURL *url.URL, maxLinks, maxR
 	if visit != nil {
 		visit(doc)
 	}
-	p.Title = collapse(doc.Find("title").First().Text(), 1000)
-	p.Lang = strings.TrimSpace(doc.Find("html").AttrOr("lang", ""))
-	if href, ok := doc.Find("base[href]").First().Attr("href"); ok {
+	p.Title = collapse(doc.FindMatcher(selTitle).First().Text(), 1000)
+	p.Lang = strings.TrimSpace(doc.FindMatcher(selHTML).AttrOr("lang", ""))
+	if href, ok := doc.FindMatcher(selBase).First().Attr("href"); ok {
 		if b, err := pageURL.Parse(strings.TrimSpace(href)); err == nil && (b.Scheme == "http" || b.Scheme == "https") {
 			p.Base = b
 		}
 	}
 	token = strings.ToLower(token)
-	doc.Find("meta[name]").Each(func(_ int, m *goquery.Selection) {
+	doc.FindMatcher(selMetaName).Each(func(_ int, m *goquery.Selection) {
 		if name := strings.ToLower(strings.TrimSpace(m.AttrOr("name", ""))); name == "robots" || (token != "" && name == token) {
 			p.Meta = p.Meta.Merge(robots.ParseList(m.AttrOr("content", "")))
 		}
 	})
-	if href, ok := doc.Find(`link[rel~="canonical"]`).First().Attr("href"); ok {
+	if href, ok := doc.FindMatcher(selCanonical).First().Attr("href"); ok {
 		if c, err := p.Base.Parse(strings.TrimSpace(href)); err == nil {
 			p.Canonical = c.String()
 		}
@@ -117,7 +117,7 @@ func ParseWith(body []byte, contentType string, pageURL *url.URL, maxLinks, maxR
 		p.Requisites = requisites(doc, min(maxRequisites, MaxRequisites))
 	}
 	p.Links = append(p.Links, browserLinks(doc, maxLinks)...)
-	doc.Find("a[href], area[href]").EachWithBreak(func(_ int, a *goquery.Selection) bool {
+	doc.FindMatcher(selAnchors).EachWithBreak(func(_ int, a *goquery.Selection) bool {
 		if len(p.Links) >= maxLinks {
 			return false
 		}
@@ -131,7 +131,7 @@ func ParseWith(body []byte, contentType string, pageURL *url.URL, maxLinks, maxR
 		return true
 	})
 	if p.Lang == "" {
-		p.Lang = strings.TrimSpace(doc.Find(`meta[http-equiv="content-language" i]`).First().AttrOr("content", ""))
+		p.Lang = strings.TrimSpace(doc.FindMatcher(selContentLanguage).First().AttrOr("content", ""))
 	}
 	p.Text = mainText(doc)
 	return p, nil
@@ -245,7 +245,7 @@ const boilerplate = `script, style, noscript, template, svg, nav, header, footer
 // <article>, or role=main) when the page marks one and it holds a fair share of the text,
 // else the whole body.
 func mainText(doc *goquery.Document) string {
-	doc.Find(boilerplate).Remove()
+	doc.FindMatcher(selBoilerplate).Remove()
 	text := func(sel *goquery.Selection) string {
 		var b strings.Builder
 		for _, n := range sel.Nodes {
@@ -254,9 +254,9 @@ func mainText(doc *goquery.Document) string {
 		return collapse(b.String(), MaxTextBytes)
 	}
 	all := text(doc.Selection)
-	main := doc.Find(`main, [role="main"]`)
+	main := doc.FindMatcher(selMain)
 	if main.Length() != 1 {
-		main = doc.Find("article")
+		main = doc.FindMatcher(selArticle)
 	}
 	if main.Length() == 1 {
 		if t := text(main); len(t) >= 200 || len(t)*4 >= len(all) {

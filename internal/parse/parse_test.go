@@ -187,3 +187,27 @@ func TestFurnitureByClassIsNotMainText(t *testing.T) {
 		t.Errorf("links %v: the navigation's links are still links", p.Links)
 	}
 }
+
+// A page of the size most pages are (about 8 KB: a header, a nav, an article of ten
+// paragraphs with links, a footer): the fixed cost of a parse, selectors included.
+func BenchmarkParsePage(b *testing.B) {
+	var page strings.Builder
+	page.WriteString(`<html lang="en"><head><title>A page</title><meta name="description" content="d"><link rel="canonical" href="/a">
+		<link rel="stylesheet" href="/s.css"><script src="/a.js"></script></head><body><header><nav>`)
+	for i := range 12 {
+		fmt.Fprintf(&page, `<a href="/section/%d">Section %d</a> `, i, i)
+	}
+	page.WriteString(`</nav></header><article><h1>Title</h1>`)
+	for i := range 10 {
+		fmt.Fprintf(&page, `<p>Paragraph %d of the article, with words enough to be read as text, <a href="/p/%d">a link</a> and <img src="/i/%d.png"> an image.</p>`, i, i, i)
+	}
+	page.WriteString(`</article><footer><a href="/about">About</a> <a href="/contact">Contact</a></footer></body></html>`)
+	body := []byte(page.String())
+	b.SetBytes(int64(len(body)))
+	b.ResetTimer()
+	for range b.N {
+		if _, err := Parse(body, "text/html", mustURL("http://x.example/"), 2000, MaxRequisites, "trawlerbot"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

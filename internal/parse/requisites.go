@@ -25,7 +25,7 @@ const MaxRequisites = 1000
 // requisites lists the page's requisites in document order, without duplicates, at most max.
 func requisites(doc *goquery.Document, max int) []Requisite {
 	r := &reqList{max: max, seen: map[string]bool{}}
-	doc.Find("img, source, input[type=image i], video, audio, track, script[src], link[href], object[data], embed[src], image, use, style, [style]").
+	doc.FindMatcher(selRequisites).
 		EachWithBreak(func(_ int, s *goquery.Selection) bool {
 			switch name := goquery.NodeName(s); name {
 			case "img", "input":
