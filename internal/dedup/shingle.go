@@ -29,8 +29,12 @@ const maxWordBytes = 64
 // order. Words are maximal runs of letters and digits, lower-cased; the text may be any
 // string (invalid UTF-8 decodes as replacement characters, which separate words).
 func Shingles(text string) []uint64 {
-	seen := make(map[uint64]struct{}, 256)
-	var out []uint64
+	// Sized for the text at once (a word and its space are six bytes or more in most
+	// languages): the set and the slice grown step by step were most of what a page's
+	// fingerprint allocated.
+	est := min(MaxShingles, len(text)/6+8)
+	seen := make(map[uint64]struct{}, est)
+	out := make([]uint64, 0, est)
 	var window [ShingleWords]uint64
 	n := 0
 	// add takes the next word; false once the text has given MaxShingles shingles.
