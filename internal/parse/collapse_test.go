@@ -56,6 +56,9 @@ func TestCollapseFoldsSpaceAndKeepsItsCap(t *testing.T) {
 			t.Fatalf("collapse(%q, %d) = %q: over its cap, edged with space or not UTF-8", s, max, got)
 		}
 	}
+	if got := collapse("ab", -1); got != "" {
+		t.Fatalf("a negative cap: %q, want nothing", got)
+	}
 	if got := collapse("ab  cd", 3); got != "ab" {
 		t.Fatalf("a space the cap leaves alone: %q, want %q", got, "ab")
 	}

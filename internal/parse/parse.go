@@ -167,6 +167,9 @@ func visibleText(n *html.Node, b *strings.Builder, max int) {
 
 // collapse folds runs of white space to one space and cuts at max bytes (on a rune boundary).
 func collapse(s string, max int) string {
+	if max <= 0 {
+		return ""
+	}
 	var b strings.Builder
 	b.Grow(min(len(s), max))
 	space := false
