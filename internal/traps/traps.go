@@ -54,24 +54,36 @@ func (r Rules) Check(u *url.URL, now time.Time) string {
 	if r.SessionMinChar <= 0 {
 		r.SessionMinChar = def.SessionMinChar
 	}
-	segs := strings.FieldsFunc(u.EscapedPath(), func(c rune) bool { return c == '/' })
+	path := u.EscapedPath()
+	segs := strings.FieldsFunc(path, func(c rune) bool { return c == '/' })
 	if len(segs) > r.MaxPathDepth {
 		return ReasonPathDepth
 	}
-	count := map[string]int{}
-	for _, s := range segs {
-		count[s]++
-		if count[s] > r.MaxRepeats {
+	// (a path has at most MaxPathDepth segments here: compared pairwise, without a map a link)
+	for i, s := range segs {
+		n := 1
+		for _, t := range segs[:i] {
+			if t == s {
+				n++
+			}
+		}
+		if n > r.MaxRepeats {
 			return ReasonRepeats
 		}
 	}
-	for _, part := range []string{u.EscapedPath(), u.RawQuery} {
+	for _, part := range []string{path, u.RawQuery} {
+		if !hasFourDigits(part) {
+			continue // (a year is four digits: most links have none, and skip the expression)
+		}
 		for _, m := range yearPattern.FindAllStringSubmatch(part, -1) {
 			year, _ := strconv.Atoi(m[1])
 			if d := year - now.Year(); d > r.CalendarYears || -d > r.CalendarYears {
 				return ReasonCalendar
 			}
 		}
+	}
+	if u.RawQuery == "" {
+		return ""
 	}
 	for name, values := range u.Query() {
 		if !sessionParam.MatchString(name) {
@@ -84,6 +96,21 @@ func (r Rules) Check(u *url.URL, now time.Time) string {
 		}
 	}
 	return ""
+}
+
+// hasFourDigits says whether s holds four ASCII digits in a row.
+func hasFourDigits(s string) bool {
+	run := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] >= '0' && s[i] <= '9' {
+			if run++; run == 4 {
+				return true
+			}
+		} else {
+			run = 0
+		}
+	}
+	return false
 }
 
 func hasDigitAndLetter(s string) bool {

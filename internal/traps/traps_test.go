@@ -1,7 +1,10 @@
 package traps
 
 import (
+	"math/rand/v2"
 	"net/url"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -28,6 +31,97 @@ func TestCheck(t *testing.T) {
 		u, _ := url.Parse(raw)
 		if got := Default().Check(u, now); got != want {
 			t.Errorf("Check(%s) = %q, want %q", raw, got, want)
+		}
+	}
+}
+
+// checkByMaps is Check as it was first written (a count map of segments, the year expression
+// over every path and query): what the cheaper Check must answer alike.
+func checkByMaps(r Rules, u *url.URL, now time.Time) string {
+	segs := strings.FieldsFunc(u.EscapedPath(), func(c rune) bool { return c == '/' })
+	if len(segs) > r.MaxPathDepth {
+		return ReasonPathDepth
+	}
+	count := map[string]int{}
+	for _, s := range segs {
+		count[s]++
+		if count[s] > r.MaxRepeats {
+			return ReasonRepeats
+		}
+	}
+	for _, part := range []string{u.EscapedPath(), u.RawQuery} {
+		for _, m := range yearPattern.FindAllStringSubmatch(part, -1) {
+			year, _ := strconv.Atoi(m[1])
+			if d := year - now.Year(); d > r.CalendarYears || -d > r.CalendarYears {
+				return ReasonCalendar
+			}
+		}
+	}
+	for name, values := range u.Query() {
+		if !sessionParam.MatchString(name) {
+			continue
+		}
+		for _, v := range values {
+			if len(v) >= r.SessionMinChar && idValue.MatchString(v) && hasDigitAndLetter(v) {
+				return ReasonSession
+			}
+		}
+	}
+	return ""
+}
+
+// Check answers as checkByMaps on random links built of the parts traps look at: repeated
+// segments, years near and far with and without months, digit runs of every length, session
+// parameters and plain ones.
+func TestCheckAgreesWithItsFirstForm(t *testing.T) {
+	segs := []string{"a", "b", "news", "2026", "1999", "2031", "2026-11", "12", "123", "12345", "x_2019_y", "%2F", "café", "cal", "2026_13"}
+	params := []string{"q=1", "sid=abcd1234efgh5678ij", "sessionid=short1", "y=2050", "page=3", "d=2024-02", "token=ABCDEFGH12345678", "z=12345"}
+	now := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
+	r := Default()
+	rng := rand.New(rand.NewPCG(5, 6))
+	hits := map[string]int{}
+	for range 20000 {
+		var b strings.Builder
+		b.WriteString("http://h.test")
+		for range rng.IntN(20) {
+			b.WriteString("/" + segs[rng.IntN(len(segs))])
+		}
+		if rng.IntN(2) == 0 {
+			for i := range rng.IntN(4) {
+				b.WriteString([]string{"?", "&"}[min(i, 1)] + params[rng.IntN(len(params))])
+			}
+		}
+		u, err := url.Parse(b.String())
+		if err != nil {
+			continue
+		}
+		got, want := r.Check(u, now), checkByMaps(r, u, now)
+		if got != want {
+			t.Fatalf("%s: %q, want %q", u, got, want)
+		}
+		hits[got]++
+	}
+	for _, why := range []string{"", ReasonPathDepth, ReasonRepeats, ReasonCalendar, ReasonSession} {
+		if hits[why] == 0 {
+			t.Errorf("no link was answered %q: the test does not reach every rule", why)
+		}
+	}
+}
+
+// BenchmarkCheck is Check over a page's worth of ordinary links (no trap among them).
+func BenchmarkCheck(b *testing.B) {
+	var links []*url.URL
+	for _, raw := range []string{"http://h.test/", "http://h.test/news/world/a-story-about-things", "http://h.test/about",
+		"http://h.test/p/12?ref=home", "http://h.test/blog/2026/11/post-title", "http://h.test/search?q=crawler&page=2",
+		"http://h.test/tag/go", "http://h.test/static/css/site.css"} {
+		u, _ := url.Parse(raw)
+		links = append(links, u)
+	}
+	now, r := time.Now(), Default()
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, u := range links {
+			r.Check(u, now)
 		}
 	}
 }
