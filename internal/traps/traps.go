@@ -59,17 +59,8 @@ func (r Rules) Check(u *url.URL, now time.Time) string {
 	if len(segs) > r.MaxPathDepth {
 		return ReasonPathDepth
 	}
-	// (a path has at most MaxPathDepth segments here: compared pairwise, without a map a link)
-	for i, s := range segs {
-		n := 1
-		for _, t := range segs[:i] {
-			if t == s {
-				n++
-			}
-		}
-		if n > r.MaxRepeats {
-			return ReasonRepeats
-		}
+	if repeats(segs) > r.MaxRepeats {
+		return ReasonRepeats
 	}
 	for _, part := range []string{path, u.RawQuery} {
 		if !hasFourDigits(part) {
@@ -96,6 +87,31 @@ func (r Rules) Check(u *url.URL, now time.Time) string {
 		}
 	}
 	return ""
+}
+
+// repeats is how often the most repeated segment appears. A path of the default depth or
+// less is compared pairwise, without a map a link; a crawl may allow deeper paths, which a
+// map keeps linear.
+func repeats(segs []string) int {
+	most := 0
+	if len(segs) <= 2*Default().MaxPathDepth {
+		for i, s := range segs {
+			n := 1
+			for _, t := range segs[:i] {
+				if t == s {
+					n++
+				}
+			}
+			most = max(most, n)
+		}
+		return most
+	}
+	count := make(map[string]int, len(segs))
+	for _, s := range segs {
+		count[s]++
+		most = max(most, count[s])
+	}
+	return most
 }
 
 // hasFourDigits says whether s holds four ASCII digits in a row.

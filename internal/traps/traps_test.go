@@ -101,6 +101,18 @@ func TestCheckAgreesWithItsFirstForm(t *testing.T) {
 		}
 		hits[got]++
 	}
+	deep := Rules{MaxPathDepth: 1000, MaxRepeats: 3, CalendarYears: 3, SessionMinChar: 16} // (deeper than pairwise goes)
+	for _, n := range []int{31, 32, 33, 200} {
+		var b strings.Builder
+		b.WriteString("http://h.test")
+		for i := range n {
+			b.WriteString("/" + segs[i%len(segs)])
+		}
+		u, _ := url.Parse(b.String())
+		if got, want := deep.Check(u, now), checkByMaps(deep, u, now); got != want {
+			t.Fatalf("%d segments: %q, want %q", n, got, want)
+		}
+	}
 	for _, why := range []string{"", ReasonPathDepth, ReasonRepeats, ReasonCalendar, ReasonSession} {
 		if hits[why] == 0 {
 			t.Errorf("no link was answered %q: the test does not reach every rule", why)
