@@ -135,3 +135,28 @@ func TestInLinksRaiseAQueuedURLUpToTheirCap(t *testing.T) {
 		t.Fatalf("links past the cap: priority %v, boosts %d, row version %s; want %v, %d, %s (not rewritten)", p, b, v, prio, boosts, version)
 	}
 }
+
+// A queued requisite that a page then links becomes a link, with its first boost.
+func TestALinkedRequisiteBecomesALink(t *testing.T) {
+	pool, _ := testenv.Postgres(t)
+	st := store.New(pool)
+	ctx := context.Background()
+	if _, err := st.Crawls().CreateCrawl(ctx, "c", crawl.Spec{Seeds: []string{"http://q.test/"}, Scope: crawl.ScopeAny}.WithDefaults()); err != nil {
+		t.Fatal(err)
+	}
+	c := &policy.Crawls{Norm: urlnorm.New(urlnorm.Default())}
+	for _, src := range []crawl.Source{crawl.SourceEmbed, crawl.SourceLink} {
+		cd := c.Candidate("http://q.test/logo.png", 1, 0, src)
+		if _, err := st.Frontier().Admit(ctx, "c", []store.Candidate{cd}, admit.Budget(0), -1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var source string
+	var boosts int
+	if err := pool.QueryRow(ctx, `SELECT source, boosts FROM urls WHERE crawl_id = 'c' AND url = 'http://q.test/logo.png'`).Scan(&source, &boosts); err != nil {
+		t.Fatal(err)
+	}
+	if source != string(crawl.SourceLink) || boosts != 1 {
+		t.Fatalf("a requisite linked once: source %s, boosts %d; want link, 1", source, boosts)
+	}
+}

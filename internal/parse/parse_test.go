@@ -188,7 +188,7 @@ func TestFurnitureByClassIsNotMainText(t *testing.T) {
 	}
 }
 
-// A page of the size most pages are (about 8 KB: a header, a nav, an article of ten
+// A small page (about 2 KB: a header, a nav, an article of ten
 // paragraphs with links, a footer): the fixed cost of a parse, selectors included.
 func BenchmarkParsePage(b *testing.B) {
 	var page strings.Builder

@@ -305,10 +305,11 @@ func (agg Frontier) Admit(ctx context.Context, crawlID string, cands []Candidate
 			// After the crawl's row (above): see Admit. (A queued requisite that a page links
 			// becomes a link: it is read for links too.) A row another transaction holds keeps
 			// its priority. (A CTE: run once, where a locking subquery in FROM is run again for
-			// each row.)
+			// each row. Its lock reads the row's newest version, so boosts stays under the cap; a
+			// requisite is inserted with none, and its first boost makes it a link.)
 			b.Queue(`WITH l AS (SELECT url_hash FROM urls WHERE crawl_id = $1 AND url_hash = ANY($2) AND state = 'queued'
-					AND (boosts < $4 OR source = 'embed') FOR NO KEY UPDATE SKIP LOCKED)
-				UPDATE urls u SET priority = u.priority + CASE WHEN u.boosts < $4 THEN $3::real ELSE 0 END, boosts = least(u.boosts + 1, $4),
+					AND boosts < $4 FOR NO KEY UPDATE SKIP LOCKED)
+				UPDATE urls u SET priority = u.priority + $3, boosts = u.boosts + 1,
 					source = CASE WHEN u.source = 'embed' THEN 'link' ELSE u.source END
 				FROM l WHERE u.crawl_id = $1 AND u.url_hash = l.url_hash`, crawlID, again, InLinkBoost, MaxInLinkBoosts)
 		}
