@@ -9,6 +9,7 @@ import (
 
 	"github.com/trawlerdev/trawler/internal/archiving"
 	"github.com/trawlerdev/trawler/internal/blob"
+	"github.com/trawlerdev/trawler/internal/gz"
 	"github.com/trawlerdev/trawler/internal/metrics"
 	"github.com/trawlerdev/trawler/internal/policy"
 	"github.com/trawlerdev/trawler/internal/segment"
@@ -55,7 +56,7 @@ func (a *Archiver) WriteWARC(ctx context.Context, in ArchiveInput) (ArchiveResul
 	// update, which its crawl then retried for minutes (token_beats.go).
 	var after atomic.Int64
 	bctx, finish, _ := beating(ctx, a.Beats, true, func() any { return after.Load() })
-	w := archiving.Writer{Store: a.Store.Archive(), Blobs: a.Blob, Body: a.body, Software: a.Software, TempDir: a.TempDir,
+	w := archiving.Writer{Store: a.Store.Archive(), Blobs: a.Blob, Body: a.body, Payload: a.payload, Software: a.Software, TempDir: a.TempDir,
 		Hooks: archiving.Hooks{
 			Progress: func(id int64) { after.Store(id) },
 			Wrote: func(file string, records int, bytes int64) {
@@ -71,6 +72,16 @@ func (a *Archiver) WriteWARC(ctx context.Context, in ArchiveInput) (ArchiveResul
 		err = temporal.NewApplicationError("WARC: another writer holds crawl "+in.CrawlID+"; the final write tries again", "WARCBusy")
 	}
 	return res, finish(err)
+}
+
+// payload reads a stored body by reference, with its compressed stream when its segment
+// stored it spliceable.
+func (a *Archiver) payload(ctx context.Context, key string) ([]byte, *gz.Deflated, error) {
+	if a.Bodies != nil {
+		return a.Bodies.GetDeflated(ctx, key, 1<<31)
+	}
+	data, err := a.Blob.GetBody(ctx, key, 1<<31)
+	return data, nil, err
 }
 
 // body reads a stored body (or DOM) by reference.

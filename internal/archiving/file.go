@@ -86,10 +86,14 @@ func (w *Writer) captureRecord(ctx context.Context, c store.Capture, id string) 
 		return rec, nil
 	}
 	rec.Type = warc.TypeResponse
-	var body []byte
 	if c.BodyKey != "" {
 		var err error
-		if body, err = w.Body(ctx, c.BodyKey); err != nil {
+		if w.Payload != nil {
+			rec.Payload, rec.Deflated, err = w.Payload(ctx, c.BodyKey)
+		} else {
+			rec.Payload, err = w.Body(ctx, c.BodyKey)
+		}
+		if err != nil {
 			return rec, err
 		}
 		rec.PayloadDigest = warc.DigestOf(c.ContentHash)
@@ -97,7 +101,7 @@ func (w *Writer) captureRecord(ctx context.Context, c store.Capture, id string) 
 	if c.Truncated {
 		rec.Truncated = "length"
 	}
-	rec.Block = warc.HTTPResponseBlock(head, body, true)
+	rec.Block = warc.HTTPResponseHead(head, len(rec.Payload), true)
 	return rec, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/gz"
 	"github.com/trawlerdev/trawler/internal/store"
 )
 
@@ -41,7 +42,10 @@ type Writer struct {
 	Store Store
 	Blobs Blobs
 	// Body reads a stored body or DOM by reference.
-	Body     func(ctx context.Context, key string) ([]byte, error)
+	Body func(ctx context.Context, key string) ([]byte, error)
+	// Payload reads a response's stored body by reference, with its compressed stream when
+	// it was stored spliceable (nil: Body, the record compressed whole).
+	Payload  func(ctx context.Context, key string) ([]byte, *gz.Deflated, error)
 	Software string // warcinfo's software field
 	TempDir  string // where files are assembled before upload ("" = the OS default)
 	Hooks    Hooks

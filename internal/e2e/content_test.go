@@ -1,15 +1,21 @@
 package e2e
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/segment"
 	"github.com/trawlerdev/trawler/internal/testenv"
 	"github.com/trawlerdev/trawler/internal/testweb"
 	"github.com/trawlerdev/trawler/internal/warc"
@@ -82,6 +88,7 @@ func checkWARC(t *testing.T, s *stack, crawlID string) (responses, revisits int)
 			t.Errorf("no request record for %s", k.uri)
 		}
 	}
+	checkSpliced(t, s, crawlID, data)
 	// The CDXJ lines, each range cut out of its file, concatenated: a WARC of its own that must
 	// read back record for line.
 	var cut []byte
@@ -275,6 +282,59 @@ func TestRecrawlIsConditionalAndAdaptive(t *testing.T) {
 	}
 	if revisits < total304 || responses == 0 {
 		t.Errorf("WARC: %d responses, %d revisits; want a revisit for each of %d 304s", responses, revisits, total304)
+	}
+}
+
+// checkSpliced checks that every response record of a fetch with a stored body carries the
+// body's compressed stream as its segment holds it: the archiver compressed only what
+// surrounds the body (gz.WriteSpliced), never the body again.
+func checkSpliced(t *testing.T, s *stack, crawlID string, data map[string][]byte) {
+	t.Helper()
+	ctx := context.Background()
+	rows, err := s.store.Pool().Query(ctx, `SELECT body_key, warc_file, warc_offset, warc_length FROM fetches
+		WHERE crawl_id = $1 AND body_key IS NOT NULL AND warc_file IS NOT NULL`, crawlID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type placed struct {
+		key, file string
+		off, n    int64
+	}
+	ps, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (placed, error) {
+		var p placed
+		return p, r.Scan(&p.key, &p.file, &p.off, &p.n)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bodies := segment.NewReader(s.blob, 256<<20)
+	var responses, spliced int
+	for _, p := range ps {
+		b := data[p.file]
+		if p.off+p.n > int64(len(b)) {
+			t.Fatalf("fetch of %s placed outside %s", p.key, p.file)
+		}
+		rec := b[p.off : p.off+p.n]
+		zr, err := gzip.NewReader(bytes.NewReader(rec))
+		if err != nil {
+			t.Fatal(err)
+		}
+		head := make([]byte, 40)
+		_, _ = io.ReadFull(zr, head)
+		if !bytes.HasPrefix(head, []byte("WARC/1.1\r\nWARC-Type: response\r\n")) {
+			continue // a revisit: no body
+		}
+		responses++
+		_, d, err := bodies.GetDeflated(ctx, p.key, 1<<30)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d != nil && bytes.Contains(rec, d.Stream) {
+			spliced++
+		}
+	}
+	if spliced != responses {
+		t.Errorf("%d of %d response records with a stored body carry its stream as stored", spliced, responses)
 	}
 }
 

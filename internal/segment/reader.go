@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/trawlerdev/trawler/internal/blob"
+	"github.com/trawlerdev/trawler/internal/gz"
 )
 
 // Ref is the reference of the item at offset, length bytes long, in segment key.
@@ -82,6 +83,36 @@ func (r *Reader) Get(ctx context.Context, ref string, limit int64) ([]byte, erro
 		return nil, fmt.Errorf("segment: %s is past the end of %s (%d bytes)", ref, key, len(seg))
 	}
 	return blob.ReadAll(bytes.NewReader(seg[off:off+n]), ref, limit, true)
+}
+
+// GetDeflated is Get, and, when the item was stored spliceable (every item a Writer stored
+// since spliceable members), its compressed stream as it is, checked by the read: its CRC
+// and length are the ones the decompression verified. A plain object or an older item gives
+// nil.
+func (r *Reader) GetDeflated(ctx context.Context, ref string, limit int64) ([]byte, *gz.Deflated, error) {
+	key, off, n, ok := ParseRef(ref)
+	if !ok {
+		data, err := r.blob.GetBody(ctx, ref, limit)
+		return data, nil, err
+	}
+	seg, err := r.segment(ctx, key)
+	if err != nil {
+		return nil, nil, err
+	}
+	if off+n > int64(len(seg)) {
+		return nil, nil, fmt.Errorf("segment: %s is past the end of %s (%d bytes)", ref, key, len(seg))
+	}
+	member := seg[off : off+n]
+	data, err := blob.ReadAll(bytes.NewReader(member), ref, limit, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	// (a member is one gzip member: the reader read it whole, trailer checked, and stops at
+	// its end only if nothing follows; a stream and a length that disagree are not taken)
+	if d, ok := gz.SpliceableOf(member); ok && d.Size == int64(len(data)) {
+		return data, &d, nil
+	}
+	return data, nil, nil
 }
 
 // segment returns a segment's bytes from the cache, or fetches it once for all who ask.

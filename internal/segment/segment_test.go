@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trawlerdev/trawler/internal/blob"
+	"github.com/trawlerdev/trawler/internal/gz"
 	"github.com/trawlerdev/trawler/internal/segment"
 	"github.com/trawlerdev/trawler/internal/testenv"
 )
@@ -80,6 +82,52 @@ func TestItemsShareOneSegmentAndOneGet(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("a full segment was not stored")
+	}
+}
+
+// An item read with GetDeflated comes with its compressed stream, which read alone (spliced
+// into a member of its own) gives the item again; an item of a segment written before
+// spliceable members, and a plain object, come without one.
+func TestItemsComeWithTheirStreamWhenSpliceable(t *testing.T) {
+	b := testenv.Blob(t)
+	ctx := context.Background()
+	w := segment.NewWriter(b, segment.Options{Prefix: "segments/test", Name: "d", MaxAge: time.Minute})
+	item := bytes.Repeat([]byte("<p>a spliceable page</p>"), 500)
+	ref, wait, err := w.Add("crawl-d", item)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Flush()
+	if err := wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r := segment.NewReader(b, 1<<20)
+	got, d, err := r.GetDeflated(ctx, ref, 1<<20)
+	if err != nil || !bytes.Equal(got, item) || d == nil || d.Size != int64(len(item)) {
+		t.Fatalf("GetDeflated: %d bytes, stream %v, %v", len(got), d != nil, err)
+	}
+	var one bytes.Buffer
+	if _, err := gz.WriteSpliced(&one, nil, *d, nil); err != nil {
+		t.Fatal(err)
+	}
+	if back, err := blob.ReadAll(&one, "spliced", 1<<20, true); err != nil || !bytes.Equal(back, item) {
+		t.Fatalf("the stream alone reads back %d bytes, %v", len(back), err)
+	}
+	old, _ := gz.Compress(item)
+	key := segment.GroupPrefix("segments/test", "crawl-d") + "older.gz"
+	if err := b.Put(ctx, key, append(bytes.Clone(old), old...), "application/gzip"); err != nil {
+		t.Fatal(err)
+	}
+	got, d, err = r.GetDeflated(ctx, segment.Ref(key, int64(len(old)), int64(len(old))), 1<<20)
+	if err != nil || !bytes.Equal(got, item) || d != nil {
+		t.Fatalf("an older item: %d bytes, stream %v, %v", len(got), d != nil, err)
+	}
+	plain, err := b.PutBody(ctx, item)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, d, err = r.GetDeflated(ctx, plain, 1<<20); err != nil || !bytes.Equal(got, item) || d != nil {
+		t.Fatalf("a plain object: %d bytes, stream %v, %v", len(got), d != nil, err)
 	}
 }
 

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/trawlerdev/trawler/internal/blob"
+	"github.com/trawlerdev/trawler/internal/gz"
 )
 
 // Options shape a Writer.
@@ -72,7 +73,9 @@ func (w *Writer) Add(group string, data []byte) (ref string, wait func(context.C
 	if strings.Contains(group, "/") {
 		return "", nil, fmt.Errorf("segment: group %q holds a slash", group)
 	}
-	member, err := blob.Gzip(data)
+	// (spliceable: an archive copies a body's stream into its record instead of compressing
+	// it again, gz.WriteSpliced)
+	member, err := gz.CompressSpliceable(data)
 	if err != nil {
 		return "", nil, fmt.Errorf("segment: compress: %w", err)
 	}

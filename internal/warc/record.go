@@ -45,6 +45,12 @@ type Record struct {
 	RefersToDate  time.Time
 	Extra         [][2]string // further named fields, in order
 	Block         []byte
+	// Payload, when set, follows Block in the record's block (a response's body after its
+	// HTTP head). Deflated, when set, is that body as its segment compressed it
+	// (gz.SpliceableOf): the record's member then carries it as it is, compressing only what
+	// surrounds it.
+	Payload  []byte
+	Deflated *gz.Deflated
 }
 
 // Marshal writes the record as one gzip member and returns its compressed length.
@@ -69,37 +75,36 @@ func (r Record) Marshal(w io.Writer) (int64, error) {
 		field("WARC-Refers-To-Date", FormatDate(r.RefersToDate))
 	}
 	field("WARC-Payload-Digest", r.PayloadDigest)
-	field("WARC-Block-Digest", Digest(r.Block))
+	field("WARC-Block-Digest", blockDigest(r.Block, r.Payload))
 	field("WARC-Truncated", r.Truncated)
 	for _, kv := range r.Extra {
 		field(kv[0], kv[1])
 	}
 	field("Content-Type", r.ContentType)
-	fmt.Fprintf(&head, "Content-Length: %d\r\n\r\n", len(r.Block))
+	fmt.Fprintf(&head, "Content-Length: %d\r\n\r\n", len(r.Block)+len(r.Payload))
 
-	cw := &countingWriter{w: w}
-	zw := gz.NewWriter(cw)
-	defer gz.Release(zw)
-	for _, part := range [][]byte{head.Bytes(), r.Block, []byte("\r\n\r\n")} {
-		if _, err := zw.Write(part); err != nil {
-			return cw.n, fmt.Errorf("warc: write record: %w", err)
-		}
+	var n int64
+	var err error
+	if d := r.Deflated; d != nil && d.Size == int64(len(r.Payload)) {
+		n, err = gz.WriteSpliced(w, [][]byte{head.Bytes(), r.Block}, *d, recordEnd)
+	} else {
+		n, err = gz.WriteMember(w, head.Bytes(), r.Block, r.Payload, recordEnd)
 	}
-	if err := zw.Close(); err != nil {
-		return cw.n, fmt.Errorf("warc: write record: %w", err)
+	if err != nil {
+		return n, fmt.Errorf("warc: write record: %w", err)
 	}
-	return cw.n, nil
+	return n, nil
 }
 
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
+// recordEnd follows every record's block.
+var recordEnd = []byte("\r\n\r\n")
 
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
+// blockDigest is Digest of block followed by payload.
+func blockDigest(block, payload []byte) string {
+	h := sha256.New()
+	h.Write(block)
+	h.Write(payload)
+	return DigestOf(h.Sum(nil))
 }
 
 // FormatDate is WARC-Date's form: UTC, to the microsecond (WARC 1.1 allows fractions).
@@ -133,6 +138,12 @@ var framing = map[string]bool{"content-length": true, "transfer-encoding": true,
 // HTTPResponseBlock is a response record's block: the status line and headers as received,
 // with framing headers renamed, then the payload.
 func HTTPResponseBlock(head string, payload []byte, withLength bool) []byte {
+	return append(HTTPResponseHead(head, len(payload), withLength), payload...)
+}
+
+// HTTPResponseHead is HTTPResponseBlock's head, for a payload of length bytes: a record with
+// it as Block and the payload as Payload holds the same block.
+func HTTPResponseHead(head string, length int, withLength bool) []byte {
 	var b bytes.Buffer
 	lines := strings.Split(strings.TrimRight(head, "\r\n"), "\r\n")
 	for i, line := range lines {
@@ -145,10 +156,9 @@ func HTTPResponseBlock(head string, payload []byte, withLength bool) []byte {
 		b.WriteString("\r\n")
 	}
 	if withLength {
-		fmt.Fprintf(&b, "Content-Length: %d\r\n", len(payload))
+		fmt.Fprintf(&b, "Content-Length: %d\r\n", length)
 	}
 	b.WriteString("\r\n")
-	b.Write(payload)
 	return b.Bytes()
 }
 

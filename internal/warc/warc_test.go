@@ -2,7 +2,9 @@ package warc_test
 
 import (
 	"bytes"
+	stdgzip "compress/gzip"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -10,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trawlerdev/trawler/internal/gz"
 	"github.com/trawlerdev/trawler/internal/testenv"
 	"github.com/trawlerdev/trawler/internal/warc"
 )
@@ -59,23 +62,27 @@ func TestIndependentReaderReadsOurRecords(t *testing.T) {
 		ContentType: "application/http;msgtype=response", Profile: warc.ProfileNotModified, RefersToURI: "http://a.test/p",
 		RefersToDate: at, PayloadDigest: warc.Digest(body),
 		Block: warc.HTTPResponseBlock("HTTP/1.1 304 Not Modified\r\nEtag: \"v1\"\r\n\r\n", nil, false)})
+	// A response whose body is spliced from its stored member (what the archiver writes).
+	add(splicedResponse(t, warc.Record{Type: warc.TypeResponse, ID: warc.RecordID("k3/response"), Date: at.Add(2 * time.Hour),
+		TargetURI: "http://a.test/p", ContentType: "application/http;msgtype=response", PayloadDigest: warc.Digest(body)}, head, body))
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
 	recs := testenv.ReadWARC(t, w.Path)
-	if len(recs) != 4 {
-		t.Fatalf("read %d records, want 4: %+v", len(recs), recs)
+	if len(recs) != 5 {
+		t.Fatalf("read %d records, want 5: %+v", len(recs), recs)
 	}
-	want := []string{"warcinfo", "request", "response", "revisit"}
+	want := []string{"warcinfo", "request", "response", "revisit", "response"}
 	for i, r := range recs {
 		if r.Type != want[i] {
 			t.Errorf("record %d is %s, want %s", i, r.Type, want[i])
 		}
 	}
-	resp := recs[2]
-	if resp.Status != 200 || resp.PayloadBytes != len(body) || resp.DigestOK == nil || !*resp.DigestOK ||
-		resp.Date != "2026-11-22T10:00:00.123456Z" {
-		t.Errorf("response as read: %+v", resp)
+	for i, date := range map[int]string{2: "2026-11-22T10:00:00.123456Z", 4: "2026-11-22T12:00:00.123456Z"} {
+		resp := recs[i]
+		if resp.Status != 200 || resp.PayloadBytes != len(body) || resp.DigestOK == nil || !*resp.DigestOK || resp.Date != date {
+			t.Errorf("response %d as read: %+v", i, resp)
+		}
 	}
 	if recs[3].Status != 304 || recs[3].Profile != warc.ProfileNotModified || recs[3].RefersTo != "http://a.test/p" {
 		t.Errorf("revisit as read: %+v", recs[3])
@@ -97,6 +104,76 @@ func TestIndependentReaderReadsOurRecords(t *testing.T) {
 	if !bytes.HasPrefix(data, []byte{0x1f, 0x8b}) {
 		t.Error("not gzip")
 	}
+}
+
+// splicedResponse is r holding body after head's HTTP head, spliced from the member a segment
+// would store it in.
+func splicedResponse(t *testing.T, r warc.Record, head string, body []byte) warc.Record {
+	t.Helper()
+	m, err := gz.CompressSpliceable(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, ok := gz.SpliceableOf(m)
+	if !ok {
+		t.Fatal("the stored member is not spliceable")
+	}
+	r.Block, r.Payload, r.Deflated = warc.HTTPResponseHead(head, len(body), true), body, &d
+	return r
+}
+
+// A spliced record holds byte for byte what the same record compressed whole holds, in one
+// gzip member, and carries the stored stream as it is; a stream whose length disagrees with
+// the payload is not spliced.
+func TestSplicedRecordHoldsWhatMarshalWrites(t *testing.T) {
+	head := "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n\r\n"
+	for _, body := range [][]byte{nil, []byte("<p>short</p>"), bytes.Repeat([]byte("<li>an item of a long list</li>\n"), 3000)} {
+		base := warc.Record{Type: warc.TypeResponse, ID: warc.RecordID("s/response"), Date: time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC),
+			TargetURI: "http://a.test/s", ContentType: "application/http;msgtype=response", PayloadDigest: warc.Digest(body)}
+		whole := base
+		whole.Block = warc.HTTPResponseBlock(head, body, true)
+		spliced := splicedResponse(t, base, head, body)
+		var a, b bytes.Buffer
+		if _, err := whole.Marshal(&a); err != nil {
+			t.Fatal(err)
+		}
+		n, err := spliced.Marshal(&b)
+		if err != nil || n != int64(b.Len()) {
+			t.Fatalf("spliced: %v, said %d of %d bytes", err, n, b.Len())
+		}
+		if got, want := gunzipOne(t, b.Bytes()), gunzipOne(t, a.Bytes()); !bytes.Equal(got, want) {
+			t.Fatalf("%d-byte body: the spliced record reads\n%q\nwant\n%q", len(body), got, want)
+		}
+		if !bytes.Contains(b.Bytes(), spliced.Deflated.Stream) {
+			t.Fatalf("%d-byte body: the stored stream is not in the record", len(body))
+		}
+		spliced.Payload = append(bytes.Clone(body), 'x')
+		var c bytes.Buffer
+		if _, err := spliced.Marshal(&c); err != nil {
+			t.Fatal(err)
+		}
+		if got := gunzipOne(t, c.Bytes()); !bytes.HasSuffix(got, append(append(bytes.Clone(body), 'x'), "\r\n\r\n"...)) {
+			t.Fatalf("%d-byte body: a payload its stream does not match was spliced", len(body))
+		}
+	}
+}
+
+// gunzipOne reads exactly one gzip member with the standard library's reader.
+func gunzipOne(t *testing.T, member []byte) []byte {
+	t.Helper()
+	zr, err := stdgzip.NewReader(bytes.NewReader(member))
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr.Multistream(false)
+	got, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rest, _ := io.ReadAll(zr); len(rest) > 0 {
+		t.Fatalf("%d bytes after the member", len(rest))
+	}
+	return got
 }
 
 type span struct{ offset, length int64 }
