@@ -3,6 +3,7 @@ package gz
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"hash/crc32"
 	"io"
 	"sync"
@@ -61,8 +62,8 @@ func CompressSpliceable(data []byte) ([]byte, error) {
 }
 
 // SpliceableOf is the stream inside a member CompressSpliceable wrote; ok is false for any
-// other member. It trusts the trailer: a caller that has not read the member through a gzip
-// reader (which checks the CRC and length) must not splice it blind.
+// other member. It trusts the trailer: a caller that has not read the member alone through
+// ReadOne (which checks the CRC and length, and that nothing follows) must not splice it.
 func SpliceableOf(member []byte) (d Deflated, ok bool) {
 	end := len(member) - len(spliceEnd) - 8
 	if end < len(spliceMark) || !bytes.HasPrefix(member, spliceMark) || !bytes.Equal(member[end:end+len(spliceEnd)], spliceEnd) {
@@ -70,6 +71,29 @@ func SpliceableOf(member []byte) (d Deflated, ok bool) {
 	}
 	t := member[len(member)-8:]
 	return Deflated{Stream: member[len(spliceMark):end], CRC: binary.LittleEndian.Uint32(t), Size: int64(binary.LittleEndian.Uint32(t[4:]))}, true
+}
+
+// ReadOne decompresses member, which must be exactly one gzip member (its trailer checked, no
+// byte after it), refusing more than limit bytes.
+func ReadOne(member []byte, limit int64) ([]byte, error) {
+	br := bytes.NewReader(member)
+	zr, err := NewReader(br) // (a bytes.Reader is a ByteReader: read no further than the member)
+	if err != nil {
+		return nil, err
+	}
+	defer ReleaseReader(zr) // (a reset reader reads every member again)
+	zr.Multistream(false)
+	data, err := io.ReadAll(io.LimitReader(zr, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("gz: a member larger than %d bytes", limit)
+	}
+	if br.Len() > 0 {
+		return nil, fmt.Errorf("gz: %d bytes after the member", br.Len())
+	}
+	return data, nil
 }
 
 // plainHeader is a gzip header with no fields: what a record's member starts with.
@@ -151,8 +175,8 @@ func (c *counter) Write(p []byte) (int, error) {
 }
 
 // CombineCRC is the CRC-32 (IEEE) of a's bytes followed by b's, from a's CRC, b's and b's
-// length (zlib's crc32_combine): a's CRC times x^(8·n) in GF(2), by the operators that append
-// 2^k zero bytes, one for each bit set in n.
+// length n (zlib's crc32_combine): a's CRC times x^(8·n) in GF(2), by the operators that
+// append 2^k zero bytes, one for each bit set in n. A length of 0 or less appends nothing.
 func CombineCRC(a, b uint32, n int64) uint32 {
 	for k := 0; n > 0; k, n = k+1, n>>1 {
 		if n&1 != 0 {

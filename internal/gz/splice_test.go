@@ -155,6 +155,45 @@ func benchPage() []byte {
 	return b.Bytes()
 }
 
+// ReadOne reads one member whole, and refuses two (an empty one first included), a member
+// with bytes after it, and a member over its limit.
+func TestReadOneReadsExactlyOneMember(t *testing.T) {
+	in := bytes.Repeat([]byte("one member "), 100)
+	m, _ := CompressSpliceable(in)
+	if got, err := ReadOne(m, 1<<20); err != nil || !bytes.Equal(got, in) {
+		t.Fatalf("one member: %d bytes, %v", len(got), err)
+	}
+	empty, _ := CompressSpliceable(nil)
+	for name, bad := range map[string][]byte{"two": append(bytes.Clone(empty), m...), "trailing": append(bytes.Clone(m), 0)} {
+		if _, err := ReadOne(bad, 1<<20); err == nil {
+			t.Errorf("%s: read as one member", name)
+		}
+	}
+	if _, err := ReadOne(m, int64(len(in))-1); err == nil {
+		t.Error("a member over its limit was read")
+	}
+	// (the pooled reader it used reads every member again)
+	zr, _ := NewReader(bytes.NewReader(append(bytes.Clone(m), m...)))
+	got, err := io.ReadAll(zr)
+	ReleaseReader(zr)
+	if err != nil || len(got) != 2*len(in) {
+		t.Fatalf("a reader after ReadOne read %d bytes of two members, %v", len(got), err)
+	}
+}
+
+// CombineCRC is associative over lengths far past any test's bytes (every operator of the
+// table in use): combining three parts either way gives one CRC.
+func TestCombineCRCHoldsForLongLengths(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for range 200 {
+		x, y, z := r.Uint32(), r.Uint32(), r.Uint32()
+		n, m := r.Int64N(1<<62), r.Int64N(1<<40)
+		if CombineCRC(CombineCRC(x, y, n), z, m) != CombineCRC(x, CombineCRC(y, z, m), n+m) {
+			t.Fatalf("not associative at lengths %d and %d", n, m)
+		}
+	}
+}
+
 func BenchmarkSplicedRecord(b *testing.B) {
 	page := benchPage()
 	m, _ := CompressSpliceable(page)

@@ -86,9 +86,9 @@ func (r *Reader) Get(ctx context.Context, ref string, limit int64) ([]byte, erro
 }
 
 // GetDeflated is Get, and, when the item was stored spliceable (every item a Writer stored
-// since spliceable members), its compressed stream as it is, checked by the read: its CRC
-// and length are the ones the decompression verified. A plain object or an older item gives
-// nil.
+// since spliceable members), its compressed stream as it is, checked by the read: the item is
+// one member, whose CRC and length the decompression verified. A plain object or an older
+// item gives nil.
 func (r *Reader) GetDeflated(ctx context.Context, ref string, limit int64) ([]byte, *gz.Deflated, error) {
 	key, off, n, ok := ParseRef(ref)
 	if !ok {
@@ -103,16 +103,15 @@ func (r *Reader) GetDeflated(ctx context.Context, ref string, limit int64) ([]by
 		return nil, nil, fmt.Errorf("segment: %s is past the end of %s (%d bytes)", ref, key, len(seg))
 	}
 	member := seg[off : off+n]
+	if d, ok := gz.SpliceableOf(member); ok {
+		// Read alone: a reference spanning more than one member (which no writer makes) must
+		// not pass for one; it is read as any other item below.
+		if data, err := gz.ReadOne(member, limit); err == nil && d.Size == int64(len(data)) {
+			return data, &d, nil
+		}
+	}
 	data, err := blob.ReadAll(bytes.NewReader(member), ref, limit, true)
-	if err != nil {
-		return nil, nil, err
-	}
-	// (a member is one gzip member: the reader read it whole, trailer checked, and stops at
-	// its end only if nothing follows; a stream and a length that disagree are not taken)
-	if d, ok := gz.SpliceableOf(member); ok && d.Size == int64(len(data)) {
-		return data, &d, nil
-	}
-	return data, nil, nil
+	return data, nil, err
 }
 
 // segment returns a segment's bytes from the cache, or fetches it once for all who ask.

@@ -122,6 +122,17 @@ func TestItemsComeWithTheirStreamWhenSpliceable(t *testing.T) {
 	if err != nil || !bytes.Equal(got, item) || d != nil {
 		t.Fatalf("an older item: %d bytes, stream %v, %v", len(got), d != nil, err)
 	}
+	// A reference spanning two spliceable members (no writer makes one) is no stream.
+	empty, _ := gz.CompressSpliceable(nil)
+	whole, _ := gz.CompressSpliceable(item)
+	two := segment.GroupPrefix("segments/test", "crawl-d") + "two.gz"
+	if err := b.Put(ctx, two, append(bytes.Clone(empty), whole...), "application/gzip"); err != nil {
+		t.Fatal(err)
+	}
+	got, d, err = r.GetDeflated(ctx, segment.Ref(two, 0, int64(len(empty)+len(whole))), 1<<20)
+	if err != nil || !bytes.Equal(got, item) || d != nil {
+		t.Fatalf("two members: %d bytes, stream %v, %v", len(got), d != nil, err)
+	}
 	plain, err := b.PutBody(ctx, item)
 	if err != nil {
 		t.Fatal(err)
