@@ -74,8 +74,8 @@ func (a *Archiver) WriteWARC(ctx context.Context, in ArchiveInput) (ArchiveResul
 	return res, finish(err)
 }
 
-// payload reads a stored body by reference, with its compressed stream when its segment
-// stored it spliceable.
+// payload reads a stored body or DOM by reference, with its compressed stream when its
+// segment stored it spliceable.
 func (a *Archiver) payload(ctx context.Context, key string) ([]byte, *gz.Deflated, error) {
 	if a.Bodies != nil {
 		return a.Bodies.GetDeflated(ctx, key, 1<<31)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trawlerdev/trawler/internal/gz"
 	"github.com/trawlerdev/trawler/internal/store"
 	"github.com/trawlerdev/trawler/internal/warc"
 )
@@ -88,12 +89,7 @@ func (w *Writer) captureRecord(ctx context.Context, c store.Capture, id string) 
 	rec.Type = warc.TypeResponse
 	if c.BodyKey != "" {
 		var err error
-		if w.Payload != nil {
-			rec.Payload, rec.Deflated, err = w.Payload(ctx, c.BodyKey)
-		} else {
-			rec.Payload, err = w.Body(ctx, c.BodyKey)
-		}
-		if err != nil {
+		if rec.Payload, rec.Deflated, err = w.payload(ctx, c.BodyKey); err != nil {
 			return rec, err
 		}
 		rec.PayloadDigest = warc.DigestOf(c.ContentHash)
@@ -105,18 +101,28 @@ func (w *Writer) captureRecord(ctx context.Context, c store.Capture, id string) 
 	return rec, nil
 }
 
+// payload reads a stored body or DOM by reference, with its compressed stream when it can be
+// spliced into its record (Writer.Payload).
+func (w *Writer) payload(ctx context.Context, key string) ([]byte, *gz.Deflated, error) {
+	if w.Payload != nil {
+		return w.Payload(ctx, key)
+	}
+	data, err := w.Body(ctx, key)
+	return data, nil, err
+}
+
 // addRenders adds rendered DOMs as conversion records.
 func (f *file) addRenders(ctx context.Context, rs []store.RenderCapture) error {
 	for _, r := range rs {
 		if err := f.open("dom-", r.RenderedAt, r.FetchID); err != nil {
 			return err
 		}
-		dom, err := f.w.Body(ctx, r.DOMKey)
+		dom, deflated, err := f.w.payload(ctx, r.DOMKey)
 		if err != nil {
 			return err
 		}
 		if _, _, err := f.wr.Add(warc.Record{Type: warc.TypeConversion, ID: warc.RecordID(r.FetchKey + "/render"), Date: r.RenderedAt,
-			TargetURI: r.URL, ContentType: "text/html; charset=utf-8", Block: dom,
+			TargetURI: r.URL, ContentType: "text/html; charset=utf-8", Payload: dom, Deflated: deflated,
 			Extra: [][2]string{{"WARC-Refers-To", "<" + warc.RecordID(r.FetchKey+"/response") + ">"}}}); err != nil {
 			return err
 		}

@@ -43,8 +43,8 @@ type Writer struct {
 	Blobs Blobs
 	// Body reads a stored body or DOM by reference.
 	Body func(ctx context.Context, key string) ([]byte, error)
-	// Payload reads a response's stored body by reference, with its compressed stream when
-	// it was stored spliceable (nil: Body, the record compressed whole).
+	// Payload reads a response's stored body or a rendered DOM by reference, with its
+	// compressed stream when it was stored spliceable (nil: Body, the record compressed whole).
 	Payload  func(ctx context.Context, key string) ([]byte, *gz.Deflated, error)
 	Software string // warcinfo's software field
 	TempDir  string // where files are assembled before upload ("" = the OS default)
