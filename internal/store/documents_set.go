@@ -144,10 +144,13 @@ func saveRun(ctx context.Context, tx pgx.Tx, preps []docPrep, saves []DocumentSa
 	// filed with the run). The run's own documents are compared below, each with the run's
 	// earlier ones that share a key.
 	var near []int // documents looked up for near-duplicates, in order
-	var qI []int32
-	var qC []string
-	var qK []int64
-	var qH [][]byte
+	nk := 0        // their keys (each looked up, then filed)
+	for i, p := range preps {
+		if dups[i] == nil {
+			nk += len(p.keys)
+		}
+	}
+	qI, qC, qK, qH := make([]int32, 0, nk), make([]string, 0, nk), make([]int64, 0, nk), make([][]byte, 0, nk)
 	for i, p := range preps {
 		if dups[i] != nil || len(p.keys) == 0 {
 			continue
@@ -177,33 +180,43 @@ func saveRun(ctx context.Context, tx pgx.Tx, preps []docPrep, saves []DocumentSa
 			return fmt.Errorf("near-duplicate candidates: %w", err)
 		}
 	}
-	var keyC []string
-	var keyH [][]byte
-	var keyK []int64
+	keyC, keyH, keyK := make([]string, 0, nk), make([][]byte, 0, nk), make([]int64, 0, nk)
 	type crawlKey struct {
 		crawl string
 		key   int64
 	}
-	filed := map[crawlKey][]int{}   // the run's documents filed under a key so far
-	filedKeys := make([]*string, n) // the keys each document files, for its row (nil: none)
+	// The run's documents filed under a key so far, in filing order: a list a key, threaded
+	// through one slice (a slice a key was most of what a save allocated).
+	type filing struct{ doc, next int32 }
+	filings := make([]filing, 0, nk)
+	filed := make(map[crawlKey][2]int32, nk) // a key's first and last filing
+	filedKeys := make([]*string, n)          // the keys each document files, for its row (nil: none)
+	had := make([]int, n)                    // had[j] == i+1: document j is already among i's candidates
 	for _, i := range near {
 		p := preps[i]
 		cands := filedBefore[i]
-		had := map[int]bool{}
 		for _, k := range p.keys {
-			for _, j := range filed[crawlKey{p.d.CrawlID, k}] {
+			at, ok := filed[crawlKey{p.d.CrawlID, k}]
+			for e := at[0]; ok && e >= 0; e = filings[e].next {
+				j := int(filings[e].doc)
 				q := preps[j]
-				if had[j] || string(q.d.Hash) == string(p.d.Hash) || (dups[j] != nil && string(dups[j].Of) == string(p.d.Hash)) {
+				if had[j] == i+1 || string(q.d.Hash) == string(p.d.Hash) || (dups[j] != nil && string(dups[j].Of) == string(p.d.Hash)) {
 					continue
 				}
-				had[j] = true
+				had[j] = i + 1
 				cands = append(cands, NearCandidate{Hash: q.d.Hash, SimHash: *q.simhash, MinHash: q.minhash, Original: dups[j] == nil})
 			}
 		}
 		dups[i] = saves[i].Near.Judge(cands)
 		filedKeys[i] = keysLiteral(p.keys)
 		for _, k := range p.keys {
-			filed[crawlKey{p.d.CrawlID, k}] = append(filed[crawlKey{p.d.CrawlID, k}], i)
+			ck, e := crawlKey{p.d.CrawlID, k}, int32(len(filings))
+			filings = append(filings, filing{doc: int32(i), next: -1})
+			if at, ok := filed[ck]; ok {
+				filings[at[1]].next, filed[ck] = e, [2]int32{at[0], e}
+			} else {
+				filed[ck] = [2]int32{e, e}
+			}
 			keyC, keyH, keyK = append(keyC, p.d.CrawlID), append(keyH, p.d.Hash), append(keyK, k)
 		}
 	}
