@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/trawlerdev/trawler/internal/crawl"
+	"github.com/trawlerdev/trawler/internal/gz"
 	"github.com/trawlerdev/trawler/internal/store"
 )
 
@@ -238,6 +239,69 @@ func TestRendersGoFirstIntoFilesOfTheirOwn(t *testing.T) {
 	if len(s.saved[1].Placed) != 1 || s.saved[1].Placed[0].ID != 1 {
 		t.Errorf("second file %+v: want the capture", s.saved[1])
 	}
+}
+
+// With Payload set, a response's body and a rendered DOM are spliced into their records as
+// their segments compressed them: each stored stream is in the file as it is, and every file
+// reads back exactly as the files a writer with Body alone writes.
+func TestStoredStreamsAreSplicedIntoTheirRecords(t *testing.T) {
+	page := func(key string) []byte { return bytes.Repeat([]byte("<p>"+key+"</p>\n"), 200) }
+	streams := map[string][]byte{}
+	files := map[bool]fakeBlobs{}
+	for _, splice := range []bool{true, false} {
+		s, b := newFakeStore(), fakeBlobs{}
+		s.capture(1, "http://a.test/", 200, 0)
+		s.capture(2, "http://a.test/b", 200, 0)
+		s.renders = []store.RenderCapture{{CrawlID: "c", FetchID: 1, FetchKey: "khttp://a.test/", URL: "http://a.test/", RenderedAt: t0, DOMKey: "dom/1"}}
+		w := newWriter(s, b)
+		w.Body = func(_ context.Context, key string) ([]byte, error) { return page(key), nil }
+		if splice {
+			w.Payload = func(_ context.Context, key string) ([]byte, *gz.Deflated, error) {
+				m, err := gz.CompressSpliceable(page(key))
+				if err != nil {
+					return nil, nil, err
+				}
+				d, _ := gz.SpliceableOf(m)
+				streams[key] = d.Stream
+				return page(key), &d, nil
+			}
+		}
+		if res, err := w.Write(context.Background(), Job{CrawlID: "c", Final: true, MaxBytes: 1 << 30}); err != nil || res.Files != 2 {
+			t.Fatalf("splice %v: %+v %v", splice, res, err)
+		}
+		files[splice] = b
+	}
+	if len(streams) != 3 {
+		t.Fatalf("%d stored streams read, want 3 (two bodies, one DOM)", len(streams))
+	}
+	var all []byte
+	for name, data := range files[true] {
+		if !strings.HasSuffix(name, ".warc.gz") {
+			continue
+		}
+		all = append(all, data...)
+		if got, want := gunzipAll(t, data), gunzipAll(t, files[false][name]); !bytes.Equal(got, want) {
+			t.Errorf("%s reads back differently spliced", name)
+		}
+	}
+	for key, stream := range streams {
+		if !bytes.Contains(all, stream) {
+			t.Errorf("the stored stream of %s is not in its file", key)
+		}
+	}
+}
+
+func gunzipAll(t *testing.T, data []byte) []byte {
+	t.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
 }
 
 // Another writer holding the crawl leaves it alone; a body that cannot be read fails the
