@@ -136,14 +136,7 @@ func newWriter(s *fakeStore, b fakeBlobs) *Writer {
 // warcTypes lists the WARC-Type of every record of a stored .warc.gz.
 func warcTypes(t *testing.T, data []byte) []string {
 	t.Helper()
-	zr, err := gzip.NewReader(bytes.NewReader(data))
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := gunzipAll(t, data)
 	var out []string
 	for _, m := range regexp.MustCompile(`(?m)^WARC-Type: (\S+)\r$`).FindAllStringSubmatch(string(raw), -1) {
 		out = append(out, m[1])
