@@ -1,4 +1,5 @@
-// Package gz owns Trawler's gzip: pooled writers and readers. A flate compressor's state is
+// Package gz owns Trawler's gzip: pooled writers and readers, and the spliceable members a
+// WARC record carries as they are stored (splice.go). A flate compressor's state is
 // about a megabyte that NewWriter allocates and zeroes: made afresh for every page's text and
 // every WARC record, it was the processing worker's largest single cost (17% of its CPU in the
 // long-tailed bench), and the garbage collector's work after it. The codec is
