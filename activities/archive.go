@@ -86,8 +86,6 @@ func (a *Archiver) payload(ctx context.Context, key string) ([]byte, *gz.Deflate
 
 // body reads a stored body (or DOM) by reference.
 func (a *Archiver) body(ctx context.Context, key string) ([]byte, error) {
-	if a.Bodies != nil {
-		return a.Bodies.Get(ctx, key, 1<<31)
-	}
-	return a.Blob.GetBody(ctx, key, 1<<31)
+	data, _, err := a.payload(ctx, key)
+	return data, err
 }

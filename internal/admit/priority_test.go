@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/policy"
@@ -13,17 +15,24 @@ import (
 	"github.com/trawlerdev/trawler/internal/urlnorm"
 )
 
+// priorityCrawl is a new crawl "c" of any scope seeded with seed, its store, and the policy
+// that makes its candidates.
+func priorityCrawl(t *testing.T, seed string) (*pgxpool.Pool, *store.Store, context.Context, *policy.Crawls) {
+	t.Helper()
+	pool, _ := testenv.Postgres(t)
+	st := store.New(pool)
+	ctx := context.Background()
+	if _, err := st.Crawls().CreateCrawl(ctx, "c", crawl.Spec{Seeds: []string{seed}, Scope: crawl.ScopeAny}.WithDefaults()); err != nil {
+		t.Fatal(err)
+	}
+	return pool, st, ctx, &policy.Crawls{Norm: urlnorm.New(urlnorm.Default())}
+}
+
 // A claim hands out a host's URLs in the documented priority order (policy's candidate.go priority, the
 // README's Priority): depth, seeds and sitemap files, a sitemap's <priority> and <lastmod>,
 // feed items by freshness, and in-links, each as the formula weighs it.
 func TestClaimFollowsThePriorityOrder(t *testing.T) {
-	pool, _ := testenv.Postgres(t)
-	st := store.New(pool)
-	ctx := context.Background()
-	if _, err := st.Crawls().CreateCrawl(ctx, "c", crawl.Spec{Seeds: []string{"http://p.test/"}, Scope: crawl.ScopeAny}.WithDefaults()); err != nil {
-		t.Fatal(err)
-	}
-	c := &policy.Crawls{Norm: urlnorm.New(urlnorm.Default())}
+	_, st, ctx, c := priorityCrawl(t, "http://p.test/")
 	now := time.Now()
 	type entry struct {
 		path   string
@@ -93,13 +102,7 @@ func TestClaimFollowsThePriorityOrder(t *testing.T) {
 // store.MaxInLinkBoosts links; a link past them leaves the URL's row as it was (schema 0041: each
 // boost locks the row and writes a new version of it).
 func TestInLinksRaiseAQueuedURLUpToTheirCap(t *testing.T) {
-	pool, _ := testenv.Postgres(t)
-	st := store.New(pool)
-	ctx := context.Background()
-	if _, err := st.Crawls().CreateCrawl(ctx, "c", crawl.Spec{Seeds: []string{"http://q.test/"}, Scope: crawl.ScopeAny}.WithDefaults()); err != nil {
-		t.Fatal(err)
-	}
-	c := &policy.Crawls{Norm: urlnorm.New(urlnorm.Default())}
+	pool, st, ctx, c := priorityCrawl(t, "http://q.test/")
 	page := c.Candidate("http://q.test/popular", 3, 0, crawl.SourceLink)
 	admitOnce := func() {
 		t.Helper()
@@ -138,13 +141,7 @@ func TestInLinksRaiseAQueuedURLUpToTheirCap(t *testing.T) {
 
 // A queued requisite that a page then links becomes a link, with its first boost.
 func TestALinkedRequisiteBecomesALink(t *testing.T) {
-	pool, _ := testenv.Postgres(t)
-	st := store.New(pool)
-	ctx := context.Background()
-	if _, err := st.Crawls().CreateCrawl(ctx, "c", crawl.Spec{Seeds: []string{"http://q.test/"}, Scope: crawl.ScopeAny}.WithDefaults()); err != nil {
-		t.Fatal(err)
-	}
-	c := &policy.Crawls{Norm: urlnorm.New(urlnorm.Default())}
+	pool, st, ctx, c := priorityCrawl(t, "http://q.test/")
 	for _, src := range []crawl.Source{crawl.SourceEmbed, crawl.SourceLink} {
 		cd := c.Candidate("http://q.test/logo.png", 1, 0, src)
 		if _, err := st.Frontier().Admit(ctx, "c", []store.Candidate{cd}, admit.Budget(0), -1); err != nil {

@@ -71,18 +71,8 @@ func NewReader(b *blob.Store, maxBytes int64) *Reader {
 // Get reads and decompresses the item ref names (or the plain gzip object it is), refusing
 // more than limit bytes.
 func (r *Reader) Get(ctx context.Context, ref string, limit int64) ([]byte, error) {
-	key, off, n, ok := ParseRef(ref)
-	if !ok {
-		return r.blob.GetBody(ctx, ref, limit)
-	}
-	seg, err := r.segment(ctx, key)
-	if err != nil {
-		return nil, err
-	}
-	if off+n > int64(len(seg)) {
-		return nil, fmt.Errorf("segment: %s is past the end of %s (%d bytes)", ref, key, len(seg))
-	}
-	return blob.ReadAll(bytes.NewReader(seg[off:off+n]), ref, limit, true)
+	data, _, err := r.GetDeflated(ctx, ref, limit)
+	return data, err
 }
 
 // GetDeflated is Get, and, when the item was stored spliceable (every item a Writer stored
