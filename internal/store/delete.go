@@ -18,6 +18,19 @@ import (
 var crawlTables = []string{"dedup_keys", "documents", "renders", "fetches", "dead_letters", "payloads", "fidelity",
 	"delivery_queue", "delivery_dead_letters", "deliveries", "cookie_jars", "crawl_rejections", "crawl_hosts", "warc_files", "urls", "crawl_counts", "crawls"}
 
+// crawlRowsWhere selects a crawl's ($1) rows of table t. The near-duplicate index names no
+// crawl (schema 0045): a crawl's keys are those its documents filed, mixed with the crawl.
+func crawlRowsWhere(t string) string {
+	switch t {
+	case "crawls":
+		return `id = $1`
+	case "dedup_keys":
+		return `(key, url_hash) IN (SELECT ` + nearKeySQL("d.crawl_id", "x") + `, d.url_hash
+			FROM documents d CROSS JOIN unnest(d.dedup_keys) x WHERE d.crawl_id = $1)`
+	}
+	return `crawl_id = $1`
+}
+
 // ErrCrawlLive is returned for a crawl that is still running or paused.
 var ErrCrawlLive = errors.New("the crawl is running or paused: stop it first")
 
@@ -26,11 +39,7 @@ func (agg Deletes) CrawlRows(ctx context.Context, crawlID string) (map[string]in
 	s := agg.s
 	b := &pgx.Batch{}
 	for _, t := range crawlTables {
-		col := "crawl_id"
-		if t == "crawls" {
-			col = "id"
-		}
-		b.Queue(`SELECT count(*) FROM `+t+` WHERE `+col+` = $1`, crawlID)
+		b.Queue(`SELECT count(*) FROM `+t+` WHERE `+crawlRowsWhere(t), crawlID)
 	}
 	br := s.pool.SendBatch(ctx, b)
 	defer br.Close()
@@ -149,11 +158,7 @@ func (agg Deletes) DeleteCrawlRows(ctx context.Context, crawlID string) (map[str
 			return err
 		}
 		for _, t := range crawlTables {
-			col := "crawl_id"
-			if t == "crawls" {
-				col = "id"
-			}
-			tag, err := tx.Exec(ctx, `DELETE FROM `+t+` WHERE `+col+` = $1`, crawlID)
+			tag, err := tx.Exec(ctx, `DELETE FROM `+t+` WHERE `+crawlRowsWhere(t), crawlID)
 			if err != nil {
 				return fmt.Errorf("delete from %s: %w", t, err)
 			}

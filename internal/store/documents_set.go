@@ -60,22 +60,23 @@ const queueDeliveriesSQL = `INSERT INTO delivery_queue (crawl_id, stored_tx, url
 // index's key: the keys a document filed are on its row (documents.dedup_keys), which no
 // other save changes meanwhile (the run holds the advisory lock of each document's URL). A
 // document saved for the first time has none.
-const clearKeysSQL = `DELETE FROM dedup_keys k USING (
-		SELECT d.crawl_id, d.url_hash, unnest(d.dedup_keys) AS key FROM documents d
+var clearKeysSQL = `DELETE FROM dedup_keys k USING (
+		SELECT ` + nearKeySQL("d.crawl_id", "x") + ` AS key, d.url_hash FROM documents d
 		JOIN unnest($1::text[], $2::bytea[]) AS t(c, h) ON d.crawl_id = t.c AND d.url_hash = t.h
+		CROSS JOIN unnest(d.dedup_keys) x
 		WHERE d.dedup_keys IS NOT NULL) o
-	WHERE k.crawl_id = o.crawl_id AND k.key = o.key AND k.url_hash = o.url_hash`
+	WHERE k.key = o.key AND k.url_hash = o.url_hash`
 
 // nearCandidatesSQL finds, for each lookup i of a run ($1 the lookup of each key, $2 its
 // document's crawl, $3 the key, $4 its document), the documents filed under its keys, the
 // document itself excluded, at most $5 of them, by lookup and then in the order they were
 // processed. LATERAL keeps each probe an index scan, however many keys the run has.
-const nearCandidatesSQL = `SELECT c.i, d.url_hash, d.simhash, d.minhash, d.dup_of IS NULL
+var nearCandidatesSQL = `SELECT c.i, d.url_hash, d.simhash, d.minhash, d.dup_of IS NULL
 	FROM (SELECT i, c, self, url_hash, row_number() OVER (PARTITION BY i) AS n FROM (
 			SELECT DISTINCT q.i, q.c, q.h AS self, k.url_hash
 			FROM unnest($1::int[], $2::text[], $3::bigint[], $4::bytea[]) AS q(i, c, key, h)
 			CROSS JOIN LATERAL (SELECT url_hash FROM dedup_keys k
-				WHERE k.crawl_id = q.c AND k.key = q.key AND k.url_hash <> q.h) k) x) c
+				WHERE k.key = ` + nearKeySQL("q.c", "q.key") + ` AND k.url_hash <> q.h) k) x) c
 	CROSS JOIN LATERAL (SELECT url_hash, simhash, minhash, dup_of, processed_at FROM documents d
 		WHERE d.crawl_id = c.c AND d.url_hash = c.url_hash) d
 	WHERE c.n <= $5 AND d.simhash IS NOT NULL AND d.dup_of IS DISTINCT FROM c.self -- (never a duplicate of its own duplicate)
@@ -262,7 +263,7 @@ func saveRun(ctx context.Context, tx pgx.Tx, preps []docPrep, saves []DocumentSa
 	}
 	if len(keyK) > 0 {
 		// (plain inserts: the index is not unique, schema 0039)
-		b.Queue(`INSERT INTO dedup_keys (crawl_id, key, url_hash) SELECT c, k, h FROM unnest($1::text[], $2::bigint[], $3::bytea[]) AS t(c, k, h)`,
+		b.Queue(`INSERT INTO dedup_keys (key, url_hash) SELECT `+nearKeySQL("c", "k")+`, h FROM unnest($1::text[], $2::bigint[], $3::bytea[]) AS t(c, k, h)`,
 			keyC, keyK, keyH)
 	}
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {

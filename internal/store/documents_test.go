@@ -21,12 +21,18 @@ import (
 // saveText stores a document of text under url, returning its duplicate verdict.
 func saveText(t testing.TB, ctx context.Context, s *store.Store, det *dedup.Detector, url, text string) *store.Dup {
 	t.Helper()
+	return saveTextIn(t, ctx, s, det, "c", url, text)
+}
+
+// saveTextIn is saveText into crawl crawlID.
+func saveTextIn(t testing.TB, ctx context.Context, s *store.Store, det *dedup.Detector, crawlID, url, text string) *store.Dup {
+	t.Helper()
 	c := cand(url, "a.test", 1)
-	if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{c}, admit.Budget(0), -1); err != nil {
+	if _, err := s.Frontier().Admit(ctx, crawlID, []store.Candidate{c}, admit.Budget(0), -1); err != nil {
 		t.Fatal(err)
 	}
 	content := sha256.Sum256([]byte(text))
-	dup, err := s.Documents().SaveDocument(ctx, store.Document{CrawlID: "c", Hash: c.Hash, ContentHash: content[:], BodyKey: "k",
+	dup, err := s.Documents().SaveDocument(ctx, store.Document{CrawlID: crawlID, Hash: c.Hash, ContentHash: content[:], BodyKey: "k",
 		Size: int64(len(text))}, nil, processing.NearDup(det, text))
 	if err != nil {
 		t.Fatal(err)
@@ -301,7 +307,7 @@ func TestSaveDocumentsInOneBatchFindEachOther(t *testing.T) {
 	}
 	var links, keyed int
 	if err := s.Pool().QueryRow(ctx, `SELECT (SELECT coalesce(sum(cardinality(link_to)), 0) FROM documents WHERE crawl_id = 'c'),
-		(SELECT count(DISTINCT url_hash) FROM dedup_keys WHERE crawl_id = 'c')`).Scan(&links, &keyed); err != nil {
+		(SELECT count(DISTINCT url_hash) FROM dedup_keys)`).Scan(&links, &keyed); err != nil {
 		t.Fatal(err)
 	}
 	if links != 4 || keyed != 3 { // every link once; keys for all but the exact copy
@@ -347,6 +353,57 @@ func TestDocumentKeysGoWithTheirDocument(t *testing.T) {
 	}
 }
 
+// The index files a key mixed with its document's crawl (schema 0045): a near copy saved in
+// another crawl finds nothing there, and deleting that crawl takes its keys and no other's.
+func TestNearDuplicateKeysStayInTheirCrawl(t *testing.T) {
+	s, ctx := newStore(t, 0, 0)
+	det, _ := dedup.NewDetector(3, 0.9)
+	docs, original, near, _ := corpusTrio(t)
+	if _, err := s.Crawls().CreateCrawl(ctx, "d", crawl.Spec{Seeds: []string{"http://a.test/"}}); err != nil {
+		t.Fatal(err)
+	}
+	saveTextIn(t, ctx, s, det, "c", "http://a.test/original", docs[original].Text)
+	if dup := saveTextIn(t, ctx, s, det, "d", "http://a.test/near", docs[near].Text); dup != nil {
+		t.Fatalf("a near copy in another crawl was judged %+v: want an original there", dup)
+	}
+	if dup := saveTextIn(t, ctx, s, det, "c", "http://a.test/near", docs[near].Text); dup == nil || dup.Kind == store.DupExact {
+		t.Fatalf("the near copy in the original's crawl was judged %+v: want a near duplicate", dup)
+	}
+	keys := func() (c, d int64) {
+		t.Helper()
+		rc, err := s.Deletes().CrawlRows(ctx, "c")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd, err := s.Deletes().CrawlRows(ctx, "d")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rc["dedup_keys"], rd["dedup_keys"]
+	}
+	var all int64
+	if err := s.Pool().QueryRow(ctx, `SELECT count(*) FROM dedup_keys`).Scan(&all); err != nil {
+		t.Fatal(err)
+	}
+	c, d := keys()
+	if want := int64(len(det.Keys(det.Fingerprint(docs[near].Text)))); d != want || c == 0 || c+d != all {
+		t.Fatalf("keys counted: crawl c %d, crawl d %d (want %d), %d in all", c, d, want, all)
+	}
+	if _, err := s.Pool().Exec(ctx, `UPDATE crawls SET state = 'stopped' WHERE id = 'd'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Deletes().ReleaseCrawl(ctx, "d"); err != nil {
+		t.Fatal(err)
+	}
+	gone, err := s.Deletes().DeleteCrawlRows(ctx, "d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := keys(); gone["dedup_keys"] != d || left != c {
+		t.Errorf("deleting crawl d took %d keys (want %d) and left crawl c %d (want %d)", gone["dedup_keys"], d, left, c)
+	}
+}
+
 // A document saved again files its new text's keys and none of its old ones, found by the
 // keys its row holds (schema 0036: dedup_keys has no index by document); saved again as an
 // exact duplicate, it files none.
@@ -356,13 +413,19 @@ func TestAResavedDocumentRefilesItsKeys(t *testing.T) {
 	docs, original, near, other := corpusTrio(t)
 	const url = "http://a.test/changing"
 	hash := cand(url, "a.test", 1).Hash
-	filed := func() (rows, onRow []int64) {
+	// rows: what the index holds for the document; onRow: the keys on its row; mixed: those
+	// keys mixed with its crawl, as the index files them (schema 0045).
+	filed := func() (rows, onRow, mixed []int64) {
 		t.Helper()
 		if err := s.Pool().QueryRow(ctx, `SELECT coalesce((SELECT array_agg(key ORDER BY key) FROM dedup_keys WHERE url_hash = $1), '{}'),
 			coalesce((SELECT array_agg(k ORDER BY k) FROM documents, unnest(dedup_keys) k WHERE url_hash = $1), '{}')`, hash).Scan(&rows, &onRow); err != nil {
 			t.Fatal(err)
 		}
-		return rows, onRow
+		if err := s.Pool().QueryRow(ctx, `SELECT coalesce(array_agg(hashtextextended('c', k) ORDER BY hashtextextended('c', k)), '{}')
+			FROM unnest($1::bigint[]) k`, onRow).Scan(&mixed); err != nil {
+			t.Fatal(err)
+		}
+		return rows, onRow, mixed
 	}
 	keysOf := func(text string) []int64 {
 		ks := slices.Clone(det.Keys(det.Fingerprint(text)))
@@ -371,22 +434,22 @@ func TestAResavedDocumentRefilesItsKeys(t *testing.T) {
 	}
 	saveText(t, ctx, s, det, "http://a.test/first", docs[near].Text) // processed first: the original of its text
 	saveText(t, ctx, s, det, url, docs[original].Text)
-	if rows, onRow := filed(); !slices.Equal(rows, keysOf(docs[original].Text)) || !slices.Equal(rows, slices.Compact(onRow)) {
+	if rows, onRow, mixed := filed(); !slices.Equal(slices.Compact(onRow), keysOf(docs[original].Text)) || !slices.Equal(rows, mixed) {
 		t.Fatalf("first save filed %v (row says %v), want %v", rows, onRow, keysOf(docs[original].Text))
 	}
 	saveText(t, ctx, s, det, url, docs[other].Text) // the page changed
-	if rows, onRow := filed(); !slices.Equal(rows, keysOf(docs[other].Text)) || !slices.Equal(rows, slices.Compact(onRow)) {
+	if rows, onRow, mixed := filed(); !slices.Equal(slices.Compact(onRow), keysOf(docs[other].Text)) || !slices.Equal(rows, mixed) {
 		t.Fatalf("saved changed, it files %v (row says %v), want only the new text's %v", rows, onRow, keysOf(docs[other].Text))
 	}
 	if dup := saveText(t, ctx, s, det, url, docs[near].Text); dup == nil || dup.Kind != store.DupExact { // now a copy of another document
 		t.Fatalf("saved as a copy: %+v", dup)
 	}
-	if rows, onRow := filed(); len(rows) != 0 || len(onRow) != 0 {
+	if rows, onRow, _ := filed(); len(rows) != 0 || len(onRow) != 0 {
 		t.Fatalf("an exact duplicate files no keys: %v (row says %v)", rows, onRow)
 	}
 	var indexes int
 	if err := s.Pool().QueryRow(ctx, `SELECT count(*) FROM pg_indexes WHERE tablename = 'dedup_keys'`).Scan(&indexes); err != nil || indexes != 1 {
-		t.Errorf("dedup_keys has %d indexes (%v): want one, by crawl, key and document", indexes, err)
+		t.Errorf("dedup_keys has %d indexes (%v): want one, by key (mixed with the crawl) and document", indexes, err)
 	}
 }
 
