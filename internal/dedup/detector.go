@@ -1,6 +1,9 @@
 package dedup
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Detector kinds, as recorded on a near-duplicate document (an exact duplicate is the store's
 // verdict by content hash: store.DupExact).
@@ -127,7 +130,10 @@ func (m Match) Better(o Match) bool {
 }
 
 // Index is an in-memory near-duplicate index over the same keys a persistent store uses: a
-// lookup probes each key, never the whole corpus.
+// lookup probes each key, never the whole corpus. Under a SimHash block, only documents
+// within MaxDistance are candidates, as the store checks in its index: a block finds SimHash
+// matches (any document shares a given block with one in 65,536 by chance), the bands find
+// MinHash matches.
 type Index struct {
 	d    *Detector
 	keys map[int64][]int
@@ -141,9 +147,11 @@ func NewIndex(d *Detector) *Index { return &Index{d: d, keys: map[int64][]int{}}
 func (x *Index) Lookup(f Fingerprint) (id int, m Match, ok bool) {
 	id = -1
 	tried := map[int]bool{}
+	blocks := SimHashKeys(f.SimHash)
 	for _, k := range x.d.Keys(f) {
+		block := slices.Contains(blocks, k)
 		for _, c := range x.keys[k] {
-			if tried[c] {
+			if tried[c] || (block && Hamming(f.SimHash, x.fps[c].SimHash) > x.d.MaxDistance) {
 				continue
 			}
 			tried[c] = true

@@ -14,6 +14,7 @@ func NearDup(det *dedup.Detector, text string) *store.NearDup {
 		return nil
 	}
 	return &store.NearDup{SimHash: int64(fp.SimHash), MinHash: dedup.EncodeSignature(fp.MinHash), Keys: det.Keys(fp),
+		Blocks: dedup.SimHashKeys(fp.SimHash), MaxBits: det.MaxDistance,
 		Judge: func(cands []store.NearCandidate) *store.Dup { return bestNearDuplicate(det, fp, cands) }}
 }
 

@@ -51,6 +51,13 @@ type NearDup struct {
 	SimHash int64
 	MinHash []byte
 	Keys    []int64
+	// Blocks are the keys (among Keys) that file the SimHash by blocks: a document under one
+	// of them is a candidate only within MaxBits of SimHash, checked in the index, which
+	// holds each document's SimHash (a block is there to find SimHash matches; MinHash
+	// matches are found by the other keys). A block's random companions grow with the crawl
+	// (about one in 65,536 documents shares any 16-bit block) and were each a document read.
+	Blocks  []int64
+	MaxBits int
 	Judge   func(cands []NearCandidate) *Dup
 }
 
@@ -123,6 +130,7 @@ func (agg Documents) SaveDocuments(ctx context.Context, saves []DocumentSave) ([
 			// (each key once: the index is not unique, schema 0039; a document's SimHash
 			// and MinHash keys are distinct as they are keyed, and stay so if that changes)
 			p.keys, p.simhash, p.minhash = slices.Compact(slices.Sorted(slices.Values(n.Keys))), &v, n.MinHash
+			p.blocks, p.maxBits = n.Blocks, n.MaxBits
 		}
 		d := &p.d
 		d.Title, d.Lang, d.Charset, d.ContentType, d.Canonical = Text(d.Title), Text(d.Lang), Text(d.Charset), Text(d.ContentType), Text(d.Canonical)

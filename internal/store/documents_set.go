@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	mathbits "math/bits"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -15,6 +17,24 @@ type docPrep struct {
 	keys    []int64
 	simhash *int64
 	minhash []byte
+	blocks  []int64 // the keys that are SimHash blocks (NearDup.Blocks), within maxBits
+	maxBits int
+}
+
+// bitsFor is how many bits from the document's SimHash a candidate under key k may be: its
+// maxBits for a SimHash block, -1 (any) for another key.
+func (p docPrep) bitsFor(k int64) int32 {
+	if slices.Contains(p.blocks, k) {
+		return int32(p.maxBits)
+	}
+	return -1
+}
+
+// nearEnough says whether a document of SimHash b is a candidate under a key allowing bits
+// (bitsFor) for a document of SimHash a: the index's check (nearCandidatesSQL), for the run's
+// own documents.
+func nearEnough(a, b int64, bits int32) bool {
+	return bits < 0 || int32(mathbits.OnesCount64(uint64(a^b))) <= bits
 }
 
 // saveDocumentsSQL upserts a run of documents with their verdicts ($1…$23 in the documents'
@@ -68,15 +88,18 @@ var clearKeysSQL = `DELETE FROM dedup_keys k USING (
 	WHERE k.key = o.key AND k.url_hash = o.url_hash`
 
 // nearCandidatesSQL finds, for each lookup i of a run ($1 the lookup of each key, $2 its
-// document's crawl, $3 the key, $4 its document), the documents filed under its keys, the
+// document's crawl, $3 the key, $4 its document, $6 its SimHash, $7 how many bits from it a
+// document filed under the key may be, -1: any), the documents filed under its keys, the
 // document itself excluded, at most $5 of them, by lookup and then in the order they were
-// processed. LATERAL keeps each probe an index scan, however many keys the run has.
+// processed. LATERAL keeps each probe an index scan, however many keys the run has; the
+// SimHash each entry holds is checked in the index, before any document is read.
 var nearCandidatesSQL = `SELECT c.i, d.url_hash, d.simhash, d.minhash, d.dup_of IS NULL
 	FROM (SELECT i, c, self, url_hash, row_number() OVER (PARTITION BY i) AS n FROM (
 			SELECT DISTINCT q.i, q.c, q.h AS self, k.url_hash
-			FROM unnest($1::int[], $2::text[], $3::bigint[], $4::bytea[]) AS q(i, c, key, h)
+			FROM unnest($1::int[], $2::text[], $3::bigint[], $4::bytea[], $6::bigint[], $7::int[]) AS q(i, c, key, h, sh, bits)
 			CROSS JOIN LATERAL (SELECT url_hash FROM dedup_keys k
-				WHERE k.key = ` + nearKeySQL("q.c", "q.key") + ` AND k.url_hash <> q.h) k) x) c
+				WHERE k.key = ` + nearKeySQL("q.c", "q.key") + ` AND k.url_hash <> q.h
+					AND (q.bits < 0 OR bit_count(int8send(k.simhash # q.sh)) <= q.bits)) k) x) c
 	CROSS JOIN LATERAL (SELECT url_hash, simhash, minhash, dup_of, processed_at FROM documents d
 		WHERE d.crawl_id = c.c AND d.url_hash = c.url_hash) d
 	WHERE c.n <= $5 AND d.simhash IS NOT NULL AND d.dup_of IS DISTINCT FROM c.self -- (never a duplicate of its own duplicate)
@@ -152,6 +175,7 @@ func saveRun(ctx context.Context, tx pgx.Tx, preps []docPrep, saves []DocumentSa
 		}
 	}
 	qI, qC, qK, qH := make([]int32, 0, nk), make([]string, 0, nk), make([]int64, 0, nk), make([][]byte, 0, nk)
+	qS, qB := make([]int64, 0, nk), make([]int32, 0, nk)
 	for i, p := range preps {
 		if dups[i] != nil || len(p.keys) == 0 {
 			continue
@@ -159,11 +183,12 @@ func saveRun(ctx context.Context, tx pgx.Tx, preps []docPrep, saves []DocumentSa
 		near = append(near, i)
 		for _, k := range p.keys {
 			qI, qC, qK, qH = append(qI, int32(i)), append(qC, p.d.CrawlID), append(qK, k), append(qH, p.d.Hash)
+			qS, qB = append(qS, *p.simhash), append(qB, p.bitsFor(k))
 		}
 	}
 	filedBefore := map[int][]NearCandidate{}
 	if len(near) > 0 {
-		rows, err := tx.Query(ctx, nearCandidatesSQL, qI, qC, qK, qH, maxNearCandidates)
+		rows, err := tx.Query(ctx, nearCandidatesSQL, qI, qC, qK, qH, maxNearCandidates, qS, qB)
 		if err != nil {
 			return fmt.Errorf("near-duplicate candidates: %w", err)
 		}
@@ -181,7 +206,7 @@ func saveRun(ctx context.Context, tx pgx.Tx, preps []docPrep, saves []DocumentSa
 			return fmt.Errorf("near-duplicate candidates: %w", err)
 		}
 	}
-	keyC, keyH, keyK := make([]string, 0, nk), make([][]byte, 0, nk), make([]int64, 0, nk)
+	keyC, keyH, keyK, keyS := make([]string, 0, nk), make([][]byte, 0, nk), make([]int64, 0, nk), make([]int64, 0, nk)
 	type crawlKey struct {
 		crawl string
 		key   int64
@@ -198,10 +223,12 @@ func saveRun(ctx context.Context, tx pgx.Tx, preps []docPrep, saves []DocumentSa
 		cands := filedBefore[i]
 		for _, k := range p.keys {
 			at, ok := filed[crawlKey{p.d.CrawlID, k}]
+			bits := p.bitsFor(k)
 			for e := at[0]; ok && e >= 0; e = filings[e].next {
 				j := int(filings[e].doc)
 				q := preps[j]
-				if had[j] == i+1 || string(q.d.Hash) == string(p.d.Hash) || (dups[j] != nil && string(dups[j].Of) == string(p.d.Hash)) {
+				if had[j] == i+1 || string(q.d.Hash) == string(p.d.Hash) || (dups[j] != nil && string(dups[j].Of) == string(p.d.Hash)) ||
+					!nearEnough(*p.simhash, *q.simhash, bits) {
 					continue
 				}
 				had[j] = i + 1
@@ -218,7 +245,7 @@ func saveRun(ctx context.Context, tx pgx.Tx, preps []docPrep, saves []DocumentSa
 			} else {
 				filed[ck] = [2]int32{e, e}
 			}
-			keyC, keyH, keyK = append(keyC, p.d.CrawlID), append(keyH, p.d.Hash), append(keyK, k)
+			keyC, keyH, keyK, keyS = append(keyC, p.d.CrawlID), append(keyH, p.d.Hash), append(keyK, k), append(keyS, *p.simhash)
 		}
 	}
 	// Save the documents with their verdicts (none, exact or near); queue those to deliver;
@@ -263,8 +290,9 @@ func saveRun(ctx context.Context, tx pgx.Tx, preps []docPrep, saves []DocumentSa
 	}
 	if len(keyK) > 0 {
 		// (plain inserts: the index is not unique, schema 0039)
-		b.Queue(`INSERT INTO dedup_keys (key, url_hash) SELECT `+nearKeySQL("c", "k")+`, h FROM unnest($1::text[], $2::bigint[], $3::bytea[]) AS t(c, k, h)`,
-			keyC, keyK, keyH)
+		b.Queue(`INSERT INTO dedup_keys (key, url_hash, simhash) SELECT `+nearKeySQL("c", "k")+`, h, s
+			FROM unnest($1::text[], $2::bigint[], $3::bytea[], $4::bigint[]) AS t(c, k, h, s)`,
+			keyC, keyK, keyH, keyS)
 	}
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {
 		return fmt.Errorf("save %d documents: %w", n, err)

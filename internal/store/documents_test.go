@@ -353,6 +353,66 @@ func TestDocumentKeysGoWithTheirDocument(t *testing.T) {
 	}
 }
 
+// A document filed under a SimHash block is a candidate only within the lookup's SimHash
+// distance, checked in the index (schema 0045): a block's chance companions are never read.
+// Under another key, any document is a candidate. The run's own documents are held to the
+// same rule, so a verdict does not depend on how documents were batched.
+func TestSimHashBlocksFindOnlyDocumentsWithinTheDistance(t *testing.T) {
+	const block, band = int64(7), int64(-99)
+	cases := []struct {
+		name    string
+		simhash int64
+		blocks  []int64
+		want    bool // the stored document is a candidate
+	}{
+		{"same block, 3 bits apart", 0b111, []int64{block}, true},
+		{"same block, 4 bits apart", 0b1111, []int64{block}, false},
+		{"same block, 32 bits apart", 0x0f0f0f0f0f0f0f0f, []int64{block}, false},
+		{"same key not a block, 32 bits apart", 0x0f0f0f0f0f0f0f0f, nil, true},
+	}
+	for _, together := range []bool{false, true} {
+		for _, tc := range cases {
+			t.Run(fmt.Sprintf("%s, in one batch %v", tc.name, together), func(t *testing.T) {
+				s, ctx := newStore(t, 0, 0)
+				var seen [][]byte
+				save := func(url string, simhash int64, blocks []int64) store.DocumentSave {
+					c := cand(url, "a.test", 1)
+					if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{c}, admit.Budget(0), -1); err != nil {
+						t.Fatal(err)
+					}
+					content := sha256.Sum256([]byte(url))
+					judge := func(cands []store.NearCandidate) *store.Dup {
+						for _, c := range cands {
+							seen = append(seen, c.Hash)
+						}
+						return nil
+					}
+					return store.DocumentSave{Doc: store.Document{CrawlID: "c", Hash: c.Hash, ContentHash: content[:], BodyKey: "k", Size: 1},
+						Near: &store.NearDup{SimHash: simhash, MinHash: []byte{1}, Keys: []int64{block, band}, Blocks: blocks, MaxBits: 3, Judge: judge}}
+				}
+				// The stored document shares both keys with the looker, but band only by
+				// its own key: the looker files band under a different number.
+				stored := save("http://a.test/stored", 0, []int64{block})
+				stored.Near.Keys = []int64{block, band - 1}
+				looker := save("http://a.test/looker", tc.simhash, tc.blocks)
+				batches := [][]store.DocumentSave{{stored}, {looker}}
+				if together {
+					batches = [][]store.DocumentSave{{stored, looker}}
+				}
+				for _, b := range batches {
+					if _, err := s.Documents().SaveDocuments(ctx, b); err != nil {
+						t.Fatal(err)
+					}
+				}
+				found := slices.ContainsFunc(seen, func(h []byte) bool { return string(h) == string(stored.Doc.Hash) })
+				if found != tc.want {
+					t.Errorf("the stored document was a candidate: %v, want %v (candidates %d)", found, tc.want, len(seen))
+				}
+			})
+		}
+	}
+}
+
 // The index files a key mixed with its document's crawl (schema 0045): a near copy saved in
 // another crawl finds nothing there, and deleting that crawl takes its keys and no other's.
 func TestNearDuplicateKeysStayInTheirCrawl(t *testing.T) {

@@ -101,9 +101,9 @@ func (s *Store) rebuildNearIndexNow() error {
 			if _, err := tx.Exec(ctx, `DELETE FROM dedup_keys`); err != nil {
 				return err
 			}
-			tag, err := tx.Exec(ctx, `INSERT INTO dedup_keys (key, url_hash)
-				SELECT `+nearKeySQL("d.crawl_id", "k")+`, d.url_hash FROM documents d CROSS JOIN unnest(d.dedup_keys) k
-				WHERE d.dedup_keys IS NOT NULL`)
+			tag, err := tx.Exec(ctx, `INSERT INTO dedup_keys (key, url_hash, simhash)
+				SELECT `+nearKeySQL("d.crawl_id", "k")+`, d.url_hash, d.simhash FROM documents d CROSS JOIN unnest(d.dedup_keys) k
+				WHERE d.dedup_keys IS NOT NULL AND d.simhash IS NOT NULL`)
 			if err != nil {
 				return err
 			}
