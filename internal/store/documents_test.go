@@ -122,6 +122,56 @@ func TestConcurrentNearDuplicatesFindEachOther(t *testing.T) {
 	}
 }
 
+// A save of fingerprinted documents takes its crawl's one near-duplicate lock, and a lock for
+// each document's URL and content, not one for each of its 20 near-duplicate keys (4,000 more
+// for 200 documents: a few such saves at once could fill Postgres's shared lock table). Held
+// by another transaction, the crawl's lock makes the save wait, holding no more than that.
+func TestASaveOfFingerprintedDocumentsTakesTheCrawlsOneNearLock(t *testing.T) {
+	s, ctx := newStore(t, 0, 0)
+	det, _ := dedup.NewDetector(3, 0.9)
+	docs := dedup.GenerateCorpus(13, 200)
+	var saves []store.DocumentSave
+	for i, d := range docs {
+		c := cand(fmt.Sprintf("http://a.test/%d", i), "a.test", 1)
+		if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{c}, admit.Budget(0), -1); err != nil {
+			t.Fatal(err)
+		}
+		content := sha256.Sum256([]byte(d.Text))
+		saves = append(saves, store.DocumentSave{Near: processing.NearDup(det, d.Text),
+			Doc: store.Document{CrawlID: "c", Hash: c.Hash, ContentHash: content[:], BodyKey: "k", Size: 1}})
+	}
+	holder, err := s.Pool().Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Rollback(ctx)
+	var holderPID int
+	if err := holder.QueryRow(ctx, `SELECT pg_backend_pid() FROM (SELECT pg_advisory_xact_lock($1)) l`, store.NearLockOf("c")).Scan(&holderPID); err != nil {
+		t.Fatal(err)
+	}
+	saved := make(chan error, 1)
+	go func() {
+		_, err := s.Documents().SaveDocuments(ctx, saves)
+		saved <- err
+	}()
+	var held, waiting int
+	for deadline := time.Now().Add(10 * time.Second); waiting == 0 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if err := s.Pool().QueryRow(ctx, `SELECT count(*) FILTER (WHERE granted), count(*) FILTER (WHERE NOT granted)
+			FROM pg_locks WHERE locktype = 'advisory' AND pid <> $1 AND pid <> pg_backend_pid()`, holderPID).Scan(&held, &waiting); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if waiting != 1 || held > 2*len(saves) {
+		t.Errorf("the save waits on %d locks holding %d: want it waiting on the crawl's near-duplicate lock, holding at most %d", waiting, held, 2*len(saves))
+	}
+	if err := holder.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-saved; err != nil {
+		t.Fatal(err)
+	}
+}
+
 // BenchmarkNearDuplicateSave10k is the cost of saving a document — near-duplicate lookup
 // through the Postgres index included — into a crawl that already holds 10,000 documents.
 func BenchmarkNearDuplicateSave10k(b *testing.B) {

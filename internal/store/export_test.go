@@ -18,3 +18,6 @@ func (s *Store) RecordFetchesTogether(ctx context.Context, hosts []string, outco
 	}
 	return out, nil
 }
+
+// NearLockOf is the advisory-lock key of crawlID's near-duplicate lock (lockKeys).
+func NearLockOf(crawlID string) int64 { return lockKeys(crawlID, nil, nil, true)[2] }
