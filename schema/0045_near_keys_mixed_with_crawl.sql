@@ -4,7 +4,8 @@
 -- narrower and compare as integers, not as text under the database's collation: on 4 million
 -- keys, probing 2,000 documents' keys read 29% fewer buffers in 33% less time, filing them 20%
 -- fewer in 30% less (issue 49: the index was 28% of what Postgres read). Two crawls' keys
--- meeting on one bigint cost a candidate that the lookup's join on the crawl's documents drops.
+-- meeting on one bigint (about one chance in 2^64) cost at most a candidate, judged by its
+-- fingerprint like any other.
 -- The index is derived (0036) and unlogged (0037): it is emptied here, and the next save of a
 -- document rebuilds it from documents.dedup_keys, as after a crash (store.rebuildNearIndex).
 -- Each entry holds its document's SimHash too, in the index (INCLUDE): a lookup under one of

@@ -114,7 +114,7 @@ type DocumentSave struct {
 // SaveDocuments is SaveDocument for a batch, in one transaction of three round trips whatever
 // the batch holds (and one more for a document whose content left a group it was the first
 // of), its writes one statement each for the whole batch (documents_set.go): lock every
-// document's URL and duplicate keys, find exact duplicates; find near-duplicate candidates (a
+// document's URL and content, and the crawl's near-duplicates (lockKeys), find exact duplicates; find near-duplicate candidates (a
 // later document sees an earlier one's keys); save the documents with their verdicts, file
 // their keys and record their out-links. It returns
 // each document's verdict. One document Postgres refuses fails the batch (IsDataError): save

@@ -106,7 +106,7 @@ var nearCandidatesSQL = `SELECT c.i, d.url_hash, d.simhash, d.minhash, d.dup_of 
 	ORDER BY c.i, d.processed_at, d.url_hash`
 
 // saveRun saves a run of documents (no document twice) in tx, taking locks (sorted advisory
-// locks of every document's URL and every duplicate key the batch's documents could meet on)
+// locks of every document's URL and content, and of its crawl's near-duplicates: lockKeys)
 // first, in three pipelined round trips (and one more for each document whose content left a
 // group it was the first of): lock, find exact duplicates and clear the keys the run's documents
 // filed before; look up near-duplicate candidates; save the documents with their verdicts
@@ -135,7 +135,7 @@ func saveRun(ctx context.Context, tx pgx.Tx, preps []docPrep, saves []DocumentSa
 				return errNearIndexLost
 			}
 			if _, err := br.Exec(); err != nil {
-				return fmt.Errorf("lock duplicate keys: %w", err)
+				return fmt.Errorf("lock the documents and their crawls' near-duplicates: %w", err)
 			}
 		}
 		rows, err := br.Query()

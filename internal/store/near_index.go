@@ -19,8 +19,8 @@ import (
 
 // nearKeySQL is the near-duplicate index's key of a document's key in its crawl, as a SQL
 // expression: the two mixed into one bigint (schema 0045, whose trigger repeats it), so an
-// entry is a third narrower and compares as integers. A bigint two crawls' keys share costs a
-// candidate that the join on the crawl's documents drops.
+// entry is a third narrower and compares as integers. A bigint two crawls' keys share (about
+// one chance in 2⁶⁴) costs at most a candidate, judged by its fingerprint like any other.
 func nearKeySQL(crawl, key string) string { return "hashtextextended(" + crawl + ", " + key + ")" }
 
 // errNearIndexLost says the near-duplicate index was lost with a crash or a failover.
