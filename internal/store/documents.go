@@ -114,11 +114,11 @@ type DocumentSave struct {
 // SaveDocuments is SaveDocument for a batch, in one transaction of three round trips whatever
 // the batch holds (and one more for a document whose content left a group it was the first
 // of), its writes one statement each for the whole batch (documents_set.go): lock every
-// document's URL and content, and the crawl's near-duplicates (lockKeys), find exact duplicates; find near-duplicate candidates (a
-// later document sees an earlier one's keys); save the documents with their verdicts, file
-// their keys and record their out-links. It returns
-// each document's verdict. One document Postgres refuses fails the batch (IsDataError): save
-// them one by one then.
+// document's URL and content and the crawl's near-duplicates (lockKeys), find exact
+// duplicates; find near-duplicate candidates (a later document sees an earlier one's keys);
+// save the documents with their verdicts, file their keys and record their out-links. It
+// returns each document's verdict. One document Postgres refuses fails the batch
+// (IsDataError): save them one by one then.
 func (agg Documents) SaveDocuments(ctx context.Context, saves []DocumentSave) ([]*Dup, error) {
 	s := agg.s
 	preps := make([]docPrep, len(saves))
@@ -185,7 +185,8 @@ func sendBatch(ctx context.Context, tx pgx.Tx, b *pgx.Batch, read func(pgx.Batch
 }
 
 // maxNearCandidates bounds the candidates one lookup verifies (a hot key — thousands of pages
-// sharing a SimHash block — must not make a lookup scan them all).
+// sharing a band, or a SimHash block within a few bits, as a site's template can make — must
+// not make a lookup read and verify them all).
 const maxNearCandidates = 500
 
 // lockKeys maps a document to the advisory-lock keys its save takes, scoped to its crawl: its
