@@ -54,10 +54,16 @@ func checkWARC(t *testing.T, s *stack, crawlID string) (responses, revisits int)
 		}
 	}
 	var fetches int
-	var unarchived int
-	if err := s.store.Pool().QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE warc_file IS NULL) FROM fetches
-		WHERE crawl_id = $1 AND status IS NOT NULL`, crawlID).Scan(&fetches, &unarchived); err != nil {
+	var unarchived, pending int
+	// A capture is archived when it has a placement (schema 0046), and then waits no more.
+	if err := s.store.Pool().QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE p.fetch_id IS NULL),
+			count(*) FILTER (WHERE EXISTS (SELECT 1 FROM warc_pending w WHERE w.crawl_id = f.crawl_id AND w.fetch_id = f.id))
+		FROM fetches f LEFT JOIN warc_placements p ON p.fetch_id = f.id
+		WHERE f.crawl_id = $1 AND f.status IS NOT NULL`, crawlID).Scan(&fetches, &unarchived, &pending); err != nil {
 		t.Fatal(err)
+	}
+	if pending != unarchived {
+		t.Errorf("%d captures still wait for the archiver, %d have no placement: each capture is one or the other", pending, unarchived)
 	}
 	var loads int // what browsers loaded while they rendered pages: captures too
 	if err := s.store.Pool().QueryRow(ctx, `SELECT coalesce(sum(jsonb_array_length(loads)), 0) FROM renders
@@ -67,7 +73,8 @@ func checkWARC(t *testing.T, s *stack, crawlID string) (responses, revisits int)
 	fetches += loads
 	if unarchived != 0 {
 		rows, _ := s.store.Pool().Query(ctx, `SELECT f.id, u.url, f.status, f.fetched_at, u.state, (SELECT max(created_at) FROM warc_files)
-			FROM fetches f JOIN urls u USING (crawl_id, url_hash) WHERE f.crawl_id = $1 AND f.warc_file IS NULL AND f.status IS NOT NULL`, crawlID)
+			FROM fetches f JOIN urls u USING (crawl_id, url_hash) WHERE f.crawl_id = $1 AND f.status IS NOT NULL
+				AND NOT EXISTS (SELECT 1 FROM warc_placements p WHERE p.fetch_id = f.id)`, crawlID)
 		for rows.Next() {
 			var id int64
 			var u, state string
@@ -291,8 +298,8 @@ func TestRecrawlIsConditionalAndAdaptive(t *testing.T) {
 func checkSpliced(t *testing.T, s *stack, crawlID string, data map[string][]byte) {
 	t.Helper()
 	ctx := context.Background()
-	rows, err := s.store.Pool().Query(ctx, `SELECT body_key, warc_file, warc_offset, warc_length FROM fetches
-		WHERE crawl_id = $1 AND body_key IS NOT NULL AND warc_file IS NOT NULL`, crawlID)
+	rows, err := s.store.Pool().Query(ctx, `SELECT f.body_key, p.warc_file, p.warc_offset, p.warc_length
+		FROM fetches f JOIN warc_placements p ON p.fetch_id = f.id WHERE f.crawl_id = $1 AND f.body_key IS NOT NULL`, crawlID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,15 +15,18 @@ import (
 // crawlTables are the tables holding a crawl's rows, children before parents: deleting them in
 // this order never waits on a cascade, and each count is the table's own. crawl_counts comes
 // after urls and fetches, whose triggers keep it.
-var crawlTables = []string{"dedup_keys", "documents", "renders", "fetches", "dead_letters", "payloads", "fidelity",
+var crawlTables = []string{"dedup_keys", "documents", "renders", "warc_placements", "warc_pending", "fetches", "dead_letters", "payloads", "fidelity",
 	"delivery_queue", "delivery_dead_letters", "deliveries", "cookie_jars", "crawl_rejections", "crawl_hosts", "warc_files", "urls", "crawl_counts", "crawls"}
 
 // crawlRowsWhere selects a crawl's ($1) rows of table t. The near-duplicate index names no
-// crawl (schema 0045): a crawl's keys are those its documents filed, mixed with the crawl.
+// crawl (schema 0045): a crawl's keys are those its documents filed, mixed with the crawl. A
+// WARC placement names only its fetch (schema 0046).
 func crawlRowsWhere(t string) string {
 	switch t {
 	case "crawls":
 		return `id = $1`
+	case "warc_placements":
+		return `fetch_id IN (SELECT id FROM fetches WHERE crawl_id = $1)`
 	case "dedup_keys":
 		return `(key, url_hash) IN (SELECT ` + nearKeySQL("d.crawl_id", "x") + `, d.url_hash
 			FROM documents d CROSS JOIN unnest(d.dedup_keys) x WHERE d.crawl_id = $1)`

@@ -19,6 +19,8 @@ import (
 // in the group's order, whether each outcome was recorded now. The group must not name a
 // fetch key or a URL twice (distinctRuns). A new body is filed under its digest in the crawl's
 // payloads (the first capture of those bytes in the crawl stays the one a revisit refers to).
+// A new fetch with an HTTP answer waits for the archiver in warc_pending (schema 0046's
+// trigger, which every writer of fetches passes through).
 const recordFetchesSQL = `WITH t AS (
 		SELECT * FROM unnest($1::text[], $2::bytea[], $3::text[], $4::timestamptz[], $5::int[], $6::bigint[], $7::bigint[],
 			$8::bool[], $9::text[], $10::bytea[], $11::text[], $12::text[], $13::text[], $14::bytea[], $15::bytea[], $16::bool[],

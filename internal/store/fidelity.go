@@ -34,7 +34,8 @@ func (agg Archive) LastAnswer(ctx context.Context, crawlID string, urlHash []byt
 	var head []byte
 	err := s.pool.QueryRow(ctx, `SELECT u.url, f.status, coalesce(f.content_type, ''), coalesce(f.body_key, ''), coalesce(f.response_head, ''::bytea)
 		FROM fetches f JOIN urls u USING (crawl_id, url_hash)
-		WHERE f.crawl_id = $1 AND f.url_hash = $2 AND f.warc_file IS NOT NULL AND f.status IS NOT NULL AND f.status <> 304
+		WHERE f.crawl_id = $1 AND f.url_hash = $2 AND f.status IS NOT NULL AND f.status <> 304
+			AND EXISTS (SELECT 1 FROM warc_placements p WHERE p.fetch_id = f.id)
 			AND (f.body_key IS NOT NULL OR f.status NOT BETWEEN 200 AND 299)
 		ORDER BY f.status BETWEEN 200 AND 399 DESC, f.fetched_at DESC LIMIT 1`, crawlID, urlHash).Scan(&rawURL, &a.Status, &a.ContentType, &a.BodyKey, &head)
 	if errors.Is(err, pgx.ErrNoRows) {

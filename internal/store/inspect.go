@@ -143,7 +143,8 @@ func (agg Inspect) URLRecordOf(ctx context.Context, crawlID string, hash []byte)
 	}
 	r.SkipReason, r.LastError = deref(skip), deref(lastErr)
 	rows, err := s.pool.Query(ctx, `SELECT fetched_at, status, duration_ms, bytes, coalesce(content_type, ''), coalesce(error, ''),
-			coalesce(robots_tag, ''), coalesce(warc_file, '') FROM fetches WHERE crawl_id = $1 AND url_hash = $2 ORDER BY fetched_at`, crawlID, hash)
+			coalesce(robots_tag, ''), coalesce(p.warc_file, '') FROM fetches f LEFT JOIN warc_placements p ON p.fetch_id = f.id
+			WHERE f.crawl_id = $1 AND f.url_hash = $2 ORDER BY f.fetched_at`, crawlID, hash)
 	if err != nil {
 		return nil, fmt.Errorf("store: url fetches: %w", err)
 	}

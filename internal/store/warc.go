@@ -39,7 +39,8 @@ func (agg Archive) Unarchived(ctx context.Context, crawlID string, afterID int64
 			coalesce(f.body_key, ''), f.content_hash, f.truncated, coalesce(f.request_head, ''::bytea), coalesce(f.response_head, ''::bytea),
 			CASE WHEN x.url IS NULL THEN coalesce(r.id, 0) ELSE 0 END, coalesce(x.url, r.url, ''),
 			coalesce(x.fetched_at, r.fetched_at, 'epoch'), coalesce(x.content_hash, r.content_hash)
-		FROM fetches f JOIN urls u ON u.crawl_id = f.crawl_id AND u.url_hash = f.url_hash
+		FROM warc_pending w JOIN fetches f ON f.id = w.fetch_id
+		JOIN urls u ON u.crawl_id = f.crawl_id AND u.url_hash = f.url_hash
 		LEFT JOIN LATERAL (
 			SELECT p.id, pu.url, p.fetched_at, p.content_hash FROM fetches p JOIN urls pu ON pu.crawl_id = p.crawl_id AND pu.url_hash = p.url_hash
 			WHERE p.crawl_id = f.crawl_id AND p.body_key IS NOT NULL AND p.id < f.id AND (
@@ -47,8 +48,8 @@ func (agg Archive) Unarchived(ctx context.Context, crawlID string, afterID int64
 			ORDER BY CASE WHEN f.status = 304 THEN -p.id ELSE p.id END LIMIT 1) r ON true
 		LEFT JOIN payloads x ON x.content_hash = f.content_hash AND x.crawl_id = f.crawl_id AND x.owner_crawl <> f.crawl_id
 			AND x.body_key = f.body_key
-		WHERE f.crawl_id = $1 AND f.warc_file IS NULL AND f.status IS NOT NULL AND f.id > $2
-		ORDER BY f.id LIMIT $3`, crawlID, afterID, limit)
+		WHERE w.crawl_id = $1 AND w.fetch_id > $2
+		ORDER BY w.fetch_id LIMIT $3`, crawlID, afterID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: unarchived captures of %s: %w", crawlID, err)
 	}
@@ -68,8 +69,8 @@ func (agg Archive) OldestUnarchived(ctx context.Context, crawlID string) (time.T
 	s := agg.s
 	var t *time.Time
 	var n int64
-	err := s.pool.QueryRow(ctx, `SELECT min(fetched_at), coalesce(sum(bytes), 0) FROM fetches
-		WHERE crawl_id = $1 AND warc_file IS NULL AND status IS NOT NULL`, crawlID).Scan(&t, &n)
+	err := s.pool.QueryRow(ctx, `SELECT min(f.fetched_at), coalesce(sum(f.bytes), 0)
+		FROM warc_pending w JOIN fetches f ON f.id = w.fetch_id WHERE w.crawl_id = $1`, crawlID).Scan(&t, &n)
 	if err != nil {
 		return time.Time{}, 0, fmt.Errorf("store: unarchived captures of %s: %w", crawlID, err)
 	}
@@ -94,7 +95,9 @@ type Placed struct {
 	Offset, Length int64
 }
 
-// SaveWARCFile records an uploaded WARC file and marks its captures archived.
+// SaveWARCFile records an uploaded WARC file, where each of its captures' records sits, and
+// that they wait no more. A capture's row is not rewritten (schema 0046): its placement is a
+// row of its own, written once (a file saved again after a retry moves it).
 func (agg Archive) SaveWARCFile(ctx context.Context, f WARCFile) error {
 	s := agg.s
 	ids, offs, lens := make([]int64, len(f.Placed)), make([]int64, len(f.Placed)), make([]int64, len(f.Placed))
@@ -109,10 +112,17 @@ func (agg Archive) SaveWARCFile(ctx context.Context, f WARCFile) error {
 			f.CrawlID, f.Name, f.CDXKey, f.Records, f.Bytes, f.FirstID, f.LastID); err != nil {
 			return fmt.Errorf("insert warc file: %w", err)
 		}
-		_, err := tx.Exec(ctx, `UPDATE fetches f SET warc_file = $2, warc_offset = p.o, warc_length = p.l
-			FROM unnest($3::bigint[], $4::bigint[], $5::bigint[]) AS p(id, o, l) WHERE f.id = p.id AND f.crawl_id = $1`,
-			f.CrawlID, f.Name, ids, offs, lens)
-		return err
+		if _, err := tx.Exec(ctx, `INSERT INTO warc_placements (fetch_id, warc_file, warc_offset, warc_length)
+			SELECT p.id, $1, p.o, p.l FROM unnest($2::bigint[], $3::bigint[], $4::bigint[]) AS p(id, o, l)
+			ON CONFLICT (fetch_id) DO UPDATE SET warc_file = excluded.warc_file, warc_offset = excluded.warc_offset,
+				warc_length = excluded.warc_length`, f.Name, ids, offs, lens); err != nil {
+			return fmt.Errorf("place captures: %w", err)
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM warc_pending WHERE crawl_id = $1 AND fetch_id = ANY($2::bigint[])`,
+			f.CrawlID, ids); err != nil {
+			return fmt.Errorf("captures placed: %w", err)
+		}
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("store: save WARC file %s: %w", f.Name, err)
@@ -174,9 +184,9 @@ type CaptureLoc struct {
 // CapturesOf lists the archived captures of one URL of a crawl, oldest first.
 func (agg Archive) CapturesOf(ctx context.Context, crawlID string, urlHash []byte) ([]CaptureLoc, error) {
 	s := agg.s
-	rows, err := s.pool.Query(ctx, `SELECT u.url, f.fetched_at, f.status, f.warc_file, f.warc_offset, f.warc_length
-		FROM fetches f JOIN urls u USING (crawl_id, url_hash)
-		WHERE f.crawl_id = $1 AND f.url_hash = $2 AND f.warc_file IS NOT NULL ORDER BY f.fetched_at`, crawlID, urlHash)
+	rows, err := s.pool.Query(ctx, `SELECT u.url, f.fetched_at, f.status, p.warc_file, p.warc_offset, p.warc_length
+		FROM fetches f JOIN urls u USING (crawl_id, url_hash) JOIN warc_placements p ON p.fetch_id = f.id
+		WHERE f.crawl_id = $1 AND f.url_hash = $2 ORDER BY f.fetched_at`, crawlID, urlHash)
 	if err != nil {
 		return nil, fmt.Errorf("store: captures: %w", err)
 	}
