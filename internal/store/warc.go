@@ -48,7 +48,7 @@ func (agg Archive) Unarchived(ctx context.Context, crawlID string, afterID int64
 			ORDER BY CASE WHEN f.status = 304 THEN -p.id ELSE p.id END LIMIT 1) r ON true
 		LEFT JOIN payloads x ON x.content_hash = f.content_hash AND x.crawl_id = f.crawl_id AND x.owner_crawl <> f.crawl_id
 			AND x.body_key = f.body_key
-		WHERE w.crawl_id = $1 AND w.fetch_id > $2
+		WHERE w.crawl_id = $1 AND w.fetch_id > $2 AND f.crawl_id = $1 AND f.id > $2 -- (f's bounds too: a merge join would read fetches from their first)
 		ORDER BY w.fetch_id LIMIT $3`, crawlID, afterID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: unarchived captures of %s: %w", crawlID, err)
