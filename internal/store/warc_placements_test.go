@@ -2,8 +2,11 @@ package store_test
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/crawl"
@@ -77,6 +80,9 @@ func TestArchivingCapturesPlacesThemAndLeavesTheirRowsAlone(t *testing.T) {
 	if err != nil || len(locs) != 1 || locs[0].File != "warc/c/one.warc.gz" || locs[0].Offset != 50 || locs[0].Length != 40 || locs[0].Status != 404 {
 		t.Errorf("captures of %s: %+v %v", cands[1].URL, locs, err)
 	}
+	if r, err := s.Inspect().URLRecordOf(ctx, "c", cands[0].Hash); err != nil || len(r.Fetches) != 1 || r.Fetches[0].WARCFile != "warc/c/one.warc.gz" {
+		t.Errorf("the URL view of %s: %+v %v; want its capture's WARC file", cands[0].URL, r, err)
+	}
 	if a, ok, err := s.Archive().LastAnswer(ctx, "c", cands[0].Hash); err != nil || !ok || a.Status != 200 {
 		t.Errorf("last archived answer of %s: %+v %v %v", cands[0].URL, a, ok, err)
 	}
@@ -117,5 +123,83 @@ func TestArchivingCapturesPlacesThemAndLeavesTheirRowsAlone(t *testing.T) {
 	}
 	if placed != 0 || stillWaiting != 0 {
 		t.Errorf("after the crawl's deletion: %d placements, %d waiting captures", placed, stillWaiting)
+	}
+}
+
+// Migration 0046 copies each archived capture's place out of fetches into warc_placements,
+// lists the rest of the captures (those with an HTTP status) in warc_pending, and drops the
+// columns: a capture recorded after it waits through the trigger.
+func TestMigration0046MovesPlacementsOutOfFetches(t *testing.T) {
+	s, ctx := newStore(t, 0, 0)
+	var cands []store.Candidate
+	for i := 0; i < 4; i++ {
+		cands = append(cands, cand(fmt.Sprintf("http://a.test/%d", i), "a.test", 1))
+	}
+	if _, err := s.Frontier().Admit(ctx, "c", cands, admit.Budget(0), -1); err != nil {
+		t.Fatal(err)
+	}
+	record := func(i, status int) {
+		t.Helper()
+		o := store.FetchOutcome{CrawlID: "c", Hash: cands[i].Hash, URL: cands[i].URL, FetchKey: fmt.Sprintf("k%d", i), FetchedAt: time.Now(),
+			Status: status, State: crawl.URLFetched, Duration: time.Millisecond}
+		if status == 0 {
+			o.Err = "dial tcp: refused"
+		}
+		if ok, err := s.Fetches().RecordFetch(ctx, "a.test", o); err != nil || !ok {
+			t.Fatalf("record %d: %v %v", i, ok, err)
+		}
+	}
+	record(0, 200)
+	record(1, 404)
+	record(2, 0)
+	// The tables as migrations 0007 left them: the first capture archived, the second not.
+	if _, err := s.Pool().Exec(ctx, `DROP TRIGGER fetches_warc_pending ON fetches; DROP FUNCTION warc_pending_inserted();
+		DROP TABLE warc_placements, warc_pending;
+		ALTER TABLE fetches ADD COLUMN warc_file text, ADD COLUMN warc_offset bigint, ADD COLUMN warc_length bigint;
+		CREATE INDEX fetches_unarchived ON fetches (crawl_id, id) WHERE warc_file IS NULL AND status IS NOT NULL;
+		UPDATE fetches SET warc_file = 'warc/c/old.warc.gz', warc_offset = 10, warc_length = 20 WHERE fetch_key = 'k0'`); err != nil {
+		t.Fatal(err)
+	}
+	migrations, err := store.Migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(migrations, func(m store.Migration) bool { return m.Version == 46 })
+	if i < 0 {
+		t.Fatal("no migration 0046")
+	}
+	if err := pgx.BeginFunc(ctx, s.Pool(), func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, migrations[i].SQL)
+		return err
+	}); err != nil {
+		t.Fatalf("migration 0046: %v", err)
+	}
+	if locs, err := s.Archive().CapturesOf(ctx, "c", cands[0].Hash); err != nil || len(locs) != 1 ||
+		locs[0].File != "warc/c/old.warc.gz" || locs[0].Offset != 10 || locs[0].Length != 20 {
+		t.Errorf("the archived capture after the migration: %+v %v", locs, err)
+	}
+	waiting := func() []string {
+		t.Helper()
+		caps, err := s.Archive().Unarchived(ctx, "c", 0, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var keys []string
+		for _, c := range caps {
+			keys = append(keys, c.FetchKey)
+		}
+		return keys
+	}
+	if got := waiting(); !slices.Equal(got, []string{"k1"}) {
+		t.Errorf("waiting after the migration: %v; want the 404 alone", got)
+	}
+	var left int
+	if err := s.Pool().QueryRow(ctx, `SELECT count(*) FROM information_schema.columns
+		WHERE table_name = 'fetches' AND column_name LIKE 'warc%'`).Scan(&left); err != nil || left != 0 {
+		t.Errorf("%d warc columns left on fetches (%v)", left, err)
+	}
+	record(3, 200)
+	if got := waiting(); !slices.Equal(got, []string{"k1", "k3"}) {
+		t.Errorf("waiting after a new capture: %v; want the 404 and the new one", got)
 	}
 }
