@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/dedup"
@@ -737,20 +735,7 @@ func TestMigration0040MovesLinksOntoDocuments(t *testing.T) {
 		('c', $2, $1, false, 'iframe')`, c[0].Hash, c[1].Hash, c[2].Hash); err != nil {
 		t.Fatal(err)
 	}
-	migrations, err := store.Migrations()
-	if err != nil {
-		t.Fatal(err)
-	}
-	i := slices.IndexFunc(migrations, func(m store.Migration) bool { return m.Version == 40 })
-	if i < 0 {
-		t.Fatal("no migration 0040")
-	}
-	if err := pgx.BeginFunc(ctx, s.Pool(), func(tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, migrations[i].SQL)
-		return err
-	}); err != nil {
-		t.Fatalf("migration 0040: %v", err)
-	}
+	applyMigrationAgain(t, ctx, s.Pool(), 40)
 	want := map[string][2]int{c[0].URL: {2, 1}, c[1].URL: {1, 0}, c[2].URL: {0, 0}} // links, nofollow
 	for _, p := range c {
 		var to [][]byte

@@ -3,8 +3,12 @@ package store_test
 import (
 	"bytes"
 	"context"
+	"slices"
 	"sync"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/trawlerdev/trawler/internal/store"
 	"github.com/trawlerdev/trawler/internal/testenv"
@@ -90,5 +94,25 @@ func TestRowRoundTrip(t *testing.T) {
 	_, err := pool.Exec(ctx, `INSERT INTO urls (crawl_id, url_hash, url, host) VALUES ('c1', $1, 'https://example.com/', 'example.com')`, hash)
 	if err == nil {
 		t.Fatal("duplicate URL admitted twice")
+	}
+}
+
+// applyMigrationAgain runs migration version once more, in a transaction, on a database a test
+// has put back as the migrations before it left it.
+func applyMigrationAgain(t *testing.T, ctx context.Context, pool *pgxpool.Pool, version int) {
+	t.Helper()
+	migrations, err := store.Migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(migrations, func(m store.Migration) bool { return m.Version == version })
+	if i < 0 {
+		t.Fatalf("no migration %04d", version)
+	}
+	if err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, migrations[i].SQL)
+		return err
+	}); err != nil {
+		t.Fatalf("migration %04d: %v", version, err)
 	}
 }

@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/crawl"
 	"github.com/trawlerdev/trawler/internal/store"
@@ -160,20 +158,7 @@ func TestMigration0046MovesPlacementsOutOfFetches(t *testing.T) {
 		UPDATE fetches SET warc_file = 'warc/c/old.warc.gz', warc_offset = 10, warc_length = 20 WHERE fetch_key = 'k0'`); err != nil {
 		t.Fatal(err)
 	}
-	migrations, err := store.Migrations()
-	if err != nil {
-		t.Fatal(err)
-	}
-	i := slices.IndexFunc(migrations, func(m store.Migration) bool { return m.Version == 46 })
-	if i < 0 {
-		t.Fatal("no migration 0046")
-	}
-	if err := pgx.BeginFunc(ctx, s.Pool(), func(tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, migrations[i].SQL)
-		return err
-	}); err != nil {
-		t.Fatalf("migration 0046: %v", err)
-	}
+	applyMigrationAgain(t, ctx, s.Pool(), 46)
 	if locs, err := s.Archive().CapturesOf(ctx, "c", cands[0].Hash); err != nil || len(locs) != 1 ||
 		locs[0].File != "warc/c/old.warc.gz" || locs[0].Offset != 10 || locs[0].Length != 20 {
 		t.Errorf("the archived capture after the migration: %+v %v", locs, err)
