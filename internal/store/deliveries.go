@@ -55,16 +55,17 @@ const deliverPagesSQL = `WITH batch AS (
 		ORDER BY q.crawl_id, q.stored_tx, q.url_hash LIMIT $6)
 	SELECT b.stored_tx::text, u.url_hash, u.url, coalesce(f.final_url, ''), coalesce(f.status, 0), coalesce(f.fetched_at, d.processed_at),
 		coalesce(f.content_type, d.content_type, ''), d.content_hash, coalesce(d.title, ''), coalesce(d.lang, ''), coalesce(d.text_key, ''),
-		coalesce(du.url, ''), coalesce(wp.warc_file, ''), coalesce(wp.warc_offset, 0), coalesce(wp.warc_length, 0),
+		coalesce(du.url, ''), coalesce(f.w_file, ''), coalesce(f.w_offset, 0), coalesce(f.w_length, 0),
 		coalesce((SELECT array_agg(t.url ORDER BY t.url) FROM unnest(d.link_to, d.link_kind) AS l(h, k)
 			JOIN urls t ON t.crawl_id = d.crawl_id AND t.url_hash = l.h WHERE l.k <> 'embed'), '{}'),
 		coalesce(d.extract::text, '')
 	FROM batch b
 	JOIN documents d ON d.crawl_id = b.crawl_id AND d.url_hash = b.url_hash
 	JOIN urls u ON u.crawl_id = b.crawl_id AND u.url_hash = b.url_hash
-	LEFT JOIN LATERAL (SELECT * FROM fetches f WHERE f.crawl_id = u.crawl_id AND f.url_hash = u.url_hash AND f.body_key IS NOT NULL
+	LEFT JOIN LATERAL (SELECT f.*, wp.warc_file AS w_file, wp.warc_offset AS w_offset, wp.warc_length AS w_length
+		FROM fetches f LEFT JOIN warc_placements wp ON wp.fetch_id = f.id -- (in here: one probe a page, whatever the plan outside)
+		WHERE f.crawl_id = u.crawl_id AND f.url_hash = u.url_hash AND f.body_key IS NOT NULL
 		ORDER BY f.fetched_at DESC, f.id DESC LIMIT 1) f ON true
-	LEFT JOIN warc_placements wp ON wp.fetch_id = f.id
 	LEFT JOIN urls du ON du.crawl_id = d.crawl_id AND du.url_hash = d.dup_of
 	ORDER BY b.stored_tx, b.url_hash`
 

@@ -29,14 +29,15 @@ type StoredPage struct {
 // their fetch time from below (NULL: no bound).
 const storedPagesSQL = `SELECT u.url_hash, u.url, coalesce(f.final_url, ''), f.status, f.fetched_at, coalesce(f.content_type, ''),
 		f.content_hash, coalesce(d.title, ''), coalesce(d.lang, ''), coalesce(d.text_key, ''), coalesce(du.url, ''),
-		coalesce(wp.warc_file, ''), coalesce(wp.warc_offset, 0), coalesce(wp.warc_length, 0),
+		coalesce(f.w_file, ''), coalesce(f.w_offset, 0), coalesce(f.w_length, 0),
 		coalesce((SELECT array_agg(t.url ORDER BY t.url) FROM unnest(d.link_to, d.link_kind) AS l(h, k)
 			JOIN urls t ON t.crawl_id = d.crawl_id AND t.url_hash = l.h WHERE l.k <> 'embed'), '{}'),
 		coalesce(d.extract::text, '')
 	FROM urls u
-	JOIN LATERAL (SELECT * FROM fetches f WHERE f.crawl_id = u.crawl_id AND f.url_hash = u.url_hash AND f.body_key IS NOT NULL
+	JOIN LATERAL (SELECT f.*, wp.warc_file AS w_file, wp.warc_offset AS w_offset, wp.warc_length AS w_length
+		FROM fetches f LEFT JOIN warc_placements wp ON wp.fetch_id = f.id -- (in here: one probe a page, whatever the plan outside)
+		WHERE f.crawl_id = u.crawl_id AND f.url_hash = u.url_hash AND f.body_key IS NOT NULL
 		ORDER BY f.fetched_at DESC, f.id DESC LIMIT 1) f ON true
-	LEFT JOIN warc_placements wp ON wp.fetch_id = f.id
 	LEFT JOIN documents d ON d.crawl_id = u.crawl_id AND d.url_hash = u.url_hash
 	LEFT JOIN urls du ON du.crawl_id = d.crawl_id AND du.url_hash = d.dup_of
 	WHERE u.crawl_id = $1 AND u.url_hash > $2 AND ($3::timestamptz IS NULL OR f.fetched_at >= $3)

@@ -32,14 +32,16 @@ type Capture struct {
 }
 
 // Unarchived returns up to limit captures of a crawl not yet in a WARC file, in fetch order,
-// after fetch id afterID.
+// after fetch id afterID. The waiting list is cut to the batch before anything joins it: with
+// only the list bounded, the planner merge-joined fetches from their first row (schema 0046).
 func (agg Archive) Unarchived(ctx context.Context, crawlID string, afterID int64, limit int) ([]Capture, error) {
 	s := agg.s
 	rows, err := s.pool.Query(ctx, `SELECT f.id, f.fetch_key, u.url, f.fetched_at, f.status, coalesce(f.content_type, ''),
 			coalesce(f.body_key, ''), f.content_hash, f.truncated, coalesce(f.request_head, ''::bytea), coalesce(f.response_head, ''::bytea),
 			CASE WHEN x.url IS NULL THEN coalesce(r.id, 0) ELSE 0 END, coalesce(x.url, r.url, ''),
 			coalesce(x.fetched_at, r.fetched_at, 'epoch'), coalesce(x.content_hash, r.content_hash)
-		FROM warc_pending w JOIN fetches f ON f.id = w.fetch_id
+		FROM (SELECT fetch_id FROM warc_pending WHERE crawl_id = $1 AND fetch_id > $2 ORDER BY fetch_id LIMIT $3) w
+		JOIN fetches f ON f.id = w.fetch_id
 		JOIN urls u ON u.crawl_id = f.crawl_id AND u.url_hash = f.url_hash
 		LEFT JOIN LATERAL (
 			SELECT p.id, pu.url, p.fetched_at, p.content_hash FROM fetches p JOIN urls pu ON pu.crawl_id = p.crawl_id AND pu.url_hash = p.url_hash
@@ -48,8 +50,7 @@ func (agg Archive) Unarchived(ctx context.Context, crawlID string, afterID int64
 			ORDER BY CASE WHEN f.status = 304 THEN -p.id ELSE p.id END LIMIT 1) r ON true
 		LEFT JOIN payloads x ON x.content_hash = f.content_hash AND x.crawl_id = f.crawl_id AND x.owner_crawl <> f.crawl_id
 			AND x.body_key = f.body_key
-		WHERE w.crawl_id = $1 AND w.fetch_id > $2 AND f.crawl_id = $1 AND f.id > $2 -- (f's bounds too: a merge join would read fetches from their first)
-		ORDER BY w.fetch_id LIMIT $3`, crawlID, afterID, limit)
+		ORDER BY w.fetch_id`, crawlID, afterID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: unarchived captures of %s: %w", crawlID, err)
 	}
@@ -64,13 +65,14 @@ func (agg Archive) Unarchived(ctx context.Context, crawlID string, afterID int64
 }
 
 // OldestUnarchived is when the crawl's oldest capture not yet in a WARC file was fetched
-// (zero: none), and how many body bytes wait.
+// (zero: none), and how many body bytes wait: read from the waiting list alone, which carries
+// both (schema 0046).
 func (agg Archive) OldestUnarchived(ctx context.Context, crawlID string) (time.Time, int64, error) {
 	s := agg.s
 	var t *time.Time
 	var n int64
-	err := s.pool.QueryRow(ctx, `SELECT min(f.fetched_at), coalesce(sum(f.bytes), 0)
-		FROM warc_pending w JOIN fetches f ON f.id = w.fetch_id WHERE w.crawl_id = $1`, crawlID).Scan(&t, &n)
+	err := s.pool.QueryRow(ctx, `SELECT min(fetched_at), coalesce(sum(bytes), 0) FROM warc_pending WHERE crawl_id = $1`,
+		crawlID).Scan(&t, &n)
 	if err != nil {
 		return time.Time{}, 0, fmt.Errorf("store: unarchived captures of %s: %w", crawlID, err)
 	}
@@ -96,8 +98,9 @@ type Placed struct {
 }
 
 // SaveWARCFile records an uploaded WARC file, where each of its captures' records sits, and
-// that they wait no more. A capture's row is not rewritten (schema 0046): its placement is a
-// row of its own, written once (a file saved again after a retry moves it).
+// that they wait no more. A capture's fetches row is not rewritten (schema 0046): its
+// placement is a row of its own, written when its file is saved (a file saved again after a
+// retry moves it).
 func (agg Archive) SaveWARCFile(ctx context.Context, f WARCFile) error {
 	s := agg.s
 	ids, offs, lens := make([]int64, len(f.Placed)), make([]int64, len(f.Placed)), make([]int64, len(f.Placed))
