@@ -1,9 +1,9 @@
 -- Where a capture's record sits in the crawl's WARC files is written when its file is saved,
--- in a narrow table of its own, not by rewriting the capture's row (issue 49). The UPDATE of fetches it replaces
--- wrote each capture's whole row again (about 1.3 KB with its request and response heads)
--- and a new entry in each of fetches' indexes, and left the old row for vacuum: 11% of the
--- WAL of a 4-minute bench, and in an hour's run one statement a WARC file of 11-16 s,
--- 0.6-2.8 million buffers and 39-194 MB of WAL.
+-- in a narrow table of its own, not by rewriting the capture's row (issue 49). The UPDATE of
+-- fetches it replaces wrote each capture's whole row again (about 1.3 KB with its request and
+-- response heads) and a new entry in each of fetches' indexes, and left the old row for
+-- vacuum: 11% of the WAL of a 4-minute bench, and in an hour's run one statement a WARC file
+-- of 11-16 s, 0.6-2.8 million buffers and 39-194 MB of WAL.
 -- warc_pending lists the crawl's captures (fetches with an HTTP status) not yet in a WARC
 -- file, with what the archiver asks of them before it writes (when fetched, how many bytes):
 -- a trigger on fetches adds each capture as it is inserted, whichever process inserts it (a
