@@ -86,7 +86,7 @@ func (agg Crawls) CrawlSpec(ctx context.Context, id string, dst any) error {
 // left pending without a recorded reason.
 func (agg Crawls) SetCrawlState(ctx context.Context, id string, state crawl.CrawlState) error {
 	s := agg.s
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `UPDATE crawls SET state = $2, updated_at = now(),
 			finished_at = CASE WHEN $2 IN ('stopped', 'done') THEN now() ELSE finished_at END WHERE id = $1`, id, state)
 		if err != nil {
@@ -96,11 +96,65 @@ func (agg Crawls) SetCrawlState(ctx context.Context, id string, state crawl.Craw
 			return fmt.Errorf("store: crawl %s: %w", id, ErrNoCrawl)
 		}
 		if state == crawl.CrawlStopped {
-			_, err = tx.Exec(ctx, `UPDATE urls SET state = 'skipped', skip_reason = 'crawl stopped', updated_at = now()
-				WHERE crawl_id = $1 AND (state = 'queued' OR state = 'claimed')`, id) // (an OR: each state's partial index)
+			_, err = skipStopped(ctx, tx, id)
 		}
 		return err
 	})
+	if err != nil || state != crawl.CrawlStopped {
+		return err
+	}
+	return s.skipStoppedRest(ctx, id)
+}
+
+// stopBatch is how many of a stopped crawl's URLs one statement skips: a stop of a big crawl is
+// many short transactions, not one that holds every URL of it.
+const stopBatch = 5000
+
+// skipStopped skips up to stopBatch of a stopped crawl's queued and claimed URLs that no other
+// transaction holds, and says how many. It never waits on a row: a fetch group recording its
+// outcomes locks its URLs in an order of its own, and a stop that waited on one of them while
+// holding others deadlocked with it (seen in the bench at a crawl's stop, issue 49). A row it
+// passes over is skipped by a later batch, once its holder is done with it (skipStoppedRest).
+func skipStopped(ctx context.Context, q execer, id string) (int, error) {
+	tag, err := q.Exec(ctx, `WITH l AS (
+			SELECT crawl_id, url_hash FROM urls WHERE crawl_id = $1 AND (state = 'queued' OR state = 'claimed') -- (an OR: each state's partial index)
+			LIMIT $2 FOR UPDATE SKIP LOCKED)
+		UPDATE urls u SET state = 'skipped', skip_reason = 'crawl stopped', updated_at = now()
+		FROM l WHERE u.crawl_id = l.crawl_id AND u.url_hash = l.url_hash`, id, stopBatch)
+	if err != nil {
+		return 0, fmt.Errorf("store: skip stopped crawl %s's URLs: %w", id, err)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+// skipStoppedRest skips a stopped crawl's remaining queued and claimed URLs, a batch a
+// transaction, until none is left. URLs another transaction holds (a fetch group about to
+// record them, a claim) are left to the next round, a moment later: whatever that transaction
+// leaves them in, fetched or queued again, the stop skips or leaves as it should.
+func (s *Store) skipStoppedRest(ctx context.Context, id string) error {
+	for wait := time.Duration(0); ; wait = min(2*wait+10*time.Millisecond, time.Second) {
+		n, err := skipStopped(ctx, s.pool, id)
+		if err != nil {
+			return err
+		}
+		if n == stopBatch {
+			wait = 0
+			continue
+		}
+		var left bool
+		if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM urls WHERE crawl_id = $1 AND state = 'queued')
+			OR EXISTS (SELECT 1 FROM urls WHERE crawl_id = $1 AND state = 'claimed')`, id).Scan(&left); err != nil {
+			return fmt.Errorf("store: stopped crawl %s's URLs left: %w", id, err)
+		}
+		if !left {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("store: stopped crawl %s's URLs left: %w", id, ctx.Err())
+		case <-time.After(wait):
+		}
+	}
 }
 
 // StaleHosts lists up to limit hosts of a crawl that have due or claimed URLs but have neither

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // recordFetchesSQL records outcomes, one or a group, in one statement: the fetches rows of
@@ -66,6 +67,11 @@ const recordFetchesSQL = `WITH t AS (
 // querier is a pool or a transaction.
 type querier interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// execer is a pool or a transaction, for a statement whose rows are not read.
+type execer interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
 }
 
 // recordFetches records a group of outcomes (already through textOutcome) with

@@ -8,6 +8,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/trawlerdev/trawler/internal/crawl"
 )
 
 // Capture is a fetch that got an HTTP answer, as a WARC writer needs it.
@@ -100,7 +102,10 @@ type Placed struct {
 // SaveWARCFile records an uploaded WARC file, where each of its captures' records sits, and
 // that they wait no more. A capture's fetches row is not rewritten (schema 0046): its
 // placement is a row of its own, written when its file is saved (a file saved again after a
-// retry moves it).
+// retry moves it). The save holds its crawl's row (KEY SHARE) from its first statement, and
+// refuses a crawl released for deletion: a deletion locks that row before it deletes any
+// placement (DeleteCrawlRows), so a save either commits before the deletion reads the
+// crawl's placements or fails, and never leaves a placement behind its deleted fetch.
 func (agg Archive) SaveWARCFile(ctx context.Context, f WARCFile) error {
 	s := agg.s
 	ids, offs, lens := make([]int64, len(f.Placed)), make([]int64, len(f.Placed)), make([]int64, len(f.Placed))
@@ -108,12 +113,18 @@ func (agg Archive) SaveWARCFile(ctx context.Context, f WARCFile) error {
 		ids[i], offs[i], lens[i] = p.ID, p.Offset, p.Length
 	}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `INSERT INTO warc_files (crawl_id, name, cdx_key, records, bytes, first_id, last_id)
-			VALUES ($1, $2, $3, $4, $5, $6, $7)
+		// (The foreign key's own check locks the crawl only for a new file's row, not for a
+		// retried save's update of it: hence the explicit lock.)
+		tag, err := tx.Exec(ctx, `INSERT INTO warc_files (crawl_id, name, cdx_key, records, bytes, first_id, last_id)
+			SELECT id, $2, $3, $4, $5, $6, $7 FROM crawls WHERE id = $1 AND state <> $8 FOR KEY SHARE
 			ON CONFLICT (crawl_id, name) DO UPDATE SET cdx_key = excluded.cdx_key, records = excluded.records,
 				bytes = excluded.bytes, last_id = excluded.last_id, created_at = now()`,
-			f.CrawlID, f.Name, f.CDXKey, f.Records, f.Bytes, f.FirstID, f.LastID); err != nil {
+			f.CrawlID, f.Name, f.CDXKey, f.Records, f.Bytes, f.FirstID, f.LastID, crawl.CrawlDeleting)
+		if err != nil {
 			return fmt.Errorf("insert warc file: %w", err)
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("crawl %s is gone or being deleted: %w", f.CrawlID, ErrNoCrawl)
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO warc_placements (fetch_id, warc_file, warc_offset, warc_length)
 			SELECT p.id, $1, p.o, p.l FROM unnest($2::bigint[], $3::bigint[], $4::bigint[]) AS p(id, o, l)

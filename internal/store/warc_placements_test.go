@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -111,6 +112,21 @@ func TestArchivingCapturesPlacesThemAndLeavesTheirRowsAlone(t *testing.T) {
 	}
 	if _, err := s.Pool().Exec(ctx, `UPDATE crawls SET state = 'deleting' WHERE id = 'c'`); err != nil {
 		t.Fatal(err)
+	}
+	// Released for deletion, the crawl takes no more placements, not even a retried save's
+	// (whose file row exists, so no foreign-key check locks the crawl): a placement saved
+	// between the deletion's delete of placements and its delete of fetches would outlive them.
+	pending, err := s.Archive().Unarchived(ctx, "c", 0, 1)
+	if err != nil || len(pending) != 1 {
+		t.Fatalf("unarchived: %+v %v", pending, err)
+	}
+	late := file("warc/c/two.warc.gz")
+	late.Placed = []store.Placed{{ID: pending[0].ID, Offset: 0, Length: 10}}
+	if err := s.Archive().SaveWARCFile(ctx, late); !errors.Is(err, store.ErrNoCrawl) {
+		t.Errorf("a save into a crawl being deleted: %v, want ErrNoCrawl", err)
+	}
+	if rows, err := s.Deletes().CrawlRows(ctx, "c"); err != nil || rows["warc_placements"] != 2 || rows["warc_pending"] != 1 {
+		t.Errorf("after a refused save, the crawl's rows: %v %v; want 2 placements, 1 waiting capture", rows, err)
 	}
 	if _, err := s.Deletes().DeleteCrawlRows(ctx, "c"); err != nil {
 		t.Fatal(err)
