@@ -710,6 +710,43 @@ func TestOutLinksAreKeptWithTheDocumentAndFoundFromEitherEnd(t *testing.T) {
 	}
 }
 
+// No index serves in-links (schema 0047): the URL view reads the crawl's documents for them,
+// within a time budget, and says when the budget cut the read short instead of listing what
+// it found so far as if it were all.
+func TestInLinksAreReadWithinABudgetAndACutIsSaid(t *testing.T) {
+	s, ctx := newStore(t, 0, 0)
+	var indexed bool
+	if err := s.Pool().QueryRow(ctx, `SELECT to_regclass('documents_link_to') IS NOT NULL`).Scan(&indexed); err != nil || indexed {
+		t.Fatalf("documents_link_to is still there (%v): every saved page pays for it", err)
+	}
+	target := cand("http://a.test/target", "a.test", 1)
+	if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{target}, admit.Budget(0), -1); err != nil {
+		t.Fatal(err)
+	}
+	// 60,000 pages, the last of which links to the target.
+	if _, err := s.Pool().Exec(ctx, `INSERT INTO urls (crawl_id, url_hash, url, host)
+			SELECT 'c', substr(sha256(i::text::bytea), 1, 16), 'http://b.test/' || i, 'b.test' FROM generate_series(1, 60000) i`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Pool().Exec(ctx, `INSERT INTO documents (crawl_id, url_hash, content_hash, body_key, size, link_to, link_kind, link_nofollow)
+			SELECT 'c', substr(sha256(i::text::bytea), 1, 16), sha256(i::text::bytea), 'k', 1,
+				ARRAY[substr(sha256((i + 1)::text::bytea), 1, 16), CASE WHEN i = 60000 THEN $1::bytea ELSE substr(sha256((i + 2)::text::bytea), 1, 16) END],
+				ARRAY['a', 'a'], ARRAY[false, false]
+			FROM generate_series(1, 60000) i`, target.Hash); err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Inspect().URLRecordOf(ctx, "c", target.Hash)
+	if err != nil || r.InLinksCut || !slices.Equal(r.InLinks, []string{"http://b.test/60000"}) {
+		t.Fatalf("in-links of the target: %v (cut %v), %v; want the last page's", r.InLinks, r.InLinksCut, err)
+	}
+	restore := store.SetInLinksBudget(time.Millisecond)
+	defer restore()
+	r, err = s.Inspect().URLRecordOf(ctx, "c", target.Hash)
+	if err != nil || !r.InLinksCut || len(r.InLinks) != 0 {
+		t.Fatalf("in-links read for 1 ms over 60,000 documents: %v (cut %v), %v; want none listed and the cut said", r.InLinks, r.InLinksCut, err)
+	}
+}
+
 // Migration 0040 moves each page's rows of the links table onto its document, kinds and
 // nofollow beside their targets, and leaves a document without links without arrays.
 func TestMigration0040MovesLinksOntoDocuments(t *testing.T) {

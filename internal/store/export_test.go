@@ -1,6 +1,9 @@
 package store
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // RecordFetchesTogether records outcomes (host i for outcome i) with the one-statement group
 // path, for tests that compare it with RecordFetch.
@@ -21,3 +24,10 @@ func (s *Store) RecordFetchesTogether(ctx context.Context, hosts []string, outco
 
 // NearLockOf is the advisory-lock key of crawlID's near-duplicate lock (lockKeys).
 func NearLockOf(crawlID string) int64 { return lockKeys(crawlID, nil, nil, true)[2] }
+
+// SetInLinksBudget sets how long the URL view searches for in-links, until restore.
+func SetInLinksBudget(d time.Duration) (restore func()) {
+	was := inLinksBudget
+	inLinksBudget = d
+	return func() { inLinksBudget = was }
+}
