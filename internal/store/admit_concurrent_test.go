@@ -2,11 +2,14 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/trawlerdev/trawler/internal/admit"
 	"github.com/trawlerdev/trawler/internal/crawl"
@@ -89,6 +92,56 @@ func TestConcurrentAdmissionsCountWhatTheyWrite(t *testing.T) {
 			}
 			if tc.maxPages == 0 && !tc.stop && urls-urls0 != len(pool) {
 				t.Fatalf("%d of %d URLs admitted without a budget", urls-urls0, len(pool))
+			}
+		})
+	}
+}
+
+// An admission holds its crawl's row until it commits (schema 0048 dropped urls' foreign key
+// to crawls, which did this URL by URL): a deletion that holds the row first makes the
+// admission wait before it writes anything, and once the crawl is gone the admission finds
+// no crawl and inserts nothing, with or without a budget. No URL outlives its crawl.
+func TestAdmissionWaitsForADeletionAndLeavesNoURLBehind(t *testing.T) {
+	for _, maxPages := range []int{0, 100} {
+		t.Run(fmt.Sprintf("max pages %d", maxPages), func(t *testing.T) {
+			s, ctx := newStore(t, maxPages, 0)
+			// The host is known: its crawl_hosts row, whose foreign key would also wait, is there.
+			if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{cand("http://a.test/", "a.test", 0)}, admit.Budget(0), -1); err != nil {
+				t.Fatal(err)
+			}
+			tx, err := s.Pool().Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = tx.Rollback(ctx) }()
+			if _, err := tx.Exec(ctx, `SELECT 1 FROM crawls WHERE id = 'c' FOR UPDATE`); err != nil { // as DeleteCrawlRows
+				t.Fatal(err)
+			}
+			admitted := make(chan error, 1)
+			go func() {
+				_, err := s.Frontier().Admit(ctx, "c", []store.Candidate{cand("http://a.test/late", "a.test", 1)}, admit.Budget(0), -1)
+				admitted <- err
+			}()
+			select {
+			case err := <-admitted:
+				t.Fatalf("the admission went ahead (%v) while a deletion held its crawl", err)
+			case <-time.After(300 * time.Millisecond):
+			}
+			if _, err := tx.Exec(ctx, `DELETE FROM crawl_counts WHERE crawl_id = 'c'; DELETE FROM crawl_hosts WHERE crawl_id = 'c';
+				DELETE FROM urls WHERE crawl_id = 'c'; DELETE FROM crawls WHERE id = 'c'`); err != nil {
+				t.Fatal(err)
+			}
+			if err := tx.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+			// It waited before it wrote anything: a URL it had inserted unlocked would have met the
+			// deletion's delete of the crawl's URLs, and one of the two been aborted (40P01).
+			if err := <-admitted; !errors.Is(err, pgx.ErrNoRows) {
+				t.Errorf("an admission into a crawl deleted meanwhile: %v; want it to find no crawl", err)
+			}
+			var left int
+			if err := s.Pool().QueryRow(ctx, `SELECT count(*) FROM urls WHERE crawl_id = 'c'`).Scan(&left); err != nil || left != 0 {
+				t.Errorf("%d URLs of the deleted crawl left (%v)", left, err)
 			}
 		})
 	}

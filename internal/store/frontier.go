@@ -77,14 +77,20 @@ type BudgetVerdict struct {
 // 13 ms a call in make bench's pg_stat_statements, issue 49); its counters are added to, never
 // read back and written. FOR NO KEY UPDATE, not FOR UPDATE: an insert into a table whose
 // foreign key names the crawl takes a KEY SHARE lock on its row, which FOR UPDATE would make
-// wait for the whole admission.
+// wait for the whole admission. Either way the admission holds the crawl's row against a
+// deletion (which locks it FOR UPDATE before it deletes a row of the crawl) until it commits:
+// that is what urls' foreign key to crawls did, once for each URL inserted (2.6 checks a
+// fetched page in make bench), and schema 0048 drops it. A crawl deleted first is gone
+// when this reads it, and the admission fails before it inserts anything.
 const lockBudgetsSQL = `WITH locked AS (
 		SELECT max_pages, max_pages_per_host, max_hosts, hosts, admitted, requisites, state FROM crawls
-		WHERE id = $1 AND ($2 OR max_pages > 0 OR max_pages_per_host > 0 OR max_hosts > 0) FOR NO KEY UPDATE)
+		WHERE id = $1 AND ($2 OR max_pages > 0 OR max_pages_per_host > 0 OR max_hosts > 0) FOR NO KEY UPDATE),
+	shared AS (
+		SELECT max_pages, max_pages_per_host, max_hosts, hosts, admitted, requisites, state FROM crawls
+		WHERE id = $1 AND NOT ($2 OR max_pages > 0 OR max_pages_per_host > 0 OR max_hosts > 0) FOR KEY SHARE)
 	SELECT * FROM locked
 	UNION ALL
-	SELECT max_pages, max_pages_per_host, max_hosts, hosts, admitted, requisites, state FROM crawls
-	WHERE id = $1 AND NOT ($2 OR max_pages > 0 OR max_pages_per_host > 0 OR max_hosts > 0)`
+	SELECT * FROM shared`
 
 // hasLastMod says whether any candidate carries a sitemap's lastmod.
 func hasLastMod(cands []Candidate) bool {
