@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 
 	"go.temporal.io/sdk/activity"
@@ -66,6 +67,12 @@ func (a *Archiver) WriteWARC(ctx context.Context, in ArchiveInput) (ArchiveResul
 			},
 		}}
 	res, err := w.Write(bctx, job)
+	if errors.Is(err, store.ErrNoCrawl) {
+		// The crawl was released for deletion while its files were written: no attempt can
+		// place them (SaveWARCFile). The deletion removes the crawl's WARC prefix as it lists
+		// it; a file uploaded after that listing stays behind.
+		err = temporal.NewNonRetryableApplicationError("WARC: crawl "+in.CrawlID+" is gone or being deleted", "WARCNoCrawl", err)
+	}
 	if err == nil && res.Busy && in.Final {
 		// Another writer holds the crawl (an attempt the server gave up on, stopping within
 		// its heartbeat timeout): the final write must not end the crawl without its files.

@@ -122,10 +122,25 @@ func TestAdmissionWaitsForADeletionAndLeavesNoURLBehind(t *testing.T) {
 				_, err := s.Frontier().Admit(ctx, "c", []store.Candidate{cand("http://a.test/late", "a.test", 1)}, admit.Budget(0), -1)
 				admitted <- err
 			}()
-			select {
-			case err := <-admitted:
-				t.Fatalf("the admission went ahead (%v) while a deletion held its crawl", err)
-			case <-time.After(300 * time.Millisecond):
+			// The admission waits for the crawl's row (a lock wait in pg_stat_activity) before the
+			// deletion goes on, so the race is run, not passed over.
+			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+				select {
+				case err := <-admitted:
+					t.Fatalf("the admission went ahead (%v) while a deletion held its crawl", err)
+				default:
+				}
+				var waiting bool
+				if err := s.Pool().QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
+					WHERE datname = current_database() AND wait_event_type = 'Lock')`).Scan(&waiting); err != nil {
+					t.Fatal(err)
+				}
+				if waiting {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("the admission neither went ahead nor waited for the crawl's row within 10 s")
+				}
 			}
 			if _, err := tx.Exec(ctx, `DELETE FROM crawl_counts WHERE crawl_id = 'c'; DELETE FROM crawl_hosts WHERE crawl_id = 'c';
 				DELETE FROM urls WHERE crawl_id = 'c'; DELETE FROM crawls WHERE id = 'c'`); err != nil {

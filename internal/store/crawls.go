@@ -87,8 +87,11 @@ func (agg Crawls) CrawlSpec(ctx context.Context, id string, dst any) error {
 func (agg Crawls) SetCrawlState(ctx context.Context, id string, state crawl.CrawlState) error {
 	s := agg.s
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		// (A stop retried after its local activity timed out, skipping a big frontier, keeps
+		// the time it first ended the crawl.)
 		tag, err := tx.Exec(ctx, `UPDATE crawls SET state = $2, updated_at = now(),
-			finished_at = CASE WHEN $2 IN ('stopped', 'done') THEN now() ELSE finished_at END WHERE id = $1`, id, state)
+			finished_at = CASE WHEN $2 NOT IN ('stopped', 'done') THEN finished_at
+				WHEN state = $2 THEN coalesce(finished_at, now()) ELSE now() END WHERE id = $1`, id, state)
 		if err != nil {
 			return fmt.Errorf("store: set crawl %s %s: %w", id, state, err)
 		}
@@ -118,7 +121,7 @@ const stopBatch = 5000
 func skipStopped(ctx context.Context, q execer, id string) (int, error) {
 	tag, err := q.Exec(ctx, `WITH l AS (
 			SELECT crawl_id, url_hash FROM urls WHERE crawl_id = $1 AND (state = 'queued' OR state = 'claimed') -- (an OR: each state's partial index)
-			LIMIT $2 FOR UPDATE SKIP LOCKED)
+			LIMIT $2 FOR NO KEY UPDATE SKIP LOCKED)
 		UPDATE urls u SET state = 'skipped', skip_reason = 'crawl stopped', updated_at = now()
 		FROM l WHERE u.crawl_id = l.crawl_id AND u.url_hash = l.url_hash`, id, stopBatch)
 	if err != nil {

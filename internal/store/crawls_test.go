@@ -93,7 +93,21 @@ func TestStopSkipsAroundAHeldURLWithoutDeadlock(t *testing.T) {
 	}
 	stopped := make(chan error, 1)
 	go func() { stopped <- s.Crawls().SetCrawlState(ctx, "c", crawl.CrawlStopped) }()
-	time.Sleep(300 * time.Millisecond)
+	// The stop has skipped every URL but the held one before the holder goes on (the old stop
+	// held them, uncommitted, waiting for the held one).
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var n int
+		if err := s.Pool().QueryRow(ctx, `SELECT count(*) FROM urls WHERE crawl_id = 'c' AND state = 'skipped'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 40 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Log("the stop skipped nothing visible within 5 s: it holds the URLs it could take")
+			break
+		}
+	}
 	// The holder now wants the others, as a fetch group's statement does: were the stop holding
 	// them while it waited for the held one, Postgres would abort one of the two.
 	if _, err := tx.Exec(ctx, `UPDATE urls SET attempts = attempts + 1 WHERE crawl_id = 'c' AND url_hash <> $1`, held.Hash); err != nil {

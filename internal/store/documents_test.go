@@ -363,8 +363,9 @@ func TestSaveDocumentsInOneBatchFindEachOther(t *testing.T) {
 	}
 }
 
-// A document's near-duplicate keys go with it: deleted with its URL, and with its crawl
-// (schema 0018 files them without a foreign key).
+// A document's near-duplicate keys go with it: deleted with its URL (a cascade to the
+// document, whose trigger takes its keys: schema 0018 files them without a foreign key), and
+// with its crawl's deletion (which deletes the crawl's keys itself).
 func TestDocumentKeysGoWithTheirDocument(t *testing.T) {
 	s, ctx := newStore(t, 0, 0)
 	det, _ := dedup.NewDetector(3, 0.9)

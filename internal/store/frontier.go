@@ -45,8 +45,8 @@ type AdmitResult struct {
 	Forward    int            // known URLs whose recrawl a newer sitemap <lastmod> brought forward
 }
 
-// Budgets is what a crawl's admission reads (under the crawl row's lock when the crawl has a
-// budget: lockBudgetsSQL): the crawl's budgets (0: none) and what they hold, and, for the
+// Budgets is what a crawl's admission reads (under the crawl row's lock, exclusive of other
+// admissions when the crawl has a budget: lockBudgetsSQL): the crawl's budgets (0: none) and what they hold, and, for the
 // candidates' hosts the crawl already has, how many URLs each was admitted.
 type Budgets struct {
 	MaxPages, Admitted int64
@@ -70,18 +70,18 @@ type BudgetVerdict struct {
 	Free bool
 }
 
-// lockBudgetsSQL reads a crawl's budgets, what they hold and its state for an admission, under
-// the crawl row's lock when the crawl has a budget (pages, pages per host, hosts): admissions
-// of a budgeted crawl serialize, so none overruns what another read. A crawl without budgets
-// is read unlocked and its admissions run side by side (each waited here for the one before:
-// 13 ms a call in make bench's pg_stat_statements, issue 49); its counters are added to, never
-// read back and written. FOR NO KEY UPDATE, not FOR UPDATE: an insert into a table whose
-// foreign key names the crawl takes a KEY SHARE lock on its row, which FOR UPDATE would make
-// wait for the whole admission. Either way the admission holds the crawl's row against a
-// deletion (which locks it FOR UPDATE before it deletes a row of the crawl) until it commits:
-// that is what urls' foreign key to crawls did, once for each URL inserted (2.6 checks a
-// fetched page in make bench), and schema 0048 drops it. A crawl deleted first is gone
-// when this reads it, and the admission fails before it inserts anything.
+// lockBudgetsSQL reads a crawl's budgets, what they hold and its state for an admission,
+// under a lock on the crawl's row. With a budget (pages, pages per host, hosts) the lock is
+// FOR NO KEY UPDATE: admissions of a budgeted crawl serialize, so none overruns what another
+// read. Without, it is KEY SHARE, which admissions share: they run side by side (each waited
+// here for the one before: 13 ms a call in make bench's pg_stat_statements, issue 49), and
+// their counters are added to, never read back and written. Not FOR UPDATE: an insert into a
+// table whose foreign key names the crawl takes a KEY SHARE lock on its row, which FOR UPDATE
+// would make wait for the whole admission. Either lock holds the crawl's row against a
+// deletion (which locks it FOR UPDATE before it deletes a row of the crawl) until the
+// admission commits: what urls' foreign key to crawls did once for each URL inserted (2.6
+// checks a fetched page in make bench), which schema 0048 drops. A crawl deleted first is
+// gone when this reads it, and the admission fails before it inserts anything.
 const lockBudgetsSQL = `WITH locked AS (
 		SELECT max_pages, max_pages_per_host, max_hosts, hosts, admitted, requisites, state FROM crawls
 		WHERE id = $1 AND ($2 OR max_pages > 0 OR max_pages_per_host > 0 OR max_hosts > 0) FOR NO KEY UPDATE),
@@ -110,10 +110,11 @@ func hasLastMod(cands []Candidate) bool {
 // workflow task queue from flooding (and the crawl's own signals from waiting behind it).
 //
 // Admissions of a crawl without budgets run side by side (lockBudgetsSQL), so each locks rows
-// in one order: its new URLs by hash, then the crawl's hosts by name and the crawl's row,
-// then URLs it did not insert, then hosts by name. The crawl's row comes before any URL
-// another transaction can see, as when every admission began with it: a stop locks the row
-// and then the crawl's queued URLs. The statements that change URLs an admission did not
+// in one order: the crawl's row KEY SHARE (which only a deletion waits for), its new URLs by
+// hash, then the crawl's hosts by name and the crawl's row for its counters, then URLs it did
+// not insert, then hosts by name. The crawl's row comes before any URL another transaction
+// can see, as when every admission began with it: a stop locks the row and then the crawl's
+// queued URLs (and skips those another transaction holds: SetCrawlState). The statements that change URLs an admission did not
 // insert (an in-link's priority, a sitemap's newer lastmod) skip rows another transaction
 // holds: a boost or a lastmod is a hint the URL's next link or sitemap brings again.
 func (agg Frontier) Admit(ctx context.Context, crawlID string, cands []Candidate, rule BudgetRule, maxWake int) (AdmitResult, error) {
