@@ -61,6 +61,7 @@ var conformance = []struct {
 	{"2.3.1.5", "unknown records are skipped", "User-agent: *\nNoindex: /y\nDisallow: /x", "/x", false, false},
 	{"2.3.1.5", "a UTF-8 BOM is skipped", "\xef\xbb\xbfUser-agent: *\nDisallow: /x", "/x", false, false},
 	{"2.3.1.5", "CR line endings", "User-agent: *\rDisallow: /x\r", "/x", false, false},
+	{"2.3.1.5", "CRLF line endings", "User-agent: *\r\nDisallow: /x\r\nAllow: /x/y\r\n", "/x/z", false, false},
 }
 
 func TestConformance(t *testing.T) {

@@ -37,8 +37,17 @@ func parseFile(body []byte) file {
 	body = bytes.TrimPrefix(body, []byte("\xef\xbb\xbf"))
 	var cur *group
 	lastWasAgent := false
-	for _, raw := range strings.FieldsFunc(string(body), func(r rune) bool { return r == '\n' || r == '\r' }) {
-		line := raw
+	// Lines are walked in place: a slice of every line of a file as big as the cap (500 KiB of
+	// short lines, as some sites serve) was the parse's cost. An empty line, between a CR and
+	// its LF too, is skipped below like a comment.
+	text := string(body)
+	for len(text) > 0 {
+		line := text
+		if i := strings.IndexAny(text, "\r\n"); i >= 0 {
+			line, text = text[:i], text[i+1:]
+		} else {
+			text = ""
+		}
 		if i := strings.IndexByte(line, '#'); i >= 0 {
 			line = line[:i]
 		}

@@ -93,3 +93,21 @@ func TestExplainNamesTheDecisiveRule(t *testing.T) {
 		t.Errorf("404: %q", why)
 	}
 }
+
+// BenchmarkParseOversized parses a file as big as the cap, of short comment lines, the shape
+// some sites serve.
+func BenchmarkParseOversized(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString("User-agent: *\nDisallow: /private/\n")
+	for sb.Len() < MaxBytes {
+		sb.WriteString("# padding padding padding padding padding padding padding padding padding\r\n")
+	}
+	body := []byte(sb.String())
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if f := parseFile(body); len(f.groups) != 1 {
+			b.Fatalf("%d groups", len(f.groups))
+		}
+	}
+}
