@@ -46,8 +46,9 @@ type AdmitResult struct {
 }
 
 // Budgets is what a crawl's admission reads (under the crawl row's lock, exclusive of other
-// admissions when the crawl has a budget: lockBudgetsSQL): the crawl's budgets (0: none) and what they hold, and, for the
-// candidates' hosts the crawl already has, how many URLs each was admitted.
+// admissions when the crawl has a budget: lockBudgetsSQL): the crawl's budgets (0: none) and
+// what they hold, and, for the candidates' hosts the crawl already has, how many URLs each was
+// admitted.
 type Budgets struct {
 	MaxPages, Admitted int64
 	MaxPerHost         int
@@ -114,9 +115,10 @@ func hasLastMod(cands []Candidate) bool {
 // hash, then the crawl's hosts by name and the crawl's row for its counters, then URLs it did
 // not insert, then hosts by name. The crawl's row comes before any URL another transaction
 // can see, as when every admission began with it: a stop locks the row and then the crawl's
-// queued URLs (and skips those another transaction holds: SetCrawlState). The statements that change URLs an admission did not
-// insert (an in-link's priority, a sitemap's newer lastmod) skip rows another transaction
-// holds: a boost or a lastmod is a hint the URL's next link or sitemap brings again.
+// queued URLs (and skips those another transaction holds: SetCrawlState). The statements
+// that change URLs an admission did not insert (an in-link's priority, a sitemap's newer
+// lastmod) skip rows another transaction holds: a boost or a lastmod is a hint the URL's next
+// link or sitemap brings again.
 func (agg Frontier) Admit(ctx context.Context, crawlID string, cands []Candidate, rule BudgetRule, maxWake int) (AdmitResult, error) {
 	s := agg.s
 	res := AdmitResult{New: map[string]int{}}
