@@ -120,6 +120,13 @@ func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 				// woken with them on by another process gets errNoFetchStage and an activity lease.
 				local = fetcher()
 				local.LocalSlots = make(chan struct{}, cfg.LocalLeaseConcurrency)
+				// The SDK runs a local activity inside its workflow task: the task holds its slot
+				// while the lease runs (about TRAWLER_LOCAL_LEASE), and so does the local
+				// activity. Both kinds get the leases' number on top of the SDK's defaults, so
+				// that running leases never hold back other hosts' workflow tasks or the short
+				// local activities (a hand-back, a tell) every workflow runs.
+				opts.MaxConcurrentWorkflowTaskExecutionSize = sdkDefaultSlots + cfg.LocalLeaseConcurrency
+				opts.MaxConcurrentLocalActivityExecutionSize = sdkDefaultSlots + cfg.LocalLeaseConcurrency
 			}
 			hosts := workflowWorker(c, crawl.HostQueue(cfg.TaskQueue), opts, health, frontier, local)
 			if err := hosts.Start(); err != nil {
@@ -217,6 +224,10 @@ func workflowWorker(c client.Client, queue string, opts worker.Options, health *
 	}
 	return w
 }
+
+// sdkDefaultSlots is the SDK's default number of workflow tasks, and of local activities, a
+// worker runs at once (worker.Options).
+const sdkDefaultSlots = 1000
 
 // processName names this worker process in segment keys: host name and process id.
 func processName() string {
