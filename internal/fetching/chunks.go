@@ -34,10 +34,21 @@ const (
 // leaseOver says whether the lease must end before claiming more: its time is up, or the
 // host asked to be left alone.
 func (b *leaseRun) leaseOver(ctx context.Context) bool {
+	return b.timeUp() || b.mustEnd(ctx)
+}
+
+// timeUp says the lease has held its host for LeaseFor.
+func (b *leaseRun) timeUp() bool {
+	return b.f.clock().Since(b.began) >= b.in.LeaseFor
+}
+
+// mustEnd says the lease must end whatever its time: it was cancelled or its worker is
+// stopping, or the host asked to be left alone.
+func (b *leaseRun) mustEnd(ctx context.Context) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return ctx.Err() != nil || b.f.clock().Since(b.began) >= b.in.LeaseFor || !b.res.DeferUntil.IsZero() ||
-		b.res.ConsecutiveErrors >= leaseErrors || b.res.Gone != "" || closed(b.f.Stopping)
+	return ctx.Err() != nil || !b.res.DeferUntil.IsZero() || b.res.ConsecutiveErrors >= leaseErrors ||
+		b.res.Gone != "" || closed(b.f.Stopping)
 }
 
 // closed says whether ch is closed (false for nil).
@@ -142,7 +153,27 @@ func (b *leaseRun) nextChunk(ctx context.Context) (bool, error) {
 			}
 		}
 	}
+	if !claim && !b.mustEnd(ctx) {
+		// The time ran out while the lease waited only for its own pages' links.
+		return b.endWaiting(ctx)
+	}
 	return false, nil
+}
+
+// endWaiting ends a lease whose time ran out while it waited only for links its own pages may
+// yield, as a lease that ran dry ends: a last look leaves the host waiting, so those links,
+// when they come, wake the host workflow (a new run when this one has ended), rather than
+// another lease being run only to wait for them (issue 49: a quarter of host runs on the
+// long-tailed web were a short local lease and then an activity lease that fetched nothing).
+// The look claims nothing, since the time is up: a URL due meanwhile is told as NextDue, and
+// the host workflow waits for it and runs its next lease then.
+func (b *leaseRun) endWaiting(ctx context.Context) (bool, error) {
+	epoch, _ := b.f.Control.Epoch()
+	_, next, err := b.f.Frontier.ClaimAs(ctx, b.in.Host, crawl.ChunkOwner(b.in.Owner), 0, b.in.ClaimTTL, b.f.clock().Now())
+	if err != nil {
+		return false, err
+	}
+	return b.takeChunk(ctx, nil, next, epoch), nil
 }
 
 // claimAhead is how long before the host's next request may leave a lease claims the URLs for

@@ -44,6 +44,8 @@ type fakeStore struct {
 	jars     map[string][]store.SetCookie
 	payloads map[string]store.Payload // by digest, as stored
 	asked    [][]string               // the crawls each FindPayload looked in
+	awaiting int                      // the lease's pages awaiting processing, as HostDue tells them
+	limits   []int                    // each ClaimAs's limit, in order
 }
 
 func newFakeStore(urls ...string) *fakeStore {
@@ -60,6 +62,11 @@ func (s *fakeStore) Clock() clock.Clock { return clock.Clock{} }
 func (s *fakeStore) ClaimAs(_ context.Context, host, owner string, limit int, _ time.Duration, _ time.Time) ([]crawl.Claimed, *time.Time, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.limits = append(s.limits, limit)
+	return s.claimLocked(host, owner, limit), nil, nil
+}
+
+func (s *fakeStore) claimLocked(host, owner string, limit int) []crawl.Claimed {
 	var got, rest []crawl.Claimed
 	for _, u := range s.queue {
 		if len(got) < limit && urlnorm.Authority(u.URL) == host {
@@ -73,12 +80,19 @@ func (s *fakeStore) ClaimAs(_ context.Context, host, owner string, limit int, _ 
 		s.states[u.URL] = crawl.URLClaimed
 		s.claims[owner] = append(s.claims[owner], u.URL)
 	}
-	return got, nil, nil
+	return got
 }
 
-func (s *fakeStore) ClaimInLease(ctx context.Context, host, owner string, _ []string, limit int, ttl time.Duration, now time.Time, _ time.Duration) (store.LeaseClaim, error) {
-	got, next, err := s.ClaimAs(ctx, host, owner, limit, ttl, now)
-	return store.LeaseClaim{URLs: got, Next: next}, err
+// ClaimInLease is a quiet claim (it leaves the host waiting only when nothing is left to wait
+// for, which this store does not model): it is not counted in limits.
+func (s *fakeStore) ClaimInLease(_ context.Context, host, owner string, _ []string, limit int, _ time.Duration, _ time.Time, _ time.Duration) (store.LeaseClaim, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	res := store.LeaseClaim{URLs: s.claimLocked(host, owner, limit)}
+	if len(res.URLs) == 0 {
+		res.Awaiting = s.awaiting
+	}
+	return res, nil
 }
 
 func (s *fakeStore) Release(_ context.Context, claims []crawl.Claimed) error {
@@ -94,7 +108,9 @@ func (s *fakeStore) Release(_ context.Context, claims []crawl.Claimed) error {
 }
 
 func (s *fakeStore) HostDue(context.Context, string, []string) (*time.Time, int, error) {
-	return nil, 0, nil
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return nil, s.awaiting, nil
 }
 
 // book takes n gaps of key's time from earliest or its next free start, whichever is later.
@@ -399,6 +415,32 @@ func TestALeaseFetchesItsChunkPacedByTheDelay(t *testing.T) {
 	}
 	if f.st.settled != 1 {
 		t.Errorf("the host's window settled %d times; want once, at the end", f.st.settled)
+	}
+}
+
+// A lease whose time runs out while it waits only for links its own pages may yield (they
+// await processing) ends as a lease that ran dry does: its last look claims nothing and leaves
+// the host waiting, so those links wake the host workflow when they come, and no other lease
+// is run only to wait for them.
+func TestALeaseOutOfTimeWaitingOnlyForItsPagesLinksEndsDry(t *testing.T) {
+	f := newFixture(t, page, pages(2)...)
+	f.st.awaiting = 2
+	f.stage.Crawls.Put("c", crawl.Spec{Name: "c", Seeds: []string{"http://site.test/"}, Scope: crawl.ScopeHost,
+		Delay: crawl.Duration(100 * time.Millisecond)}.WithDefaults())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := f.stage.Lease(ctx, LeaseInput{Host: "site.test", Delay: 100 * time.Millisecond, MaxCrawlDelay: 2 * time.Second,
+		Concurrency: 1, Chunk: 10, ClaimTTL: time.Minute, Owner: "lease-1", LeaseFor: 1500 * time.Millisecond}, LeaseBeat{}, 1)
+	if err != nil {
+		t.Fatalf("lease: %v", err)
+	}
+	if res.Fetched != 2 || !res.Dry || res.NextDue != nil {
+		t.Errorf("result %+v; want 2 fetched, dry with nothing due", res)
+	}
+	f.st.mu.Lock()
+	defer f.st.mu.Unlock()
+	if want := []int{10, 0}; !slices.Equal(f.st.limits, want) {
+		t.Errorf("claims that leave the host waiting, by limit: %v; want %v (the first chunk's, then a last look claiming nothing)", f.st.limits, want)
 	}
 }
 

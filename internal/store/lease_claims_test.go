@@ -64,6 +64,26 @@ func TestClaimInLeaseEndsOnlyWhenNothingIsLeft(t *testing.T) {
 	}
 }
 
+// A lease whose time ran out while it waited for its pages' links ends with a last look that
+// claims nothing (limit 0): it leaves the host waiting, so the next admission wakes the host,
+// and tells when a URL that fell due meanwhile is due, leaving it queued for the next lease.
+func TestALastLookClaimsNothingAndLeavesTheHostWaiting(t *testing.T) {
+	s, ctx := newStore(t, 0, 0)
+	if _, err := s.Frontier().Admit(ctx, "c", []store.Candidate{cand("http://a.test/1", "a.test", 1)}, admit.Budget(0), -1); err != nil {
+		t.Fatal(err)
+	}
+	got, next, err := s.Frontier().ClaimAs(ctx, "a.test", "lease-1/chunks", 0, time.Minute, time.Now())
+	if err != nil || len(got) != 0 || next == nil || time.Until(*next) > time.Second {
+		t.Fatalf("last look: %d claimed, next %v, %v; want none claimed and the queued URL due now", len(got), next, err)
+	}
+	if w, _ := s.Frontier().Admit(ctx, "c", []store.Candidate{cand("http://a.test/2", "a.test", 1)}, admit.Budget(0), -1); len(w.Wake) != 1 || w.Wake[0] != "a.test" {
+		t.Fatalf("after a last look the next admission does not wake the host: %+v", w)
+	}
+	if got, _, err = s.Frontier().ClaimAs(ctx, "a.test", "lease-2", 10, time.Minute, time.Now()); err != nil || len(got) != 2 {
+		t.Fatalf("the next lease claims %d URLs (%v); want both, the first left queued by the last look", len(got), err)
+	}
+}
+
 // Booking a slot for a URL reads its state and its crawl's in the same round trip.
 func TestBookSlotReadsTheURLsState(t *testing.T) {
 	s, ctx := newStore(t, 0, 0)
