@@ -46,6 +46,7 @@ type fakeStore struct {
 	asked    [][]string               // the crawls each FindPayload looked in
 	awaiting int                      // the lease's pages awaiting processing, as HostDue tells them
 	limits   []int                    // each ClaimAs's limit, in order
+	lastDue  *time.Time               // what a ClaimAs of limit 0 tells as next due
 }
 
 func newFakeStore(urls ...string) *fakeStore {
@@ -63,6 +64,9 @@ func (s *fakeStore) ClaimAs(_ context.Context, host, owner string, limit int, _ 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.limits = append(s.limits, limit)
+	if limit == 0 {
+		return nil, s.lastDue, nil
+	}
 	return s.claimLocked(host, owner, limit), nil, nil
 }
 
@@ -438,9 +442,26 @@ func TestALeaseOutOfTimeWaitingOnlyForItsPagesLinksEndsDry(t *testing.T) {
 		t.Errorf("result %+v; want 2 fetched, dry with nothing due", res)
 	}
 	f.st.mu.Lock()
-	defer f.st.mu.Unlock()
 	if want := []int{10, 0}; !slices.Equal(f.st.limits, want) {
 		t.Errorf("claims that leave the host waiting, by limit: %v; want %v (the first chunk's, then a last look claiming nothing)", f.st.limits, want)
+	}
+	f.st.mu.Unlock()
+
+	// A URL found due by the last look (links admitted since the lease looked) ends the lease
+	// as its time does, not dry: the next lease starts at once, not after a timer.
+	f2 := newFixture(t, page, pages(2)...)
+	f2.st.awaiting = 2
+	f2.stage.Crawls.Put("c", crawl.Spec{Name: "c", Seeds: []string{"http://site.test/"}, Scope: crawl.ScopeHost,
+		Delay: crawl.Duration(100 * time.Millisecond)}.WithDefaults())
+	now := time.Now()
+	f2.st.lastDue = &now
+	res, err = f2.stage.Lease(ctx, LeaseInput{Host: "site.test", Delay: 100 * time.Millisecond, MaxCrawlDelay: 2 * time.Second,
+		Concurrency: 1, Chunk: 10, ClaimTTL: time.Minute, Owner: "lease-2", LeaseFor: 1500 * time.Millisecond}, LeaseBeat{}, 1)
+	f2.st.mu.Lock()
+	looks := slices.Clone(f2.st.limits)
+	f2.st.mu.Unlock()
+	if err != nil || res.Fetched != 2 || res.Dry || !slices.Equal(looks, []int{10, 0}) {
+		t.Errorf("with a URL due at the last look: %+v, %v, claims by limit %v; want 2 fetched, not dry, after a last look", res, err, looks)
 	}
 }
 

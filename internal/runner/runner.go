@@ -124,7 +124,9 @@ func Start(c client.Client, cfg *config.Config, deps Deps) (*Runner, error) {
 				// while the lease runs (about TRAWLER_LOCAL_LEASE), and so does the local
 				// activity. Both kinds get the leases' number on top of the SDK's defaults, so
 				// that running leases never hold back other hosts' workflow tasks or the short
-				// local activities (a hand-back, a tell) every workflow runs.
+				// local activities (a hand-back, a tell) every workflow runs. Both of the role's
+				// workers get them (they share the leases' slots: a host run started on the
+				// crawls' queue runs its lease there).
 				opts.MaxConcurrentWorkflowTaskExecutionSize = sdkDefaultSlots + cfg.LocalLeaseConcurrency
 				opts.MaxConcurrentLocalActivityExecutionSize = sdkDefaultSlots + cfg.LocalLeaseConcurrency
 			}
