@@ -166,6 +166,7 @@ func (b *leaseRun) nextChunk(ctx context.Context) (bool, error) {
 // another lease being run only to wait for them (issue 49: on the long-tailed bench web, 23%
 // to 44% of sampled host runs were a short local lease and then an activity lease that
 // fetched nothing).
+//
 // The look claims nothing, since the time is up. A URL due later is told as NextDue (the host
 // workflow waits for it on a timer); one due within pacing.InLeaseWait (links admitted since
 // the lease last looked) ends the lease as its time does, not dry, so the next lease starts at
